@@ -1,0 +1,181 @@
+//! The closed set of error codes, declared once.
+//!
+//! Every refusal anywhere in mdvault carries exactly one [`ErrorCode`]. The code says what the
+//! caller should do next; the message says why, names the thing involved and suggests the next
+//! step. The surfaces render the same [`Error`] differently: REST as `{"code","error"}` with
+//! [`ErrorCode::http_status`], MCP as prose marked as a tool error, the CLI as
+//! `error[code]: message` with exit status 1.
+//!
+//! This module knows nothing of HTTP libraries; the status is a plain number.
+
+use std::fmt;
+
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $variant:ident = ($name:literal, $status:literal), )*) => {
+        /// One stable, `snake_case` name per thing a caller can do about a refusal.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ErrorCode {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The wire name, e.g. `not_found`.
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $name,)* }
+            }
+
+            /// The HTTP status a REST refusal with this code answers.
+            pub fn http_status(self) -> u16 {
+                match self { $(ErrorCode::$variant => $status,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    /// The path is not there (also an unknown route or vault).
+    NotFound = ("not_found", 404),
+    /// Pass `overwrite`, or choose another name.
+    AlreadyExists = ("already_exists", 400),
+    /// The folder has contents; pass `recursive`.
+    NotEmpty = ("not_empty", 400),
+    /// Traversal, a symlink, a NUL byte, a protected path, the vault root.
+    InvalidPath = ("invalid_path", 400),
+    /// The request's write scope is narrower than the caller thinks; do not retry elsewhere.
+    OutOfScope = ("out_of_scope", 400),
+    /// The wrong kind of file for this verb, including a folder named like a file.
+    UnsupportedSuffix = ("unsupported_suffix", 400),
+    /// A directory where a file was needed.
+    IsDirectory = ("is_directory", 400),
+    /// A file where a directory was needed.
+    NotADirectory = ("not_a_directory", 400),
+    /// A document where a note was needed, or a section named on one.
+    IsDocument = ("is_document", 400),
+    /// A move may not turn a note into a document or back.
+    KindChange = ("kind_change", 400),
+    /// The heading target names no heading.
+    NoSuchHeading = ("no_such_heading", 400),
+    /// The heading target names several headings; retry with the full `::` path.
+    AmbiguousHeading = ("ambiguous_heading", 400),
+    /// The literal text to replace is not in the note.
+    NoSuchText = ("no_such_text", 400),
+    /// The literal text occurs a different number of times than `count` said.
+    AmbiguousText = ("ambiguous_text", 400),
+    /// A frontmatter edit on a note without a frontmatter block.
+    NoFrontmatter = ("no_frontmatter", 400),
+    /// Not a value this vault's frontmatter can carry (`null`, nested maps).
+    InvalidValue = ("invalid_value", 400),
+    /// The file is there and reading it failed.
+    Unreadable = ("unreadable", 400),
+    /// A document upload with no bytes.
+    EmptyDocument = ("empty_document", 400),
+    /// A document must be filed directly inside a `Files` folder.
+    WrongParentFolder = ("wrong_parent_folder", 400),
+    /// No text could be extracted from the document.
+    ExtractionFailed = ("extraction_failed", 400),
+    /// The upload is larger than `vault.doc_max_bytes`.
+    DocumentTooLarge = ("document_too_large", 400),
+    /// The note changed since the caller read it (the expected hash no longer matches).
+    Conflict = ("conflict", 409),
+    /// A missing header, an unparseable body, an unknown verb or option.
+    InvalidRequest = ("invalid_request", 400),
+    /// The route exists but not with this HTTP method.
+    MethodNotAllowed = ("method_not_allowed", 405),
+    /// No bearer token, or the wrong one.
+    Unauthorized = ("unauthorized", 401),
+    /// The index is still building; ask again rather than recording no results.
+    NotReady = ("not_ready", 503),
+    /// The server failed on its own side (a disk write, a checker that will not run).
+    InternalError = ("internal_error", 500),
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A refusal: a code from the closed set and a message written for the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    code: ErrorCode,
+    message: String,
+}
+
+impl Error {
+    /// A refusal with this code and message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error { code, message: message.into() }
+    }
+
+    /// The code a caller routes on.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The message, written for a person or a model to act on.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Maps an I/O failure while reading `what` to `not_found` or `unreadable`.
+    pub fn read_io(what: &str, err: &std::io::Error) -> Error {
+        match err.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::new(ErrorCode::NotFound, format!("{what} does not exist"))
+            }
+            std::io::ErrorKind::IsADirectory => Error::new(
+                ErrorCode::IsDirectory,
+                format!("{what} is a folder; list it instead of reading it"),
+            ),
+            _ => Error::new(ErrorCode::Unreadable, format!("{what} exists but could not be read: {err}")),
+        }
+    }
+
+    /// Maps an I/O failure while writing `what` to `internal_error`.
+    pub fn write_io(what: &str, err: &std::io::Error) -> Error {
+        Error::new(
+            ErrorCode::InternalError,
+            format!("writing {what} failed: {err}; nothing was changed, check disk space and permissions"),
+        )
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The result type of every engine operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_snake_case() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            let name = code.as_str();
+            assert!(seen.insert(name), "duplicate code {name}");
+            assert!(
+                name.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{name} is not snake_case"
+            );
+        }
+    }
+
+    #[test]
+    fn only_a_missing_thing_is_404() {
+        for code in ErrorCode::ALL {
+            assert_eq!(code.http_status() == 404, *code == ErrorCode::NotFound);
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! The vault: Markdown files on disk and every operation on them.
+pub mod frontmatter;
+pub mod text;
