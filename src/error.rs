@@ -131,7 +131,10 @@ impl Error {
                 ErrorCode::IsDirectory,
                 format!("{what} is a folder; list it instead of reading it"),
             ),
-            _ => Error::new(ErrorCode::Unreadable, format!("{what} exists but could not be read: {err}")),
+            _ => Error::new(
+                ErrorCode::Unreadable,
+                format!("{what} exists but could not be read: {err}"),
+            ),
         }
     }
 
@@ -139,7 +142,9 @@ impl Error {
     pub fn write_io(what: &str, err: &std::io::Error) -> Error {
         Error::new(
             ErrorCode::InternalError,
-            format!("writing {what} failed: {err}; nothing was changed, check disk space and permissions"),
+            format!(
+                "writing {what} failed: {err}; nothing was changed, check disk space and permissions"
+            ),
         )
     }
 }

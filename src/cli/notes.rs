@@ -1,0 +1,390 @@
+//! `mdvault read|map|ls|write|append|patch|set-body|set-frontmatter|replace-text|mv|rm|mkdir|rmdir`.
+//!
+//! A PATH may be written `NAME:path/in/vault` to pick a vault other than the default. Content
+//! for the writing commands comes from `--content`, `--file`, or standard input.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::{Failure, print, print_json};
+use crate::error::{Error, ErrorCode};
+use crate::vault::edit::Operation;
+use crate::vault::headings::Scope;
+use crate::vault::{PatchRequest, Vault, Vaults};
+use crate::wire;
+
+#[derive(Debug, Subcommand)]
+pub enum NoteCommand {
+    /// Print a note, or one section of it.
+    #[command(
+        after_help = "Examples:\n  mdvault read Home/Boiler.md\n  mdvault read Home/Boiler.md --section 'Servicing::History'\n  mdvault read work:Projects/Plan.md --json"
+    )]
+    Read {
+        /// The note ([VAULT:]path).
+        path: String,
+        /// A heading target such as `Section` or `Parent::Section`.
+        #[arg(long, short)]
+        section: Option<String>,
+        /// Print JSON (path, content, body, frontmatter, etag).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a note's frontmatter and its headings as `::` paths to use as patch targets.
+    #[command(after_help = "Example:\n  mdvault map 'Tech/Linux Server.md'")]
+    Map {
+        /// The note ([VAULT:]path).
+        path: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List a folder (the vault root when no path is given).
+    #[command(after_help = "Examples:\n  mdvault ls\n  mdvault ls Home --json")]
+    Ls {
+        /// The folder ([VAULT:]path).
+        #[arg(default_value = "")]
+        path: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a note (refuses to replace one unless --overwrite).
+    #[command(
+        after_help = "Examples:\n  mdvault write Inbox/Idea.md --content '# Idea'\n  echo '# Idea' | mdvault write Inbox/Idea.md --overwrite"
+    )]
+    Write {
+        /// The note ([VAULT:]path).
+        path: String,
+        #[command(flatten)]
+        content: ContentArgs,
+        /// Replace the note if it exists.
+        #[arg(long)]
+        overwrite: bool,
+        #[command(flatten)]
+        common: WriteArgs,
+    },
+    /// Append to the end of a note.
+    #[command(
+        after_help = "Example:\n  mdvault append Inbox/Log.md --create --content '- called the plumber'"
+    )]
+    Append {
+        /// The note ([VAULT:]path).
+        path: String,
+        #[command(flatten)]
+        content: ContentArgs,
+        /// Create the note if it does not exist.
+        #[arg(long)]
+        create: bool,
+        #[command(flatten)]
+        common: WriteArgs,
+    },
+    /// Replace, prepend to or append to one heading's section.
+    #[command(
+        after_help = "Examples:\n  mdvault patch Home/Boiler.md --target 'Servicing' --content 'Booked for May.'\n  mdvault patch Home/Boiler.md --target 'Boiler::Log' --operation append --file entry.md"
+    )]
+    Patch {
+        /// The note ([VAULT:]path).
+        path: String,
+        /// The heading target (`Section`, or `Parent::Section` when the leaf is ambiguous).
+        #[arg(long, short)]
+        target: String,
+        /// replace, prepend or append.
+        #[arg(long, short, default_value = "replace")]
+        operation: String,
+        /// content (below the heading), marker (the heading line) or markerAndContent.
+        #[arg(long, default_value = "content")]
+        scope: String,
+        #[command(flatten)]
+        content: ContentArgs,
+        #[command(flatten)]
+        common: WriteArgs,
+    },
+    /// Replace a note's body, keeping its frontmatter block byte for byte.
+    #[command(after_help = "Example:\n  mdvault set-body Inbox/Idea.md --file new-body.md")]
+    SetBody {
+        /// The note ([VAULT:]path).
+        path: String,
+        #[command(flatten)]
+        content: ContentArgs,
+        #[command(flatten)]
+        common: WriteArgs,
+    },
+    /// Set or remove one frontmatter key, leaving every other line as it was.
+    #[command(
+        after_help = "Examples:\n  mdvault set-frontmatter Home/Boiler.md status serviced\n  mdvault set-frontmatter Home/Boiler.md tags --json-value '[\"home\", \"heating\"]'\n  mdvault set-frontmatter Home/Boiler.md status --delete"
+    )]
+    SetFrontmatter {
+        /// The note ([VAULT:]path).
+        path: String,
+        /// The key.
+        key: String,
+        /// The value, as a string.
+        #[arg(conflicts_with_all = ["json_value", "delete"])]
+        value: Option<String>,
+        /// The value as JSON (a number, true/false, a list), e.g. '[1, 2]'.
+        #[arg(long, value_name = "JSON", conflicts_with = "delete")]
+        json_value: Option<String>,
+        /// Remove the key.
+        #[arg(long)]
+        delete: bool,
+        #[command(flatten)]
+        common: WriteArgs,
+    },
+    /// Replace literal text, refusing unless it occurs exactly --count times.
+    #[command(
+        after_help = "Example:\n  mdvault replace-text Home/Boiler.md --find '1.2 bar' --replace '1.4 bar' --section Settings"
+    )]
+    ReplaceText {
+        /// The note ([VAULT:]path).
+        path: String,
+        /// The literal text to find (not a pattern).
+        #[arg(long)]
+        find: String,
+        /// The replacement.
+        #[arg(long)]
+        replace: String,
+        /// Only look inside this heading's section.
+        #[arg(long)]
+        section: Option<String>,
+        /// How many occurrences you expect; a different number is refused.
+        #[arg(long, default_value_t = 1)]
+        count: usize,
+        #[command(flatten)]
+        common: WriteArgs,
+    },
+    /// Move a note or document, repointing links to it across the vault.
+    #[command(name = "mv", after_help = "Example:\n  mdvault mv Inbox/Idea.md Projects/Idea.md")]
+    Move {
+        /// The current path ([VAULT:]path).
+        source: String,
+        /// The new path (same vault).
+        destination: String,
+        /// Leave links pointing at the old path.
+        #[arg(long)]
+        no_update_links: bool,
+        #[command(flatten)]
+        common: WriteArgs,
+    },
+    /// Delete a note or document.
+    #[command(name = "rm", after_help = "Example:\n  mdvault rm Inbox/Old.md")]
+    Remove {
+        /// The file ([VAULT:]path).
+        path: String,
+        #[command(flatten)]
+        common: WriteArgs,
+    },
+    /// Create a folder and any missing parents.
+    #[command(after_help = "Example:\n  mdvault mkdir Projects/2027")]
+    Mkdir {
+        /// The folder ([VAULT:]path).
+        path: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a folder (a non-empty one only with --recursive).
+    #[command(after_help = "Example:\n  mdvault rmdir Projects/Old --recursive")]
+    Rmdir {
+        /// The folder ([VAULT:]path).
+        path: String,
+        /// Delete its contents too.
+        #[arg(long)]
+        recursive: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Where the new content comes from.
+#[derive(Debug, Args)]
+pub struct ContentArgs {
+    /// The content as an argument (may start with '-', e.g. a list item).
+    #[arg(long, short, conflicts_with = "file", allow_hyphen_values = true)]
+    content: Option<String>,
+    /// Read the content from a file.
+    #[arg(long, value_name = "FILE")]
+    file: Option<PathBuf>,
+}
+
+/// Flags shared by the writing commands.
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    /// Refuse (error[conflict]) unless the file's current sha256 is this etag.
+    #[arg(long, value_name = "ETAG")]
+    if_match: Option<String>,
+    /// Print the confirmation as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl ContentArgs {
+    fn read(&self) -> Result<String, Failure> {
+        if let Some(c) = &self.content {
+            return Ok(c.clone());
+        }
+        if let Some(f) = &self.file {
+            return std::fs::read_to_string(f)
+                .map_err(|e| Failure::Config(format!("cannot read {}: {e}", f.display())));
+        }
+        let stdin = std::io::stdin();
+        if stdin.is_terminal() {
+            return Err(Failure::Config(
+                "no content given: pass --content TEXT, --file FILE, or pipe it on standard input"
+                    .into(),
+            ));
+        }
+        let mut buf = String::new();
+        stdin
+            .lock()
+            .read_to_string(&mut buf)
+            .map_err(|e| Failure::Config(format!("cannot read standard input: {e}")))?;
+        Ok(buf)
+    }
+}
+
+/// Splits `NAME:path` when NAME is a configured vault; otherwise the whole string is a path in
+/// the default vault.
+fn locate<'a>(vaults: &'a Vaults, raw: &'a str) -> Result<(&'a Vault, &'a str), Failure> {
+    if let Some((name, rest)) = raw.split_once(':')
+        && vaults.names().contains(&name)
+    {
+        return Ok((vaults.get(Some(name))?, rest));
+    }
+    Ok((vaults.get(None)?, raw))
+}
+
+fn confirm(change: crate::vault::Change, json: bool) {
+    if json {
+        print_json(&wire::change(&change));
+    } else {
+        print(&change.message);
+    }
+}
+
+pub fn run(vaults: &Vaults, cmd: NoteCommand) -> Result<(), Failure> {
+    match cmd {
+        NoteCommand::Read { path, section, json } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let note = vault.read(path, section.as_deref())?;
+            if json {
+                print_json(&wire::note(&note));
+            } else {
+                print(&note.content);
+            }
+        }
+        NoteCommand::Map { path, json } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let map = vault.map(path)?;
+            if json {
+                print_json(&wire::map(&map));
+            } else {
+                print(&map.render());
+            }
+        }
+        NoteCommand::Ls { path, json } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let listing = vault.list(path)?;
+            if json {
+                print_json(&wire::listing(&listing));
+            } else {
+                print(&listing.render());
+            }
+        }
+        NoteCommand::Write { path, content, overwrite, common } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let text = content.read()?;
+            confirm(vault.write(path, &text, overwrite, common.if_match.as_deref())?, common.json);
+        }
+        NoteCommand::Append { path, content, create, common } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let text = content.read()?;
+            confirm(vault.append(path, &text, create, common.if_match.as_deref())?, common.json);
+        }
+        NoteCommand::Patch { path, target, operation, scope, content, common } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let operation: Operation = operation.parse()?;
+            let scope: Scope = scope.parse()?;
+            let text = content.read()?;
+            let req = PatchRequest { target: &target, operation, scope, content: &text };
+            confirm(vault.patch(path, &req, common.if_match.as_deref())?, common.json);
+        }
+        NoteCommand::SetBody { path, content, common } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let text = content.read()?;
+            confirm(vault.set_body(path, &text, common.if_match.as_deref())?, common.json);
+        }
+        NoteCommand::SetFrontmatter { path, key, value, json_value, delete, common } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let value = match (value, json_value, delete) {
+                (_, _, true) => None,
+                (Some(v), None, false) => Some(serde_json::Value::String(v)),
+                (None, Some(j), false) => Some(serde_json::from_str(&j).map_err(|e| {
+                    Error::new(
+                        ErrorCode::InvalidRequest,
+                        format!("--json-value is not JSON ({e}); quote strings, e.g. '\"done\"'"),
+                    )
+                })?),
+                _ => {
+                    return Err(Failure::Config(
+                        "give a VALUE, --json-value JSON, or --delete".into(),
+                    ));
+                }
+            };
+            let change =
+                vault.set_frontmatter(path, &key, value.as_ref(), common.if_match.as_deref())?;
+            confirm(change, common.json);
+        }
+        NoteCommand::ReplaceText { path, find, replace, section, count, common } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let change = vault.replace_text(
+                path,
+                &find,
+                &replace,
+                section.as_deref(),
+                count,
+                common.if_match.as_deref(),
+            )?;
+            confirm(change, common.json);
+        }
+        NoteCommand::Move { source, destination, no_update_links, common } => {
+            let (vault, source) = locate(vaults, &source)?;
+            // An unprefixed destination stays in the source's vault.
+            let (dest_vault, destination) = match destination.split_once(':') {
+                Some((name, rest)) if vaults.names().contains(&name) => {
+                    (vaults.get(Some(name))?.as_ref(), rest)
+                }
+                _ => (vault, destination.as_str()),
+            };
+            if dest_vault.name() != vault.name() {
+                return Err(Error::new(
+                    ErrorCode::InvalidRequest,
+                    "a move stays inside one vault; copy across vaults with read and write",
+                )
+                .into());
+            }
+            let change = vault.move_file(
+                source,
+                destination,
+                !no_update_links,
+                common.if_match.as_deref(),
+            )?;
+            confirm(change, common.json);
+        }
+        NoteCommand::Remove { path, common } => {
+            let (vault, path) = locate(vaults, &path)?;
+            confirm(vault.delete(path, common.if_match.as_deref())?, common.json);
+        }
+        NoteCommand::Mkdir { path, json } => {
+            let (vault, path) = locate(vaults, &path)?;
+            confirm(vault.create_folder(path)?, json);
+        }
+        NoteCommand::Rmdir { path, recursive, json } => {
+            let (vault, path) = locate(vaults, &path)?;
+            confirm(vault.delete_folder(path, recursive)?, json);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,575 @@
+//! Headings: the outline of a note and the `::` targets that address its sections.
+//!
+//! This module finds ATX headings (skipping frontmatter and fenced code), builds each heading's
+//! ancestor path, and resolves a target such as `Recipe::Mash::Method` to exactly one heading
+//! or refuses with a message that lists the paths to retry with. Matching compares normalised
+//! forms of both sides; the stored heading text is never rewritten. It does not edit text
+//! (see `edit`) and knows nothing of Setext headings, which the vault does not use.
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+use unicode_normalization::UnicodeNormalization;
+
+use super::frontmatter;
+use super::text::BOM;
+use crate::error::{Error, ErrorCode};
+
+/// One ATX heading of a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// The number of `#` markers, 1 to 6.
+    pub depth: u8,
+    /// The text as written, without the markers, the closing `#` run or edge whitespace.
+    pub text: String,
+    /// 1-based line number over the whole file, frontmatter lines included.
+    pub line: usize,
+    /// The texts of the enclosing headings, outermost first, then this heading's own text.
+    pub path: Vec<String>,
+}
+
+/// Which lines of a section an edit addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// The lines after the heading line, up to the end of the section.
+    #[default]
+    Content,
+    /// The heading line alone.
+    Marker,
+    /// The heading line and its content.
+    MarkerAndContent,
+}
+
+impl Scope {
+    /// The wire name, e.g. `markerAndContent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Content => "content",
+            Scope::Marker => "marker",
+            Scope::MarkerAndContent => "markerAndContent",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Scope {
+    type Err = Error;
+
+    fn from_str(s: &str) -> crate::Result<Scope> {
+        [Scope::Content, Scope::Marker, Scope::MarkerAndContent]
+            .into_iter()
+            .find(|scope| scope.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidRequest,
+                    format!("unknown scope `{s}`; use one of content, marker, markerAndContent"),
+                )
+            })
+    }
+}
+
+/// Every ATX heading of `text`, in order, ignoring frontmatter and fenced code.
+pub fn headings(text: &str) -> Vec<Heading> {
+    // Frontmatter lines are counted for line numbers but never scanned: a YAML comment such as
+    // `# todo` is not a heading.
+    let skip = frontmatter::locate(text).map_or(0, |block| block.close_line + 1);
+    let mut fence: Option<(char, usize)> = None;
+    let mut stack: Vec<(u8, String)> = Vec::new();
+    let mut out = Vec::new();
+    for (idx, line) in text.lines().enumerate().skip(skip) {
+        let line = if idx == 0 { line.strip_prefix(BOM).unwrap_or(line) } else { line };
+        if let Some((marker, len)) = fence {
+            if closes_fence(line, marker, len) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(open) = opens_fence(line) {
+            fence = Some(open);
+            continue;
+        }
+        let Some((depth, text)) = atx(line) else { continue };
+        while stack.last().is_some_and(|(d, _)| *d >= depth) {
+            stack.pop();
+        }
+        stack.push((depth, text.to_string()));
+        let path = stack.iter().map(|(_, t)| t.clone()).collect();
+        out.push(Heading { depth, text: text.to_string(), line: idx + 1, path });
+    }
+    out
+}
+
+/// Up to three spaces of indentation, as CommonMark allows before a block marker.
+fn unindent(line: &str) -> Option<&str> {
+    let rest = line.trim_start_matches(' ');
+    (line.len() - rest.len() <= 3).then_some(rest)
+}
+
+fn opens_fence(line: &str) -> Option<(char, usize)> {
+    let rest = unindent(line)?;
+    let marker = rest.chars().next().filter(|c| matches!(c, '`' | '~'))?;
+    let after = rest.trim_start_matches(marker);
+    let len = rest.len() - after.len();
+    // A backtick run followed by more backticks on the line is inline code, not a fence.
+    (len >= 3 && !(marker == '`' && after.contains('`'))).then_some((marker, len))
+}
+
+fn closes_fence(line: &str, marker: char, len: usize) -> bool {
+    let Some(rest) = unindent(line) else { return false };
+    let after = rest.trim_start_matches(marker);
+    rest.len() - after.len() >= len && after.trim().is_empty()
+}
+
+/// Parses an ATX heading line into its depth and text.
+fn atx(line: &str) -> Option<(u8, &str)> {
+    let rest = unindent(line)?;
+    let after = rest.trim_start_matches('#');
+    let depth = rest.len() - after.len();
+    if !(1..=6).contains(&depth) || !(after.is_empty() || after.starts_with([' ', '\t'])) {
+        return None;
+    }
+    let mut body = after.trim_end();
+    let unclosed = body.trim_end_matches('#');
+    // The closing run only counts when whitespace separates it from the text, so `C#` keeps
+    // its `#`; `after` starts with whitespace, so `## ##` is an empty heading.
+    if unclosed.len() < body.len()
+        && (unclosed.is_empty() || unclosed.ends_with(char::is_whitespace))
+    {
+        body = unclosed;
+    }
+    Some((depth as u8, body.trim()))
+}
+
+/// The matching form of a heading text or target segment; used for comparison only.
+pub fn normalize(s: &str) -> String {
+    let s: String = s.nfkc().collect();
+    let mut s = s.trim();
+    let unmarked = s.trim_start_matches('#');
+    if s.len() - unmarked.len() <= 6 {
+        s = unmarked.trim_start();
+    }
+    let unclosed = s.trim_end_matches('#');
+    if unclosed.len() < s.len() && unclosed.ends_with(char::is_whitespace) {
+        s = unclosed;
+    }
+    let s = unwrap_links(&unwrap_wikilinks(s));
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '*' | '_' | '`' | '\u{ad}' => {}
+            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{2043}' | '\u{ff0d}' => out.push('-'),
+            c => out.push(c),
+        }
+    }
+    let collapsed = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    // `to_lowercase` plus the two common folds it lacks, so `Straße` matches `STRASSE`.
+    collapsed.to_lowercase().replace('ß', "ss").replace('ς', "σ")
+}
+
+/// `[[target|alias]]` becomes `alias`, `[[target]]` becomes `target`.
+fn unwrap_wikilinks(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(open) = rest.find("[[") {
+        let inner_start = open + 2;
+        let Some(close) = rest[inner_start..].find("]]") else { break };
+        let inner = &rest[inner_start..inner_start + close];
+        out.push_str(&rest[..open]);
+        out.push_str(inner.rsplit_once('|').map_or(inner, |(_, alias)| alias));
+        rest = &rest[inner_start + close + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `[text](url)` becomes `text`; brackets without a following `(url)` stay.
+fn unwrap_links(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let link = after.find(']').and_then(|close| {
+            let label = &after[..close];
+            let tail = after[close + 1..].strip_prefix('(')?;
+            let end = tail.find(')')?;
+            (!label.contains('[')).then(|| (label, &tail[end + 1..]))
+        });
+        match link {
+            Some((label, tail)) => {
+                out.push_str(label);
+                rest = tail;
+            }
+            None => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The heading's path as a paste-able target, e.g. `Recipe::Mash::Method`.
+pub fn display_path(h: &Heading) -> String {
+    h.path.join("::")
+}
+
+/// Target parts: split on `::`, trimmed, empty parts dropped.
+fn parts(s: &str) -> impl Iterator<Item = &str> {
+    s.split("::").map(str::trim).filter(|p| !p.is_empty())
+}
+
+/// The normalised segments a heading is matched on. A heading whose text contains `::` counts
+/// as several segments, so its displayed path still works as a target; a heading with no text
+/// keeps an empty segment so it never stands in for its parent.
+fn key(h: &Heading) -> Vec<String> {
+    let mut key = Vec::with_capacity(h.path.len());
+    for segment in &h.path {
+        let before = key.len();
+        key.extend(parts(segment).map(normalize));
+        if key.len() == before {
+            key.push(String::new());
+        }
+    }
+    key
+}
+
+fn path_list(paths: impl Iterator<Item = String>) -> String {
+    let lines: Vec<String> = paths.map(|p| format!("    {p}")).collect();
+    if lines.is_empty() { "    (none)".to_string() } else { lines.join("\n") }
+}
+
+/// Resolves a `::` target. `note` is the note's vault path, used only in messages.
+pub fn resolve<'a>(all: &'a [Heading], target: &str, note: &str) -> crate::Result<&'a Heading> {
+    let want: Vec<String> = parts(target).map(normalize).collect();
+    if want.is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "empty heading target `{target}` for `{note}`; name a heading such as \
+                 `Section` or `Parent::Section`"
+            ),
+        ));
+    }
+    let keys: Vec<Vec<String>> = all.iter().map(key).collect();
+    let matches: Vec<usize> = (0..all.len()).filter(|&i| keys[i].ends_with(&want)).collect();
+    let colliding = match matches.as_slice() {
+        [] => {
+            return Err(Error::new(
+                ErrorCode::NoSuchHeading,
+                format!(
+                    "no heading matches `{target}` in `{note}`; retry with one of its headings \
+                     (full paths):\n{}",
+                    path_list(all.iter().map(display_path))
+                ),
+            ));
+        }
+        [only] => return Ok(&all[*only]),
+        _ => {
+            // A heading whose whole path is the target beats deeper headings that merely end
+            // with it, so a top-level `Notes` wins over `Integrations::Notes`.
+            let exact: Vec<usize> =
+                matches.iter().copied().filter(|&i| keys[i].len() == want.len()).collect();
+            match exact.as_slice() {
+                [only] => return Ok(&all[*only]),
+                [] => matches,
+                _ => exact,
+            }
+        }
+    };
+    let twins = colliding
+        .iter()
+        .enumerate()
+        .any(|(n, &i)| colliding[n + 1..].iter().any(|&j| keys[i] == keys[j]));
+    let twins_note = if twins {
+        "\nSome of these have identical paths, so no target can tell them apart; rename one of \
+         them (or edit the note as a whole) to address it."
+    } else {
+        ""
+    };
+    Err(Error::new(
+        ErrorCode::AmbiguousHeading,
+        format!(
+            "heading target `{target}` is ambiguous in `{note}`: {} headings match:\n{}{twins_note}\n\
+             Retry with one of the full paths above as the target.",
+            colliding.len(),
+            path_list(colliding.iter().map(|&i| display_path(&all[i])))
+        ),
+    ))
+}
+
+/// 0-based half-open line range of a heading's section for a scope.
+pub fn section_lines(lines_len: usize, all: &[Heading], h: &Heading, scope: Scope) -> Range<usize> {
+    let start = h.line - 1;
+    // Deeper headings belong to the section; the next heading at the same or a shallower
+    // depth ends it.
+    let end = all
+        .iter()
+        .find(|other| other.line > h.line && other.depth <= h.depth)
+        .map_or(lines_len, |other| other.line - 1);
+    match scope {
+        Scope::Content => start + 1..end,
+        Scope::Marker => start..start + 1,
+        Scope::MarkerAndContent => start..end,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn paths(text: &str) -> Vec<String> {
+        headings(text).iter().map(display_path).collect()
+    }
+
+    fn resolved(text: &str, target: &str) -> crate::Result<String> {
+        let all = headings(text);
+        resolve(&all, target, "n.md").map(display_path)
+    }
+
+    #[test]
+    fn parses_atx_headings_with_paths_and_lines() {
+        let text = "# Top\n\n## A ##\nx\n### Deep\n## B\n   #### Indented ####\n# Next\n";
+        let all = headings(text);
+        let got: Vec<(u8, &str, usize, String)> =
+            all.iter().map(|h| (h.depth, h.text.as_str(), h.line, display_path(h))).collect();
+        assert_eq!(
+            got,
+            [
+                (1, "Top", 1, "Top".to_string()),
+                (2, "A", 3, "Top::A".to_string()),
+                (3, "Deep", 5, "Top::A::Deep".to_string()),
+                (2, "B", 6, "Top::B".to_string()),
+                (4, "Indented", 7, "Top::B::Indented".to_string()),
+                (1, "Next", 8, "Next".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn rejects_lines_that_only_look_like_headings() {
+        let text =
+            "#tag\ntext ### Not a heading\n    # four spaces\n####### seven\n# C#\n#\n## ##\n";
+        let all = headings(text);
+        let got: Vec<(&str, usize)> = all.iter().map(|h| (h.text.as_str(), h.line)).collect();
+        assert_eq!(got, [("C#", 5), ("", 6), ("", 7)]);
+    }
+
+    #[test]
+    fn skips_fences_and_frontmatter_but_counts_their_lines() {
+        let text = "---\ntitle: x\n# yaml comment\n---\n# Real\n```sh\n# not\n```\n~~~~\n## not\n\
+                    ~~~\n```\n~~~~\n## After\n````\n```\n# still code\n";
+        let all = headings(text);
+        let got: Vec<(&str, usize)> = all.iter().map(|h| (h.text.as_str(), h.line)).collect();
+        assert_eq!(got, [("Real", 5), ("After", 14)]);
+    }
+
+    #[test]
+    fn bom_does_not_hide_the_first_heading() {
+        assert_eq!(paths("\u{feff}# Title\n## Sub\n"), ["Title", "Title::Sub"]);
+    }
+
+    #[test]
+    fn normalises_for_matching_only() {
+        assert_eq!(normalize("A — B"), normalize("a - b"));
+        assert_eq!(normalize("A — B"), "a - b");
+        assert_eq!(normalize("`code` here"), "code here");
+        assert_eq!(normalize("**Bold** and _it_ __x__"), "bold and it x");
+        assert_eq!(normalize("See [the docs](https://x.y/a_b) now"), "see the docs now");
+        assert_eq!(normalize("[[Target|Alias]] and [[Other]]"), "alias and other");
+        assert_eq!(normalize("  Lots   of\tSPACE  "), "lots of space");
+        assert_eq!(normalize("## H ##"), "h");
+        assert_eq!(normalize("C#"), "c#");
+        assert_eq!(normalize("Stra\u{df}e"), normalize("STRASSE"));
+        assert_eq!(normalize("soft\u{ad}hyphen \u{2212}1 \u{ff0d}"), "softhyphen -1 -");
+        assert_eq!(normalize("\u{ff21}\u{ff22}"), "ab");
+        assert_eq!(normalize("[not a link] [x]"), "[not a link] [x]");
+    }
+
+    #[test]
+    fn normalised_targets_reach_headings_with_markup() {
+        let text = "# Guide\n## Setup — **Linux**\n## The `C#` [API](http://a)\n";
+        assert_eq!(resolved(text, "setup - linux").unwrap(), "Guide::Setup — **Linux**");
+        assert_eq!(
+            resolved(text, "## guide ## :: the c# api").unwrap(),
+            "Guide::The `C#` [API](http://a)"
+        );
+        let all = headings(text);
+        assert_eq!(all[1].text, "Setup — **Linux**");
+    }
+
+    #[test]
+    fn ambiguity_lists_the_colliding_paths_and_full_paths_narrow() {
+        let text = "# Recipe\n## Mince\n### Method\n## Mash\n### Method\n";
+        let err = resolved(text, "Method").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::AmbiguousHeading);
+        assert_eq!(
+            err.message(),
+            "heading target `Method` is ambiguous in `n.md`: 2 headings match:\n    \
+             Recipe::Mince::Method\n    Recipe::Mash::Method\n\
+             Retry with one of the full paths above as the target."
+        );
+        assert_eq!(resolved(text, "Mince::Method").unwrap(), "Recipe::Mince::Method");
+        assert_eq!(resolved(text, " Recipe :: Mash :: Method ").unwrap(), "Recipe::Mash::Method");
+    }
+
+    #[test]
+    fn a_whole_path_match_wins_in_an_unwrapped_note() {
+        let text = "## Integrations\n### Notes\n## Notes\n";
+        let all = headings(text);
+        assert_eq!(resolve(&all, "Notes", "n.md").unwrap().line, 3);
+        assert_eq!(resolved(text, "Integrations::Notes").unwrap(), "Integrations::Notes");
+    }
+
+    #[test]
+    fn identical_full_paths_are_always_ambiguous() {
+        let text = "# R\n## Step\n## Step\n";
+        for target in ["Step", "R::Step"] {
+            let err = resolved(text, target).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::AmbiguousHeading);
+            assert!(err.message().contains("2 headings match:\n    R::Step\n    R::Step\n"));
+            assert!(err.message().contains("identical paths"));
+            assert!(
+                err.message().ends_with("Retry with one of the full paths above as the target.")
+            );
+        }
+    }
+
+    #[test]
+    fn no_such_heading_lists_every_path() {
+        let err = resolved("# A\n## B\n### C\n", "Z").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchHeading);
+        assert_eq!(
+            err.message(),
+            "no heading matches `Z` in `n.md`; retry with one of its headings (full paths):\n    \
+             A\n    A::B\n    A::B::C"
+        );
+        let err = resolved("plain\n", "Z").unwrap_err();
+        assert!(err.message().ends_with(":\n    (none)"));
+    }
+
+    #[test]
+    fn empty_targets_are_invalid() {
+        for target in ["", " :: ", "::"] {
+            let err = resolved("# A\n", target).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidRequest);
+            assert!(err.message().starts_with("empty heading target"));
+        }
+    }
+
+    #[test]
+    fn headings_containing_the_separator_resolve_by_display_path() {
+        let text = "# A\n## B::C\n## \n";
+        assert_eq!(resolved(text, "A::B::C").unwrap(), "A::B::C");
+        assert_eq!(resolved(text, "A").unwrap(), "A");
+    }
+
+    #[test]
+    fn sections_include_deeper_headings() {
+        let text = "# T\n## A\na\n### B\nb\n## C\nc\n";
+        let all = headings(text);
+        let a = &all[1];
+        assert_eq!(section_lines(7, &all, a, Scope::Content), 2..5);
+        assert_eq!(section_lines(7, &all, a, Scope::Marker), 1..2);
+        assert_eq!(section_lines(7, &all, a, Scope::MarkerAndContent), 1..5);
+        assert_eq!(section_lines(7, &all, &all[3], Scope::Content), 6..7);
+        assert_eq!(section_lines(7, &all, &all[0], Scope::Content), 1..7);
+    }
+
+    #[test]
+    fn scopes_parse_case_insensitively() {
+        assert_eq!("MarkerAndContent".parse::<Scope>().unwrap(), Scope::MarkerAndContent);
+        assert_eq!("CONTENT".parse::<Scope>().unwrap(), Scope::Content);
+        let err = "body".parse::<Scope>().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidRequest);
+        assert_eq!(
+            err.message(),
+            "unknown scope `body`; use one of content, marker, markerAndContent"
+        );
+    }
+
+    const TEXTS: &[&str] = &[
+        "Notes",
+        "notes",
+        "**Notes**",
+        "Method",
+        "`Method`",
+        "A — B",
+        "A - B",
+        "C#",
+        "Setup ##",
+        "Stra\u{df}e",
+        "STRASSE",
+    ];
+    const PARAGRAPHS: &[&str] = &[
+        "Some text.",
+        "#tag line",
+        "text ### not a heading",
+        "```\n# fenced\n```",
+        "~~~\n## fenced\n~~~",
+        "",
+    ];
+
+    fn document() -> impl Strategy<Value = String> {
+        let block = prop_oneof![
+            (1..=4usize, 0..TEXTS.len()).prop_map(|(depth, t)| format!(
+                "{} {}",
+                "#".repeat(depth),
+                TEXTS[t]
+            )),
+            (0..PARAGRAPHS.len()).prop_map(|p| PARAGRAPHS[p].to_string()),
+        ];
+        prop::collection::vec(block, 0..24).prop_map(|blocks| blocks.join("\n") + "\n")
+    }
+
+    fn normal_path(h: &Heading) -> Vec<String> {
+        h.path.iter().map(|s| normalize(s)).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn full_paths_resolve_to_themselves_unless_duplicated(text in document()) {
+            let all = headings(&text);
+            for h in &all {
+                let twin = all.iter().any(|o| o.line != h.line && normal_path(o) == normal_path(h));
+                match resolve(&all, &display_path(h), "n.md") {
+                    Ok(found) => {
+                        prop_assert!(!twin);
+                        prop_assert_eq!(found.line, h.line);
+                    }
+                    Err(err) => {
+                        prop_assert!(twin);
+                        prop_assert_eq!(err.code(), ErrorCode::AmbiguousHeading);
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn leaves_never_resolve_to_a_different_leaf(text in document()) {
+            let all = headings(&text);
+            for h in &all {
+                let leaf = normalize(&h.text);
+                let same_leaf = all.iter().filter(|o| normalize(&o.text) == leaf).count();
+                match resolve(&all, &h.text, "n.md") {
+                    Ok(found) => {
+                        prop_assert_eq!(normalize(&found.text), leaf);
+                        prop_assert!(same_leaf == 1 || found.path.len() == 1);
+                    }
+                    Err(err) => {
+                        prop_assert!(same_leaf > 1);
+                        prop_assert_eq!(err.code(), ErrorCode::AmbiguousHeading);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,960 @@
+//! The vault operations: read, map, list, and every write.
+//!
+//! Each operation gates its paths, takes the vault's write lock for the whole
+//! read-modify-write, checks the caller's expected content hash (if any), computes the new text
+//! with the pure functions of the sibling modules, bumps the frontmatter `timestamp`, and
+//! writes atomically. A refusal happens before anything is written.
+//!
+//! The confirmations are plain sentences shared by every surface; the structured fields beside
+//! them let REST and the CLI answer in JSON without parsing prose.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::edit::{self, Operation};
+use super::headings::{self, Scope};
+use super::links::{self, PathSet};
+use super::path::{Access, Suffixes, Target, gate};
+use super::{Vault, frontmatter, fs, text};
+use crate::error::{Error, ErrorCode, Result};
+
+/// Appended to a confirmation when the note has no frontmatter to carry a timestamp.
+const NO_BUMP: &str = " (no frontmatter, so timestamp not bumped)";
+
+/// A note as read: whole, or one section of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteRead {
+    /// The vault it came from.
+    pub vault: String,
+    /// Vault-relative path.
+    pub path: String,
+    /// The file's text, or the requested section's.
+    pub content: String,
+    /// The resolved `A::B` path when a section was asked for.
+    pub section: Option<String>,
+    /// The whole note's frontmatter (lenient: `{}` when absent or malformed).
+    pub frontmatter: Map<String, Value>,
+    /// The content without the frontmatter block (for a section, the section itself).
+    pub body: String,
+    /// sha256 of the file's bytes; pass it back as the expected hash of a later write.
+    pub etag: String,
+}
+
+/// One heading of a note's map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadingEntry {
+    /// 1 to 6.
+    pub depth: u8,
+    /// The heading text as written.
+    pub text: String,
+    /// 1-based line in the file.
+    pub line: usize,
+    /// The full `A::B::C` path, usable as a patch target.
+    pub path: String,
+}
+
+/// A note's frontmatter and heading outline, without its content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteMap {
+    /// The vault it came from.
+    pub vault: String,
+    /// Vault-relative path.
+    pub path: String,
+    /// Parsed frontmatter (lenient).
+    pub frontmatter: Map<String, Value>,
+    /// Headings in document order.
+    pub headings: Vec<HeadingEntry>,
+    /// sha256 of the file's bytes.
+    pub etag: String,
+}
+
+impl NoteMap {
+    /// The map as Markdown a model can read and paste targets from.
+    pub fn render(&self) -> String {
+        let mut out = format!("# {}\n\n## Frontmatter\n", self.path);
+        if self.frontmatter.is_empty() {
+            out.push_str("- (none)\n");
+        }
+        for (k, v) in &self.frontmatter {
+            out.push_str(&format!("- {k}: {v}\n"));
+        }
+        out.push_str(
+            "\n## Headings\n\nUse a path below as a patch target. A unique last segment is \
+             enough;\nwhen it is not unique, prepend ancestors with `::`.\n\n",
+        );
+        if self.headings.is_empty() {
+            out.push_str("- (none)\n");
+        }
+        for h in &self.headings {
+            out.push_str(&format!("- {}\n", h.path));
+        }
+        out
+    }
+}
+
+/// What a listing entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A folder.
+    Folder,
+    /// A `.md` note.
+    Note,
+    /// An allowlisted document.
+    Document,
+    /// Any other file (shown, but no operation takes it).
+    Other,
+}
+
+/// One entry of a folder listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The file or folder name.
+    pub name: String,
+    /// Vault-relative path.
+    pub path: String,
+    /// What it is.
+    pub kind: EntryKind,
+    /// Size in bytes (files only).
+    pub size: Option<u64>,
+    /// Modification time, UTC `YYYY-MM-DDTHH:MM:SSZ` (files only).
+    pub modified: Option<String>,
+}
+
+/// A folder's contents: folders first, then files, each by case-folded name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// The vault it came from.
+    pub vault: String,
+    /// Vault-relative folder path; empty for the root.
+    pub path: String,
+    /// The entries, hidden ones and symlinks left out.
+    pub entries: Vec<Entry>,
+}
+
+impl Listing {
+    /// The listing as prose.
+    pub fn render(&self) -> String {
+        let shown = if self.path.is_empty() { "/" } else { self.path.as_str() };
+        if self.entries.is_empty() {
+            return format!("{shown} is empty.\n");
+        }
+        let n = self.entries.len();
+        let mut out = format!("{n} {} in {shown}:\n", if n == 1 { "entry" } else { "entries" });
+        for e in &self.entries {
+            match e.kind {
+                EntryKind::Folder => out.push_str(&format!("  {}/\n", e.name)),
+                _ => out.push_str(&format!(
+                    "  {}  ({} B, {})\n",
+                    e.name,
+                    e.size.unwrap_or(0),
+                    e.modified.as_deref().unwrap_or("?")
+                )),
+            }
+        }
+        out
+    }
+}
+
+/// The confirmation of a write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The vault written to.
+    pub vault: String,
+    /// The path written (for a move, the destination).
+    pub path: String,
+    /// One sentence saying what happened.
+    pub message: String,
+    /// The new content hash of the written file, when one remains.
+    pub etag: Option<String>,
+    /// Whether the frontmatter `timestamp` was bumped.
+    pub timestamp_bumped: bool,
+    /// For a move: how many other notes had links repointed (None when not asked to).
+    pub links_rewritten: Option<usize>,
+    /// For a folder creation: every folder actually created, outermost first.
+    pub folders_created: Vec<String>,
+}
+
+/// A section patch, as every surface spells it.
+#[derive(Debug, Clone)]
+pub struct PatchRequest<'a> {
+    /// The `A::B` heading target.
+    pub target: &'a str,
+    /// Replace, prepend or append.
+    pub operation: Operation,
+    /// Which part of the section the operation applies to.
+    pub scope: Scope,
+    /// The new Markdown.
+    pub content: &'a str,
+}
+
+/// Lowercase hex sha256 of some bytes: the etag of a note.
+pub fn content_hash(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The current time as the frontmatter `timestamp` convention writes it.
+pub fn now_timestamp() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn rfc3339_seconds(t: std::time::SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(t).format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+impl Vault {
+    fn gate(&self, raw: &str, access: Access) -> Result<Target> {
+        gate(&self.root, &self.suffixes, raw, access)
+    }
+
+    /// Gates a path for a verb that edits notes: a document is refused with `is_document`.
+    fn note_target(&self, raw: &str, verb: &str) -> Result<Target> {
+        let target = self.gate(raw, Access::WriteFile)?;
+        if self.suffixes.is_document(&target.rel) {
+            return Err(Error::new(
+                ErrorCode::IsDocument,
+                format!(
+                    "{} is a filed document; documents can be read, moved and deleted, \
+                     but not {verb}",
+                    target.rel
+                ),
+            ));
+        }
+        Ok(target)
+    }
+
+    fn change(&self, path: &str, message: String) -> Change {
+        Change {
+            vault: self.name.clone(),
+            path: path.to_string(),
+            message,
+            etag: None,
+            timestamp_bumped: false,
+            links_rewritten: None,
+            folders_created: Vec::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        // A panic while holding the lock cannot leave a half-written file (writes are atomic),
+        // so a poisoned lock is safe to reuse.
+        self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reads a file that must exist, as bytes.
+    fn load_bytes(&self, target: &Target) -> Result<Vec<u8>> {
+        if target.abs.is_dir() {
+            return Err(Error::new(
+                ErrorCode::IsDirectory,
+                format!("{} is a folder; list it, or use the folder operations", target.rel),
+            ));
+        }
+        fs::read(&target.abs).map_err(|e| Error::read_io(&target.rel, &e))
+    }
+
+    /// Reads a note that must exist, as text.
+    fn load_text(&self, target: &Target) -> Result<(String, Vec<u8>)> {
+        let bytes = self.load_bytes(target)?;
+        let text = String::from_utf8(bytes.clone()).map_err(|_| {
+            Error::new(
+                ErrorCode::Unreadable,
+                format!("{} is not valid UTF-8 text; fix its encoding in an editor", target.rel),
+            )
+        })?;
+        Ok((text, bytes))
+    }
+
+    /// Reads the current bytes (None when absent) and checks the caller's expected hash.
+    fn current(&self, target: &Target, expected: Option<&str>) -> Result<Option<Vec<u8>>> {
+        let bytes = match self.load_bytes(target) {
+            Ok(b) => Some(b),
+            Err(e) if e.code() == ErrorCode::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        check_expected(&target.rel, bytes.as_deref(), expected)?;
+        Ok(bytes)
+    }
+
+    /// Normalises `text`, bumps its timestamp when asked and possible, and writes it.
+    /// Returns the confirmation suffix, whether it bumped, and the new etag.
+    fn write_note(&self, target: &Target, new_text: &str, bump: bool) -> Result<(bool, String)> {
+        let mut out = text::normalize(new_text);
+        let mut bumped = false;
+        if bump && let Some(with_stamp) = frontmatter::bump_timestamp(&out, &now_timestamp()) {
+            out = with_stamp;
+            bumped = true;
+        }
+        fs::write_atomic(&target.abs, out.as_bytes())
+            .map_err(|e| Error::write_io(&target.rel, &e))?;
+        Ok((bumped, content_hash(out.as_bytes())))
+    }
+
+    fn finish(&self, target: &Target, message: String, bumped: bool, etag: String) -> Change {
+        let suffix = if bumped { "" } else { NO_BUMP };
+        let mut change = self.change(&target.rel, format!("{message}{suffix}"));
+        change.timestamp_bumped = bumped;
+        change.etag = Some(etag);
+        change
+    }
+
+    /// Reads a note, or one section of it (`section` is a `::` heading target).
+    pub fn read(&self, raw: &str, section: Option<&str>) -> Result<NoteRead> {
+        let target = self.gate(raw, Access::Read)?;
+        if self.suffixes.is_document(&target.rel) {
+            return Err(Error::new(
+                ErrorCode::UnsupportedSuffix,
+                format!(
+                    "{} is a filed document; reading documents needs text extraction, \
+                     which this build does not have yet",
+                    target.rel
+                ),
+            ));
+        }
+        let (content, bytes) = self.load_text(&target)?;
+        let etag = content_hash(&bytes);
+        let fm = frontmatter::parse(&content);
+        let section = section.map(str::trim).filter(|s| !s.is_empty());
+        match section {
+            None => {
+                let body = frontmatter::split(&content).1.to_string();
+                Ok(NoteRead {
+                    vault: self.name.clone(),
+                    path: target.rel,
+                    content,
+                    section: None,
+                    frontmatter: fm,
+                    body,
+                    etag,
+                })
+            }
+            Some(wanted) => {
+                let all = headings::headings(&content);
+                let resolved =
+                    headings::display_path(headings::resolve(&all, wanted, &target.rel)?);
+                let text = edit::section_text(&content, &target.rel, wanted)?;
+                Ok(NoteRead {
+                    vault: self.name.clone(),
+                    path: target.rel,
+                    body: text.clone(),
+                    content: text,
+                    section: Some(resolved),
+                    frontmatter: fm,
+                    etag,
+                })
+            }
+        }
+    }
+
+    /// The note's frontmatter and heading outline.
+    pub fn map(&self, raw: &str) -> Result<NoteMap> {
+        let target = self.note_target(raw, "mapped by heading")?;
+        let (content, bytes) = self.load_text(&target)?;
+        let headings = headings::headings(&content)
+            .iter()
+            .map(|h| HeadingEntry {
+                depth: h.depth,
+                text: h.text.clone(),
+                line: h.line,
+                path: headings::display_path(h),
+            })
+            .collect();
+        Ok(NoteMap {
+            vault: self.name.clone(),
+            path: target.rel,
+            frontmatter: frontmatter::parse(&content),
+            headings,
+            etag: content_hash(&bytes),
+        })
+    }
+
+    /// Lists a folder (`""` is the vault root).
+    pub fn list(&self, raw: &str) -> Result<Listing> {
+        let target = self.gate(raw, Access::List)?;
+        let meta = std::fs::metadata(&target.abs).map_err(|e| Error::read_io(&target.rel, &e))?;
+        if !meta.is_dir() {
+            return Err(Error::new(
+                ErrorCode::NotADirectory,
+                format!("{} is a file; read it instead of listing it", target.rel),
+            ));
+        }
+        let mut folders = Vec::new();
+        let mut files = Vec::new();
+        let dir = std::fs::read_dir(&target.abs).map_err(|e| Error::read_io(&target.rel, &e))?;
+        for item in dir {
+            let item = item.map_err(|e| Error::read_io(&target.rel, &e))?;
+            let name = item.file_name().to_string_lossy().into_owned();
+            let Ok(ft) = item.file_type() else { continue };
+            if name.starts_with('.') || ft.is_symlink() {
+                continue;
+            }
+            let path =
+                if target.rel.is_empty() { name.clone() } else { format!("{}/{name}", target.rel) };
+            if ft.is_dir() {
+                folders.push(Entry {
+                    name,
+                    path,
+                    kind: EntryKind::Folder,
+                    size: None,
+                    modified: None,
+                });
+            } else if ft.is_file() {
+                let meta = item.metadata().ok();
+                let kind = if Suffixes::is_note(&name) {
+                    EntryKind::Note
+                } else if self.suffixes.is_document(&name) {
+                    EntryKind::Document
+                } else {
+                    EntryKind::Other
+                };
+                files.push(Entry {
+                    name,
+                    path,
+                    kind,
+                    size: meta.as_ref().map(|m| m.len()),
+                    modified: meta.and_then(|m| m.modified().ok()).map(rfc3339_seconds),
+                });
+            }
+        }
+        let key = |e: &Entry| (e.name.to_lowercase(), e.name.clone());
+        folders.sort_by_key(key);
+        files.sort_by_key(key);
+        folders.extend(files);
+        Ok(Listing { vault: self.name.clone(), path: target.rel, entries: folders })
+    }
+
+    /// Creates a note, or replaces it when `overwrite` is set.
+    pub fn write(
+        &self,
+        raw: &str,
+        content: &str,
+        overwrite: bool,
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let target = self.note_target(raw, "written as a note")?;
+        let _guard = self.lock();
+        let existing = self.current(&target, expected)?;
+        if existing.is_some() && !overwrite {
+            return Err(Error::new(
+                ErrorCode::AlreadyExists,
+                format!(
+                    "{} already exists; pass overwrite to replace it, or patch or append to it",
+                    target.rel
+                ),
+            ));
+        }
+        let (bumped, etag) = self.write_note(&target, content, true)?;
+        let verb = if existing.is_some() { "overwrote" } else { "created" };
+        Ok(self.finish(&target, format!("{verb} {}", target.rel), bumped, etag))
+    }
+
+    /// Appends to a note; creates it when missing and `create_if_missing` is set.
+    pub fn append(
+        &self,
+        raw: &str,
+        content: &str,
+        create_if_missing: bool,
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let target = self.note_target(raw, "appended to")?;
+        let _guard = self.lock();
+        match self.current(&target, expected)? {
+            Some(bytes) => {
+                let old = utf8(&target, bytes)?;
+                let new = edit::append(&text::normalize(&old), content);
+                let (bumped, etag) = self.write_note(&target, &new, true)?;
+                Ok(self.finish(&target, format!("appended to {}", target.rel), bumped, etag))
+            }
+            None if create_if_missing => {
+                let (bumped, etag) = self.write_note(&target, content, true)?;
+                Ok(self.finish(
+                    &target,
+                    format!("created {} with the supplied content", target.rel),
+                    bumped,
+                    etag,
+                ))
+            }
+            None => Err(Error::new(
+                ErrorCode::NotFound,
+                format!("{} does not exist; pass create_if_missing to create it", target.rel),
+            )),
+        }
+    }
+
+    /// Replaces, prepends or appends to one heading's section.
+    pub fn patch(
+        &self,
+        raw: &str,
+        req: &PatchRequest<'_>,
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let target = self.note_target(raw, "patched")?;
+        let _guard = self.lock();
+        let old = self.existing_text(&target, expected)?;
+        let (new, resolved) = edit::patch_section(
+            &text::normalize(&old),
+            &target.rel,
+            req.target,
+            req.operation,
+            req.scope,
+            req.content,
+        )?;
+        let (bumped, etag) = self.write_note(&target, &new, true)?;
+        let verb = match req.operation {
+            Operation::Replace => "replaced",
+            Operation::Prepend => "prepended to",
+            Operation::Append => "appended to",
+        };
+        Ok(self.finish(&target, format!("{verb} '{resolved}' in {}", target.rel), bumped, etag))
+    }
+
+    /// Replaces the body, keeping the frontmatter block byte for byte.
+    pub fn set_body(&self, raw: &str, content: &str, expected: Option<&str>) -> Result<Change> {
+        let target = self.note_target(raw, "given a new body")?;
+        let _guard = self.lock();
+        let old = self.existing_text(&target, expected)?;
+        let new = edit::set_body(&text::normalize(&old), content);
+        let (bumped, etag) = self.write_note(&target, &new, true)?;
+        Ok(self.finish(&target, format!("replaced the body of {}", target.rel), bumped, etag))
+    }
+
+    /// Sets a frontmatter key (`value`), or removes it (`value` None).
+    pub fn set_frontmatter(
+        &self,
+        raw: &str,
+        key: &str,
+        value: Option<&Value>,
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let target = self.note_target(raw, "given frontmatter")?;
+        let _guard = self.lock();
+        let old = text::normalize(&self.existing_text(&target, expected)?);
+        let key = key.trim();
+        let new = match value {
+            Some(v) => frontmatter::set(&old, key, v)?,
+            None => frontmatter::delete(&old, key)?,
+        };
+        if value.is_none() && new == old {
+            let mut change = self.change(
+                &target.rel,
+                format!("'{key}' is not set in {}; nothing changed", target.rel),
+            );
+            change.etag = Some(content_hash(old.as_bytes()));
+            return Ok(change);
+        }
+        // Setting `timestamp` itself must not be overwritten by the automatic bump.
+        let bump = key != "timestamp";
+        let (bumped, etag) = self.write_note(&target, &new, bump)?;
+        let message = match value {
+            Some(_) => format!("set '{key}' in {}", target.rel),
+            None => format!("removed '{key}' in {}", target.rel),
+        };
+        let mut change = self.finish(&target, message, bumped || !bump, etag);
+        if !bump {
+            change.message = change.message.replace(NO_BUMP, "");
+        }
+        Ok(change)
+    }
+
+    /// Replaces literal text; `count` is the number of occurrences the caller expects.
+    pub fn replace_text(
+        &self,
+        raw: &str,
+        find: &str,
+        replace: &str,
+        section: Option<&str>,
+        count: usize,
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let target = self.note_target(raw, "edited as text")?;
+        let _guard = self.lock();
+        let old = self.existing_text(&target, expected)?;
+        let section = section.map(str::trim).filter(|s| !s.is_empty());
+        let (new, n) =
+            edit::replace_text(&text::normalize(&old), &target.rel, find, replace, section, count)?;
+        let (bumped, etag) = self.write_note(&target, &new, true)?;
+        let noun = if n == 1 { "occurrence" } else { "occurrences" };
+        Ok(self.finish(
+            &target,
+            format!("replaced {n} {noun} of the text in {}", target.rel),
+            bumped,
+            etag,
+        ))
+    }
+
+    /// Deletes a note or a document.
+    pub fn delete(&self, raw: &str, expected: Option<&str>) -> Result<Change> {
+        let target = self.gate(raw, Access::WriteFile)?;
+        let _guard = self.lock();
+        if self.current(&target, expected)?.is_none() {
+            return Err(Error::new(ErrorCode::NotFound, format!("{} does not exist", target.rel)));
+        }
+        fs::remove_file(&target.abs).map_err(|e| Error::write_io(&target.rel, &e))?;
+        Ok(self.change(&target.rel, format!("deleted {}", target.rel)))
+    }
+
+    /// Creates a folder and any missing parents.
+    pub fn create_folder(&self, raw: &str) -> Result<Change> {
+        let target = self.gate(raw, Access::Folder)?;
+        let _guard = self.lock();
+        if target.abs.exists() && !target.abs.is_dir() {
+            return Err(Error::new(
+                ErrorCode::AlreadyExists,
+                format!("{} exists and is a file; choose another folder name", target.rel),
+            ));
+        }
+        let parts: Vec<String> = target.rel.split('/').map(String::from).collect();
+        let created = fs::create_dirs(&self.root, &parts).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotADirectory => Error::new(
+                ErrorCode::AlreadyExists,
+                format!(
+                    "a file stands where a folder of {} should be; rename it first",
+                    target.rel
+                ),
+            ),
+            _ => Error::write_io(&target.rel, &e),
+        })?;
+        let message = if created.is_empty() {
+            format!("{} already exists; nothing was created", target.rel)
+        } else {
+            format!("created folder(s): {}", created.join(", "))
+        };
+        let mut change = self.change(&target.rel, message);
+        change.folders_created = created;
+        Ok(change)
+    }
+
+    /// Deletes a folder; a non-empty one only when `recursive`.
+    pub fn delete_folder(&self, raw: &str, recursive: bool) -> Result<Change> {
+        let target = self.gate(raw, Access::Folder)?;
+        let _guard = self.lock();
+        let meta =
+            std::fs::symlink_metadata(&target.abs).map_err(|e| Error::read_io(&target.rel, &e))?;
+        if !meta.is_dir() {
+            return Err(Error::new(
+                ErrorCode::NotADirectory,
+                format!("{} is a file; delete it as a note or document instead", target.rel),
+            ));
+        }
+        let mut names: Vec<String> = std::fs::read_dir(&target.abs)
+            .map_err(|e| Error::read_io(&target.rel, &e))?
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect();
+        names.sort();
+        if names.is_empty() {
+            fs::remove_dir(&target.abs).map_err(|e| Error::write_io(&target.rel, &e))?;
+            return Ok(self.change(&target.rel, format!("deleted the empty folder {}", target.rel)));
+        }
+        if !recursive {
+            let shown: Vec<&str> = names.iter().take(20).map(String::as_str).collect();
+            let more = if names.len() > 20 {
+                format!(" and {} more", names.len() - 20)
+            } else {
+                String::new()
+            };
+            return Err(Error::new(
+                ErrorCode::NotEmpty,
+                format!(
+                    "{} is not empty (it holds {}{more}); pass recursive to delete it with its contents",
+                    target.rel,
+                    shown.join(", ")
+                ),
+            ));
+        }
+        // Scan everything first: a hidden entry (a .git folder, Obsidian settings) or a symlink
+        // inside means the folder holds more than notes, and nothing is removed.
+        let (mut files, mut documents) = (0usize, 0usize);
+        for entry in walkdir::WalkDir::new(&target.abs).follow_links(false).min_depth(1) {
+            let entry = entry.map_err(|e| {
+                Error::new(ErrorCode::Unreadable, format!("cannot scan {}: {e}", target.rel))
+            })?;
+            let name = entry.file_name().to_string_lossy();
+            let rel = entry
+                .path()
+                .strip_prefix(&self.root)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name.starts_with('.') {
+                return Err(Error::new(
+                    ErrorCode::InvalidPath,
+                    format!(
+                        "{} holds the hidden entry {rel}; nothing was deleted. Remove it outside mdvault first",
+                        target.rel
+                    ),
+                ));
+            }
+            if entry.path_is_symlink() {
+                return Err(Error::new(
+                    ErrorCode::InvalidPath,
+                    format!(
+                        "{} holds the symbolic link {rel}; nothing was deleted. Remove it outside mdvault first",
+                        target.rel
+                    ),
+                ));
+            }
+            if entry.file_type().is_file() {
+                files += 1;
+                if self.suffixes.is_document(&name) {
+                    documents += 1;
+                }
+            }
+        }
+        fs::remove_dir_all(&target.abs).map_err(|e| Error::write_io(&target.rel, &e))?;
+        Ok(self.change(
+            &target.rel,
+            format!("deleted {} with {files} file(s), {documents} of them document(s)", target.rel),
+        ))
+    }
+
+    /// Moves a note or a document, rewriting inbound links when `update_links` is set.
+    ///
+    /// All or nothing: every new file is written to a staged temporary first; only when all of
+    /// them are ready are they renamed into place, and a failure while committing restores
+    /// what was already committed.
+    pub fn move_file(
+        &self,
+        from_raw: &str,
+        to_raw: &str,
+        update_links: bool,
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let from = self.gate(from_raw, Access::WriteFile)?;
+        let to = self.gate(to_raw, Access::WriteFile)?;
+        let from_doc = self.suffixes.is_document(&from.rel);
+        if from_doc != self.suffixes.is_document(&to.rel) {
+            return Err(Error::new(
+                ErrorCode::KindChange,
+                format!(
+                    "moving {} to {} would turn a {} into a {}; keep the kind of file",
+                    from.rel,
+                    to.rel,
+                    if from_doc { "document" } else { "note" },
+                    if from_doc { "note" } else { "document" }
+                ),
+            ));
+        }
+        if from.rel == to.rel {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!("{} is already at that path; name a different destination", from.rel),
+            ));
+        }
+        let _guard = self.lock();
+        let Some(source_bytes) = self.current(&from, expected)? else {
+            return Err(Error::new(ErrorCode::NotFound, format!("{} does not exist", from.rel)));
+        };
+        if std::fs::symlink_metadata(&to.abs).is_ok() {
+            return Err(Error::new(
+                ErrorCode::AlreadyExists,
+                format!("{} already exists; choose another destination or delete it first", to.rel),
+            ));
+        }
+
+        let before_paths = self.all_files();
+        let mut after_paths: BTreeSet<String> = before_paths.iter().cloned().collect();
+        after_paths.remove(&from.rel);
+        after_paths.insert(to.rel.clone());
+        let before = PathSet::new(before_paths.iter().cloned());
+        let after = PathSet::new(after_paths.iter().cloned());
+
+        // Plan: the new text of every note whose links change, read and computed up front.
+        let mut rewrites: Vec<(Target, Vec<u8>, String)> = Vec::new();
+        let mut links_changed = 0;
+        if update_links {
+            for rel in before_paths.iter().filter(|p| Suffixes::is_note(p)) {
+                if *rel == from.rel || rel.eq_ignore_ascii_case("index.md") {
+                    continue;
+                }
+                let target = Target { rel: rel.clone(), abs: self.root.join(rel) };
+                let Ok(bytes) = fs::read(&target.abs) else { continue };
+                let Ok(old) = std::str::from_utf8(&bytes) else { continue };
+                let (new, n) =
+                    links::rewrite_inbound(old, rel, &from.rel, &to.rel, &before, &after);
+                if n > 0 {
+                    links_changed += 1;
+                    rewrites.push((target, bytes.clone(), new));
+                }
+            }
+        }
+
+        let mut bumped = false;
+        let moved_text = if from_doc {
+            None
+        } else {
+            let old = utf8(&from, source_bytes.clone())?;
+            let mut new = text::normalize(&old);
+            if update_links {
+                new = links::rewrite_outbound(&new, &from.rel, &to.rel, &before, &after).0;
+            }
+            if let Some(stamped) = frontmatter::bump_timestamp(&new, &now_timestamp()) {
+                new = stamped;
+                bumped = true;
+            }
+            Some(new)
+        };
+
+        // Stage: nothing visible changes yet; dropping a Staged removes its temporary file.
+        let staged_dest = match &moved_text {
+            Some(t) => Some(
+                fs::Staged::new(&to.abs, t.as_bytes()).map_err(|e| Error::write_io(&to.rel, &e))?,
+            ),
+            None => None,
+        };
+        let mut staged = Vec::new();
+        for (target, _, new) in &rewrites {
+            staged.push(
+                fs::Staged::new(&target.abs, new.as_bytes())
+                    .map_err(|e| Error::write_io(&target.rel, &e))?,
+            );
+        }
+
+        // Commit: destination first (never clobbering), then the rewritten notes, then the
+        // source goes away. Any failure rolls back what was committed.
+        match staged_dest {
+            Some(s) => s.commit_new().map_err(|e| self.move_failed(&to.rel, &e))?,
+            None => {
+                fs::move_file_new(&from.abs, &to.abs).map_err(|e| self.move_failed(&to.rel, &e))?
+            }
+        }
+        let mut committed: Vec<usize> = Vec::new();
+        for (i, s) in staged.into_iter().enumerate() {
+            let (target, original, _) = &rewrites[i];
+            // A note edited by someone else since it was read is not overwritten.
+            let still = fs::read(&target.abs).map(|b| &b == original).unwrap_or(false);
+            let result =
+                if still { s.commit() } else { Err(std::io::Error::other("changed while moving")) };
+            if let Err(e) = result {
+                self.roll_back_move(&from, &to, from_doc, &rewrites, &committed);
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "could not update the links in {} ({e}); the move was undone, nothing changed. Try again",
+                        target.rel
+                    ),
+                ));
+            }
+            committed.push(i);
+        }
+        if !from_doc && let Err(e) = fs::remove_file(&from.abs) {
+            self.roll_back_move(&from, &to, from_doc, &rewrites, &committed);
+            return Err(Error::write_io(&from.rel, &e));
+        }
+
+        let mut message = format!("moved {} to {}", from.rel, to.rel);
+        if !from_doc && !bumped {
+            message.push_str(NO_BUMP);
+        }
+        if update_links {
+            message.push_str(&format!("; repointed links in {links_changed} note(s)"));
+        } else {
+            message.push_str("; links NOT updated");
+        }
+        let mut change = self.change(&to.rel, message);
+        change.timestamp_bumped = bumped;
+        change.links_rewritten = update_links.then_some(links_changed);
+        change.etag = match &moved_text {
+            Some(t) => Some(content_hash(t.as_bytes())),
+            None => Some(content_hash(&source_bytes)),
+        };
+        Ok(change)
+    }
+
+    fn move_failed(&self, rel: &str, e: &std::io::Error) -> Error {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            Error::new(
+                ErrorCode::AlreadyExists,
+                format!("{rel} appeared while moving; nothing changed"),
+            )
+        } else {
+            Error::write_io(rel, e)
+        }
+    }
+
+    fn roll_back_move(
+        &self,
+        from: &Target,
+        to: &Target,
+        from_doc: bool,
+        rewrites: &[(Target, Vec<u8>, String)],
+        committed: &[usize],
+    ) {
+        for &i in committed {
+            let (target, original, _) = &rewrites[i];
+            let _ = fs::write_atomic(&target.abs, original);
+        }
+        if from_doc {
+            let _ = fs::move_file_new(&to.abs, &from.abs);
+        } else {
+            let _ = fs::remove_file(&to.abs);
+        }
+    }
+
+    /// Every visible file of the vault (no hidden parts, no symlinks), sorted.
+    pub fn all_files(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let walker = walkdir::WalkDir::new(&self.root)
+            .follow_links(false)
+            .min_depth(1)
+            .into_iter()
+            .filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'));
+        for entry in walker.flatten() {
+            if entry.file_type().is_file()
+                && let Ok(rel) = entry.path().strip_prefix(&self.root)
+            {
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn existing_text(&self, target: &Target, expected: Option<&str>) -> Result<String> {
+        match self.current(target, expected)? {
+            Some(bytes) => utf8(target, bytes),
+            None => Err(Error::new(ErrorCode::NotFound, format!("{} does not exist", target.rel))),
+        }
+    }
+}
+
+fn utf8(target: &Target, bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|_| {
+        Error::new(
+            ErrorCode::Unreadable,
+            format!("{} is not valid UTF-8 text; fix its encoding in an editor", target.rel),
+        )
+    })
+}
+
+fn check_expected(rel: &str, current: Option<&[u8]>, expected: Option<&str>) -> Result<()> {
+    let Some(expected) = expected.map(str::trim).filter(|e| !e.is_empty()) else {
+        return Ok(());
+    };
+    let expected = expected.trim_matches('"').to_ascii_lowercase();
+    match current {
+        None => Err(Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "{rel} no longer exists, but a version of it was expected; read the folder again"
+            ),
+        )),
+        Some(bytes) => {
+            let now = content_hash(bytes);
+            if now == expected {
+                Ok(())
+            } else {
+                Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "{rel} changed since it was read (expected {expected}, found {now}); \
+                         read it again and reapply the edit"
+                    ),
+                ))
+            }
+        }
+    }
+}

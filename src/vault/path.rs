@@ -1,0 +1,330 @@
+//! The path gate: the one place a caller-supplied path becomes a location inside a vault.
+//!
+//! Every operation passes its paths through [`gate`] before touching the disk. The gate refuses
+//! NUL bytes, backslashes, traversal out of the root (also percent-encoded), dotted components,
+//! any symlink component (checked on the unresolved path, so a link cannot be used to step out
+//! or to alias another note), folder components named like files, the vault root where a file
+//! is needed, the generated root `index.md` for writers, and suffixes the verb does not take.
+//!
+//! The gate does not check existence: callers decide whether absence is `not_found` or fine
+//! (a create). It never reads file contents.
+
+use std::path::{Path, PathBuf};
+
+use percent_encoding::percent_decode_str;
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// What the caller is about to do with the path; decides which paths are acceptable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Read a note or document.
+    Read,
+    /// List a folder; the vault root is allowed.
+    List,
+    /// Create or change a note (`.md` only, never the generated root `index.md`).
+    WriteNote,
+    /// Delete or move a file that may be a note or an allowlisted document.
+    WriteFile,
+    /// Store an uploaded document (allowlisted suffix only).
+    WriteDocument,
+    /// Create or delete a folder; no component may look like a file.
+    Folder,
+}
+
+impl Access {
+    fn writes(self) -> bool {
+        !matches!(self, Access::Read | Access::List)
+    }
+}
+
+/// A path that passed the gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Vault-relative, `/`-separated, normalised; empty for the vault root.
+    pub rel: String,
+    /// Absolute path on disk (under the canonical vault root).
+    pub abs: PathBuf,
+}
+
+/// The file kinds the gate needs to tell apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suffixes {
+    /// Allowlisted document suffixes, lowercase with a leading dot (`.pdf`).
+    pub documents: Vec<String>,
+}
+
+impl Suffixes {
+    /// True for a `.md` name (case-insensitive).
+    pub fn is_note(name: &str) -> bool {
+        has_suffix(name, ".md")
+    }
+
+    /// True for a name with an allowlisted document suffix.
+    pub fn is_document(&self, name: &str) -> bool {
+        self.documents.iter().any(|s| has_suffix(name, s))
+    }
+
+    fn looks_like_file(&self, name: &str) -> bool {
+        Self::is_note(name) || self.is_document(name)
+    }
+}
+
+fn has_suffix(name: &str, suffix: &str) -> bool {
+    name.len() > suffix.len()
+        && name.is_char_boundary(name.len() - suffix.len())
+        && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+}
+
+/// Lexically normalises a caller-supplied path into vault-relative components.
+///
+/// Leading and trailing whitespace and slashes are ignored (a leading slash means "from the
+/// vault root"). `.` segments vanish and `..` pops, so `Notes/../Todo.md` is `Todo.md`; popping
+/// past the root is an escape.
+pub fn normalize(raw: &str) -> Result<Vec<String>> {
+    if raw.contains('\0') {
+        return Err(invalid(raw, "contains a NUL byte"));
+    }
+    if raw.contains('\\') {
+        return Err(invalid(raw, "contains a backslash; separate folders with '/'"));
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for seg in raw.trim().trim_matches('/').split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(invalid(raw, "escapes the vault"));
+                }
+            }
+            _ => {
+                if encodes_traversal(seg) {
+                    return Err(invalid(
+                        raw,
+                        "escapes the vault through a percent-encoded '.', '/' or '\\'",
+                    ));
+                }
+                if seg.starts_with('.') {
+                    return Err(invalid(
+                        raw,
+                        "has a component starting with '.'; hidden folders and files are off limits",
+                    ));
+                }
+                parts.push(seg.to_string());
+            }
+        }
+    }
+    Ok(parts)
+}
+
+/// True when a segment, decoded once or more, becomes `.`, `..` or hides a separator or NUL.
+/// Callers that already decoded a URL once would otherwise let `%2E%2E` through a second layer.
+fn encodes_traversal(seg: &str) -> bool {
+    let mut current = seg.to_string();
+    for _ in 0..3 {
+        if !current.contains('%') {
+            return false;
+        }
+        let decoded = percent_decode_str(&current).decode_utf8_lossy().into_owned();
+        if decoded == current {
+            return false;
+        }
+        if decoded.split(['/', '\\']).any(|p| p == ".." || p == ".")
+            || decoded.contains(['/', '\\', '\0'])
+        {
+            return true;
+        }
+        current = decoded;
+    }
+    false
+}
+
+fn invalid(raw: &str, why: &str) -> Error {
+    Error::new(ErrorCode::InvalidPath, format!("'{raw}' {why}; use a path inside the vault"))
+}
+
+/// Checks `raw` for `access` against a vault whose canonical root is `root`.
+pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Result<Target> {
+    let parts = normalize(raw)?;
+    let rel = parts.join("/");
+    if parts.is_empty() && access != Access::List {
+        return Err(Error::new(
+            ErrorCode::InvalidPath,
+            format!("'{raw}' is the vault root; name a note, document or folder inside it"),
+        ));
+    }
+
+    // A folder named like a file (`Notes/Ideas.md/x.md`) would make a path that reads as a
+    // note but is a directory; refusing it keeps every `.md` path a file.
+    // A listing of a file answers "not a directory" later, which is the more useful refusal.
+    let folder_parts = match access {
+        Access::Folder => &parts[..],
+        _ => &parts[..parts.len().saturating_sub(1)],
+    };
+    if let Some(bad) = folder_parts.iter().find(|p| suffixes.looks_like_file(p)) {
+        return Err(Error::new(
+            ErrorCode::UnsupportedSuffix,
+            format!(
+                "'{raw}' has a folder named '{bad}', which looks like a file; \
+                 folder names may not end in .md or a document suffix"
+            ),
+        ));
+    }
+
+    if access.writes() && rel.eq_ignore_ascii_case("index.md") {
+        return Err(Error::new(
+            ErrorCode::InvalidPath,
+            "index.md at the vault root is generated and protected; \
+             change a note's title or description instead",
+        ));
+    }
+
+    let name = parts.last().map(String::as_str).unwrap_or("");
+    let wants_file = matches!(access, Access::Read | Access::WriteNote | Access::WriteFile);
+    if wants_file && !Suffixes::is_note(name) && !suffixes.is_document(name) {
+        // A folder given to a file verb deserves the folder advice, not a suffix lecture.
+        let abs = reject_symlinks(root, &parts, raw)?;
+        if abs.is_dir() {
+            return Err(Error::new(
+                ErrorCode::IsDirectory,
+                format!("'{raw}' is a folder; list it, or use the folder operations"),
+            ));
+        }
+    }
+    match access {
+        Access::WriteNote if !Suffixes::is_note(name) => {
+            return Err(Error::new(
+                ErrorCode::UnsupportedSuffix,
+                format!("'{raw}' is not a note; notes end in .md"),
+            ));
+        }
+        Access::WriteFile | Access::Read
+            if !Suffixes::is_note(name) && !suffixes.is_document(name) =>
+        {
+            return Err(Error::new(
+                ErrorCode::UnsupportedSuffix,
+                format!(
+                    "'{raw}' is neither a note (.md) nor a document ({}); only those can be used here",
+                    suffixes.documents.join(", ")
+                ),
+            ));
+        }
+        Access::WriteDocument if !suffixes.is_document(name) => {
+            return Err(Error::new(
+                ErrorCode::UnsupportedSuffix,
+                format!(
+                    "'{raw}' does not have a document suffix; allowed: {}",
+                    suffixes.documents.join(", ")
+                ),
+            ));
+        }
+        _ => {}
+    }
+
+    let abs = reject_symlinks(root, &parts, raw)?;
+    Ok(Target { rel, abs })
+}
+
+/// Walks the unresolved path from the root and refuses any existing component that is a
+/// symlink. Stops at the first component that does not exist (nothing below it can be a link).
+fn reject_symlinks(root: &Path, parts: &[String], raw: &str) -> Result<PathBuf> {
+    let mut abs = root.to_path_buf();
+    let mut exists = true;
+    for part in parts {
+        abs.push(part);
+        if !exists {
+            continue;
+        }
+        match std::fs::symlink_metadata(&abs) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(invalid(raw, "passes through a symbolic link"));
+            }
+            Ok(_) => {}
+            Err(_) => exists = false,
+        }
+    }
+    Ok(abs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suffixes() -> Suffixes {
+        Suffixes { documents: vec![".pdf".into()] }
+    }
+
+    fn code(root: &Path, raw: &str, access: Access) -> ErrorCode {
+        gate(root, &suffixes(), raw, access).unwrap_err().code()
+    }
+
+    #[test]
+    fn normalises_inside_paths() {
+        assert_eq!(normalize("/Notes/./a/../b.md ").unwrap(), vec!["Notes", "b.md"]);
+        assert_eq!(normalize("Notes//b.md/").unwrap(), vec!["Notes", "b.md"]);
+    }
+
+    #[test]
+    fn refuses_escapes_and_hidden_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for raw in [
+            "../x.md",
+            "a/../../x.md",
+            "%2E%2E/x.md",
+            "a/%2e%2e%2fx.md",
+            "%252E%252E/x.md",
+            ".git/config.md",
+            "a/.obsidian/x.md",
+            "a\0b.md",
+            "a\\b.md",
+            "",
+            "/",
+        ] {
+            assert_eq!(code(root, raw, Access::Read), ErrorCode::InvalidPath, "{raw:?}");
+            assert_eq!(code(root, raw, Access::WriteNote), ErrorCode::InvalidPath, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn writers_may_not_touch_the_generated_index() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(code(dir.path(), "index.md", Access::WriteNote), ErrorCode::InvalidPath);
+        assert_eq!(code(dir.path(), "/INDEX.md", Access::WriteFile), ErrorCode::InvalidPath);
+        assert!(gate(dir.path(), &suffixes(), "index.md", Access::Read).is_ok());
+        assert!(gate(dir.path(), &suffixes(), "Sub/index.md", Access::WriteNote).is_ok());
+    }
+
+    #[test]
+    fn suffix_rules_per_access() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(code(root, "a.txt", Access::WriteNote), ErrorCode::UnsupportedSuffix);
+        assert_eq!(code(root, "a.pdf", Access::WriteNote), ErrorCode::UnsupportedSuffix);
+        assert_eq!(code(root, "a.exe", Access::WriteFile), ErrorCode::UnsupportedSuffix);
+        assert_eq!(
+            code(root, "Notes/Ideas.md/x.md", Access::WriteNote),
+            ErrorCode::UnsupportedSuffix
+        );
+        assert_eq!(code(root, "Notes/Ideas.md", Access::Folder), ErrorCode::UnsupportedSuffix);
+        assert!(gate(root, &suffixes(), "A/Files/x.PDF", Access::WriteFile).is_ok());
+        assert!(gate(root, &suffixes(), "A/b.MD", Access::WriteNote).is_ok());
+        assert_eq!(gate(root, &suffixes(), "", Access::List).unwrap().rel, "");
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn refuses_symlink_components_even_pointing_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::fs::write(root.join("real/n.md"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("alias")).unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("out")).unwrap();
+        assert_eq!(code(root, "alias/n.md", Access::Read), ErrorCode::InvalidPath);
+        assert_eq!(code(root, "out/passwd.md", Access::Read), ErrorCode::InvalidPath);
+        assert_eq!(code(root, "alias/new/x.md", Access::WriteNote), ErrorCode::InvalidPath);
+        let t = gate(root, &suffixes(), "real/missing/x.md", Access::WriteNote).unwrap();
+        assert_eq!(t.abs, root.join("real/missing/x.md"));
+    }
+}

@@ -1,0 +1,85 @@
+//! JSON shapes of engine results, shared by every surface that answers in JSON.
+//!
+//! Engine types stay free of serde so that renaming a field inside the engine can never change
+//! what a client receives by accident; the wire names live here, once, and REST, MCP structured
+//! output and `--json` on the CLI all use them.
+
+use serde_json::{Value, json};
+
+use crate::error::Error;
+use crate::vault::{Change, EntryKind, Listing, NoteMap, NoteRead};
+
+/// A refusal: `{"code", "error"}`.
+pub fn error(e: &Error) -> Value {
+    json!({ "code": e.code().as_str(), "error": e.message() })
+}
+
+/// A note read (whole or one section).
+pub fn note(r: &NoteRead) -> Value {
+    let mut v = json!({
+        "vault": r.vault,
+        "path": r.path,
+        "content": r.content,
+        "body": r.body,
+        "frontmatter": r.frontmatter,
+        "etag": r.etag,
+    });
+    if let Some(s) = &r.section {
+        v["section"] = json!(s);
+    }
+    v
+}
+
+/// A note's map.
+pub fn map(m: &NoteMap) -> Value {
+    json!({
+        "vault": m.vault,
+        "path": m.path,
+        "document": false,
+        "frontmatter": m.frontmatter,
+        "headings": m.headings.iter().map(|h| json!({
+            "depth": h.depth, "text": h.text, "line": h.line, "path": h.path,
+        })).collect::<Vec<_>>(),
+        "etag": m.etag,
+    })
+}
+
+/// A folder listing.
+pub fn listing(l: &Listing) -> Value {
+    json!({
+        "vault": l.vault,
+        "path": l.path,
+        "entries": l.entries.iter().map(|e| {
+            let kind = match e.kind {
+                EntryKind::Folder => "folder",
+                EntryKind::Note => "note",
+                EntryKind::Document => "document",
+                EntryKind::Other => "other",
+            };
+            let mut v = json!({ "name": e.name, "path": e.path, "kind": kind });
+            if let Some(size) = e.size { v["size"] = json!(size); }
+            if let Some(m) = &e.modified { v["modified"] = json!(m); }
+            v
+        }).collect::<Vec<_>>(),
+    })
+}
+
+/// A write's confirmation.
+pub fn change(c: &Change) -> Value {
+    let mut v = json!({
+        "vault": c.vault,
+        "path": c.path,
+        "message": c.message,
+        "timestamp_bumped": c.timestamp_bumped,
+    });
+    if let Some(e) = &c.etag {
+        v["etag"] = json!(e);
+    }
+    if let Some(n) = c.links_rewritten {
+        v["links_rewritten"] = json!(n);
+    }
+    if !c.folders_created.is_empty() {
+        v["folders_created"] = json!(c.folders_created);
+    }
+    v
+}

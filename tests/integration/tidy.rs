@@ -1,0 +1,109 @@
+//! Layering and hygiene checks that run with `cargo test`.
+//!
+//! The engine (everything but the surfaces) must never know HTTP, MCP or clap, so that a
+//! change to a surface cannot change what the engine does. Only `vault::fs` writes inside a
+//! vault. Every module says what it owns in a `//!` header.
+
+use std::path::{Path, PathBuf};
+
+/// Folders and files that are surfaces: they may use any library.
+const SURFACES: &[&str] = &["src/cli", "src/api", "src/main.rs"];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(&p).unwrap();
+            (rel, text)
+        })
+        .collect()
+}
+
+fn is_surface(rel: &str) -> bool {
+    SURFACES.iter().any(|s| rel == *s || rel.starts_with(&format!("{s}/")))
+}
+
+#[test]
+fn the_engine_never_imports_a_surface_library() {
+    let banned = ["axum", "rmcp", "clap", "crate::cli", "crate::api", "tower", "hyper"];
+    let mut offences = Vec::new();
+    for (rel, text) in sources() {
+        if is_surface(&rel) {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for word in banned {
+                let hit = code.match_indices(word).any(|(i, _)| {
+                    let before = code[..i].chars().last();
+                    let after = code[i + word.len()..].chars().next();
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                        && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                });
+                if hit {
+                    offences.push(format!("{rel}:{}: mentions `{word}`", n + 1));
+                }
+            }
+        }
+    }
+    assert!(offences.is_empty(), "engine code reaches a surface:\n{}", offences.join("\n"));
+}
+
+#[test]
+fn only_vault_fs_writes_inside_a_vault() {
+    let raw_writes =
+        ["std::fs::write", "std::fs::rename", "std::fs::remove", "File::create", "OpenOptions"];
+    let mut offences = Vec::new();
+    for (rel, text) in sources() {
+        if !rel.starts_with("src/vault/") || rel == "src/vault/fs.rs" {
+            continue;
+        }
+        let body = text.split("#[cfg(test)]").next().unwrap_or("");
+        for word in raw_writes {
+            if body.contains(word) {
+                offences.push(format!("{rel} uses {word}; go through vault::fs"));
+            }
+        }
+    }
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
+}
+
+#[test]
+fn every_module_has_a_header() {
+    let missing: Vec<String> = sources()
+        .into_iter()
+        .filter(|(_, text)| !text.trim_start().starts_with("//!"))
+        .map(|(rel, _)| rel)
+        .collect();
+    assert!(missing.is_empty(), "modules without a //! header: {missing:?}");
+}
+
+#[test]
+fn architecture_names_every_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let arch = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut missing = Vec::new();
+    for (rel, _) in sources() {
+        let name = rel.trim_start_matches("src/");
+        if !arch.contains(name) {
+            missing.push(name.to_string());
+        }
+    }
+    assert!(missing.is_empty(), "ARCHITECTURE.md does not mention: {missing:?}");
+}
