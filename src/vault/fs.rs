@@ -115,6 +115,28 @@ pub fn move_file_new(from: &Path, to: &Path) -> io::Result<()> {
     sync_dir(from)
 }
 
+/// Creates the missing folders above `path`; returns the outermost one it created, so that a
+/// failed multi-file change can take it away again with [`remove_created_dir`].
+pub fn create_parents(path: &Path) -> io::Result<Option<PathBuf>> {
+    let Some(parent) = path.parent() else { return Ok(None) };
+    let mut outermost = None;
+    let mut probe = parent;
+    while !probe.exists() {
+        outermost = Some(probe.to_path_buf());
+        match probe.parent() {
+            Some(p) => probe = p,
+            None => break,
+        }
+    }
+    fs::create_dir_all(parent)?;
+    Ok(outermost)
+}
+
+/// Removes a folder that [`create_parents`] created for a change that was then abandoned.
+pub fn remove_created_dir(path: &Path) -> io::Result<()> {
+    fs::remove_dir_all(path)
+}
+
 /// Removes one file.
 pub fn remove_file(path: &Path) -> io::Result<()> {
     fs::remove_file(path)?;

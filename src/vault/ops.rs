@@ -798,15 +798,54 @@ impl Vault {
             Some(new)
         };
 
+        // Folders made for the destination are taken away again if the move does not finish.
+        let made_dir = fs::create_parents(&to.abs).map_err(|e| Error::write_io(&to.rel, &e))?;
+        let result = self.stage_and_commit(&from, &to, from_doc, moved_text.as_deref(), &rewrites);
+        if result.is_err()
+            && let Some(dir) = made_dir
+        {
+            let _ = fs::remove_created_dir(&dir);
+        }
+        result?;
+
+        let mut message = format!("moved {} to {}", from.rel, to.rel);
+        if !from_doc && !bumped {
+            message.push_str(NO_BUMP);
+        }
+        if update_links {
+            message.push_str(&format!("; repointed links in {links_changed} note(s)"));
+        } else {
+            message.push_str("; links NOT updated");
+        }
+        let mut change = self.change(&to.rel, message);
+        change.timestamp_bumped = bumped;
+        change.links_rewritten = update_links.then_some(links_changed);
+        change.etag = match &moved_text {
+            Some(t) => Some(content_hash(t.as_bytes())),
+            None => Some(content_hash(&source_bytes)),
+        };
+        Ok(change)
+    }
+
+    /// The second half of a move: stage every new file, then commit them in order, rolling
+    /// back what was committed if a later step fails.
+    fn stage_and_commit(
+        &self,
+        from: &Target,
+        to: &Target,
+        from_doc: bool,
+        moved_text: Option<&str>,
+        rewrites: &[(Target, Vec<u8>, String)],
+    ) -> Result<()> {
         // Stage: nothing visible changes yet; dropping a Staged removes its temporary file.
-        let staged_dest = match &moved_text {
+        let staged_dest = match moved_text {
             Some(t) => Some(
                 fs::Staged::new(&to.abs, t.as_bytes()).map_err(|e| Error::write_io(&to.rel, &e))?,
             ),
             None => None,
         };
         let mut staged = Vec::new();
-        for (target, _, new) in &rewrites {
+        for (target, _, new) in rewrites {
             staged.push(
                 fs::Staged::new(&target.abs, new.as_bytes())
                     .map_err(|e| Error::write_io(&target.rel, &e))?,
@@ -826,10 +865,15 @@ impl Vault {
             let (target, original, _) = &rewrites[i];
             // A note edited by someone else since it was read is not overwritten.
             let still = fs::read(&target.abs).map(|b| &b == original).unwrap_or(false);
-            let result =
-                if still { s.commit() } else { Err(std::io::Error::other("changed while moving")) };
+            let result = if injected_failure(i) {
+                Err(std::io::Error::other("injected failure"))
+            } else if still {
+                s.commit()
+            } else {
+                Err(std::io::Error::other("changed while moving"))
+            };
             if let Err(e) = result {
-                self.roll_back_move(&from, &to, from_doc, &rewrites, &committed);
+                self.roll_back_move(from, to, from_doc, rewrites, &committed);
                 return Err(Error::new(
                     ErrorCode::Conflict,
                     format!(
@@ -841,27 +885,11 @@ impl Vault {
             committed.push(i);
         }
         if !from_doc && let Err(e) = fs::remove_file(&from.abs) {
-            self.roll_back_move(&from, &to, from_doc, &rewrites, &committed);
+            self.roll_back_move(from, to, from_doc, rewrites, &committed);
             return Err(Error::write_io(&from.rel, &e));
         }
 
-        let mut message = format!("moved {} to {}", from.rel, to.rel);
-        if !from_doc && !bumped {
-            message.push_str(NO_BUMP);
-        }
-        if update_links {
-            message.push_str(&format!("; repointed links in {links_changed} note(s)"));
-        } else {
-            message.push_str("; links NOT updated");
-        }
-        let mut change = self.change(&to.rel, message);
-        change.timestamp_bumped = bumped;
-        change.links_rewritten = update_links.then_some(links_changed);
-        change.etag = match &moved_text {
-            Some(t) => Some(content_hash(t.as_bytes())),
-            None => Some(content_hash(&source_bytes)),
-        };
-        Ok(change)
+        Ok(())
     }
 
     fn move_failed(&self, rel: &str, e: &std::io::Error) -> Error {
@@ -921,6 +949,24 @@ impl Vault {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Test hook: fail the commit of the n-th rewritten note during a move.
+    static FAIL_COMMIT_AT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+fn injected_failure(i: usize) -> bool {
+    #[cfg(test)]
+    {
+        FAIL_COMMIT_AT.with(|f| f.get() == Some(i))
+    }
+    #[cfg(not(test))]
+    {
+        let _ = i;
+        false
+    }
+}
+
 fn utf8(target: &Target, bytes: Vec<u8>) -> Result<String> {
     String::from_utf8(bytes).map_err(|_| {
         Error::new(
@@ -956,5 +1002,64 @@ fn check_expected(rel: &str, current: Option<&[u8]>, expected: Option<&str>) -> 
                 ))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::VaultSettings;
+
+    fn snapshot(root: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+        let mut out: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(root)
+            .min_depth(1)
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                let bytes =
+                    if e.file_type().is_file() { std::fs::read(e.path()).unwrap() } else { vec![] };
+                (rel, bytes)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_move_that_fails_while_committing_leaves_nothing_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("Target.md"), "---\ntimestamp: 2020-01-01T00:00:00Z\n---\nbody\n")
+            .unwrap();
+        for n in 0..4 {
+            std::fs::write(
+                root.join(format!("L{n}.md")),
+                format!("[[Target]] and [t](Target.md) {n}\n"),
+            )
+            .unwrap();
+        }
+        let settings = VaultSettings {
+            doc_suffixes: vec![".pdf".into()],
+            doc_files_dir: "Files".into(),
+            doc_ocr: false,
+            doc_max_bytes: 0,
+        };
+        let vault = Vault::open("t", root, &settings).unwrap();
+        let before = snapshot(root);
+        for at in 0..4 {
+            FAIL_COMMIT_AT.with(|f| f.set(Some(at)));
+            let err = vault.move_file("Target.md", "Sub/Renamed.md", true, None).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::Conflict);
+            assert!(err.message().contains("undone"));
+            assert_eq!(snapshot(root), before, "failure at rewrite {at} left changes");
+        }
+        FAIL_COMMIT_AT.with(|f| f.set(None));
+        let change = vault.move_file("Target.md", "Sub/Renamed.md", true, None).unwrap();
+        assert_eq!(change.links_rewritten, Some(4));
+        assert_eq!(
+            std::fs::read_to_string(root.join("L0.md")).unwrap(),
+            "[[Renamed]] and [t](Sub/Renamed.md) 0\n"
+        );
     }
 }
