@@ -1,12 +1,19 @@
 //! mdvault: a local-first knowledge server for a Markdown vault.
 //!
-//! The engine modules (`vault`, `config`, `error`) know nothing of HTTP, MCP or clap; the
-//! surfaces (`cli`, and later `api`) call into them. See `ARCHITECTURE.md` for the code map.
+//! Reading order: `error` (the closed set of codes), `config`, `vault` (notes on disk and every
+//! operation on them), `embed` (text to vectors), `index` (the derived store, lexical index and
+//! vectors), `search` (hybrid retrieval), `engine` (the façade the surfaces call), `wire`
+//! (JSON shapes), and the surfaces: `cli`. The engine modules know nothing of HTTP, MCP or
+//! clap. See `ARCHITECTURE.md` for the code map.
 
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod embed;
+pub mod engine;
 pub mod error;
+pub mod index;
+pub mod search;
 pub mod vault;
 pub mod wire;
 

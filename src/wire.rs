@@ -83,3 +83,59 @@ pub fn change(c: &Change) -> Value {
     }
     v
 }
+
+/// A search answer; `explain` adds the per-result evidence and the constants.
+pub fn search(resp: &crate::search::SearchResponse, explain: bool) -> Value {
+    let results: Vec<Value> = resp
+        .results
+        .iter()
+        .map(|h| {
+            let mut v = json!({
+                "vault": h.vault,
+                "path": h.path,
+                "heading": h.heading,
+                "line": h.line,
+                "excerpt": h.excerpt,
+                "matched": h.matched.as_str(),
+                "pinned": h.pinned,
+            });
+            if explain {
+                let e = &h.explain;
+                v["explain"] = json!({
+                    "dense_rank": e.dense_rank,
+                    "lexical_rank": e.lexical_rank,
+                    "rerank_rank": e.rerank_rank,
+                    "fused": e.fused,
+                    "weight": e.weight,
+                    "score": e.score,
+                });
+            }
+            v
+        })
+        .collect();
+    let mut v = json!({ "results": results, "k": resp.k });
+    if !resp.notices.is_empty() {
+        v["notices"] = json!(resp.notices);
+    }
+    if explain {
+        let e = &resp.explain;
+        v["explain"] = json!({
+            "mode": match e.mode {
+                crate::search::Mode::Hybrid => "hybrid",
+                crate::search::Mode::Lexical => "lexical",
+                crate::search::Mode::Dense => "dense",
+            },
+            "rrf_k": e.rrf_k,
+            "sparse_weight": e.lexical_weight,
+            "candidates": e.candidates,
+            "document_weight": e.document_weight,
+            "mmr_lambda": e.mmr_lambda,
+            "per_note_cap": e.cap,
+            "tokens": e.tokens,
+            "rarest_df": e.rarest,
+            "lookup_fired": e.lookup_fired,
+            "rerank": e.rerank,
+        });
+    }
+    v
+}

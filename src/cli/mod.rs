@@ -5,14 +5,16 @@
 //! or configuration problem exits 2. This module owns clap; nothing below it knows clap exists.
 
 mod notes;
+mod search;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{self, ConfigError, Overrides};
+use crate::engine::Engine;
 use crate::error::Error;
 use crate::vault::Vaults;
 
@@ -31,7 +33,8 @@ pub struct Cli {
 #[derive(Debug, Args)]
 struct GlobalArgs {
     /// A vault as PATH or NAME=PATH; repeat for several (the first is the default).
-    /// Overrides MDVAULT_VAULTS and the config file's `vaults:`.
+    /// Overrides MDVAULT_VAULTS and the config file's `vaults:`. A bare NAME that is not a
+    /// folder picks one configured vault instead (`search`, `index`).
     #[arg(long = "vault", value_name = "[NAME=]PATH", global = true)]
     vaults: Vec<String>,
     /// The config file [env: MDVAULT_CONFIG] (default: $XDG_CONFIG_HOME/mdvault/config.yaml,
@@ -46,6 +49,14 @@ struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Bring the search index up to date, then exit.
+    #[command(after_help = "Examples:\n  mdvault index --vault ~/Notes\n  mdvault index --full")]
+    Index(search::IndexArgs),
+    /// Search by meaning and by exact token, and print the best passages.
+    #[command(
+        after_help = "Examples:\n  mdvault search \"when is the boiler serviced\"\n  mdvault search NB-7726041 --explain\n  mdvault search \"notice period\" --prefix Personal -k 3 --json"
+    )]
+    Search(search::SearchArgs),
     #[command(flatten)]
     Notes(notes::NoteCommand),
 }
@@ -73,6 +84,7 @@ impl From<ConfigError> for Failure {
 /// Parses the process arguments, runs the command and returns the exit status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Refused(e)) => {
@@ -87,19 +99,42 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
-    let overrides = Overrides {
-        config_file: cli.global.config,
-        vaults: cli.global.vaults,
-        data_dir: cli.global.data_dir,
-    };
+    // `--vault NAME` (a bare word that is no folder) selects a configured vault; anything else
+    // declares one. Both spellings are in the interface, so both are honoured.
+    let (selectors, specs): (Vec<String>, Vec<String>) = cli
+        .global
+        .vaults
+        .into_iter()
+        .partition(|v| !v.contains(['=', '/']) && !std::path::Path::new(v).is_dir());
+    if selectors.len() > 1 {
+        return Err(Failure::Config(format!(
+            "pick at most one vault, not {}",
+            selectors.join(" and ")
+        )));
+    }
+    let only = selectors.into_iter().next();
+    let overrides =
+        Overrides { config_file: cli.global.config, vaults: specs, data_dir: cli.global.data_dir };
     let config = config::load(&overrides, &config::ProcessEnv)?;
     match cli.command {
         Command::Notes(cmd) => {
+            if let Some(name) = &only {
+                return Err(Failure::Config(format!(
+                    "--vault {name}: no such folder; to pick a configured vault, write the path as {name}:path/in/vault"
+                )));
+            }
             let vaults =
                 Vaults::open(&config).map_err(|e| Failure::Config(e.message().to_string()))?;
             notes::run(&vaults, cmd)
         }
+        Command::Index(args) => search::index(&open_engine(config)?, only.as_deref(), args),
+        Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
     }
+}
+
+/// Opens the engine; a missing model or unreadable store is a start-up problem (exit 2).
+fn open_engine(config: config::Config) -> Result<Engine, Failure> {
+    Engine::open(config).map_err(|e| Failure::Config(e.message().to_string()))
 }
 
 /// Prints to stdout, treating a closed pipe (`| head`) as success.
@@ -114,4 +149,17 @@ fn print(text: &str) {
 
 fn print_json(value: &serde_json::Value) {
     print(&serde_json::to_string_pretty(value).unwrap_or_default());
+}
+
+/// Logs go to stderr (stdout belongs to results, and to the MCP protocol under `mcp`).
+/// `MDVAULT_LOG` (or `RUST_LOG`) sets the filter; the default shows warnings.
+fn init_logging() {
+    let filter = std::env::var("MDVAULT_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| "warn".to_string());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
 }

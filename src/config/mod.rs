@@ -1,16 +1,19 @@
 //! Configuration: built-in defaults, then the YAML file, then the environment, then flags.
 //!
-//! [`load`] is the only place defaults live and the only place the layers are merged. It reads
-//! the config file and the environment but writes nothing. Unknown keys in the file refuse to
-//! start, so a typo never silently falls back to a default. Every key `a.b` can also be set
-//! with the environment variable `MDVAULT_A__B`; lists may be YAML sequences or comma strings
-//! in both layers.
+//! [`load`] is the only place defaults live and the only place the layers are merged. The file
+//! is read into a JSON-like tree, every `MDVAULT_SECTION__KEY` environment variable is laid over
+//! it (its value read as a YAML scalar, so `8` is a number and `true` a bool), and the result is
+//! deserialised with unknown keys refused, so a typo in either layer never silently falls back
+//! to a default. Lists may be YAML sequences or comma strings. The API key is never read here:
+//! it comes from `MDVAULT_API_KEY` only, and a key in the file refuses to start.
 //!
-//! This module knows nothing of clap: the command line hands it an [`Overrides`].
+//! This module knows nothing of clap: the command line hands it an [`Overrides`]. It reads but
+//! never writes.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 /// A configuration problem; the binary exits with status 2 on one.
 #[derive(Debug, thiserror::Error)]
@@ -30,7 +33,7 @@ pub struct VaultEntry {
     pub root: PathBuf,
 }
 
-/// Settings that apply to every vault (`vault.*` keys).
+/// Settings that apply to every vault (`vault.*`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VaultSettings {
     /// Document suffixes, lowercase with a leading dot.
@@ -43,6 +46,102 @@ pub struct VaultSettings {
     pub doc_max_bytes: u64,
 }
 
+/// Which embedder computes vectors (`embedding.*`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EmbeddingBackend {
+    /// A local safetensors BERT-family model folder.
+    Local {
+        /// The model folder.
+        model_dir: PathBuf,
+    },
+    /// An OpenAI-compatible `/v1/embeddings` endpoint.
+    Http {
+        /// The full endpoint URL.
+        url: String,
+        /// The model name sent with each request.
+        model: String,
+        /// The expected vector length.
+        dims: usize,
+    },
+}
+
+/// Embedding settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddingSettings {
+    /// The backend.
+    pub backend: EmbeddingBackend,
+    /// Texts per HTTP request.
+    pub batch_size: usize,
+    /// HTTP attempts before giving up.
+    pub max_attempts: u32,
+    /// First retry wait, doubled each time.
+    pub backoff_seconds: f64,
+    /// The longest retry wait.
+    pub backoff_max_seconds: f64,
+    /// Prepended to a query before embedding (asymmetric models).
+    pub query_prefix: String,
+    /// Prepended to a chunk's embed text.
+    pub document_prefix: String,
+}
+
+/// Chunking settings (`chunking.*`), in estimated tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkingSettings {
+    /// The size a long section is split towards.
+    pub target_tokens: usize,
+    /// How much of one split piece is repeated at the start of the next.
+    pub overlap_tokens: usize,
+    /// Sections smaller than this merge with a neighbour.
+    pub min_tokens: usize,
+}
+
+/// Search settings (`search.*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchSettings {
+    /// Results when the caller does not say.
+    pub default_k: usize,
+    /// Root-relative folders never searched (case-insensitive, whole segments).
+    pub exclude_dirs: Vec<String>,
+    /// Candidates taken from each arm before fusion.
+    pub candidates: usize,
+    /// The reciprocal-rank-fusion constant.
+    pub rrf_k: f64,
+    /// The lexical arm's weight (the dense arm's is 1).
+    pub lexical_weight: f64,
+    /// Multiplier applied to filed documents' fused scores.
+    pub document_weight: f64,
+    /// Relevance versus novelty in the diversity pass.
+    pub mmr_lambda: f64,
+}
+
+/// The optional reranker (`rerank.*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RerankSettings {
+    /// A `/v1/rerank` endpoint; empty means no reranking.
+    pub url: String,
+    /// The model name sent with each request.
+    pub model: String,
+    /// Candidates rescored in the default mode.
+    pub candidates: usize,
+    /// RRF constant fusing the reranker's order with the fused order; 0 = reranker order only.
+    pub fusion_k: f64,
+    /// Candidates ordered purely by the reranker in `thorough` mode.
+    pub thorough_candidates: usize,
+}
+
+/// Index lifecycle settings (`index.*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexSettings {
+    /// Root-relative folders left out of the generated index.md.
+    pub exclude_dirs: Vec<String>,
+    /// Background build attempts before giving up.
+    pub build_max_attempts: u32,
+    /// The first wait between build attempts, doubled each time.
+    pub build_retry_seconds: f64,
+    /// How often a full reconcile pass catches missed file events; 0 disables it.
+    pub reconcile_seconds: f64,
+}
+
 /// The validated configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -50,10 +149,29 @@ pub struct Config {
     pub vaults: Vec<VaultEntry>,
     /// Settings shared by the vaults.
     pub vault: VaultSettings,
+    /// The embedder.
+    pub embedding: EmbeddingSettings,
+    /// The chunker.
+    pub chunking: ChunkingSettings,
+    /// Retrieval.
+    pub search: SearchSettings,
+    /// The optional reranker.
+    pub rerank: RerankSettings,
+    /// Index lifecycle.
+    pub index: IndexSettings,
+    /// Quiet time per path before a file change is acted on.
+    pub watch_debounce_seconds: f64,
     /// Where the index store and models live; never inside a vault.
     pub data_dir: PathBuf,
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
+}
+
+impl Config {
+    /// The default local model folder inside the data directory.
+    pub fn default_model_dir(data_dir: &Path) -> PathBuf {
+        data_dir.join("models").join("all-MiniLM-L6-v2")
+    }
 }
 
 /// What the command line contributes (the top layer).
@@ -71,6 +189,8 @@ pub struct Overrides {
 pub trait Env {
     /// The value of a variable, if set.
     fn var(&self, name: &str) -> Option<String>;
+    /// Every variable whose name starts with `prefix`.
+    fn with_prefix(&self, prefix: &str) -> Vec<(String, String)>;
 }
 
 /// The real process environment.
@@ -80,11 +200,22 @@ impl Env for ProcessEnv {
     fn var(&self, name: &str) -> Option<String> {
         std::env::var(name).ok()
     }
+
+    fn with_prefix(&self, prefix: &str) -> Vec<(String, String)> {
+        std::env::vars().filter(|(k, _)| k.starts_with(prefix)).collect()
+    }
 }
 
 impl<const N: usize> Env for [(&str, &str); N] {
     fn var(&self, name: &str) -> Option<String> {
         self.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    }
+
+    fn with_prefix(&self, prefix: &str) -> Vec<(String, String)> {
+        self.iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 }
 
@@ -111,11 +242,22 @@ fn split_commas(s: &str) -> Vec<String> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawFile {
-    vaults: Option<serde_json::Map<String, serde_json::Value>>,
-    vault: Option<RawVault>,
-    /// Refused with a clear message rather than as an unknown key.
-    api_key: Option<serde_json::Value>,
+struct RawConfig {
+    vaults: Option<Map<String, Value>>,
+    #[serde(default)]
+    vault: RawVault,
+    #[serde(default)]
+    embedding: RawEmbedding,
+    #[serde(default)]
+    chunking: RawChunking,
+    #[serde(default)]
+    search: RawSearch,
+    #[serde(default)]
+    rerank: RawRerank,
+    #[serde(default)]
+    index: RawIndex,
+    #[serde(default)]
+    watch: RawWatch,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -127,87 +269,88 @@ struct RawVault {
     doc_max_bytes: Option<u64>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEmbedding {
+    backend: Option<String>,
+    model_dir: Option<String>,
+    url: Option<String>,
+    model: Option<String>,
+    dims: Option<usize>,
+    batch_size: Option<usize>,
+    max_attempts: Option<u32>,
+    backoff_seconds: Option<f64>,
+    backoff_max_seconds: Option<f64>,
+    query_prefix: Option<String>,
+    document_prefix: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChunking {
+    target_tokens: Option<usize>,
+    overlap_tokens: Option<usize>,
+    min_tokens: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSearch {
+    default_k: Option<usize>,
+    exclude_dirs: Option<StringList>,
+    candidates: Option<usize>,
+    rrf_k: Option<f64>,
+    lexical_weight: Option<f64>,
+    document_weight: Option<f64>,
+    mmr_lambda: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRerank {
+    url: Option<String>,
+    model: Option<String>,
+    candidates: Option<usize>,
+    fusion_k: Option<f64>,
+    thorough_candidates: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIndex {
+    exclude_dirs: Option<StringList>,
+    build_max_attempts: Option<u32>,
+    build_retry_seconds: Option<f64>,
+    reconcile_seconds: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWatch {
+    debounce_seconds: Option<f64>,
+}
+
+/// Environment variables with these names are settings of their own, not `section.key` paths.
+const SPECIAL_ENV: &[&str] =
+    &["MDVAULT_API_KEY", "MDVAULT_CONFIG", "MDVAULT_DATA_DIR", "MDVAULT_VAULTS", "MDVAULT_LISTEN"];
+
 /// Loads the configuration: defaults < file < environment < overrides.
 pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError> {
-    let (file, raw) = read_file(overrides, env)?;
+    let (file, mut tree) = read_file(overrides, env)?;
+    overlay_env(&mut tree, env)?;
+    let raw: RawConfig = serde_path_to_error::deserialize(Value::Object(tree)).map_err(|e| {
+        let origin = match &file {
+            Some(f) => format!("{} (or an MDVAULT_ variable)", f.display()),
+            None => "the MDVAULT_ environment variables".to_string(),
+        };
+        let key = e.path().to_string();
+        err(format!("the setting {key} in {origin} is invalid: {}", e.into_inner()))
+    })?;
     let file_dir = file.as_deref().and_then(Path::parent).map(Path::to_path_buf);
     let home = env.var("HOME").map(PathBuf::from);
 
-    let mut settings = VaultSettings {
-        doc_suffixes: vec![".pdf".to_string()],
-        doc_files_dir: "Files".to_string(),
-        doc_ocr: true,
-        doc_max_bytes: 50 * 1024 * 1024,
-    };
-    if let Some(v) = raw.vault {
-        if let Some(s) = v.doc_suffixes {
-            settings.doc_suffixes = s.into_vec();
-        }
-        if let Some(s) = v.doc_files_dir {
-            settings.doc_files_dir = s;
-        }
-        if let Some(b) = v.doc_ocr {
-            settings.doc_ocr = b;
-        }
-        if let Some(n) = v.doc_max_bytes {
-            settings.doc_max_bytes = n;
-        }
-    }
-    if let Some(s) = env.var("MDVAULT_VAULT__DOC_SUFFIXES") {
-        settings.doc_suffixes = split_commas(&s);
-    }
-    if let Some(s) = env.var("MDVAULT_VAULT__DOC_FILES_DIR") {
-        settings.doc_files_dir = s;
-    }
-    if let Some(s) = env.var("MDVAULT_VAULT__DOC_OCR") {
-        settings.doc_ocr = parse_bool("MDVAULT_VAULT__DOC_OCR", &s)?;
-    }
-    if let Some(s) = env.var("MDVAULT_VAULT__DOC_MAX_BYTES") {
-        settings.doc_max_bytes = s.trim().parse().map_err(|_| {
-            err(format!("MDVAULT_VAULT__DOC_MAX_BYTES must be a whole number of bytes, not {s:?}"))
-        })?;
-    }
-    settings.doc_suffixes = normalize_suffixes(settings.doc_suffixes)?;
-    settings.doc_files_dir = settings.doc_files_dir.trim().trim_matches('/').to_string();
-    if settings.doc_files_dir.is_empty() || settings.doc_files_dir.contains('/') {
-        return Err(err("vault.doc_files_dir must be a single folder name such as Files"));
-    }
-
-    let mut specs: Vec<(Option<String>, PathBuf)> = Vec::new();
-    if !overrides.vaults.is_empty() {
-        for spec in &overrides.vaults {
-            specs.push(parse_vault_spec(spec, None, home.as_deref()));
-        }
-    } else if let Some(list) = env.var("MDVAULT_VAULTS").filter(|s| !s.trim().is_empty()) {
-        for spec in split_commas(&list) {
-            specs.push(parse_vault_spec(&spec, None, home.as_deref()));
-        }
-    } else if let Some(map) = raw.vaults {
-        for (name, value) in map {
-            let serde_json::Value::String(path) = value else {
-                return Err(err(format!("vaults.{name} must be a folder path string")));
-            };
-            let root = expand(&path, file_dir.as_deref(), home.as_deref());
-            specs.push((Some(name), root));
-        }
-    }
-    let mut vaults: Vec<VaultEntry> = Vec::new();
-    for (name, root) in specs {
-        let name = match name {
-            Some(n) => n,
-            None => name_from_folder(&root),
-        };
-        validate_name(&name)?;
-        if vaults.iter().any(|v| v.name == name) {
-            return Err(err(format!(
-                "two vaults are named {name:?}; name them explicitly with --vault NAME=PATH"
-            )));
-        }
-        vaults.push(VaultEntry { name, root });
-    }
-
     let data_dir = match (&overrides.data_dir, env.var("MDVAULT_DATA_DIR")) {
-        (Some(d), _) => d.clone(),
+        (Some(d), _) => absolute(d.clone()),
         (None, Some(d)) if !d.trim().is_empty() => expand(&d, None, home.as_deref()),
         _ => match (env.var("XDG_DATA_HOME").filter(|s| !s.is_empty()), &home) {
             (Some(x), _) => PathBuf::from(x).join("mdvault"),
@@ -216,17 +359,172 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         },
     };
 
-    Ok(Config { vaults, vault: settings, data_dir, file })
+    let v = raw.vault;
+    let mut vault = VaultSettings {
+        doc_suffixes: v.doc_suffixes.map_or_else(|| vec![".pdf".to_string()], StringList::into_vec),
+        doc_files_dir: v.doc_files_dir.unwrap_or_else(|| "Files".to_string()),
+        doc_ocr: v.doc_ocr.unwrap_or(true),
+        doc_max_bytes: v.doc_max_bytes.unwrap_or(50 * 1024 * 1024),
+    };
+    vault.doc_suffixes = normalize_suffixes(vault.doc_suffixes)?;
+    vault.doc_files_dir = vault.doc_files_dir.trim().trim_matches('/').to_string();
+    if vault.doc_files_dir.is_empty() || vault.doc_files_dir.contains('/') {
+        return Err(err("vault.doc_files_dir must be a single folder name such as Files"));
+    }
+
+    let e = raw.embedding;
+    let backend = match e.backend.as_deref().map(str::trim).unwrap_or("local") {
+        "local" => EmbeddingBackend::Local {
+            model_dir: match e.model_dir.filter(|s| !s.trim().is_empty()) {
+                Some(d) => expand(&d, file_dir.as_deref(), home.as_deref()),
+                None => Config::default_model_dir(&data_dir),
+            },
+        },
+        "http" => {
+            let dims = e.dims.ok_or_else(|| {
+                err("embedding.backend is http, so embedding.dims (the vector length) must be set")
+            })?;
+            EmbeddingBackend::Http {
+                url: e
+                    .url
+                    .unwrap_or_else(|| "http://127.0.0.1:8096/v1/embeddings".to_string())
+                    .trim()
+                    .trim_end_matches('/')
+                    .to_string(),
+                model: e.model.unwrap_or_default(),
+                dims,
+            }
+        }
+        other => {
+            return Err(err(format!("embedding.backend is {other:?}; use local or http")));
+        }
+    };
+    let embedding = EmbeddingSettings {
+        backend,
+        batch_size: positive("embedding.batch_size", e.batch_size.unwrap_or(64))?,
+        max_attempts: e.max_attempts.unwrap_or(5).max(1),
+        backoff_seconds: e.backoff_seconds.unwrap_or(1.0),
+        backoff_max_seconds: e.backoff_max_seconds.unwrap_or(30.0),
+        query_prefix: e.query_prefix.unwrap_or_default(),
+        document_prefix: e.document_prefix.unwrap_or_default(),
+    };
+
+    let c = raw.chunking;
+    let chunking = ChunkingSettings {
+        target_tokens: positive("chunking.target_tokens", c.target_tokens.unwrap_or(400))?,
+        overlap_tokens: c.overlap_tokens.unwrap_or(60),
+        min_tokens: c.min_tokens.unwrap_or(120),
+    };
+    if chunking.overlap_tokens >= chunking.target_tokens {
+        return Err(err("chunking.overlap_tokens must be smaller than chunking.target_tokens"));
+    }
+
+    let s = raw.search;
+    let search = SearchSettings {
+        default_k: positive("search.default_k", s.default_k.unwrap_or(6))?,
+        exclude_dirs: clean_dirs(s.exclude_dirs),
+        candidates: positive("search.candidates", s.candidates.unwrap_or(50))?,
+        rrf_k: s.rrf_k.unwrap_or(60.0),
+        lexical_weight: s.lexical_weight.unwrap_or(0.5),
+        document_weight: s.document_weight.unwrap_or(0.7),
+        mmr_lambda: s.mmr_lambda.unwrap_or(0.9),
+    };
+    if !(0.0..=1.0).contains(&search.mmr_lambda) {
+        return Err(err("search.mmr_lambda must be between 0 and 1"));
+    }
+
+    let r = raw.rerank;
+    let rerank = RerankSettings {
+        url: r.url.unwrap_or_default().trim().to_string(),
+        model: r.model.unwrap_or_default(),
+        candidates: positive("rerank.candidates", r.candidates.unwrap_or(20))?,
+        fusion_k: r.fusion_k.unwrap_or(5.0),
+        thorough_candidates: positive(
+            "rerank.thorough_candidates",
+            r.thorough_candidates.unwrap_or(40),
+        )?,
+    };
+
+    let i = raw.index;
+    let index = IndexSettings {
+        exclude_dirs: clean_dirs(i.exclude_dirs),
+        build_max_attempts: i.build_max_attempts.unwrap_or(5).max(1),
+        build_retry_seconds: i.build_retry_seconds.unwrap_or(5.0),
+        reconcile_seconds: i.reconcile_seconds.unwrap_or(900.0),
+    };
+
+    let mut specs: Vec<(Option<String>, PathBuf)> = Vec::new();
+    if !overrides.vaults.is_empty() {
+        for spec in &overrides.vaults {
+            specs.push(parse_vault_spec(spec, home.as_deref()));
+        }
+    } else if let Some(list) = env.var("MDVAULT_VAULTS").filter(|s| !s.trim().is_empty()) {
+        for spec in split_commas(&list) {
+            specs.push(parse_vault_spec(&spec, home.as_deref()));
+        }
+    } else if let Some(map) = raw.vaults {
+        for (name, value) in map {
+            let Value::String(path) = value else {
+                return Err(err(format!("vaults.{name} must be a folder path string")));
+            };
+            specs.push((Some(name), expand(&path, file_dir.as_deref(), home.as_deref())));
+        }
+    }
+    let mut vaults: Vec<VaultEntry> = Vec::new();
+    for (name, root) in specs {
+        let name = name.unwrap_or_else(|| name_from_folder(&root));
+        validate_name(&name)?;
+        if vaults.iter().any(|v| v.name == name) {
+            return Err(err(format!(
+                "two vaults are named {name:?}; name them explicitly with --vault NAME=PATH"
+            )));
+        }
+        if root.starts_with(&data_dir) || data_dir.starts_with(&root) {
+            return Err(err(format!(
+                "the data directory {} and the vault {} overlap; the index must live outside the vault",
+                data_dir.display(),
+                root.display()
+            )));
+        }
+        vaults.push(VaultEntry { name, root });
+    }
+
+    Ok(Config {
+        vaults,
+        vault,
+        embedding,
+        chunking,
+        search,
+        rerank,
+        index,
+        watch_debounce_seconds: raw.watch.debounce_seconds.unwrap_or(2.0),
+        data_dir,
+        file,
+    })
+}
+
+fn positive(key: &str, n: usize) -> Result<usize, ConfigError> {
+    if n == 0 { Err(err(format!("{key} must be at least 1"))) } else { Ok(n) }
+}
+
+fn clean_dirs(list: Option<StringList>) -> Vec<String> {
+    list.map(StringList::into_vec)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d.trim().trim_matches('/').to_string())
+        .filter(|d| !d.is_empty())
+        .collect()
 }
 
 fn read_file(
     overrides: &Overrides,
     env: &dyn Env,
-) -> Result<(Option<PathBuf>, RawFile), ConfigError> {
+) -> Result<(Option<PathBuf>, Map<String, Value>), ConfigError> {
     let explicit = match (&overrides.config_file, env.var("MDVAULT_CONFIG")) {
-        (Some(p), _) => Some(p.clone()),
+        (Some(p), _) if !p.as_os_str().is_empty() => Some(p.clone()),
+        (Some(_), _) => return Ok((None, Map::new())),
         // An empty MDVAULT_CONFIG means "no file", which lets a service ignore a stray default.
-        (None, Some(p)) if p.trim().is_empty() => return Ok((None, RawFile::default())),
+        (None, Some(p)) if p.trim().is_empty() => return Ok((None, Map::new())),
         (None, Some(p)) => Some(PathBuf::from(p)),
         (None, None) => None,
     };
@@ -238,7 +536,7 @@ fn read_file(
                     p.display()
                 )));
             }
-            p
+            absolute(p)
         }
         None => {
             let base = env
@@ -248,40 +546,78 @@ fn read_file(
                 .or_else(|| env.var("HOME").map(|h| PathBuf::from(h).join(".config")));
             match base.map(|b| b.join("mdvault/config.yaml")) {
                 Some(p) if p.is_file() => p,
-                _ => return Ok((None, RawFile::default())),
+                _ => return Ok((None, Map::new())),
             }
         }
     };
     let text = std::fs::read_to_string(&path)
         .map_err(|e| err(format!("cannot read the config file {}: {e}", path.display())))?;
-    let raw: RawFile = if text.trim().is_empty() {
-        RawFile::default()
+    let tree: Value = if text.trim().is_empty() {
+        Value::Object(Map::new())
     } else {
-        serde_saphyr::from_str(&text)
-            .map_err(|e| err(format!("the config file {} is invalid: {e}", path.display())))?
+        serde_saphyr::from_str(&text).map_err(|e| {
+            err(format!("the config file {} is not valid YAML: {e}", path.display()))
+        })?
     };
-    if raw.api_key.is_some() {
+    let Value::Object(map) = tree else {
+        return Err(err(format!(
+            "the config file {} must be a mapping of sections",
+            path.display()
+        )));
+    };
+    if map.contains_key("api_key") || map.values().any(|v| v.get("api_key").is_some()) {
         return Err(err(format!(
             "{} holds an API key; remove it and set MDVAULT_API_KEY in the environment instead",
             path.display()
         )));
     }
-    Ok((Some(path), raw))
+    Ok((Some(path), map))
+}
+
+/// Lays `MDVAULT_SECTION__KEY=value` variables over the file's tree.
+fn overlay_env(tree: &mut Map<String, Value>, env: &dyn Env) -> Result<(), ConfigError> {
+    let mut vars = env.with_prefix("MDVAULT_");
+    vars.sort();
+    for (name, raw) in vars {
+        if SPECIAL_ENV.contains(&name.as_str()) {
+            continue;
+        }
+        // Only SECTION__KEY names are settings; other MDVAULT_ variables (test helpers, say) are
+        // not ours to judge.
+        let Some((section, key)) = name["MDVAULT_".len()..].split_once("__") else {
+            continue;
+        };
+        let (section, key) = (section.to_ascii_lowercase(), key.to_ascii_lowercase());
+        // Read the value as a YAML scalar so numbers and booleans keep their types; anything
+        // that does not parse as one stays a string.
+        let value = match serde_saphyr::from_str::<Value>(&raw) {
+            Ok(v @ (Value::Bool(_) | Value::Number(_) | Value::String(_))) => v,
+            _ => Value::String(raw.clone()),
+        };
+        let entry = tree.entry(section.clone()).or_insert_with(|| Value::Object(Map::new()));
+        match entry {
+            Value::Object(m) => {
+                m.insert(key, value);
+            }
+            _ => {
+                return Err(err(format!(
+                    "{name} sets a key inside {section}, which is not a section"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Splits `NAME=PATH` (or a bare `PATH`, named after its folder).
-fn parse_vault_spec(
-    spec: &str,
-    base: Option<&Path>,
-    home: Option<&Path>,
-) -> (Option<String>, PathBuf) {
+fn parse_vault_spec(spec: &str, home: Option<&Path>) -> (Option<String>, PathBuf) {
     if let Some((name, path)) = spec.split_once('=')
         && !name.is_empty()
         && !name.contains('/')
     {
-        return (Some(name.trim().to_string()), expand(path.trim(), base, home));
+        return (Some(name.trim().to_string()), expand(path.trim(), None, home));
     }
-    (None, expand(spec.trim(), base, home))
+    (None, expand(spec.trim(), None, home))
 }
 
 /// A vault named after its folder: the basename with characters a name cannot hold replaced.
@@ -308,20 +644,20 @@ fn validate_name(name: &str) -> Result<(), ConfigError> {
     }
 }
 
+fn absolute(p: PathBuf) -> PathBuf {
+    if p.is_absolute() { p } else { std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p) }
+}
+
 /// Expands `~/` and makes a relative path absolute against `base` (or the working directory).
 fn expand(path: &str, base: Option<&Path>, home: Option<&Path>) -> PathBuf {
     let p = match (path.strip_prefix("~/"), home) {
         (Some(rest), Some(h)) => h.join(rest),
-        _ if path == "~" && home.is_some() => home.unwrap_or(Path::new("/")).to_path_buf(),
+        (None, Some(h)) if path == "~" => h.to_path_buf(),
         _ => PathBuf::from(path),
     };
-    if p.is_absolute() {
-        p
-    } else {
-        match base {
-            Some(b) => b.join(p),
-            None => std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p),
-        }
+    match base {
+        Some(b) if !p.is_absolute() => b.join(p),
+        _ => absolute(p),
     }
 }
 
@@ -340,17 +676,20 @@ fn normalize_suffixes(list: Vec<String>) -> Result<Vec<String>, ConfigError> {
     Ok(out)
 }
 
-fn parse_bool(name: &str, value: &str) -> Result<bool, ConfigError> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(err(format!("{name} must be true or false, not {value:?}"))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct TestEnv(Vec<(String, String)>);
+
+    impl Env for TestEnv {
+        fn var(&self, name: &str) -> Option<String> {
+            self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        }
+        fn with_prefix(&self, prefix: &str) -> Vec<(String, String)> {
+            self.0.iter().filter(|(k, _)| k.starts_with(prefix)).cloned().collect()
+        }
+    }
 
     fn load_with(
         file: Option<&str>,
@@ -367,36 +706,33 @@ mod tests {
             std::fs::write(&p, text).unwrap();
             overrides.config_file = Some(p);
         }
-        struct V<'a>(&'a [(&'a str, &'a str)], String);
-        impl Env for V<'_> {
-            fn var(&self, name: &str) -> Option<String> {
-                if name == "HOME" {
-                    return Some(self.1.clone());
-                }
-                self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
-            }
-        }
-        load(&overrides, &V(env, dir.path().display().to_string()))
+        let mut vars: Vec<(String, String)> =
+            env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        vars.push(("HOME".into(), dir.path().display().to_string()));
+        load(&overrides, &TestEnv(vars))
     }
 
     #[test]
     fn precedence_defaults_file_env_flags() {
-        let file =
-            "vaults:\n  home: /srv/home\n  work: /srv/work\nvault:\n  doc_suffixes: [pdf, .DOCX]\n";
+        let file = "vaults:\n  home: /srv/home\n  work: /srv/work\nvault:\n  doc_suffixes: [pdf, .DOCX]\nsearch:\n  default_k: 8\n";
         let c = load_with(Some(file), &[], &[]).unwrap();
         assert_eq!(c.vaults[0], VaultEntry { name: "home".into(), root: "/srv/home".into() });
         assert_eq!(c.vaults.len(), 2);
         assert_eq!(c.vault.doc_suffixes, vec![".pdf", ".docx"]);
         assert_eq!(c.vault.doc_files_dir, "Files");
+        assert_eq!(c.search.default_k, 8);
 
-        let c = load_with(
-            Some(file),
-            &[("MDVAULT_VAULTS", "a=/x,/y/notes"), ("MDVAULT_VAULT__DOC_SUFFIXES", "pdf")],
-            &[],
-        )
-        .unwrap();
+        let env = [
+            ("MDVAULT_VAULTS", "a=/x,/y/notes"),
+            ("MDVAULT_VAULT__DOC_SUFFIXES", "pdf"),
+            ("MDVAULT_SEARCH__DEFAULT_K", "3"),
+            ("MDVAULT_SEARCH__EXCLUDE_DIRS", "Workflows, Reports/"),
+        ];
+        let c = load_with(Some(file), &env, &[]).unwrap();
         assert_eq!(c.vaults.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["a", "notes"]);
         assert_eq!(c.vault.doc_suffixes, vec![".pdf"]);
+        assert_eq!(c.search.default_k, 3);
+        assert_eq!(c.search.exclude_dirs, ["Workflows", "Reports"]);
 
         let c = load_with(Some(file), &[("MDVAULT_VAULTS", "a=/x")], &["/z/Mine"]).unwrap();
         assert_eq!(c.vaults, vec![VaultEntry { name: "Mine".into(), root: "/z/Mine".into() }]);
@@ -404,26 +740,45 @@ mod tests {
 
     #[test]
     fn refuses_unknown_keys_keys_in_file_and_missing_named_file() {
-        assert!(
-            load_with(Some("vault:\n  doc_sufixes: pdf\n"), &[], &[])
-                .unwrap_err()
-                .0
-                .contains("doc_sufixes")
-        );
+        let e = load_with(Some("vault:\n  doc_sufixes: pdf\n"), &[], &[]).unwrap_err();
+        assert!(e.0.contains("doc_sufixes"), "{e}");
+        let e = load_with(None, &[("MDVAULT_SEARCH__DEFAULTK", "3")], &[]).unwrap_err();
+        assert!(e.0.contains("defaultk"), "{e}");
+        let e = load_with(None, &[("MDVAULT_NONSENSE__KEY", "3")], &[]).unwrap_err();
+        assert!(e.0.contains("nonsense"), "{e}");
+        let e = load_with(None, &[("MDVAULT_SEARCH__DEFAULT_K", "many")], &[]).unwrap_err();
+        assert!(e.0.contains("default_k"), "{e}");
         assert!(
             load_with(Some("api_key: abc\n"), &[], &[]).unwrap_err().0.contains("MDVAULT_API_KEY")
         );
+        assert!(
+            load_with(Some("server:\n  api_key: abc\n"), &[], &[])
+                .unwrap_err()
+                .0
+                .contains("MDVAULT_API_KEY")
+        );
         let missing =
             Overrides { config_file: Some("/nonexistent/c.yaml".into()), ..Overrides::default() };
-        assert!(load(&missing, &[("HOME", "/tmp")]).is_err());
+        assert!(load(&missing, &TestEnv(vec![("HOME".into(), "/tmp".into())])).is_err());
         assert!(load_with(None, &[], &["a=/x", "a=/y"]).is_err());
+        assert!(
+            load_with(Some("embedding:\n  backend: http\n"), &[], &[])
+                .unwrap_err()
+                .0
+                .contains("dims")
+        );
     }
 
     #[test]
-    fn data_dir_follows_xdg() {
+    fn data_dir_follows_xdg_and_stays_out_of_vaults() {
         let c = load_with(None, &[("XDG_DATA_HOME", "/d")], &[]).unwrap();
         assert_eq!(c.data_dir, PathBuf::from("/d/mdvault"));
+        assert_eq!(
+            c.embedding.backend,
+            EmbeddingBackend::Local { model_dir: "/d/mdvault/models/all-MiniLM-L6-v2".into() }
+        );
         let c = load_with(None, &[("MDVAULT_DATA_DIR", "/e")], &[]).unwrap();
         assert_eq!(c.data_dir, PathBuf::from("/e"));
+        assert!(load_with(None, &[("MDVAULT_DATA_DIR", "/v/.mdvault")], &["/v"]).is_err());
     }
 }

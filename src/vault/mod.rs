@@ -21,7 +21,10 @@ pub mod text;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub use ops::{Change, Entry, EntryKind, HeadingEntry, Listing, NoteMap, NoteRead, PatchRequest};
+pub use ops::{
+    Change, Entry, EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead, PatchRequest,
+    content_hash,
+};
 
 use crate::config::{Config, VaultSettings};
 use crate::error::{Error, ErrorCode, Result};

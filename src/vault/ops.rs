@@ -189,6 +189,17 @@ pub struct PatchRequest<'a> {
     pub content: &'a str,
 }
 
+/// A file's size and modification time, as the indexer compares them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStat {
+    /// Vault-relative path.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch.
+    pub mtime_ns: i64,
+}
+
 /// Lowercase hex sha256 of some bytes: the etag of a note.
 pub fn content_hash(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
@@ -920,6 +931,58 @@ impl Vault {
         } else {
             let _ = fs::remove_file(&to.abs);
         }
+    }
+
+    /// Every visible file of the vault with its size and modification time, sorted by path.
+    pub fn scan(&self) -> Vec<FileStat> {
+        let mut out = Vec::new();
+        let walker = walkdir::WalkDir::new(&self.root)
+            .follow_links(false)
+            .min_depth(1)
+            .into_iter()
+            .filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'));
+        for entry in walker.flatten() {
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let (Ok(rel), Ok(meta)) = (entry.path().strip_prefix(&self.root), entry.metadata())
+            else {
+                continue;
+            };
+            let mtime_ns = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64);
+            out.push(FileStat {
+                path: rel.to_string_lossy().replace('\\', "/"),
+                size: meta.len(),
+                mtime_ns,
+            });
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
+    }
+
+    /// The size and modification time of one file, if it is a visible regular file.
+    pub fn stat(&self, rel: &str) -> Option<FileStat> {
+        let target = self.gate(rel, Access::Read).ok()?;
+        let meta = std::fs::symlink_metadata(&target.abs).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i64);
+        Some(FileStat { path: target.rel, size: meta.len(), mtime_ns })
+    }
+
+    /// The bytes of a file, through the gate (for the indexer).
+    pub fn read_bytes(&self, rel: &str) -> Result<Vec<u8>> {
+        let target = self.gate(rel, Access::Read)?;
+        self.load_bytes(&target)
     }
 
     /// Every visible file of the vault (no hidden parts, no symlinks), sorted.

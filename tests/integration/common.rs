@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use mdvault::config::VaultSettings;
+use mdvault::config::{Config, EmbeddingBackend, Overrides, VaultSettings};
 use mdvault::vault::Vault;
 
 /// The committed fixture vault.
@@ -69,6 +69,28 @@ impl TempVault {
         }
         out
     }
+}
+
+/// The local model folder: `MDVAULT_MODEL_DIR`, else the default data directory's.
+pub fn model_dir() -> PathBuf {
+    std::env::var_os("MDVAULT_MODEL_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        home.join(".local/share/mdvault/models/all-MiniLM-L6-v2")
+    })
+}
+
+/// A configuration with defaults, one vault named `fixture`, and the given data directory.
+pub fn test_config(vault: &Path, data: &Path) -> Config {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("HOME", dir.path().to_str().unwrap())];
+    let overrides = Overrides {
+        vaults: vec![format!("fixture={}", vault.display())],
+        data_dir: Some(data.to_path_buf()),
+        config_file: Some(PathBuf::new()),
+    };
+    let mut c = mdvault::config::load(&overrides, &env).unwrap();
+    c.embedding.backend = EmbeddingBackend::Local { model_dir: model_dir() };
+    c
 }
 
 pub fn settings() -> VaultSettings {

@@ -3,10 +3,15 @@
 //! Each module drives the real library or the real `mdvault` binary against copies of the
 //! fixture vault in `tests/fixtures/vault`.
 
+// The same allocator as the binary: candle inference is much slower with glibc's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod cli;
 mod common;
 mod gate;
 mod real_vaults;
 mod resolver;
+mod search;
 mod tidy;
 mod vault_ops;

@@ -2,13 +2,13 @@
 //! the vault byte-identical.
 
 use mdvault::ErrorCode;
-use mdvault::config::{Config, VaultEntry};
+use mdvault::config::VaultEntry;
 use mdvault::vault::edit::Operation;
 use mdvault::vault::headings::Scope;
 use mdvault::vault::{PatchRequest, Vault, Vaults};
 use serde_json::json;
 
-use crate::common::{TempVault, settings};
+use crate::common::TempVault;
 
 const BOILER: &str = "---\ntype: appliance\ntitle: Boiler\n# kept comment\ntags: [home, heating]\ntimestamp: 2026-01-10T09:00:00Z\n---\n\n# Boiler\n\nIntro line.\n\n## Servicing\n\nLast serviced in March.\n\n### History\n\n- 2024: annual service\n\n## Settings\n\nPressure 1.2 bar.\n";
 
@@ -397,15 +397,12 @@ fn vaults_are_named_and_chosen_by_name() {
     let a = small_vault();
     let b = TempVault::empty();
     b.write("Only.md", "b\n");
-    let config = Config {
-        vaults: vec![
-            VaultEntry { name: "home".into(), root: a.root().to_path_buf() },
-            VaultEntry { name: "work".into(), root: b.root().to_path_buf() },
-        ],
-        vault: settings(),
-        data_dir: "/nonexistent".into(),
-        file: None,
-    };
+    let data = tempfile::tempdir().unwrap();
+    let mut config = crate::common::test_config(a.root(), data.path());
+    config.vaults = vec![
+        VaultEntry { name: "home".into(), root: a.root().to_path_buf() },
+        VaultEntry { name: "work".into(), root: b.root().to_path_buf() },
+    ];
     let vaults = Vaults::open(&config).unwrap();
     assert_eq!(vaults.get(None).unwrap().name(), "home");
     let note = vaults.get(Some("work")).unwrap().read("Only.md", None).unwrap();

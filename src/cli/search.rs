@@ -1,0 +1,209 @@
+//! `mdvault index` and `mdvault search`.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use clap::Args;
+
+use super::{Failure, print, print_json};
+use crate::engine::Engine;
+use crate::index::Progress;
+use crate::search::{Mode, SearchRequest};
+use crate::wire;
+
+/// `mdvault index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Drop the index and rebuild it from scratch (re-chunk and re-embed everything).
+    #[arg(long)]
+    full: bool,
+}
+
+/// `mdvault search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for: words, a question, or an exact identifier.
+    query: String,
+    /// How many results (default: search.default_k).
+    #[arg(short, long)]
+    k: Option<usize>,
+    /// Only this folder, e.g. Home/Utilities.
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Rerank more candidates and order purely by the reranker (needs rerank.url).
+    #[arg(long)]
+    thorough: bool,
+    /// Skip the reranker even when one is configured.
+    #[arg(long)]
+    no_rerank: bool,
+    /// Show ranks, scores and the fusion constants.
+    #[arg(long)]
+    explain: bool,
+    /// lexical, dense or hybrid (default).
+    #[arg(long, default_value = "hybrid")]
+    mode: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A terminal progress bar, or plain log lines when stderr is not a terminal.
+struct Report {
+    bar: Option<indicatif::ProgressBar>,
+    started: Instant,
+    last: Mutex<(usize, Instant)>,
+}
+
+impl Report {
+    fn new() -> Report {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{prefix:>9} [{bar:30}] {pos}/{len} {msg} ETA {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar
+        });
+        Report { bar, started: Instant::now(), last: Mutex::new((usize::MAX, Instant::now())) }
+    }
+
+    fn step(&self, what: &str, done: usize, total: usize) {
+        if let Some(bar) = &self.bar {
+            bar.set_prefix(what.to_string());
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            if what == "embedding" {
+                let rate = done as f64 / self.started.elapsed().as_secs_f64().max(0.001);
+                bar.set_message(format!("chunks ({rate:.1}/s)"));
+            } else {
+                bar.set_message("files");
+            }
+            return;
+        }
+        // Without a terminal: a line every ten seconds and at the end of each phase.
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if done == total || last.1.elapsed().as_secs() >= 10 || last.0 == usize::MAX {
+            if done == total && last.0 == done {
+                return;
+            }
+            eprintln!("{what}: {done}/{total}");
+            *last = (done, Instant::now());
+        }
+    }
+}
+
+impl Progress for Report {
+    fn files(&self, done: usize, total: usize) {
+        self.step("files", done, total);
+    }
+
+    fn embedded(&self, done: usize, total: usize) {
+        self.step("embedding", done, total);
+    }
+}
+
+pub fn index(engine: &Engine, only: Option<&str>, args: IndexArgs) -> Result<(), Failure> {
+    let report = Report::new();
+    let results = engine.sync(only, args.full, &report)?;
+    if let Some(bar) = &report.bar {
+        bar.finish_and_clear();
+    }
+    let (chunks, vectors) = engine.index().counts();
+    for (vault, r) in &results {
+        print(&format!(
+            "{vault}: {} files ({} re-chunked, {} unchanged, {} removed, {} failed), {} texts embedded in {:.1} s",
+            r.files_seen,
+            r.files_chunked,
+            r.files_unchanged,
+            r.files_removed,
+            r.failed.len(),
+            r.texts_embedded,
+            r.seconds
+        ));
+        for (path, why) in &r.failed {
+            print(&format!("  failed: {path}: {why}"));
+        }
+    }
+    print(&format!("index: {chunks} chunks, {vectors} with vectors"));
+    Ok(())
+}
+
+pub fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> Result<(), Failure> {
+    let mode = match args.mode.as_str() {
+        "hybrid" => Mode::Hybrid,
+        "lexical" => Mode::Lexical,
+        "dense" => Mode::Dense,
+        other => {
+            return Err(Failure::Config(format!("--mode {other:?}: use hybrid, lexical or dense")));
+        }
+    };
+    let req = SearchRequest {
+        query: args.query.clone(),
+        k: args.k,
+        vault: only.map(str::to_string),
+        prefix: args.prefix.clone(),
+        thorough: args.thorough,
+        rerank: !args.no_rerank,
+        mode,
+    };
+    let resp = engine.search(&req)?;
+    if args.json {
+        print_json(&wire::search(&resp, args.explain));
+        return Ok(());
+    }
+    for n in &resp.notices {
+        eprintln!("note: {n}");
+    }
+    if resp.results.is_empty() {
+        print(&format!("no matches for \"{}\"", args.query));
+        return Ok(());
+    }
+    let mut out = String::new();
+    for hit in &resp.results {
+        let label =
+            if hit.pinned { "pinned".to_string() } else { hit.matched.as_str().to_string() };
+        let heading =
+            if hit.heading.is_empty() { String::new() } else { format!(" § {}", hit.heading) };
+        out.push_str(&format!(
+            "{label:<8} [{}] {}{heading}  (line {})\n",
+            hit.vault, hit.path, hit.line
+        ));
+        out.push_str(&format!("         {}\n", hit.excerpt));
+        if args.explain {
+            let e = &hit.explain;
+            let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+            out.push_str(&format!(
+                "         dense #{} lexical #{} rerank #{} fused {:.4} weight {:.2} score {:.4}\n",
+                rank(e.dense_rank),
+                rank(e.lexical_rank),
+                rank(e.rerank_rank),
+                e.fused,
+                e.weight,
+                e.score
+            ));
+        }
+        out.push('\n');
+    }
+    if args.explain {
+        let e = &resp.explain;
+        out.push_str(&format!(
+            "tokens {:?}; rarest df {}; lookup {}; rrf_k {} lexical weight {} candidates {} document weight {} mmr λ {} cap {}; rerank {}\n",
+            e.tokens,
+            e.rarest,
+            if e.lookup_fired { "pinned" } else { "did not fire" },
+            e.rrf_k,
+            e.lexical_weight,
+            e.candidates,
+            e.document_weight,
+            e.mmr_lambda,
+            e.cap,
+            e.rerank
+        ));
+    }
+    print(out.trim_end());
+    Ok(())
+}

@@ -1,0 +1,847 @@
+//! The BM25 arm: a tantivy index of chunk bodies, searched with our own analyzer.
+//!
+//! Owns the on-disk index folder, its schema, the single writer and the reader, plus the rule
+//! that an index of another schema or tokenizer version is wiped and recreated on open. The
+//! versions live in tantivy's commit payload (a small JSON object wrapping the caller's own
+//! payload), so they change atomically with the data they describe. It does not tokenize
+//! queries (callers pass [`tokenize`](crate::index::tokenize::tokenize) output), fuse, pin or
+//! know which chunks should exist: the store decides that and rebuilds from its own records.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, RwLock};
+
+use serde::{Deserialize, Serialize};
+use tantivy::collector::TopDocs;
+use tantivy::directory::error::LockError;
+use tantivy::query::{AllQuery, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::index::tokenize::{TOKENIZER_VERSION, tokens_with_offsets};
+use crate::{Error, ErrorCode, Result};
+
+/// Bump when the fields below change in a way an old index cannot serve.
+const SCHEMA_VERSION: u32 = 1;
+/// The name our analyzer is registered under in tantivy.
+const ANALYZER: &str = "mdvault";
+const WRITER_HEAP_BYTES: usize = 50_000_000;
+
+/// A filter applied before the top `limit` is taken; `None` (or an empty prefix) means no filter.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filter<'a> {
+    /// Only chunks of this vault (exact name).
+    pub vault: Option<&'a str>,
+    /// Only chunks under this folder: case-insensitive, whole path segments.
+    pub prefix: Option<&'a str>,
+}
+
+/// One lexical match.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// The store's id of the chunk.
+    pub chunk_id: u64,
+    /// The BM25 score, always > 0.
+    pub score: f32,
+}
+
+/// The lexical index of one data folder: one writer, many concurrent searchers.
+pub struct LexicalIndex {
+    dir: PathBuf,
+    fields: Fields,
+    index: Index,
+    /// Opened on the first write, so a process that only searches (the CLI beside a running
+    /// server) never takes the folder's writer lock.
+    writer: Mutex<Option<IndexWriter>>,
+    reader: IndexReader,
+    payload: RwLock<Option<String>>,
+    was_reset: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    chunk_id: Field,
+    vault: Field,
+    folders: Field,
+    body: Field,
+}
+
+/// An index ready to serve, with the caller's payload from its last commit.
+struct Opened {
+    index: Index,
+    payload: Option<String>,
+}
+
+/// What we store in tantivy's commit payload.
+#[derive(Serialize, Deserialize)]
+struct Stamp {
+    schema: u32,
+    tokenizer: u32,
+    payload: Option<String>,
+}
+
+impl LexicalIndex {
+    /// Opens the index in `dir`, creating it if absent and recreating it if it cannot serve.
+    pub fn open(dir: &Path) -> Result<LexicalIndex> {
+        let (schema, fields) = build_schema();
+        fs::create_dir_all(dir).map_err(|err| Error::write_io(&describe(dir), &err))?;
+        let existing =
+            if dir.join("meta.json").exists() { open_existing(dir, &schema)? } else { None };
+        let mut was_reset = false;
+        let opened = match existing {
+            Some(opened) => opened,
+            None => {
+                // Anything left here is an index we cannot use, or the debris of a crash
+                // before the first commit; an empty folder is simply a first start.
+                let has_files = fs::read_dir(dir)
+                    .map_err(|err| Error::read_io(&describe(dir), &err))?
+                    .next()
+                    .is_some();
+                if has_files {
+                    wipe(dir)?;
+                    was_reset = true;
+                }
+                create(dir, &schema)?
+            }
+        };
+        // Commits made by another process (a server writing while the CLI searches) become
+        // visible shortly after they land; our own commits reload explicitly.
+        let reader = opened
+            .index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::OnCommitWithDelay)
+            .try_into()
+            .map_err(|err| internal(dir, "open a reader on", &err))?;
+        Ok(LexicalIndex {
+            dir: dir.to_path_buf(),
+            fields,
+            index: opened.index,
+            writer: Mutex::new(None),
+            reader,
+            payload: RwLock::new(opened.payload),
+            was_reset,
+        })
+    }
+
+    /// Whether `open` had to wipe an unusable or outdated index (the caller must re-add everything).
+    pub fn was_reset(&self) -> bool {
+        self.was_reset
+    }
+
+    /// The payload recorded with the last commit, `None` if nothing was committed yet.
+    pub fn payload(&self) -> Option<String> {
+        self.payload.read().unwrap_or_else(|poison| poison.into_inner()).clone()
+    }
+
+    /// Stages one chunk; it is searchable after the next [`commit`](Self::commit).
+    ///
+    /// Adding an id that is already indexed duplicates it; replace by deleting first.
+    pub fn add(&self, chunk_id: u64, vault: &str, path: &str, text: &str) -> Result<()> {
+        let mut doc = TantivyDocument::new();
+        doc.add_u64(self.fields.chunk_id, chunk_id);
+        doc.add_text(self.fields.vault, vault);
+        for folder in ancestor_folders(path) {
+            doc.add_text(self.fields.folders, folder);
+        }
+        doc.add_text(self.fields.body, text);
+        self.with_writer(|w| {
+            w.add_document(doc)
+                .map(|_| ())
+                .map_err(|err| internal(&self.dir, "add a chunk to", &err))
+        })
+    }
+
+    /// Stages the deletion of one chunk (a no-op if it is not indexed).
+    pub fn delete(&self, chunk_id: u64) -> Result<()> {
+        let term = Term::from_field_u64(self.fields.chunk_id, chunk_id);
+        self.with_writer(|w| {
+            w.delete_term(term);
+            Ok(())
+        })
+    }
+
+    /// Stages the deletion of every chunk, including ones added before this call.
+    pub fn delete_all(&self) -> Result<()> {
+        // A delete query is ordered with the adds around it; tantivy's delete_all_documents
+        // drops segments directly and could miss documents still being indexed.
+        self.with_writer(|w| {
+            w.delete_query(Box::new(AllQuery))
+                .map(|_| ())
+                .map_err(|err| internal(&self.dir, "clear", &err))
+        })
+    }
+
+    /// Commits staged changes with `payload`, then makes them visible to searches.
+    pub fn commit(&self, payload: &str) -> Result<()> {
+        let stamp = Stamp {
+            schema: SCHEMA_VERSION,
+            tokenizer: TOKENIZER_VERSION,
+            payload: Some(payload.to_string()),
+        };
+        self.with_writer(|w| {
+            commit_stamp(w, &stamp).map_err(|err| internal(&self.dir, "commit to", &err))
+        })?;
+        // The payload is updated before the reader so that a caller never sees new results
+        // next to an old generation number.
+        *self.payload.write().unwrap_or_else(|poison| poison.into_inner()) =
+            Some(payload.to_string());
+        self.reader.reload().map_err(|err| internal(&self.dir, "reload", &err))
+    }
+
+    /// BM25 top `limit` chunks matching any of `tokens`, within `filter`, scores > 0 only.
+    pub fn search(&self, tokens: &[String], limit: usize, filter: &Filter) -> Result<Vec<Hit>> {
+        let mut seen = HashSet::new();
+        let terms: Vec<(Occur, Box<dyn Query>)> = tokens
+            .iter()
+            .filter(|token| !token.is_empty() && seen.insert(token.as_str()))
+            .map(|token| {
+                let term = Term::from_field_text(self.fields.body, token);
+                let query: Box<dyn Query> =
+                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                (Occur::Should, query)
+            })
+            .collect();
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+            vec![(Occur::Must, Box::new(BooleanQuery::new(terms)))];
+        // Filters restrict the candidates but add nothing to the score, so a filtered hit
+        // scores exactly as it would unfiltered.
+        if let Some(vault) = filter.vault {
+            clauses.push(zero_score_term(Term::from_field_text(self.fields.vault, vault)));
+        }
+        if let Some(prefix) = filter.prefix.map(normalise_folder).filter(|p| !p.is_empty()) {
+            clauses.push(zero_score_term(Term::from_field_text(self.fields.folders, &prefix)));
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(limit).order_by_score())
+            .map_err(|err| internal(&self.dir, "search", &err))?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            if score <= 0.0 {
+                continue;
+            }
+            let segment = searcher.segment_reader(address.segment_ord);
+            let column = segment
+                .fast_fields()
+                .u64("chunk_id")
+                .map_err(|err| internal(&self.dir, "read chunk ids from", &err))?;
+            if let Some(chunk_id) = column.first(address.doc_id) {
+                hits.push(Hit { chunk_id, score });
+            }
+        }
+        Ok(hits)
+    }
+
+    /// In how many live chunks of the whole index `token` occurs (filters do not apply).
+    pub fn doc_freq(&self, token: &str) -> u64 {
+        let term = Term::from_field_text(self.fields.body, token);
+        let searcher = self.reader.searcher();
+        let mut total = 0u64;
+        for segment in searcher.segment_readers() {
+            let Ok(inverted) = segment.inverted_index(self.fields.body) else { continue };
+            // tantivy's own count includes deleted chunks until a merge; the lookup override
+            // only cares about small counts, and for those walking the postings is cheap.
+            let count = match segment.alive_bitset() {
+                None => inverted.doc_freq(&term).unwrap_or(0),
+                Some(alive) => match inverted.read_postings(&term, IndexRecordOption::Basic) {
+                    Ok(Some(postings)) => postings.doc_freq_given_deletes(alive),
+                    _ => 0,
+                },
+            };
+            total += u64::from(count);
+        }
+        total
+    }
+
+    /// How many chunks are searchable (committed and not deleted).
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    fn with_writer<T>(&self, f: impl FnOnce(&mut IndexWriter) -> Result<T>) -> Result<T> {
+        // A panic while holding the lock leaves tantivy's writer consistent (its own state is
+        // behind its own locks), so a poisoned mutex is still usable.
+        let mut guard = self.writer.lock().unwrap_or_else(|poison| poison.into_inner());
+        let writer = match guard.as_mut() {
+            Some(writer) => writer,
+            None => guard.insert(open_writer(&self.index, &self.dir)?),
+        };
+        f(writer)
+    }
+}
+
+/// Opens an index that has a meta.json. `Ok(None)` means it must be wiped; `Err` means it must
+/// be left alone (another process is using it).
+fn open_existing(dir: &Path, schema: &Schema) -> Result<Option<Opened>> {
+    let Ok(mut index) = Index::open_in_dir(dir) else { return Ok(None) };
+    if index.schema() != *schema {
+        return Ok(None);
+    }
+    register_analyzer(&mut index);
+    let Ok(meta) = index.load_metas() else { return Ok(None) };
+    let stamp = meta.payload.as_deref().and_then(|raw| serde_json::from_str::<Stamp>(raw).ok());
+    match stamp {
+        Some(stamp) if stamp.schema == SCHEMA_VERSION && stamp.tokenizer == TOKENIZER_VERSION => {
+            // A reader proves the segment files are there and readable before we trust them.
+            if index.reader().is_err() {
+                return Ok(None);
+            }
+            Ok(Some(Opened { index, payload: stamp.payload }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Creates a fresh index and commits an empty stamp, so a later open can tell our versions.
+fn create(dir: &Path, schema: &Schema) -> Result<Opened> {
+    let mut index =
+        Index::create_in_dir(dir, schema.clone()).map_err(|err| internal(dir, "create", &err))?;
+    register_analyzer(&mut index);
+    let mut writer = index
+        .writer_with_num_threads(1, WRITER_HEAP_BYTES)
+        .map_err(|err| internal(dir, "open a writer on", &err))?;
+    let stamp = Stamp { schema: SCHEMA_VERSION, tokenizer: TOKENIZER_VERSION, payload: None };
+    commit_stamp(&mut writer, &stamp).map_err(|err| internal(dir, "initialise", &err))?;
+    Ok(Opened { index, payload: None })
+}
+
+/// Takes the folder's writer lock; another process holding it is a clear refusal.
+fn open_writer(index: &Index, dir: &Path) -> Result<IndexWriter> {
+    match index.writer_with_num_threads(1, WRITER_HEAP_BYTES) {
+        Ok(writer) => Ok(writer),
+        Err(TantivyError::LockFailure(LockError::LockBusy, _)) => Err(Error::new(
+            ErrorCode::InternalError,
+            format!(
+                "{} is in use by another process; stop the other mdvault server using this \
+                 data folder (or let it do the indexing) and try again",
+                describe(dir)
+            ),
+        )),
+        Err(err) => Err(internal(dir, "open a writer on", &err)),
+    }
+}
+
+fn commit_stamp(writer: &mut IndexWriter, stamp: &Stamp) -> tantivy::Result<()> {
+    let raw = serde_json::to_string(stamp).expect("a struct of numbers and strings serialises");
+    let mut prepared = writer.prepare_commit()?;
+    prepared.set_payload(&raw);
+    prepared.commit().map(|_| ())
+}
+
+fn wipe(dir: &Path) -> Result<()> {
+    tracing::warn!(dir = %dir.display(), "lexical index is unusable or outdated; rebuilding it");
+    fs::remove_dir_all(dir).map_err(|err| Error::write_io(&describe(dir), &err))?;
+    fs::create_dir_all(dir).map_err(|err| Error::write_io(&describe(dir), &err))
+}
+
+fn build_schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let chunk_id = builder.add_u64_field("chunk_id", INDEXED | FAST | STORED);
+    let vault = builder.add_text_field("vault", STRING);
+    let folders = builder.add_text_field("folders", STRING);
+    let body_indexing = TextFieldIndexing::default()
+        .set_tokenizer(ANALYZER)
+        .set_index_option(IndexRecordOption::WithFreqs);
+    let body =
+        builder.add_text_field("body", TextOptions::default().set_indexing_options(body_indexing));
+    (builder.build(), Fields { chunk_id, vault, folders, body })
+}
+
+fn register_analyzer(index: &mut Index) {
+    index.tokenizers().register(ANALYZER, TextAnalyzer::from(MdvaultTokenizer));
+}
+
+/// A query clause that must match and scores nothing.
+fn zero_score_term(term: Term) -> (Occur, Box<dyn Query>) {
+    let inner = Box::new(TermQuery::new(term, IndexRecordOption::Basic));
+    (Occur::Must, Box::new(ConstScoreQuery::new(inner, 0.0)))
+}
+
+/// Every ancestor folder of a vault-relative path, normalised: `A/B/c.md` -> `a`, `a/b`.
+fn ancestor_folders(path: &str) -> Vec<String> {
+    let normalised = normalise_folder(path);
+    let mut folders = Vec::new();
+    let mut end = 0;
+    while let Some(slash) = normalised[end..].find('/') {
+        end += slash;
+        folders.push(normalised[..end].to_string());
+        end += 1;
+    }
+    folders
+}
+
+/// The comparable form of a folder or path: NFC, lowercase, no empty segments.
+fn normalise_folder(path: &str) -> String {
+    // NFC because macOS hands out decomposed names while people type composed ones.
+    let folded: String = path.nfc().collect::<String>().to_lowercase();
+    folded.split('/').filter(|segment| !segment.is_empty()).collect::<Vec<_>>().join("/")
+}
+
+fn describe(dir: &Path) -> String {
+    format!("the lexical index folder {}", dir.display())
+}
+
+fn internal(dir: &Path, action: &str, err: &TantivyError) -> Error {
+    Error::new(
+        ErrorCode::InternalError,
+        format!(
+            "failed to {action} the lexical index at {}: {err}; delete {} and restart, it is \
+             rebuilt from the store",
+            dir.display(),
+            dir.display()
+        ),
+    )
+}
+
+/// Our analyzer as a tantivy tokenizer.
+#[derive(Clone, Copy)]
+struct MdvaultTokenizer;
+
+struct MdvaultTokenStream {
+    tokens: std::vec::IntoIter<Token>,
+    current: Token,
+}
+
+impl Tokenizer for MdvaultTokenizer {
+    type TokenStream<'a> = MdvaultTokenStream;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> MdvaultTokenStream {
+        let tokens: Vec<Token> = tokens_with_offsets(text)
+            .into_iter()
+            .enumerate()
+            .map(|(position, (text, range))| Token {
+                offset_from: range.start,
+                offset_to: range.end,
+                position,
+                text,
+                position_length: 1,
+            })
+            .collect();
+        MdvaultTokenStream { tokens: tokens.into_iter(), current: Token::default() }
+    }
+}
+
+impl TokenStream for MdvaultTokenStream {
+    fn advance(&mut self) -> bool {
+        match self.tokens.next() {
+            Some(token) => {
+                self.current = token;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn token(&self) -> &Token {
+        &self.current
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.current
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+    use crate::index::tokenize::tokenize;
+
+    const DISTRACTORS: &[&str] = &[
+        "Paid the gas bill for the flat; the meter reading was sent in March.",
+        "Car insurance renewal: the premium went up, call the broker about the excess.",
+        "The router at home was restarted after the broadband outage last week.",
+        "Mortgage statement shows the fixed rate ends next year; compare offers.",
+        "Dentist appointment moved to Tuesday; bring the referral letter.",
+        "Council tax band review requested; reference number to follow by post.",
+        "Spare part ordered for the dishwasher, the pump was running noisily.",
+        "Passport renewal form filled in, photos still needed from the booth.",
+        "Pension contributions increased to eight percent from the next payslip.",
+        "Boiler service booked; engineer needs access to the loft and the cupboard.",
+        "Bank account switched; direct debits move over within seven working days.",
+        "Electricity tariff changed to a fixed deal with a standing charge.",
+    ];
+
+    fn open(dir: &Path) -> LexicalIndex {
+        LexicalIndex::open(dir).unwrap()
+    }
+
+    fn search(index: &LexicalIndex, query: &str, limit: usize, filter: &Filter) -> Vec<u64> {
+        index.search(&tokenize(query), limit, filter).unwrap().iter().map(|h| h.chunk_id).collect()
+    }
+
+    fn no_filter() -> Filter<'static> {
+        Filter::default()
+    }
+
+    /// Chunk ids 100.. are the distractors; the caller adds the interesting chunks.
+    fn with_distractors(dir: &Path) -> LexicalIndex {
+        let index = open(dir);
+        for (i, text) in DISTRACTORS.iter().enumerate() {
+            index.add(100 + i as u64, "main", &format!("Home/Misc/Note {i}.md"), text).unwrap();
+        }
+        index
+    }
+
+    #[test]
+    fn identifiers_rank_their_chunk_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = with_distractors(tmp.path());
+        index
+            .add(1, "main", "Finance/Bank.md", "Savings account NB-7726041 opened in 2019.")
+            .unwrap();
+        index
+            .add(2, "main", "Home/Network.md", "The NAS has the static address 10.0.4.12 now.")
+            .unwrap();
+        index
+            .add(3, "main", "Car/Car.md", "Our car, reg WN70 RXE, is due its MOT in May.")
+            .unwrap();
+        index
+            .add(4, "main", "Home/Parts.md", "Replacement filter DP-4418-K fits the hood.")
+            .unwrap();
+        index.commit("1").unwrap();
+        assert_eq!(index.num_docs(), 16);
+        assert_eq!(search(&index, "NB-7726041", 50, &no_filter()), vec![1]);
+        assert_eq!(search(&index, "10.0.4.12", 50, &no_filter())[0], 2);
+        assert_eq!(search(&index, "wn70 rxe", 50, &no_filter()), vec![3]);
+        assert_eq!(search(&index, "what is the reg of the car WN70 RXE", 50, &no_filter())[0], 3);
+        assert_eq!(search(&index, "part DP-4418-K", 50, &no_filter())[0], 4);
+    }
+
+    #[test]
+    fn scores_are_positive_and_descending() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = with_distractors(tmp.path());
+        index.commit("1").unwrap();
+        let hits = index.search(&tokenize("fixed renewal the"), 50, &no_filter()).unwrap();
+        let mut ids: Vec<u64> = hits.iter().map(|h| h.chunk_id).collect();
+        ids.sort();
+        assert_eq!(ids, vec![101, 103, 107, 111]);
+        assert!(hits.iter().all(|h| h.score > 0.0));
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+        assert_eq!(index.search(&tokenize("zebra"), 50, &no_filter()).unwrap(), vec![]);
+        assert_eq!(index.search(&[], 50, &no_filter()).unwrap(), vec![]);
+        assert_eq!(index.search(&tokenize("fixed"), 0, &no_filter()).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn repeated_query_tokens_count_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = with_distractors(tmp.path());
+        index.commit("1").unwrap();
+        let once = index.search(&tokenize("boiler"), 5, &no_filter()).unwrap();
+        let twice = index.search(&tokenize("boiler boiler"), 5, &no_filter()).unwrap();
+        assert_eq!(once, twice);
+    }
+
+    #[test]
+    fn stemmed_and_cjk_matches() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = with_distractors(tmp.path());
+        index.add(1, "main", "Notes/Hobby.md", "She runs every morning before work.").unwrap();
+        index.add(2, "main", "Recipes/川菜.md", "今晚做麻婆豆腐和米饭。").unwrap();
+        index.add(3, "main", "Recipes/和食.md", "東京タワーの近くで昼ご飯。").unwrap();
+        index.commit("1").unwrap();
+        assert_eq!(search(&index, "running", 50, &no_filter()), vec![1, 106]);
+        assert_eq!(search(&index, "豆腐", 50, &no_filter()), vec![2]);
+        assert_eq!(search(&index, "麻婆豆腐", 50, &no_filter()), vec![2]);
+        assert_eq!(search(&index, "タワー", 50, &no_filter()), vec![3]);
+    }
+
+    #[test]
+    fn vault_and_prefix_filters() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = open(tmp.path());
+        index.add(1, "main", "Home/Utilities/Gas.md", "gas meter reading").unwrap();
+        index.add(2, "main", "Home/Utility Room.md", "gas leak alarm in the utility room").unwrap();
+        index.add(3, "main", "Home/Cards.md", "gas card").unwrap();
+        index.add(4, "work", "Home/Utilities/Gas.md", "gas contract").unwrap();
+        index.add(5, "main", "Gas.md", "gas").unwrap();
+        index.commit("1").unwrap();
+        let sorted = |mut ids: Vec<u64>| {
+            ids.sort();
+            ids
+        };
+        let by = |vault, prefix| sorted(search(&index, "gas", 50, &Filter { vault, prefix }));
+        assert_eq!(by(None, None), vec![1, 2, 3, 4, 5]);
+        assert_eq!(by(Some("main"), None), vec![1, 2, 3, 5]);
+        assert_eq!(by(Some("work"), None), vec![4]);
+        assert_eq!(by(Some("Main"), None), Vec::<u64>::new());
+        assert_eq!(by(None, Some("home/utilities")), vec![1, 4]);
+        assert_eq!(by(None, Some("/HOME/Utilities/")), vec![1, 4]);
+        assert_eq!(by(Some("main"), Some("Home/Utilities")), vec![1]);
+        assert_eq!(by(None, Some("Home/Util")), Vec::<u64>::new());
+        assert_eq!(by(None, Some("Home/Car")), Vec::<u64>::new());
+        assert_eq!(by(None, Some("home")), vec![1, 2, 3, 4]);
+        assert_eq!(by(None, Some("")), vec![1, 2, 3, 4, 5]);
+        assert_eq!(by(None, Some("/")), vec![1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn filtered_search_fills_the_limit_from_inside_the_filter() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = open(tmp.path());
+        // Strong matches outside the filter, weaker ones inside it.
+        for id in 0..20 {
+            index.add(id, "main", "Out/Note.md", "boiler boiler boiler").unwrap();
+        }
+        for id in 20..30 {
+            index.add(id, "main", "In/Note.md", "boiler plus many other words about it").unwrap();
+        }
+        index.commit("1").unwrap();
+        let unfiltered = index.search(&tokenize("boiler"), 5, &no_filter()).unwrap();
+        assert!(unfiltered.iter().all(|h| h.chunk_id < 20));
+        let filter = Filter { vault: None, prefix: Some("in") };
+        let inside = index.search(&tokenize("boiler"), 5, &filter).unwrap();
+        assert_eq!(inside.len(), 5);
+        assert!(inside.iter().all(|h| (20..30).contains(&h.chunk_id)));
+        // Filters add nothing to the score.
+        let all = index.search(&tokenize("boiler"), 50, &no_filter()).unwrap();
+        let inside_all = index.search(&tokenize("boiler"), 50, &filter).unwrap();
+        for hit in &inside_all {
+            let same = all.iter().find(|h| h.chunk_id == hit.chunk_id).unwrap();
+            assert_eq!(same.score, hit.score);
+        }
+    }
+
+    #[test]
+    fn delete_re_add_and_delete_all() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = open(tmp.path());
+        index.add(1, "main", "A.md", "alpha beta").unwrap();
+        index.add(2, "main", "B.md", "alpha gamma").unwrap();
+        index.commit("1").unwrap();
+        assert_eq!(index.doc_freq("alpha"), 2);
+        index.delete(1).unwrap();
+        // Staged only: nothing changes until the commit.
+        assert_eq!(index.num_docs(), 2);
+        index.commit("2").unwrap();
+        assert_eq!(index.num_docs(), 1);
+        assert_eq!(search(&index, "alpha", 50, &no_filter()), vec![2]);
+        assert_eq!(index.doc_freq("alpha"), 1);
+        assert_eq!(index.doc_freq("beta"), 0);
+        // Delete then re-add in the same batch: the new text wins.
+        index.delete(2).unwrap();
+        index.add(2, "main", "B.md", "delta").unwrap();
+        index.commit("3").unwrap();
+        assert_eq!(search(&index, "alpha", 50, &no_filter()), Vec::<u64>::new());
+        assert_eq!(search(&index, "delta", 50, &no_filter()), vec![2]);
+        // delete_all covers documents added before it in the same batch, not after it.
+        index.add(3, "main", "C.md", "delta").unwrap();
+        index.delete_all().unwrap();
+        index.add(4, "main", "D.md", "delta").unwrap();
+        index.commit("4").unwrap();
+        assert_eq!(index.num_docs(), 1);
+        assert_eq!(search(&index, "delta", 50, &no_filter()), vec![4]);
+    }
+
+    #[test]
+    fn doc_freq_counts_chunks_not_occurrences() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = with_distractors(tmp.path());
+        index.add(1, "other", "X/Y.md", "KE-8842071 KE-8842071 KE-8842071").unwrap();
+        index.commit("1").unwrap();
+        assert_eq!(index.doc_freq("8842071"), 1);
+        assert_eq!(index.doc_freq("fix"), 2);
+        assert_eq!(index.doc_freq("renew"), 2);
+        assert_eq!(index.doc_freq("the"), 0);
+        assert_eq!(index.doc_freq("absent"), 0);
+        assert_eq!(index.num_docs(), 13);
+    }
+
+    #[test]
+    fn payload_survives_reopen() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("lexical");
+        {
+            let index = open(&dir);
+            assert!(!index.was_reset());
+            assert_eq!(index.payload(), None);
+            index.add(1, "main", "A.md", "alpha").unwrap();
+            index.commit("generation 7").unwrap();
+            assert_eq!(index.payload().as_deref(), Some("generation 7"));
+        }
+        let index = open(&dir);
+        assert!(!index.was_reset());
+        assert_eq!(index.payload().as_deref(), Some("generation 7"));
+        assert_eq!(index.num_docs(), 1);
+    }
+
+    #[test]
+    fn uncommitted_changes_are_lost_on_reopen() {
+        let tmp = tempfile::tempdir().unwrap();
+        {
+            let index = open(tmp.path());
+            index.add(1, "main", "A.md", "alpha").unwrap();
+        }
+        let index = open(tmp.path());
+        assert!(!index.was_reset());
+        assert_eq!((index.num_docs(), index.payload()), (0, None));
+    }
+
+    #[test]
+    fn another_tokenizer_version_resets() {
+        let tmp = tempfile::tempdir().unwrap();
+        {
+            let index = open(tmp.path());
+            index.add(1, "main", "A.md", "alpha").unwrap();
+            index.commit("5").unwrap();
+        }
+        {
+            // Rewrite the stamp as an older analyzer would have left it.
+            let (schema, _) = build_schema();
+            let mut index = Index::open_in_dir(tmp.path()).unwrap();
+            assert_eq!(index.schema(), schema);
+            register_analyzer(&mut index);
+            let mut writer: IndexWriter =
+                index.writer_with_num_threads(1, WRITER_HEAP_BYTES).unwrap();
+            let old = Stamp {
+                schema: SCHEMA_VERSION,
+                tokenizer: TOKENIZER_VERSION + 1,
+                payload: Some("5".into()),
+            };
+            commit_stamp(&mut writer, &old).unwrap();
+        }
+        let index = open(tmp.path());
+        assert!(index.was_reset());
+        assert_eq!((index.num_docs(), index.payload()), (0, None));
+        drop(index);
+        assert!(!open(tmp.path()).was_reset());
+    }
+
+    #[test]
+    fn another_schema_resets() {
+        let tmp = tempfile::tempdir().unwrap();
+        {
+            let mut builder = Schema::builder();
+            builder.add_text_field("body", STRING);
+            let index = Index::create_in_dir(tmp.path(), builder.build()).unwrap();
+            let mut writer: IndexWriter =
+                index.writer_with_num_threads(1, WRITER_HEAP_BYTES).unwrap();
+            writer.commit().unwrap();
+        }
+        let index = open(tmp.path());
+        assert!(index.was_reset());
+        index.add(1, "main", "A.md", "alpha").unwrap();
+        index.commit("1").unwrap();
+        assert_eq!(search(&index, "alpha", 5, &no_filter()), vec![1]);
+    }
+
+    #[test]
+    fn garbage_folders_reset() {
+        let tmp = tempfile::tempdir().unwrap();
+        let corrupt_meta = tmp.path().join("a");
+        fs::create_dir_all(&corrupt_meta).unwrap();
+        fs::write(corrupt_meta.join("meta.json"), "{ not json").unwrap();
+        fs::write(corrupt_meta.join("0123.idx"), [0u8, 159, 146, 150]).unwrap();
+        let no_meta = tmp.path().join("b");
+        fs::create_dir_all(no_meta.join("sub")).unwrap();
+        fs::write(no_meta.join("junk.bin"), "junk").unwrap();
+        for dir in [&corrupt_meta, &no_meta] {
+            let index = open(dir);
+            assert!(index.was_reset(), "{}", dir.display());
+            index.add(1, "main", "A.md", "alpha").unwrap();
+            index.commit("1").unwrap();
+            assert_eq!(search(&index, "alpha", 5, &no_filter()), vec![1]);
+            assert!(!dir.join("junk.bin").exists() && !dir.join("0123.idx").exists());
+        }
+    }
+
+    #[test]
+    fn missing_segment_files_reset() {
+        let tmp = tempfile::tempdir().unwrap();
+        {
+            let index = open(tmp.path());
+            index.add(1, "main", "A.md", "alpha").unwrap();
+            index.commit("1").unwrap();
+        }
+        for entry in fs::read_dir(tmp.path()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|ext| ext == "idx") {
+                fs::remove_file(path).unwrap();
+            }
+        }
+        let index = open(tmp.path());
+        assert!(index.was_reset());
+        assert_eq!(index.num_docs(), 0);
+    }
+
+    #[test]
+    fn a_second_process_may_search_but_not_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = open(tmp.path());
+        first.add(1, "main", "A.md", "alpha").unwrap();
+        first.commit("1").unwrap();
+        let second = LexicalIndex::open(tmp.path()).unwrap();
+        assert!(!second.was_reset());
+        assert_eq!(second.search(&["alpha".into()], 5, &Filter::default()).unwrap().len(), 1);
+        let err = second.add(2, "main", "B.md", "beta").err().unwrap();
+        assert_eq!(err.code(), ErrorCode::InternalError);
+        assert!(err.message().contains("another process"), "{}", err.message());
+        assert_eq!(first.num_docs(), 1);
+    }
+
+    #[test]
+    fn folders_are_whole_segment_prefixes() {
+        assert_eq!(ancestor_folders("Home/Utilities/Gas.md"), vec!["home", "home/utilities"]);
+        assert_eq!(ancestor_folders("Gas.md"), Vec::<String>::new());
+        assert_eq!(ancestor_folders("/Ä/b//c.md"), vec!["ä", "ä/b"]);
+        assert_eq!(ancestor_folders("A\u{308}/c.md"), vec!["ä"]);
+        assert_eq!(normalise_folder("/Home/Utilities/"), "home/utilities");
+    }
+
+    #[test]
+    fn concurrent_searches_while_committing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = Arc::new(with_distractors(tmp.path()));
+        index.commit("0").unwrap();
+        let done = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let index = Arc::clone(&index);
+                let done = Arc::clone(&done);
+                std::thread::spawn(move || {
+                    let (mut searches, mut seen) = (0, 0);
+                    while !done.load(Ordering::Relaxed) || searches == 0 {
+                        let hits =
+                            index.search(&tokenize("boiler loft"), 50, &no_filter()).unwrap();
+                        // 109 is never touched by the writer and matches both terms.
+                        assert_eq!(hits[0].chunk_id, 109);
+                        // Each commit becomes visible whole and in order.
+                        assert!(hits.len() >= seen);
+                        seen = hits.len();
+                        searches += 1;
+                    }
+                    searches
+                })
+            })
+            .collect();
+        for generation in 1..=20u64 {
+            index.add(1000 + generation, "main", "Gen/Note.md", "boiler pressure").unwrap();
+            index.commit(&generation.to_string()).unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        for reader in readers {
+            assert!(reader.join().unwrap() > 0);
+        }
+        assert_eq!(index.doc_freq("boiler"), 21);
+        assert_eq!(index.payload().as_deref(), Some("20"));
+    }
+
+    #[test]
+    fn is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<LexicalIndex>();
+    }
+}

@@ -1,0 +1,665 @@
+//! The index: everything derived from the vaults that search needs, kept up to date.
+//!
+//! [`Index`] owns the SQLite store (the record), the tantivy lexical index and the in-memory
+//! dense matrix (both rebuilt from the store whenever they disagree with it), a catalog of chunk
+//! metadata, and the embedder. [`Index::sync`] brings one vault up to date in two phases: files
+//! are walked, compared by size, mtime and hash, and re-chunked only when changed (committed in
+//! small transactions, so lexical search sees them at once); then every chunk whose embed text
+//! has no vector yet is embedded, again committed as it goes. A crash at any point loses at most
+//! the batch in flight, and the next start carries on from the store.
+//!
+//! How to use: open once per process, call `sync` per vault (the CLI's `index`, the server's
+//! background build), `update_paths` for watcher events, and hand `&Index` to `search`.
+
+pub mod chunker;
+pub mod dense;
+pub mod lexical;
+pub mod store;
+pub mod tokenize;
+pub mod watch;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{Error, ErrorCode, Result};
+use crate::vault::{FileStat, Vault};
+use chunker::ChunkConfig;
+use dense::{Dense, RowKey};
+use lexical::LexicalIndex;
+use store::{Batch, ChunkInfo, FileKind, FileUpdate, NewChunk, Store, TextHash};
+
+/// Files per store transaction during a sync: small enough that a crash loses little and
+/// lexical search sees progress, large enough that commits do not dominate.
+const FILES_PER_BATCH: usize = 64;
+/// Distinct texts per embedding call during a sync.
+const TEXTS_PER_EMBED: usize = 32;
+
+/// What a sync or update did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncReport {
+    /// Files looked at.
+    pub files_seen: usize,
+    /// Files (re-)chunked.
+    pub files_chunked: usize,
+    /// Files whose bytes were unchanged (only the mtime moved, or nothing at all).
+    pub files_unchanged: usize,
+    /// Files removed from the index.
+    pub files_removed: usize,
+    /// Files that could not be indexed, with why.
+    pub failed: Vec<(String, String)>,
+    /// Chunks written.
+    pub chunks_written: usize,
+    /// Texts embedded (distinct embed texts that had no vector).
+    pub texts_embedded: usize,
+    /// Seconds taken.
+    pub seconds: f64,
+}
+
+/// Progress callbacks for a long sync (a terminal bar, or log lines).
+pub trait Progress: Sync {
+    /// `done` of `total` files compared or chunked.
+    fn files(&self, done: usize, total: usize);
+    /// `done` of `total` texts embedded.
+    fn embedded(&self, done: usize, total: usize);
+}
+
+/// A progress sink that shows nothing.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn files(&self, _: usize, _: usize) {}
+    fn embedded(&self, _: usize, _: usize) {}
+}
+
+/// The settings the index needs, taken from the configuration once.
+#[derive(Debug, Clone)]
+pub struct IndexSettings {
+    /// Chunk sizes.
+    pub chunking: ChunkConfig,
+    /// Root-relative folders never indexed.
+    pub exclude_dirs: Vec<String>,
+    /// Prefix of every embed text.
+    pub document_prefix: String,
+}
+
+impl IndexSettings {
+    /// The index settings of a configuration.
+    pub fn from_config(config: &Config) -> IndexSettings {
+        IndexSettings {
+            chunking: ChunkConfig {
+                target_tokens: config.chunking.target_tokens,
+                overlap_tokens: config.chunking.overlap_tokens,
+                min_tokens: config.chunking.min_tokens,
+            },
+            exclude_dirs: config.search.exclude_dirs.clone(),
+            document_prefix: config.embedding.document_prefix.clone(),
+        }
+    }
+
+    /// A digest of everything that changes chunk output: when it differs from a file's, the
+    /// file is re-chunked even if its bytes did not change.
+    pub fn fingerprint(&self) -> String {
+        let c = &self.chunking;
+        let text = format!(
+            "chunker={} target={} overlap={} min={} prefix={:?}",
+            chunker::CHUNKER_VERSION,
+            c.target_tokens,
+            c.overlap_tokens,
+            c.min_tokens,
+            self.document_prefix
+        );
+        hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
+    }
+
+    /// True for a vault path that is indexed: a note outside hidden, excluded and generated
+    /// places.
+    pub fn is_indexed(&self, rel: &str) -> bool {
+        if !rel.to_ascii_lowercase().ends_with(".md") || rel.eq_ignore_ascii_case("index.md") {
+            return false;
+        }
+        let parts: Vec<&str> = rel.split('/').collect();
+        if parts.iter().any(|p| p.starts_with('.') || p.eq_ignore_ascii_case("node_modules")) {
+            return false;
+        }
+        !self.exclude_dirs.iter().any(|d| under(rel, d))
+    }
+}
+
+/// True when `rel` lies under folder `dir` (case-insensitive, whole segments).
+pub fn under(rel: &str, dir: &str) -> bool {
+    let dir = dir.trim_matches('/');
+    if dir.is_empty() {
+        return true;
+    }
+    rel.len() > dir.len()
+        && rel.is_char_boundary(dir.len())
+        && rel[..dir.len()].eq_ignore_ascii_case(dir)
+        && rel.as_bytes()[dir.len()] == b'/'
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// sha256 of a text.
+pub fn text_hash(text: &str) -> TextHash {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// The chunk metadata search shows, shared between the catalog and results.
+pub type ChunkMeta = Arc<ChunkInfo>;
+
+/// The derived state of every configured vault.
+pub struct Index {
+    store: Store,
+    lexical: LexicalIndex,
+    embedder: Arc<Embedder>,
+    dense: RwLock<Dense>,
+    catalog: RwLock<HashMap<i64, ChunkMeta>>,
+    vault_names: Vec<String>,
+    settings: IndexSettings,
+    /// Serialises syncs and updates: one writer at a time, readers never wait for it.
+    writer: Mutex<()>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index").field("store", &self.store).finish()
+    }
+}
+
+impl Index {
+    /// Opens the store in `data_dir`, reconciles it with the embedder and chunker in use, and
+    /// loads the lexical index, the catalog and the dense matrix.
+    pub fn open(
+        data_dir: &Path,
+        vault_names: Vec<String>,
+        settings: IndexSettings,
+        embedder: Arc<Embedder>,
+    ) -> Result<Index> {
+        let store = Store::open(data_dir)?;
+        // A model change makes every vector meaningless; chunks stay (they are model-free).
+        let model = format!("{}#{}", embedder.model_id(), embedder.dims());
+        if store.meta("model")?.as_deref() != Some(model.as_str()) {
+            if store.meta("model")?.is_some() {
+                tracing::info!("embedding model changed; dropping stored vectors");
+            }
+            store.drop_vectors()?;
+            store.set_meta("model", &model)?;
+        }
+        let lexical = LexicalIndex::open(&data_dir.join("lexical"))?;
+        let index = Index {
+            dense: RwLock::new(Dense::new(embedder.dims())),
+            catalog: RwLock::new(HashMap::new()),
+            store,
+            lexical,
+            embedder,
+            vault_names,
+            settings,
+            writer: Mutex::new(()),
+        };
+        index.load()?;
+        Ok(index)
+    }
+
+    /// Rebuilds the in-memory state (and, if it disagrees with the store, the lexical index).
+    fn load(&self) -> Result<()> {
+        let infos = self.store.all_chunk_infos()?;
+        let generation = self.store.generation()?.to_string();
+        if self.lexical.was_reset()
+            || self.lexical.payload().as_deref() != Some(generation.as_str())
+        {
+            tracing::info!("rebuilding the lexical index from the store");
+            self.lexical.delete_all()?;
+            for part in infos.chunks(2048) {
+                let ids: Vec<i64> = part.iter().map(|i| i.id).collect();
+                let texts = self.store.chunk_texts(&ids)?;
+                for info in part {
+                    if let Some(text) = texts.get(&info.id) {
+                        let lex = chunker::lexical_text(&info.title, &info.breadcrumb, text);
+                        self.lexical.add(info.id as u64, &info.vault, &info.path, &lex)?;
+                    }
+                }
+            }
+            self.lexical.commit(&generation)?;
+        }
+        let mut catalog = HashMap::with_capacity(infos.len());
+        for info in infos {
+            catalog.insert(info.id, Arc::new(info));
+        }
+        let mut dense = Dense::new(self.embedder.dims());
+        self.store.for_each_chunk_vector(|id, v| {
+            if let Some(meta) = catalog.get(&id) {
+                dense.insert(self.row_key(meta), &v);
+            }
+        })?;
+        *self.dense.write().unwrap_or_else(|p| p.into_inner()) = dense;
+        *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = catalog;
+        Ok(())
+    }
+
+    fn row_key(&self, meta: &ChunkInfo) -> RowKey {
+        let vault =
+            self.vault_names.iter().position(|v| *v == meta.vault).unwrap_or(u32::MAX as usize)
+                as u32;
+        RowKey { chunk_id: meta.id, vault, path: Arc::from(meta.path.as_str()) }
+    }
+
+    /// The store (read access for search and status).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The lexical index.
+    pub fn lexical(&self) -> &LexicalIndex {
+        &self.lexical
+    }
+
+    /// The embedder.
+    pub fn embedder(&self) -> &Embedder {
+        &self.embedder
+    }
+
+    /// The dense matrix (read-locked for a query).
+    pub fn dense(&self) -> std::sync::RwLockReadGuard<'_, Dense> {
+        self.dense.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Chunk metadata by id.
+    pub fn chunk(&self, id: i64) -> Option<ChunkMeta> {
+        self.catalog.read().unwrap_or_else(|p| p.into_inner()).get(&id).cloned()
+    }
+
+    /// The configured vault names, in order (dense rows refer to vaults by this position).
+    pub fn vault_names(&self) -> &[String] {
+        &self.vault_names
+    }
+
+    /// The index settings.
+    pub fn settings(&self) -> &IndexSettings {
+        &self.settings
+    }
+
+    /// Every indexed folder of a vault (each ancestor folder of an indexed file), sorted.
+    pub fn folders(&self, vault: Option<&str>) -> Vec<String> {
+        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
+        let mut out: HashSet<String> = HashSet::new();
+        for meta in catalog.values() {
+            if vault.is_some_and(|v| v != meta.vault) {
+                continue;
+            }
+            let mut parts: Vec<&str> = meta.path.split('/').collect();
+            parts.pop();
+            for n in 1..=parts.len() {
+                out.insert(parts[..n].join("/"));
+            }
+        }
+        let mut out: Vec<String> = out.into_iter().collect();
+        out.sort();
+        out
+    }
+
+    /// Number of chunks in the catalog and number with a vector.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.catalog.read().unwrap_or_else(|p| p.into_inner()).len(), self.dense().len())
+    }
+
+    /// Brings one vault up to date. `full` re-reads and re-chunks every file.
+    pub fn sync(&self, vault: &Vault, full: bool, progress: &dyn Progress) -> Result<SyncReport> {
+        let _guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let started = Instant::now();
+        let mut report = SyncReport::default();
+        let files: Vec<FileStat> =
+            vault.scan().into_iter().filter(|f| self.settings.is_indexed(&f.path)).collect();
+        report.files_seen = files.len();
+        let known: HashMap<String, store::FileRow> =
+            self.store.files(vault.name())?.into_iter().map(|r| (r.path.clone(), r)).collect();
+        let seen: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        let fingerprint = self.settings.fingerprint();
+
+        let mut batch = Batch::default();
+        for (path, _) in known.iter().filter(|(p, _)| !seen.contains(p.as_str())) {
+            batch.deletes.push((vault.name().to_string(), path.clone()));
+            report.files_removed += 1;
+        }
+        let mut pending: Vec<(FileUpdate, Vec<String>)> = Vec::new();
+        for (n, stat) in files.iter().enumerate() {
+            progress.files(n, files.len());
+            let row = known.get(&stat.path);
+            let same_fingerprint = row.is_some_and(|r| r.fingerprint == fingerprint);
+            if !full
+                && same_fingerprint
+                && row.is_some_and(|r| r.size == stat.size && r.mtime_ns == stat.mtime_ns)
+            {
+                report.files_unchanged += 1;
+                continue;
+            }
+            match self.prepare(vault, stat, &fingerprint) {
+                Ok((update, lexical)) => {
+                    if let Some(r) = row
+                        && !full
+                        && same_fingerprint
+                        && r.sha256 == update.sha256
+                    {
+                        batch.touches.push((r.id, stat.mtime_ns));
+                        report.files_unchanged += 1;
+                        continue;
+                    }
+                    if update.status == "failed" {
+                        report.failed.push((update.path.clone(), update.detail.clone()));
+                    }
+                    report.files_chunked += 1;
+                    report.chunks_written += update.chunks.len();
+                    pending.push((update, lexical));
+                }
+                Err(e) => {
+                    // The file vanished or became unreadable between the walk and the read.
+                    report.failed.push((stat.path.clone(), e.message().to_string()));
+                }
+            }
+            if pending.len() >= FILES_PER_BATCH {
+                self.commit_files(&mut batch, &mut pending)?;
+            }
+        }
+        self.commit_files(&mut batch, &mut pending)?;
+        progress.files(files.len(), files.len());
+
+        report.texts_embedded = self.embed_pending(progress)?;
+        if full {
+            self.store.prune_vectors()?;
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Re-indexes some paths of a vault (watcher events): changed files are re-chunked,
+    /// vanished ones removed, new vectors embedded.
+    pub fn update_paths(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
+        let _guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let started = Instant::now();
+        let mut report = SyncReport::default();
+        let known: HashMap<String, store::FileRow> =
+            self.store.files(vault.name())?.into_iter().map(|r| (r.path.clone(), r)).collect();
+        let fingerprint = self.settings.fingerprint();
+        let mut batch = Batch::default();
+        let mut pending = Vec::new();
+        for path in paths {
+            report.files_seen += 1;
+            let stat = vault.stat(path).filter(|s| self.settings.is_indexed(&s.path));
+            let Some(stat) = stat else {
+                // Gone, or a folder (whose files, if renamed away, are gone with it).
+                for gone in known.keys().filter(|k| *k == path || under(k, path)) {
+                    if !vault.stat(gone).is_some_and(|s| self.settings.is_indexed(&s.path))
+                        && !batch.deletes.iter().any(|(_, p)| p == gone)
+                    {
+                        batch.deletes.push((vault.name().to_string(), gone.clone()));
+                        report.files_removed += 1;
+                    }
+                }
+                continue;
+            };
+            let row = known.get(&stat.path);
+            match self.prepare(vault, &stat, &fingerprint) {
+                Ok((update, lexical)) => {
+                    if let Some(r) = row
+                        && r.fingerprint == fingerprint
+                        && r.sha256 == update.sha256
+                    {
+                        if r.mtime_ns != stat.mtime_ns {
+                            batch.touches.push((r.id, stat.mtime_ns));
+                        }
+                        report.files_unchanged += 1;
+                        continue;
+                    }
+                    report.files_chunked += 1;
+                    report.chunks_written += update.chunks.len();
+                    pending.push((update, lexical));
+                }
+                Err(e) => report.failed.push((stat.path.clone(), e.message().to_string())),
+            }
+        }
+        self.commit_files(&mut batch, &mut pending)?;
+        report.texts_embedded = self.embed_pending(&Silent)?;
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Reads and chunks one file. Returns the update and each chunk's lexical text.
+    fn prepare(
+        &self,
+        vault: &Vault,
+        stat: &FileStat,
+        fingerprint: &str,
+    ) -> Result<(FileUpdate, Vec<String>)> {
+        let bytes = vault.read_bytes(&stat.path)?;
+        let sha256 = crate::vault::content_hash(&bytes);
+        let mut update = FileUpdate {
+            vault: vault.name().to_string(),
+            path: stat.path.clone(),
+            kind: FileKind::Note,
+            size: stat.size,
+            mtime_ns: stat.mtime_ns,
+            sha256,
+            title: String::new(),
+            description: String::new(),
+            status: "indexed".to_string(),
+            detail: String::new(),
+            fingerprint: fingerprint.to_string(),
+            chunks: Vec::new(),
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            update.status = "failed".to_string();
+            update.detail = "not valid UTF-8 text".to_string();
+            return Ok((update, Vec::new()));
+        };
+        let note = chunker::chunk_note(&stat.path, &text, &self.settings.chunking);
+        let mut lexical = Vec::with_capacity(note.chunks.len());
+        for c in &note.chunks {
+            let embed = chunker::embed_text(
+                &self.settings.document_prefix,
+                &note.title,
+                &note.description,
+                &c.breadcrumb,
+                &c.text,
+            );
+            lexical.push(chunker::lexical_text(&note.title, &c.breadcrumb, &c.text));
+            update.chunks.push(NewChunk {
+                breadcrumb: c.breadcrumb.clone(),
+                line: c.line,
+                text: c.text.clone(),
+                embed_hash: text_hash(&embed),
+            });
+        }
+        if update.chunks.is_empty() {
+            update.status = "skipped".to_string();
+            update.detail = "no text to index".to_string();
+        }
+        update.title = note.title;
+        update.description = note.description;
+        Ok((update, lexical))
+    }
+
+    /// Commits the pending file changes in one transaction and applies them to the lexical
+    /// index, the catalog and the dense matrix.
+    fn commit_files(
+        &self,
+        batch: &mut Batch,
+        pending: &mut Vec<(FileUpdate, Vec<String>)>,
+    ) -> Result<()> {
+        if pending.is_empty() && batch.deletes.is_empty() && batch.touches.is_empty() {
+            return Ok(());
+        }
+        let mut b = std::mem::take(batch);
+        let work = std::mem::take(pending);
+        let mut lexical_texts = Vec::new();
+        for (update, lexical) in work {
+            lexical_texts.push(lexical);
+            b.upserts.push(update);
+        }
+        let upserts = b.upserts.clone();
+        let applied = self.store.apply(b)?;
+
+        // Map the new chunk ids back to their files, in insertion order.
+        let mut ids = applied.added.iter();
+        let mut new_metas = Vec::new();
+        for (update, lexical) in upserts.iter().zip(&lexical_texts) {
+            for (chunk, lex) in update.chunks.iter().zip(lexical) {
+                let Some(&id) = ids.next() else { break };
+                self.lexical.add(id as u64, &update.vault, &update.path, lex)?;
+                new_metas.push(Arc::new(ChunkInfo {
+                    id,
+                    vault: update.vault.clone(),
+                    path: update.path.clone(),
+                    kind: update.kind,
+                    title: update.title.clone(),
+                    description: update.description.clone(),
+                    breadcrumb: chunk.breadcrumb.clone(),
+                    line: chunk.line,
+                    embed_hash: chunk.embed_hash,
+                }));
+            }
+        }
+        for id in &applied.removed {
+            self.lexical.delete(*id as u64)?;
+        }
+        self.lexical.commit(&applied.generation.to_string())?;
+
+        let vectors = self.store.chunk_vectors(&applied.added)?;
+        {
+            let mut catalog = self.catalog.write().unwrap_or_else(|p| p.into_inner());
+            for id in &applied.removed {
+                catalog.remove(id);
+            }
+            for meta in &new_metas {
+                catalog.insert(meta.id, meta.clone());
+            }
+        }
+        let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
+        for id in &applied.removed {
+            dense.remove(*id);
+        }
+        let by_id: HashMap<i64, &ChunkMeta> = new_metas.iter().map(|m| (m.id, m)).collect();
+        for (id, v) in vectors {
+            if let Some(meta) = by_id.get(&id) {
+                dense.insert(self.row_key(meta), &v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Embeds every chunk whose embed text has no vector yet; returns how many texts.
+    pub fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
+        let missing = self.store.chunks_missing_vectors()?;
+        if missing.is_empty() {
+            return Ok(0);
+        }
+        // One embedding per distinct text, however many chunks share it.
+        let mut texts: Vec<(TextHash, String)> = Vec::new();
+        let mut chunks_of: HashMap<TextHash, Vec<ChunkInfo>> = HashMap::new();
+        for (info, text) in missing {
+            let entry = chunks_of.entry(info.embed_hash).or_default();
+            if entry.is_empty() {
+                let embed = chunker::embed_text(
+                    &self.settings.document_prefix,
+                    &info.title,
+                    &info.description,
+                    &info.breadcrumb,
+                    &text,
+                );
+                texts.push((info.embed_hash, embed));
+            }
+            entry.push(info);
+        }
+        let total = texts.len();
+        let mut done = 0;
+        progress.embedded(0, total);
+        for part in texts.chunks(TEXTS_PER_EMBED) {
+            let inputs: Vec<&str> = part.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = self.embedder.embed(&inputs).map_err(|e| {
+                Error::new(
+                    ErrorCode::InternalError,
+                    format!(
+                        "embedding failed: {e}; {done} of {total} texts were embedded and kept"
+                    ),
+                )
+            })?;
+            let mut batch = Batch::default();
+            for ((hash, _), v) in part.iter().zip(vectors) {
+                batch.vectors.push((*hash, v));
+            }
+            let rows: Vec<(TextHash, Vec<f32>)> = batch.vectors.clone();
+            self.store.apply(batch)?;
+            // Only chunks still in the catalog get a row: a file may have changed meanwhile.
+            let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
+            let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
+            for (hash, v) in rows {
+                for info in chunks_of.get(&hash).into_iter().flatten() {
+                    if catalog.contains_key(&info.id) {
+                        dense.insert(self.row_key(info), &v);
+                    }
+                }
+            }
+            drop(dense);
+            drop(catalog);
+            done += part.len();
+            progress.embedded(done, total);
+        }
+        Ok(total)
+    }
+
+    /// Drops everything derived and rebuilds it from the vaults (`index --full`).
+    pub fn clear(&self) -> Result<()> {
+        let _guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.store.clear()?;
+        self.lexical.delete_all()?;
+        self.lexical.commit(&self.store.generation()?.to_string())?;
+        self.load()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(exclude: &[&str]) -> IndexSettings {
+        IndexSettings {
+            chunking: ChunkConfig::DEFAULT,
+            exclude_dirs: exclude.iter().map(|s| s.to_string()).collect(),
+            document_prefix: String::new(),
+        }
+    }
+
+    #[test]
+    fn exclusions_are_root_relative_whole_segments() {
+        let s = settings(&["Workflows", "Reports/Daily"]);
+        assert!(s.is_indexed("Home/Boiler.md"));
+        assert!(!s.is_indexed("Workflows/x.md"));
+        assert!(!s.is_indexed("workflows/Sub/x.md"));
+        assert!(s.is_indexed("Workflows Archive/x.md"));
+        assert!(s.is_indexed("Reports/Weekly/x.md"));
+        assert!(!s.is_indexed("Reports/Daily/x.md"));
+        assert!(!s.is_indexed("index.md"));
+        assert!(s.is_indexed("Sub/index.md"));
+        assert!(!s.is_indexed("a/node_modules/x.md"));
+        assert!(!s.is_indexed(".trash/x.md"));
+        assert!(!s.is_indexed("Home/scan.pdf"));
+    }
+
+    #[test]
+    fn the_fingerprint_follows_chunk_settings() {
+        let a = settings(&[]);
+        let mut b = settings(&[]);
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        b.chunking.target_tokens = 300;
+        assert_ne!(a.fingerprint(), b.fingerprint());
+        let mut c = settings(&[]);
+        c.document_prefix = "search_document: ".into();
+        assert_ne!(a.fingerprint(), c.fingerprint());
+    }
+}

@@ -1,0 +1,656 @@
+//! The index store: one SQLite file per data directory, the record the rest is derived from.
+//!
+//! It holds the indexed files (path, size, mtime, sha256, title, status), their chunks, and
+//! vectors keyed by the sha256 of the text that was embedded, so a text is embedded once
+//! however many files, renames or rebuilds carry it. A chunker change invalidates chunks (each
+//! file remembers the fingerprint it was chunked with) but keeps vectors; a model change drops
+//! vectors and keeps chunks. Every change is one transaction (WAL mode), so a crash leaves the
+//! last committed state, and vectors, once committed, are never lost to a later failure.
+//!
+//! This is the only module that uses rusqlite. It does not chunk, embed or search.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// The schema this code writes; an older store is migrated, a newer one refused.
+const SCHEMA_VERSION: i64 = 1;
+
+/// sha256 of an embed text: the key of a vector.
+pub type TextHash = [u8; 32];
+
+/// What kind of file an entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A Markdown note.
+    Note,
+    /// A filed document (its extracted text is chunked).
+    Document,
+}
+
+impl FileKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            FileKind::Note => "note",
+            FileKind::Document => "document",
+        }
+    }
+
+    fn parse(s: &str) -> FileKind {
+        if s == "document" { FileKind::Document } else { FileKind::Note }
+    }
+}
+
+/// One indexed (or skipped, or failed) file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRow {
+    /// Row id.
+    pub id: i64,
+    /// The vault name.
+    pub vault: String,
+    /// Vault-relative path.
+    pub path: String,
+    /// Note or document.
+    pub kind: FileKind,
+    /// Size in bytes when last read.
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch when last read.
+    pub mtime_ns: i64,
+    /// sha256 of the bytes when last read.
+    pub sha256: String,
+    /// `indexed`, `skipped` or `failed`.
+    pub status: String,
+    /// Why it was skipped or failed.
+    pub detail: String,
+    /// The chunker fingerprint its chunks were made with.
+    pub fingerprint: String,
+}
+
+/// A chunk to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewChunk {
+    /// Heading path, `A > B`.
+    pub breadcrumb: String,
+    /// 1-based line in the file.
+    pub line: usize,
+    /// The chunk's text.
+    pub text: String,
+    /// sha256 of the embed text.
+    pub embed_hash: TextHash,
+}
+
+/// A file's new state, with all of its chunks.
+#[derive(Debug, Clone)]
+pub struct FileUpdate {
+    /// The vault name.
+    pub vault: String,
+    /// Vault-relative path.
+    pub path: String,
+    /// Note or document.
+    pub kind: FileKind,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, ns.
+    pub mtime_ns: i64,
+    /// sha256 of the bytes.
+    pub sha256: String,
+    /// The title chunks are embedded with.
+    pub title: String,
+    /// The description chunks are embedded with.
+    pub description: String,
+    /// `indexed`, `skipped` or `failed`.
+    pub status: String,
+    /// Why it was skipped or failed.
+    pub detail: String,
+    /// The chunker fingerprint.
+    pub fingerprint: String,
+    /// The chunks, in order.
+    pub chunks: Vec<NewChunk>,
+}
+
+/// One transaction's worth of changes.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Files whose chunks are replaced wholesale.
+    pub upserts: Vec<FileUpdate>,
+    /// Files that are gone.
+    pub deletes: Vec<(String, String)>,
+    /// Files whose bytes are unchanged but whose mtime moved: (file id, mtime ns).
+    pub touches: Vec<(i64, i64)>,
+    /// New vectors.
+    pub vectors: Vec<(TextHash, Vec<f32>)>,
+}
+
+/// What a transaction changed, for the in-memory indexes.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// The chunk generation after the transaction.
+    pub generation: u64,
+    /// Chunk ids that no longer exist.
+    pub removed: Vec<i64>,
+    /// Chunk ids that were added.
+    pub added: Vec<i64>,
+}
+
+/// A chunk with what search needs to show it (no vector).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkInfo {
+    /// Chunk id.
+    pub id: i64,
+    /// The vault name.
+    pub vault: String,
+    /// Vault-relative path.
+    pub path: String,
+    /// Note or document.
+    pub kind: FileKind,
+    /// The file's title.
+    pub title: String,
+    /// The file's description.
+    pub description: String,
+    /// Heading path.
+    pub breadcrumb: String,
+    /// 1-based line.
+    pub line: usize,
+    /// sha256 of the embed text.
+    pub embed_hash: TextHash,
+}
+
+/// The SQLite store.
+pub struct Store {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+fn db_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::InternalError,
+        format!(
+            "the index store {} failed: {e}; if it persists, delete it and run `mdvault index`",
+            path.display()
+        ),
+    )
+}
+
+fn vector_bytes(v: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// Decodes a stored little-endian f32 vector.
+pub fn vector_from_bytes(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+impl Store {
+    /// Opens (or creates) `index.db` in `data_dir`, which is created 0700 with the file 0600.
+    pub fn open(data_dir: &Path) -> Result<Store> {
+        create_private_dir(data_dir)?;
+        let path = data_dir.join("index.db");
+        let existed = path.exists();
+        let conn = Connection::open(&path).map_err(|e| db_err(&path, e))?;
+        #[cfg(unix)]
+        if !existed {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        }
+        let _ = existed;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
+             PRAGMA foreign_keys = ON;
+             PRAGMA busy_timeout = 5000;",
+        )
+        .map_err(|e| db_err(&path, e))?;
+        let store = Store { path, conn: Mutex::new(conn) };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Where the store lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn migrate(&self) -> Result<()> {
+        let conn = self.lock();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| db_err(&self.path, e))?;
+        if version > SCHEMA_VERSION {
+            return Err(Error::new(
+                ErrorCode::InternalError,
+                format!(
+                    "the index store {} was written by a newer mdvault (schema {version}); \
+                     upgrade mdvault or delete the store to rebuild it",
+                    self.path.display()
+                ),
+            ));
+        }
+        if version < 1 {
+            conn.execute_batch(
+                "BEGIN;
+                 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                 CREATE TABLE IF NOT EXISTS files (
+                     id INTEGER PRIMARY KEY AUTOINCREMENT,
+                     vault TEXT NOT NULL,
+                     path TEXT NOT NULL,
+                     kind TEXT NOT NULL,
+                     size INTEGER NOT NULL,
+                     mtime_ns INTEGER NOT NULL,
+                     sha256 TEXT NOT NULL,
+                     title TEXT NOT NULL,
+                     description TEXT NOT NULL,
+                     status TEXT NOT NULL,
+                     detail TEXT NOT NULL,
+                     fingerprint TEXT NOT NULL,
+                     UNIQUE (vault, path));
+                 CREATE TABLE IF NOT EXISTS chunks (
+                     id INTEGER PRIMARY KEY AUTOINCREMENT,
+                     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+                     ord INTEGER NOT NULL,
+                     breadcrumb TEXT NOT NULL,
+                     line INTEGER NOT NULL,
+                     text TEXT NOT NULL,
+                     embed_hash BLOB NOT NULL);
+                 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (file_id, ord);
+                 CREATE INDEX IF NOT EXISTS chunks_by_hash ON chunks (embed_hash);
+                 CREATE TABLE IF NOT EXISTS vectors (hash BLOB PRIMARY KEY, vector BLOB NOT NULL);
+                 PRAGMA user_version = 1;
+                 COMMIT;",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    /// A value from the `meta` table.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.lock()
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Sets a value in the `meta` table.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.lock()
+            .execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![key, value],
+            )
+            .map(|_| ())
+            .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// The current chunk generation (bumped by every transaction that changes chunks).
+    pub fn generation(&self) -> Result<u64> {
+        Ok(self.meta("generation")?.and_then(|g| g.parse().ok()).unwrap_or(0))
+    }
+
+    /// Every file of a vault.
+    pub fn files(&self, vault: &str) -> Result<Vec<FileRow>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id, vault, path, kind, size, mtime_ns, sha256, status, detail, fingerprint
+                 FROM files WHERE vault = ?1 ORDER BY path",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let rows = stmt
+            .query_map([vault], |r| {
+                Ok(FileRow {
+                    id: r.get(0)?,
+                    vault: r.get(1)?,
+                    path: r.get(2)?,
+                    kind: FileKind::parse(&r.get::<_, String>(3)?),
+                    size: r.get::<_, i64>(4)? as u64,
+                    mtime_ns: r.get(5)?,
+                    sha256: r.get(6)?,
+                    status: r.get(7)?,
+                    detail: r.get(8)?,
+                    fingerprint: r.get(9)?,
+                })
+            })
+            .map_err(|e| db_err(&self.path, e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
+    }
+
+    /// The vault names that have files in the store.
+    pub fn vaults(&self) -> Result<Vec<String>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT DISTINCT vault FROM files ORDER BY vault")
+            .map_err(|e| db_err(&self.path, e))?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| db_err(&self.path, e))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>().map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Which of these hashes already have a vector.
+    pub fn present_vectors(&self, hashes: &[TextHash]) -> Result<HashSet<TextHash>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT 1 FROM vectors WHERE hash = ?1")
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut out = HashSet::new();
+        for h in hashes {
+            if stmt.exists([&h[..]]).map_err(|e| db_err(&self.path, e))? {
+                out.insert(*h);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Applies a batch in one transaction and returns what changed.
+    pub fn apply(&self, batch: Batch) -> Result<Applied> {
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(|e| db_err(&self.path, e))?;
+        let mut applied = Applied::default();
+        let changes_chunks = !batch.upserts.is_empty() || !batch.deletes.is_empty();
+        {
+            let mut insert_vec = tx
+                .prepare_cached("INSERT OR IGNORE INTO vectors (hash, vector) VALUES (?1, ?2)")
+                .map_err(|e| db_err(&self.path, e))?;
+            for (hash, v) in &batch.vectors {
+                insert_vec
+                    .execute(params![&hash[..], vector_bytes(v)])
+                    .map_err(|e| db_err(&self.path, e))?;
+            }
+            let mut old_chunks = tx
+                .prepare_cached(
+                    "SELECT chunks.id FROM chunks JOIN files ON files.id = chunks.file_id
+                     WHERE files.vault = ?1 AND files.path = ?2",
+                )
+                .map_err(|e| db_err(&self.path, e))?;
+            let mut delete_file = tx
+                .prepare_cached("DELETE FROM files WHERE vault = ?1 AND path = ?2")
+                .map_err(|e| db_err(&self.path, e))?;
+            // An upserted file replaces its old row (and, by cascade, its old chunks).
+            let replaced = batch.upserts.iter().map(|u| (u.vault.clone(), u.path.clone()));
+            let gone: Vec<(String, String)> =
+                batch.deletes.iter().cloned().chain(replaced).collect();
+            for (vault, path) in &gone {
+                let ids = old_chunks
+                    .query_map(params![vault, path], |r| r.get::<_, i64>(0))
+                    .map_err(|e| db_err(&self.path, e))?
+                    .collect::<rusqlite::Result<Vec<i64>>>()
+                    .map_err(|e| db_err(&self.path, e))?;
+                applied.removed.extend(ids);
+                delete_file.execute(params![vault, path]).map_err(|e| db_err(&self.path, e))?;
+            }
+            let mut insert_file = tx
+                .prepare_cached(
+                    "INSERT INTO files (vault, path, kind, size, mtime_ns, sha256, title, description,
+                                        status, detail, fingerprint)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )
+                .map_err(|e| db_err(&self.path, e))?;
+            let mut insert_chunk = tx
+                .prepare_cached(
+                    "INSERT INTO chunks (file_id, ord, breadcrumb, line, text, embed_hash)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(|e| db_err(&self.path, e))?;
+            for u in &batch.upserts {
+                insert_file
+                    .execute(params![
+                        u.vault,
+                        u.path,
+                        u.kind.as_str(),
+                        u.size as i64,
+                        u.mtime_ns,
+                        u.sha256,
+                        u.title,
+                        u.description,
+                        u.status,
+                        u.detail,
+                        u.fingerprint
+                    ])
+                    .map_err(|e| db_err(&self.path, e))?;
+                let file_id = tx.last_insert_rowid();
+                for (ord, c) in u.chunks.iter().enumerate() {
+                    insert_chunk
+                        .execute(params![
+                            file_id,
+                            ord as i64,
+                            c.breadcrumb,
+                            c.line as i64,
+                            c.text,
+                            &c.embed_hash[..]
+                        ])
+                        .map_err(|e| db_err(&self.path, e))?;
+                    applied.added.push(tx.last_insert_rowid());
+                }
+            }
+            let mut touch = tx
+                .prepare_cached("UPDATE files SET mtime_ns = ?2 WHERE id = ?1")
+                .map_err(|e| db_err(&self.path, e))?;
+            for (id, mtime) in &batch.touches {
+                touch.execute(params![id, mtime]).map_err(|e| db_err(&self.path, e))?;
+            }
+        }
+        let mut generation: u64 = tx
+            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()
+            .map_err(|e| db_err(&self.path, e))?
+            .and_then(|g| g.parse().ok())
+            .unwrap_or(0);
+        if changes_chunks {
+            generation += 1;
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('generation', ?1)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [generation.to_string()],
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        }
+        tx.commit().map_err(|e| db_err(&self.path, e))?;
+        applied.generation = generation;
+        Ok(applied)
+    }
+
+    /// Chunks with what search shows, for the given ids (missing ids are left out).
+    pub fn chunk_infos(&self, ids: &[i64]) -> Result<Vec<ChunkInfo>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
+                        chunks.breadcrumb, chunks.line, chunks.embed_hash
+                 FROM chunks JOIN files ON files.id = chunks.file_id WHERE chunks.id = ?1",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(info) =
+                stmt.query_row([id], info_from_row).optional().map_err(|e| db_err(&self.path, e))?
+            {
+                out.push(info);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every chunk with its info, in (vault, path, order) order.
+    pub fn all_chunk_infos(&self) -> Result<Vec<ChunkInfo>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
+                        chunks.breadcrumb, chunks.line, chunks.embed_hash
+                 FROM chunks JOIN files ON files.id = chunks.file_id
+                 ORDER BY files.vault, files.path, chunks.ord",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let rows = stmt.query_map([], info_from_row).map_err(|e| db_err(&self.path, e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
+    }
+
+    /// The texts of some chunks.
+    pub fn chunk_texts(&self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT text FROM chunks WHERE id = ?1")
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut out = HashMap::with_capacity(ids.len());
+        for id in ids {
+            if let Some(t) = stmt
+                .query_row([id], |r| r.get::<_, String>(0))
+                .optional()
+                .map_err(|e| db_err(&self.path, e))?
+            {
+                out.insert(*id, t);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Calls `f` with every chunk that has a vector, in chunk id order (the start-up load).
+    pub fn for_each_chunk_vector(&self, mut f: impl FnMut(i64, Vec<f32>)) -> Result<()> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT chunks.id, vectors.vector FROM chunks
+                 JOIN vectors ON vectors.hash = chunks.embed_hash ORDER BY chunks.id",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut rows = stmt.query([]).map_err(|e| db_err(&self.path, e))?;
+        while let Some(r) = rows.next().map_err(|e| db_err(&self.path, e))? {
+            let id: i64 = r.get(0).map_err(|e| db_err(&self.path, e))?;
+            let bytes: Vec<u8> = r.get(1).map_err(|e| db_err(&self.path, e))?;
+            f(id, vector_from_bytes(&bytes));
+        }
+        Ok(())
+    }
+
+    /// The vectors of some chunks (chunks without one are left out).
+    pub fn chunk_vectors(&self, ids: &[i64]) -> Result<Vec<(i64, Vec<f32>)>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT vectors.vector FROM chunks JOIN vectors ON vectors.hash = chunks.embed_hash
+                 WHERE chunks.id = ?1",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(b) = stmt
+                .query_row([id], |r| r.get::<_, Vec<u8>>(0))
+                .optional()
+                .map_err(|e| db_err(&self.path, e))?
+            {
+                out.push((*id, vector_from_bytes(&b)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Chunks whose embed text has no vector yet: (chunk info, chunk text).
+    pub fn chunks_missing_vectors(&self) -> Result<Vec<(ChunkInfo, String)>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
+                        chunks.breadcrumb, chunks.line, chunks.embed_hash, chunks.text
+                 FROM chunks JOIN files ON files.id = chunks.file_id
+                 WHERE NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)
+                 ORDER BY files.vault, files.path, chunks.ord",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((info_from_row(r)?, r.get::<_, String>(9)?)))
+            .map_err(|e| db_err(&self.path, e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Removes vectors no chunk refers to; returns how many.
+    pub fn prune_vectors(&self) -> Result<usize> {
+        self.lock()
+            .execute("DELETE FROM vectors WHERE hash NOT IN (SELECT embed_hash FROM chunks)", [])
+            .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Drops every vector (the model changed).
+    pub fn drop_vectors(&self) -> Result<()> {
+        self.lock()
+            .execute("DELETE FROM vectors", [])
+            .map(|_| ())
+            .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Drops every file, chunk and vector (a full rebuild).
+    pub fn clear(&self) -> Result<()> {
+        self.lock()
+            .execute_batch(
+                "BEGIN; DELETE FROM chunks; DELETE FROM files; DELETE FROM vectors; COMMIT;",
+            )
+            .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Counts: (files, chunks, vectors).
+    pub fn counts(&self) -> Result<(u64, u64, u64)> {
+        let conn = self.lock();
+        let count = |sql: &str| -> Result<u64> {
+            conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+                .map_err(|e| db_err(&self.path, e))
+        };
+        Ok((
+            count("SELECT COUNT(*) FROM files")?,
+            count("SELECT COUNT(*) FROM chunks")?,
+            count("SELECT COUNT(*) FROM vectors")?,
+        ))
+    }
+}
+
+fn info_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkInfo> {
+    let hash: Vec<u8> = r.get(8)?;
+    Ok(ChunkInfo {
+        id: r.get(0)?,
+        vault: r.get(1)?,
+        path: r.get(2)?,
+        kind: FileKind::parse(&r.get::<_, String>(3)?),
+        title: r.get(4)?,
+        description: r.get(5)?,
+        breadcrumb: r.get(6)?,
+        line: r.get::<_, i64>(7)? as usize,
+        embed_hash: TextHash::try_from(hash.as_slice()).unwrap_or([0; 32]),
+    })
+}
+
+/// Creates `dir` (and parents) and makes it private to the user.
+pub fn create_private_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::new(
+            ErrorCode::InternalError,
+            format!(
+                "cannot create the data directory {}: {e}; choose another with --data-dir",
+                dir.display()
+            ),
+        )
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    Ok(())
+}

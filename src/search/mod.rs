@@ -1,0 +1,465 @@
+//! Search: a query in, the best passages out, diverse and explained.
+//!
+//! The pipeline (details in `fusion.rs` and `select.rs`): the lexical arm takes the BM25 top
+//! candidates from tantivy and the dense arm the exact cosine top candidates from the matrix,
+//! both already narrowed to the requested vault and folder prefix; weighted reciprocal-rank
+//! fusion merges them, filed documents are down-weighted, an optional reranker reorders the
+//! head, an identifier lookup may pin exact matches first, and a diversity pass caps how many
+//! results one note may take. Every result says which arm found it and whether it was pinned;
+//! `explain` adds the ranks, scores and constants, and never changes the ranking.
+//!
+//! Search performs no writes and reaches the network only through the embedder and reranker.
+
+pub mod fusion;
+pub mod rerank;
+pub mod select;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::config::SearchSettings;
+use crate::error::{Error, ErrorCode, Result};
+use crate::index::store::FileKind;
+use crate::index::{ChunkMeta, Index, chunker, lexical, tokenize, under};
+pub use fusion::Matched;
+use rerank::Reranker;
+
+/// Which arms take part; the eval command compares them side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Both arms, fused (the default).
+    Hybrid,
+    /// BM25 only.
+    Lexical,
+    /// Vectors only.
+    Dense,
+}
+
+/// A validated search request.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// The query text.
+    pub query: String,
+    /// How many results; `None` means the configured default.
+    pub k: Option<usize>,
+    /// Only this vault (all vaults when `None`).
+    pub vault: Option<String>,
+    /// Only this folder (root-relative, case-insensitive, whole segments).
+    pub prefix: Option<String>,
+    /// Rerank more candidates and order purely by the reranker.
+    pub thorough: bool,
+    /// Use the reranker when one is configured.
+    pub rerank: bool,
+    /// Which arms.
+    pub mode: Mode,
+}
+
+impl SearchRequest {
+    /// A hybrid request with defaults.
+    pub fn new(query: &str) -> SearchRequest {
+        SearchRequest {
+            query: query.to_string(),
+            k: None,
+            vault: None,
+            prefix: None,
+            thorough: false,
+            rerank: true,
+            mode: Mode::Hybrid,
+        }
+    }
+}
+
+/// Per-result evidence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HitExplain {
+    /// 1-based rank in the dense candidates.
+    pub dense_rank: Option<usize>,
+    /// 1-based rank in the lexical candidates.
+    pub lexical_rank: Option<usize>,
+    /// 1-based rank from the reranker.
+    pub rerank_rank: Option<usize>,
+    /// Fused score in (0, 1], before the document weight.
+    pub fused: f64,
+    /// 1.0 for notes, the document weight for documents.
+    pub weight: f64,
+    /// The score the selection used.
+    pub score: f64,
+}
+
+/// One result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The chunk id.
+    pub chunk_id: i64,
+    /// The vault.
+    pub vault: String,
+    /// Vault-relative path.
+    pub path: String,
+    /// The file's title.
+    pub title: String,
+    /// Heading path, `A > B`.
+    pub heading: String,
+    /// 1-based line where the chunk starts.
+    pub line: usize,
+    /// A passage of the chunk around the query.
+    pub excerpt: String,
+    /// The whole chunk text.
+    pub text: String,
+    /// Which arm found it.
+    pub matched: Matched,
+    /// Pinned by the identifier lookup.
+    pub pinned: bool,
+    /// A filed document rather than a note.
+    pub document: bool,
+    /// Evidence.
+    pub explain: HitExplain,
+}
+
+/// Constants and decisions of one search, for `explain`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explain {
+    /// Arms used.
+    pub mode: Mode,
+    /// The RRF constant.
+    pub rrf_k: f64,
+    /// The lexical weight (dense is 1).
+    pub lexical_weight: f64,
+    /// Candidates per arm.
+    pub candidates: usize,
+    /// The document weight.
+    pub document_weight: f64,
+    /// MMR lambda.
+    pub mmr_lambda: f64,
+    /// The per-note cap.
+    pub cap: usize,
+    /// Query tokens after analysis.
+    pub tokens: Vec<String>,
+    /// Smallest document frequency among query tokens found in the index (0: none found).
+    pub rarest: u64,
+    /// Whether the identifier lookup pinned results.
+    pub lookup_fired: bool,
+    /// "used", "off", "not configured", or why it fell back.
+    pub rerank: String,
+}
+
+/// The answer to a search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResponse {
+    /// The results, in selection order.
+    pub results: Vec<Hit>,
+    /// The k that was used.
+    pub k: usize,
+    /// What the search did.
+    pub explain: Explain,
+    /// Things the caller should know (an arm that was unavailable, a reranker fallback).
+    pub notices: Vec<String>,
+}
+
+/// Everything search needs besides the index.
+pub struct Searcher<'a> {
+    /// The index to search.
+    pub index: &'a Index,
+    /// Ranking constants.
+    pub settings: &'a SearchSettings,
+    /// Prepended to the query before embedding.
+    pub query_prefix: &'a str,
+    /// The optional reranker.
+    pub reranker: Option<&'a Reranker>,
+}
+
+impl Searcher<'_> {
+    /// Runs one search.
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        let s = self.settings;
+        let query = req.query.trim();
+        if query.is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "the query is empty; say what to look for",
+            ));
+        }
+        let k = req.k.filter(|k| *k > 0).unwrap_or(s.default_k).clamp(1, 100);
+        let vault_idx =
+            match req.vault.as_deref().map(str::trim).filter(|v| !v.is_empty() && *v != "all") {
+                None => None,
+                Some(name) => Some(
+                    self.index.vault_names().iter().position(|v| v == name).ok_or_else(|| {
+                        Error::new(
+                            ErrorCode::NotFound,
+                            format!(
+                                "there is no vault named '{name}'; the vaults are: {}",
+                                self.index.vault_names().join(", ")
+                            ),
+                        )
+                    })? as u32,
+                ),
+            };
+        let vault_name = vault_idx.map(|i| self.index.vault_names()[i as usize].clone());
+        let prefix = req
+            .prefix
+            .as_deref()
+            .map(|p| p.trim().trim_matches('/').to_string())
+            .filter(|p| !p.is_empty());
+        if let Some(p) = &prefix {
+            let folders = self.index.folders(vault_name.as_deref());
+            if !folders.iter().any(|f| f.eq_ignore_ascii_case(p)) {
+                let top: Vec<&String> = folders.iter().filter(|f| !f.contains('/')).collect();
+                return Err(Error::new(
+                    ErrorCode::NotFound,
+                    format!(
+                        "nothing indexed lies under '{p}'; indexed top-level folders: {}",
+                        if top.is_empty() {
+                            "(none)".to_string()
+                        } else {
+                            top.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                        }
+                    ),
+                ));
+            }
+        }
+
+        let tokens = unique(tokenize::tokenize(query));
+        let mut notices = Vec::new();
+        let use_lexical = req.mode != Mode::Dense && !tokens.is_empty();
+        let mut use_dense = req.mode != Mode::Lexical;
+
+        let lexical_hits = if use_lexical {
+            let filter =
+                lexical::Filter { vault: vault_name.as_deref(), prefix: prefix.as_deref() };
+            self.index.lexical().search(&tokens, s.candidates, &filter)?
+        } else {
+            Vec::new()
+        };
+        let lexical_ids: Vec<i64> = lexical_hits.iter().map(|h| h.chunk_id as i64).collect();
+
+        let mut dense_ids = Vec::new();
+        if use_dense {
+            let text = format!("{}{}", self.query_prefix, query);
+            match self.index.embedder().embed(&[text.as_str()]) {
+                Ok(mut rows) if !rows.is_empty() => {
+                    let q = rows.swap_remove(0);
+                    let keep = |key: &crate::index::dense::RowKey| {
+                        vault_idx.is_none_or(|v| key.vault == v)
+                            && prefix.as_deref().is_none_or(|p| under(&key.path, p))
+                    };
+                    dense_ids = self
+                        .index
+                        .dense()
+                        .top(&q, s.candidates, &keep)
+                        .into_iter()
+                        .map(|(id, _)| id)
+                        .collect();
+                }
+                Ok(_) => {}
+                Err(e) if req.mode == Mode::Hybrid => {
+                    tracing::warn!("query embedding failed, searching lexically only: {e}");
+                    notices.push(format!(
+                        "the dense arm is unavailable ({e}); these are lexical results only"
+                    ));
+                    use_dense = false;
+                }
+                Err(e) => {
+                    return Err(Error::new(
+                        ErrorCode::NotReady,
+                        format!("the embedder is unavailable: {e}; retry shortly"),
+                    ));
+                }
+            }
+        }
+
+        let weights = fusion::Weights {
+            rrf_k: s.rrf_k,
+            dense: if use_dense { 1.0 } else { 0.0 },
+            lexical: if use_lexical { s.lexical_weight } else { 0.0 },
+        };
+        let metas: HashMap<i64, ChunkMeta> = dense_ids
+            .iter()
+            .chain(&lexical_ids)
+            .filter_map(|id| self.index.chunk(*id).map(|m| (*id, m)))
+            .collect();
+        let mut candidates = fusion::fuse(&dense_ids, &lexical_ids, &weights, |id| {
+            metas
+                .get(&id)
+                .map(|m| if m.kind == FileKind::Document { s.document_weight } else { 1.0 })
+        });
+
+        // The lexical texts of the lexical candidates: the lookup needs their token sets.
+        let texts =
+            self.index.store().chunk_texts(&candidates.iter().map(|c| c.id).collect::<Vec<_>>())?;
+        let mut rarest = 0;
+        let mut pins = Vec::new();
+        if use_lexical && !lexical_ids.is_empty() {
+            rarest = tokens
+                .iter()
+                .map(|t| self.index.lexical().doc_freq(t))
+                .filter(|n| *n > 0)
+                .min()
+                .unwrap_or(0);
+            if (1..=select::LOOKUP_MAX_MATCHES).contains(&rarest) {
+                let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+                pins = select::lookup_pins(&lexical_ids, |id| {
+                    let meta = metas.get(&id)?;
+                    let text = texts.get(&id)?;
+                    let have: HashSet<String> = tokenize::tokenize(&chunker::lexical_text(
+                        &meta.title,
+                        &meta.breadcrumb,
+                        text,
+                    ))
+                    .into_iter()
+                    .collect();
+                    let holds_all = wanted.iter().all(|t| have.contains(*t));
+                    Some((note_key(meta), holds_all))
+                });
+            }
+        }
+
+        let rerank_state = match (self.reranker, req.rerank && req.mode == Mode::Hybrid) {
+            (None, _) => "not configured".to_string(),
+            (Some(_), false) => "off".to_string(),
+            (Some(r), true) => {
+                let n = if req.thorough { r.thorough_candidates() } else { r.candidates() };
+                let head: Vec<i64> = candidates.iter().take(n).map(|c| c.id).collect();
+                let docs: Vec<&str> =
+                    head.iter().map(|id| texts.get(id).map_or("", String::as_str)).collect();
+                match r.rerank(query, &docs) {
+                    Ok(scores) => {
+                        fusion::apply_rerank(
+                            &mut candidates,
+                            &scores,
+                            if req.thorough { 0.0 } else { r.fusion_k() },
+                        );
+                        "used".to_string()
+                    }
+                    Err(e) => {
+                        tracing::warn!("reranker failed, keeping fused order: {e}");
+                        notices.push(format!(
+                            "the reranker is unavailable ({e}); results are in fused order"
+                        ));
+                        format!("fell back to fused order: {e}")
+                    }
+                }
+            }
+        };
+
+        let cap = select::cap(k);
+        let chosen = select::select(&candidates, &pins, k, cap, s.mmr_lambda, |id| {
+            metas.get(&id).map(note_key).unwrap_or_default()
+        });
+
+        let mut results = Vec::with_capacity(chosen.len());
+        for (cand, pinned) in chosen {
+            let Some(meta) = metas.get(&cand.id) else { continue };
+            let text = texts.get(&cand.id).cloned().unwrap_or_default();
+            results.push(Hit {
+                chunk_id: cand.id,
+                vault: meta.vault.clone(),
+                path: meta.path.clone(),
+                title: meta.title.clone(),
+                heading: meta.breadcrumb.clone(),
+                line: meta.line,
+                excerpt: excerpt(&text, query),
+                text,
+                matched: cand.matched(),
+                pinned,
+                document: meta.kind == FileKind::Document,
+                explain: HitExplain {
+                    dense_rank: cand.dense_rank,
+                    lexical_rank: cand.lexical_rank,
+                    rerank_rank: cand.rerank_rank,
+                    fused: cand.fused,
+                    weight: cand.weight,
+                    score: cand.score,
+                },
+            });
+        }
+
+        Ok(SearchResponse {
+            results,
+            k,
+            explain: Explain {
+                mode: req.mode,
+                rrf_k: s.rrf_k,
+                lexical_weight: s.lexical_weight,
+                candidates: s.candidates,
+                document_weight: s.document_weight,
+                mmr_lambda: s.mmr_lambda,
+                cap,
+                tokens,
+                rarest,
+                lookup_fired: !pins.is_empty(),
+                rerank: rerank_state,
+            },
+            notices,
+        })
+    }
+}
+
+fn note_key(meta: &ChunkMeta) -> String {
+    format!("{}\u{0}{}", meta.vault, meta.path)
+}
+
+fn unique(tokens: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    tokens.into_iter().filter(|t| seen.insert(t.clone())).collect()
+}
+
+/// About 300 characters of `text`, around the first place a query word appears.
+pub fn excerpt(text: &str, query: &str) -> String {
+    const WIDTH: usize = 300;
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let chars: Vec<char> = flat.chars().collect();
+    if chars.len() <= WIDTH {
+        return flat;
+    }
+    let lower = flat.to_lowercase();
+    let mut start_byte = None;
+    for word in query.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 3) {
+        if let Some(pos) = lower.find(&word.to_lowercase()) {
+            start_byte = Some(start_byte.map_or(pos, |s: usize| s.min(pos)));
+        }
+    }
+    // Lowercasing can change byte lengths; map back through the character index.
+    let hit_char =
+        start_byte.map_or(0, |b| lower[..b.min(lower.len())].chars().count()).min(chars.len());
+    let mut start = hit_char.saturating_sub(60);
+    if start + WIDTH > chars.len() {
+        start = chars.len() - WIDTH;
+    }
+    while start > 0 && chars[start - 1] != ' ' {
+        start -= 1;
+    }
+    let mut end = (start + WIDTH).min(chars.len());
+    while end < chars.len() && end > start && chars[end] != ' ' {
+        end -= 1;
+    }
+    if end <= start {
+        end = (start + WIDTH).min(chars.len());
+    }
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(&chars[start..end]);
+    if end < chars.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_centre_on_the_query_and_mark_cuts() {
+        let text = format!(
+            "{} The boiler pressure should read 1.3 bar when cold. {}",
+            "filler ".repeat(80),
+            "tail ".repeat(80)
+        );
+        let e = excerpt(&text, "boiler pressure");
+        assert!(e.starts_with('…') && e.ends_with('…'), "{e}");
+        assert!(e.contains("The boiler pressure should read 1.3 bar"));
+        assert!(e.chars().count() <= 302);
+        assert_eq!(excerpt("short  text\n\nhere", "x"), "short text here");
+    }
+}

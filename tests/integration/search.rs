@@ -1,0 +1,294 @@
+//! Hybrid search over the fixture vault with the real local model: identifiers, paraphrases,
+//! filters, the lookup override, warm-equals-cold builds, store repair and the watcher.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use mdvault::ErrorCode;
+use mdvault::config::Config;
+use mdvault::embed::Embedder;
+use mdvault::engine::Engine;
+use mdvault::index::Silent;
+use mdvault::search::{Matched, Mode, SearchRequest};
+
+use crate::common::{TempVault, model_dir, test_config};
+
+/// The real local model (the safetensors file is memory-mapped, so loads share its pages).
+fn embedder() -> Embedder {
+    Embedder::Local(
+        mdvault::embed::local::LocalEmbedder::load(&model_dir()).unwrap_or_else(|e| {
+            panic!("{e}; run scripts/fetch-model.sh (or set MDVAULT_MODEL_DIR)")
+        }),
+    )
+}
+
+struct Fixture {
+    vault: TempVault,
+    data: tempfile::TempDir,
+    engine: Engine,
+}
+
+fn config_for(vault: &TempVault, data: &std::path::Path) -> Config {
+    let mut c = test_config(vault.root(), data);
+    c.search.exclude_dirs = vec!["Workflows".into(), "Reports".into()];
+    c.watch_debounce_seconds = 0.2;
+    c
+}
+
+fn indexed_fixture() -> Fixture {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let engine = Engine::with_embedder(config_for(&vault, data.path()), embedder()).unwrap();
+    engine.sync(None, false, &Silent).unwrap();
+    Fixture { vault, data, engine }
+}
+
+fn shared() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(indexed_fixture)
+}
+
+fn top(engine: &Engine, q: &str, k: usize) -> Vec<(String, Matched, bool)> {
+    let mut req = SearchRequest::new(q);
+    req.k = Some(k);
+    engine
+        .search(&req)
+        .unwrap()
+        .results
+        .into_iter()
+        .map(|h| (h.path, h.matched, h.pinned))
+        .collect()
+}
+
+#[test]
+fn identifiers_are_pinned_first_and_decoys_never_appear() {
+    let f = shared();
+    for (query, expect) in [
+        ("NB-7726041", "Home/Utilities/Broadband.md"),
+        ("DP-4418-K", "Home/Appliances.md"),
+        ("1730028845196", "Home/Utilities/Electricity.md"),
+    ] {
+        let got = top(&f.engine, query, 6);
+        assert_eq!(got[0].0, expect, "{query}: {got:?}");
+        assert!(got[0].2, "{query} should be pinned: {got:?}");
+        assert!(
+            got.iter().all(|(p, _, _)| !p.starts_with("Workflows/") && !p.starts_with("Reports/")),
+            "{query} leaked a decoy: {got:?}"
+        );
+    }
+}
+
+#[test]
+fn paraphrases_are_found_by_meaning() {
+    let f = shared();
+    let got = top(&f.engine, "when do I have my next check-up for my teeth", 6);
+    assert!(
+        got.iter().take(3).any(|(p, _, _)| p == "Personal/Rhiannon/Health/Dentist.md"),
+        "{got:?}"
+    );
+    let got = top(&f.engine, "how can I get back a photo I deleted by mistake", 6);
+    assert!(got.iter().take(3).any(|(p, _, _)| p == "Tech/NAS.md"), "{got:?}");
+}
+
+#[test]
+fn a_note_takes_at_most_the_cap_and_results_say_which_arm_found_them() {
+    let f = shared();
+    let mut req = SearchRequest::new("car MOT tax insurance renewal");
+    req.k = Some(6);
+    let resp = f.engine.search(&req).unwrap();
+    assert_eq!(resp.results.len(), 6);
+    let mut per_note = std::collections::HashMap::new();
+    for h in &resp.results {
+        *per_note.entry(h.path.clone()).or_insert(0) += 1;
+    }
+    assert!(per_note.values().all(|n| *n <= 2), "{per_note:?}");
+    assert!(resp.results.iter().any(|h| h.matched == Matched::Both));
+    assert!(resp.results.iter().all(|h| h.explain.fused > 0.0 && h.explain.fused <= 1.0));
+}
+
+#[test]
+fn prefix_and_vault_filters_apply_before_the_candidate_windows() {
+    let f = shared();
+    let mut req = SearchRequest::new("account number");
+    req.prefix = Some("home/utilities".into());
+    let resp = f.engine.search(&req).unwrap();
+    assert!(!resp.results.is_empty());
+    assert!(
+        resp.results.iter().all(|h| h.path.starts_with("Home/Utilities/")),
+        "{:?}",
+        resp.results
+    );
+
+    req.prefix = Some("Home/Util".into());
+    let err = f.engine.search(&req).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound);
+    assert!(err.message().contains("Home"), "{}", err.message());
+
+    let mut req = SearchRequest::new("boiler");
+    req.vault = Some("nope".into());
+    assert_eq!(f.engine.search(&req).unwrap_err().code(), ErrorCode::NotFound);
+    req.vault = Some("fixture".into());
+    assert!(!f.engine.search(&req).unwrap().results.is_empty());
+}
+
+#[test]
+fn single_arm_modes_report_their_own_arm() {
+    let f = shared();
+    let mut req = SearchRequest::new("ferry booking");
+    req.mode = Mode::Lexical;
+    let lexical = f.engine.search(&req).unwrap();
+    assert!(lexical.results.iter().all(|h| h.matched == Matched::Lexical));
+    req.mode = Mode::Dense;
+    let dense = f.engine.search(&req).unwrap();
+    assert!(dense.results.iter().all(|h| h.matched == Matched::Dense));
+    assert!(!dense.results.is_empty());
+}
+
+#[test]
+fn cjk_notes_are_findable_lexically() {
+    let f = shared();
+    let mut req = SearchRequest::new("豆腐");
+    req.mode = Mode::Lexical;
+    let got = f.engine.search(&req).unwrap();
+    assert_eq!(got.results.first().map(|h| h.path.as_str()), Some("Personal/Recipes/麻婆豆腐.md"));
+}
+
+#[test]
+fn a_warm_build_equals_a_cold_one_and_embeds_nothing() {
+    let f = shared();
+    let again = f.engine.sync(None, false, &Silent).unwrap();
+    assert_eq!(again[0].1.files_chunked, 0);
+    assert_eq!(again[0].1.texts_embedded, 0);
+
+    // A second, cold build elsewhere: same chunks in the same order, bit-identical vectors.
+    let data = tempfile::tempdir().unwrap();
+    let cold = Engine::with_embedder(config_for(&f.vault, data.path()), embedder()).unwrap();
+    cold.sync(None, false, &Silent).unwrap();
+    let a = f.engine.index().store().all_chunk_infos().unwrap();
+    let b = cold.index().store().all_chunk_infos().unwrap();
+    let strip = |v: &[mdvault::index::store::ChunkInfo]| {
+        v.iter()
+            .map(|c| (c.path.clone(), c.breadcrumb.clone(), c.line, c.embed_hash))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&a), strip(&b));
+    let va = f
+        .engine
+        .index()
+        .store()
+        .chunk_vectors(&a.iter().map(|c| c.id).collect::<Vec<_>>())
+        .unwrap();
+    let vb =
+        cold.index().store().chunk_vectors(&b.iter().map(|c| c.id).collect::<Vec<_>>()).unwrap();
+    assert_eq!(va.len(), a.len());
+    for ((_, x), (_, y)) in va.iter().zip(&vb) {
+        assert_eq!(
+            x.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+            y.iter().map(|f| f.to_bits()).collect::<Vec<_>>()
+        );
+    }
+    let warm = Engine::with_embedder(config_for(&f.vault, f.data.path()), embedder()).unwrap();
+    assert_eq!(top(&warm, "NB-7726041", 3), top(&f.engine, "NB-7726041", 3));
+}
+
+#[test]
+fn a_store_out_of_step_with_the_lexical_index_is_repaired_on_open() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let engine = Engine::with_embedder(config_for(&vault, data.path()), embedder()).unwrap();
+    engine.sync(None, false, &Silent).unwrap();
+    let before = top(&engine, "ferry booking CFY-77310", 3);
+    // As if the process died between the store's commit and the lexical index's.
+    engine.index().store().set_meta("generation", "999999").unwrap();
+    drop(engine);
+    let reopened = Engine::with_embedder(config_for(&vault, data.path()), embedder()).unwrap();
+    assert_eq!(top(&reopened, "ferry booking CFY-77310", 3), before);
+    // And with the lexical folder gone entirely.
+    drop(reopened);
+    std::fs::remove_dir_all(data.path().join("lexical")).unwrap();
+    let reopened = Engine::with_embedder(config_for(&vault, data.path()), embedder()).unwrap();
+    assert_eq!(top(&reopened, "ferry booking CFY-77310", 3), before);
+}
+
+#[test]
+fn the_store_is_private_and_outside_the_vault() {
+    let f = shared();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(f.data.path()), 0o700);
+        assert_eq!(mode(&f.data.path().join("index.db")), 0o600);
+    }
+    assert!(!f.data.path().starts_with(f.vault.root()));
+}
+
+fn wait_for(
+    engine: &Engine,
+    query: &str,
+    want: impl Fn(&[(String, Matched, bool)]) -> bool,
+) -> Vec<(String, Matched, bool)> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let mut req = SearchRequest::new(query);
+        req.k = Some(6);
+        req.mode = Mode::Lexical;
+        let got: Vec<_> = engine
+            .search(&req)
+            .unwrap()
+            .results
+            .into_iter()
+            .map(|h| (h.path, h.matched, h.pinned))
+            .collect();
+        if want(&got) || Instant::now() > deadline {
+            return got;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_watcher_follows_edits_renames_and_deletes() {
+    let f = indexed_fixture();
+    let _watch = f.engine.watch().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+
+    f.vault.write(
+        "Inbox/Quokka.md",
+        "# Quokka\n\nThe zanzibarite quokka sighting was logged on Tuesday.\n",
+    );
+    let got =
+        wait_for(&f.engine, "zanzibarite", |r| r.iter().any(|(p, _, _)| p == "Inbox/Quokka.md"));
+    assert!(got.iter().any(|(p, _, _)| p == "Inbox/Quokka.md"), "new note not indexed: {got:?}");
+
+    std::fs::rename(
+        f.vault.root().join("Inbox/Quokka.md"),
+        f.vault.root().join("Inbox/Wallaby.md"),
+    )
+    .unwrap();
+    let got = wait_for(&f.engine, "zanzibarite", |r| r.len() == 1 && r[0].0 == "Inbox/Wallaby.md");
+    assert_eq!(got.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), ["Inbox/Wallaby.md"]);
+
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(outside.path().join("Trip/Days")).unwrap();
+    std::fs::write(
+        outside.path().join("Trip/Days/Day one.md"),
+        "# Day one\n\nWe saw a marsupial called a quoll.\n",
+    )
+    .unwrap();
+    std::fs::rename(outside.path().join("Trip"), f.vault.root().join("Trip")).unwrap_or_else(
+        |_| {
+            crate::common::copy_tree(&outside.path().join("Trip"), &f.vault.root().join("Trip"));
+        },
+    );
+    let got =
+        wait_for(&f.engine, "quoll", |r| r.iter().any(|(p, _, _)| p == "Trip/Days/Day one.md"));
+    assert!(
+        got.iter().any(|(p, _, _)| p == "Trip/Days/Day one.md"),
+        "moved-in folder not adopted: {got:?}"
+    );
+
+    std::fs::remove_file(f.vault.root().join("Inbox/Wallaby.md")).unwrap();
+    let got = wait_for(&f.engine, "zanzibarite", |r| r.is_empty());
+    assert!(got.is_empty(), "deleted note still found: {got:?}");
+}
