@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{Config, EmbeddingBackend};
+use crate::embed::hashing::HashingEmbedder;
 use crate::embed::{Embedder, http::HttpConfig, http::HttpEmbedder, local::LocalEmbedder};
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::watch::{self, Watcher};
@@ -50,6 +51,7 @@ pub fn load_embedder(config: &Config) -> Result<Embedder> {
                 api_key: std::env::var("MDVAULT_EMBEDDING_API_KEY").ok().filter(|k| !k.is_empty()),
             })))
         }
+        EmbeddingBackend::Hashing { dims } => Ok(Embedder::Hashing(HashingEmbedder::new(*dims))),
     }
 }
 

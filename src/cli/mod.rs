@@ -4,6 +4,7 @@
 //! REST and MCP return. A refusal prints `error[code]: message` on stderr and exits 1; a usage
 //! or configuration problem exits 2. This module owns clap; nothing below it knows clap exists.
 
+mod bench;
 mod notes;
 mod search;
 
@@ -57,6 +58,12 @@ enum Command {
         after_help = "Examples:\n  mdvault search \"when is the boiler serviced\"\n  mdvault search NB-7726041 --explain\n  mdvault search \"notice period\" --prefix Personal -k 3 --json"
     )]
     Search(search::SearchArgs),
+    /// Measure this machine: embedding, indexing, search latency at 1k/10k/100k chunks,
+    /// warm start, edit-to-searchable and memory. Prints figures; asserts nothing.
+    #[command(
+        after_help = "Examples:\n  mdvault bench\n  mdvault bench --scales 1000,10000 --json\n  mdvault bench --compare-python --real-vault ~/Notes"
+    )]
+    Bench(bench::BenchArgs),
     #[command(flatten)]
     Notes(notes::NoteCommand),
 }
@@ -129,6 +136,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Index(args) => search::index(&open_engine(config)?, only.as_deref(), args),
         Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
+        Command::Bench(args) => bench::run(&config, args),
     }
 }
 

@@ -149,6 +149,7 @@ pub fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> Result<(
         thorough: args.thorough,
         rerank: !args.no_rerank,
         mode,
+        query_vector: None,
     };
     let resp = engine.search(&req)?;
     if args.json {

@@ -63,6 +63,11 @@ pub enum EmbeddingBackend {
         /// The expected vector length.
         dims: usize,
     },
+    /// The model-free hashing embedder, for benchmarks and tests (never the default).
+    Hashing {
+        /// The vector length.
+        dims: usize,
+    },
 }
 
 /// Embedding settings.
@@ -395,6 +400,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
                 dims,
             }
         }
+        "hashing" => EmbeddingBackend::Hashing { dims: e.dims.unwrap_or(384) },
         other => {
             return Err(err(format!("embedding.backend is {other:?}; use local or http")));
         }

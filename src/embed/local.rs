@@ -28,6 +28,9 @@ const BATCH: usize = 8;
 /// The files a model folder must hold.
 const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
+/// Embedded rows tagged with their input position.
+type Rows = Vec<(usize, Vec<f32>)>;
+
 /// A BERT sentence-embedding model loaded from a local folder.
 pub struct LocalEmbedder {
     // Boxed so that `Embedder::Local` stays about as small as `Embedder::Http`.
@@ -36,6 +39,8 @@ pub struct LocalEmbedder {
     padding: PaddingParams,
     dims: usize,
     model_id: String,
+    /// One single-threaded rayon pool per worker; see [`LocalEmbedder::embed`].
+    pools: Vec<rayon::ThreadPool>,
 }
 
 impl LocalEmbedder {
@@ -100,12 +105,18 @@ impl LocalEmbedder {
             .unwrap_or_else(|| "model".to_string());
         let model_id = format!("local:{folder}@{}", &digest[..12]);
 
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let pools = (0..cores)
+            .map(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| EmbedError::Other(format!("cannot start embedding workers: {e}")))?;
         Ok(LocalEmbedder {
             model: Box::new(model),
             tokenizer: Box::new(tokenizer),
             padding,
             dims: config.hidden_size,
             model_id,
+            pools,
         })
     }
 
@@ -134,12 +145,58 @@ impl LocalEmbedder {
         order.sort_by_key(|&i| encodings[i].len());
         let mut encodings: Vec<Option<Encoding>> = encodings.into_iter().map(Some).collect();
 
+        let batches: Vec<(Vec<usize>, Vec<Encoding>)> = order
+            .chunks(BATCH)
+            .map(|positions| {
+                let batch = positions.iter().filter_map(|&i| encodings[i].take()).collect();
+                (positions.to_vec(), batch)
+            })
+            .collect();
+        // One batch (a query, an edit) runs with every core inside each matrix product. Several
+        // batches run side by side instead, one core each: candle's element-wise steps (GELU,
+        // softmax, layer norm) are single-threaded, so parallel batches keep both cores busy
+        // where parallel matrix products leave one idle (measured: +20-25% chunks/s on 2 cores).
+        let workers = self.pools.len().min(batches.len());
         let mut out = vec![Vec::new(); texts.len()];
-        for positions in order.chunks(BATCH) {
-            let mut batch: Vec<Encoding> =
-                positions.iter().filter_map(|&i| encodings[i].take()).collect();
-            let rows = self.forward(&mut batch)?;
-            for (&i, row) in positions.iter().zip(rows) {
+        if workers <= 1 {
+            for (positions, mut batch) in batches {
+                let rows = self.forward(&mut batch)?;
+                for (&i, row) in positions.iter().zip(rows) {
+                    out[i] = row;
+                }
+            }
+            return Ok(out);
+        }
+        let queue = std::sync::Mutex::new(batches.into_iter());
+        let results: Vec<Result<Rows, EmbedError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let (queue, pool) = (&queue, &self.pools[w]);
+                    scope.spawn(move || {
+                        pool.install(|| {
+                            let mut done = Vec::new();
+                            loop {
+                                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                                let Some((positions, mut batch)) = next else { break };
+                                let rows = self.forward(&mut batch)?;
+                                done.extend(positions.into_iter().zip(rows));
+                            }
+                            Ok(done)
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(EmbedError::Other("an embedding worker panicked".into()))
+                    })
+                })
+                .collect()
+        });
+        for r in results {
+            for (i, row) in r? {
                 out[i] = row;
             }
         }
@@ -386,5 +443,25 @@ mod tests {
             .unwrap();
         let reason = model_files_reason(tmp.path());
         assert!(reason.starts_with("`model.safetensors` is not a safetensors file"), "{reason}");
+    }
+
+    #[test]
+    fn parallel_batches_give_the_same_rows_in_input_order() {
+        let model = embedder();
+        let texts: Vec<String> = (0..21)
+            .map(|i| {
+                format!(
+                    "Note {i}: {}",
+                    "the boiler was serviced and the pressure checked ".repeat(1 + i % 5)
+                )
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let together = model.embed(&refs).unwrap();
+        for (i, text) in refs.iter().enumerate() {
+            let alone = model.embed(&[text]).unwrap().remove(0);
+            let cos: f32 = alone.iter().zip(&together[i]).map(|(a, b)| a * b).sum();
+            assert!(cos > 0.9999, "row {i} differs (cos {cos})");
+        }
     }
 }

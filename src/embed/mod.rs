@@ -20,8 +20,7 @@ pub enum EmbedError {
     /// The model folder lacks a file, or a file in it cannot be used.
     #[error(
         "the embedding model in {} cannot be loaded: {reason}; install it with \
-         `scripts/fetch-model.sh` (or `mdvault model fetch`), or point the config at another \
-         model folder",
+         `scripts/fetch-model.sh DATA_DIR`, or point embedding.model_dir at another model folder",
         dir.display()
     )]
     ModelFiles {

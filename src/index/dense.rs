@@ -151,20 +151,84 @@ impl Dense {
     }
 }
 
-/// The dot product, written so the compiler vectorises it (eight independent accumulators).
+/// The dot product of two equally long vectors. On x86-64 machines with AVX2 and FMA (checked
+/// once at run time, so the binary stays portable) it uses 256-bit fused multiply-adds, which
+/// is what makes an exact scan of 100k rows a few milliseconds.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    (dot_impl())(a, b)
+}
+
+type DotFn = fn(&[f32], &[f32]) -> f32;
+
+fn dot_impl() -> DotFn {
+    static CHOSEN: std::sync::OnceLock<DotFn> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            return dot_avx2_checked;
+        }
+        dot_portable
+    })
+}
+
+/// Fixed-size blocks (no bounds checks in the loop) and eight independent accumulators, so the
+/// compiler vectorises it with the baseline instruction set.
+fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
+    let (blocks_a, rest_a) = a.as_chunks::<8>();
+    let (blocks_b, rest_b) = b.as_chunks::<8>();
     let mut acc = [0.0f32; 8];
-    let chunks = a.len() / 8;
-    for i in 0..chunks {
+    for (x, y) in blocks_a.iter().zip(blocks_b) {
         for j in 0..8 {
-            acc[j] += a[i * 8 + j] * b[i * 8 + j];
+            acc[j] += x[j] * y[j];
         }
     }
     let mut sum: f32 = acc.iter().sum();
-    for i in chunks * 8..a.len() {
-        sum += a[i] * b[i];
+    for (x, y) in rest_a.iter().zip(rest_b) {
+        sum += x * y;
     }
     sum
+}
+
+#[cfg(target_arch = "x86_64")]
+fn dot_avx2_checked(a: &[f32], b: &[f32]) -> f32 {
+    // SAFETY: only chosen by `dot_impl` after detecting AVX2 and FMA on this CPU.
+    unsafe { dot_avx2(a, b) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+    use std::arch::x86_64::*;
+    let n = a.len().min(b.len());
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let mut acc = [_mm256_setzero_ps(); 4];
+    let mut i = 0;
+    // SAFETY: every load reads 8 floats at an offset below `n - 8` (checked by the loop bounds)
+    // from slices of at least `n` floats; unaligned loads have no alignment requirement.
+    unsafe {
+        while i + 32 <= n {
+            for (k, slot) in acc.iter_mut().enumerate() {
+                let x = _mm256_loadu_ps(pa.add(i + 8 * k));
+                let y = _mm256_loadu_ps(pb.add(i + 8 * k));
+                *slot = _mm256_fmadd_ps(x, y, *slot);
+            }
+            i += 32;
+        }
+        while i + 8 <= n {
+            acc[0] =
+                _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), acc[0]);
+            i += 8;
+        }
+        let sum = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+        let mut lanes = [0.0f32; 8];
+        _mm256_storeu_ps(lanes.as_mut_ptr(), sum);
+        let mut total: f32 = lanes.iter().sum();
+        while i < n {
+            total += *pa.add(i) * *pb.add(i);
+            i += 1;
+        }
+        total
+    }
 }
 
 #[cfg(test)]
@@ -221,10 +285,17 @@ mod tests {
     }
 
     #[test]
-    fn dot_matches_the_plain_sum() {
-        let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.5).collect();
-        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.1).collect();
-        let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-        assert!((dot(&a, &b) - plain).abs() < 1e-4);
+    fn every_dot_implementation_matches_the_plain_sum() {
+        for len in [0, 1, 7, 8, 19, 33, 384, 385] {
+            let a: Vec<f32> = (0..len).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..len).map(|i| (i as f32 * 0.11).cos()).collect();
+            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - plain).abs() < 1e-3, "len {len}");
+            assert!((dot_portable(&a, &b) - plain).abs() < 1e-3, "len {len}");
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                assert!((dot_avx2_checked(&a, &b) - plain).abs() < 1e-3, "len {len}");
+            }
+        }
     }
 }

@@ -38,7 +38,7 @@ use store::{Batch, ChunkInfo, FileKind, FileUpdate, NewChunk, Store, TextHash};
 /// lexical search sees progress, large enough that commits do not dominate.
 const FILES_PER_BATCH: usize = 64;
 /// Distinct texts per embedding call during a sync.
-const TEXTS_PER_EMBED: usize = 32;
+const TEXTS_PER_EMBED: usize = 64;
 
 /// What a sync or update did.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -504,20 +504,22 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
 
-    /// The texts of some chunks.
+    /// The texts of some chunks, in one query per few hundred ids.
     pub fn chunk_texts(&self, ids: &[i64]) -> Result<HashMap<i64, String>> {
         let conn = self.lock();
-        let mut stmt = conn
-            .prepare_cached("SELECT text FROM chunks WHERE id = ?1")
-            .map_err(|e| db_err(&self.path, e))?;
         let mut out = HashMap::with_capacity(ids.len());
-        for id in ids {
-            if let Some(t) = stmt
-                .query_row([id], |r| r.get::<_, String>(0))
-                .optional()
-                .map_err(|e| db_err(&self.path, e))?
-            {
-                out.insert(*id, t);
+        for part in ids.chunks(500) {
+            let marks = vec!["?"; part.len()].join(",");
+            let sql = format!("SELECT id, text FROM chunks WHERE id IN ({marks})");
+            let mut stmt = conn.prepare_cached(&sql).map_err(|e| db_err(&self.path, e))?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(part.iter()), |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+                })
+                .map_err(|e| db_err(&self.path, e))?;
+            for row in rows {
+                let (id, text) = row.map_err(|e| db_err(&self.path, e))?;
+                out.insert(id, text);
             }
         }
         Ok(out)

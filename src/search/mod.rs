@@ -51,6 +51,9 @@ pub struct SearchRequest {
     pub rerank: bool,
     /// Which arms.
     pub mode: Mode,
+    /// A query vector computed beforehand (the benchmark times embedding separately);
+    /// `None` embeds the query text.
+    pub query_vector: Option<Vec<f32>>,
 }
 
 impl SearchRequest {
@@ -64,6 +67,7 @@ impl SearchRequest {
             thorough: false,
             rerank: true,
             mode: Mode::Hybrid,
+            query_vector: None,
         }
     }
 }
@@ -234,7 +238,11 @@ impl Searcher<'_> {
         let mut dense_ids = Vec::new();
         if use_dense {
             let text = format!("{}{}", self.query_prefix, query);
-            match self.index.embedder().embed(&[text.as_str()]) {
+            let embedded = match &req.query_vector {
+                Some(v) => Ok(vec![v.clone()]),
+                None => self.index.embedder().embed(&[text.as_str()]),
+            };
+            match embedded {
                 Ok(mut rows) if !rows.is_empty() => {
                     let q = rows.swap_remove(0);
                     let keep = |key: &crate::index::dense::RowKey| {
@@ -282,9 +290,9 @@ impl Searcher<'_> {
                 .map(|m| if m.kind == FileKind::Document { s.document_weight } else { 1.0 })
         });
 
-        // The lexical texts of the lexical candidates: the lookup needs their token sets.
-        let texts =
-            self.index.store().chunk_texts(&candidates.iter().map(|c| c.id).collect::<Vec<_>>())?;
+        // Chunk texts are fetched only where a step needs them: the lexical candidates when the
+        // lookup may fire, the reranker's head, and the results.
+        let mut texts: HashMap<i64, String> = HashMap::new();
         let mut rarest = 0;
         let mut pins = Vec::new();
         if use_lexical && !lexical_ids.is_empty() {
@@ -295,6 +303,7 @@ impl Searcher<'_> {
                 .min()
                 .unwrap_or(0);
             if (1..=select::LOOKUP_MAX_MATCHES).contains(&rarest) {
+                texts.extend(self.index.store().chunk_texts(&lexical_ids)?);
                 let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
                 pins = select::lookup_pins(&lexical_ids, |id| {
                     let meta = metas.get(&id)?;
@@ -318,6 +327,9 @@ impl Searcher<'_> {
             (Some(r), true) => {
                 let n = if req.thorough { r.thorough_candidates() } else { r.candidates() };
                 let head: Vec<i64> = candidates.iter().take(n).map(|c| c.id).collect();
+                let missing: Vec<i64> =
+                    head.iter().filter(|id| !texts.contains_key(id)).copied().collect();
+                texts.extend(self.index.store().chunk_texts(&missing)?);
                 let docs: Vec<&str> =
                     head.iter().map(|id| texts.get(id).map_or("", String::as_str)).collect();
                 match r.rerank(query, &docs) {
@@ -345,6 +357,9 @@ impl Searcher<'_> {
             metas.get(&id).map(note_key).unwrap_or_default()
         });
 
+        let missing: Vec<i64> =
+            chosen.iter().map(|(c, _)| c.id).filter(|id| !texts.contains_key(id)).collect();
+        texts.extend(self.index.store().chunk_texts(&missing)?);
         let mut results = Vec::with_capacity(chosen.len());
         for (cand, pinned) in chosen {
             let Some(meta) = metas.get(&cand.id) else { continue };

@@ -1,0 +1,520 @@
+//! `mdvault bench`: performance figures measured on this machine.
+//!
+//! It prints, and never asserts: embedder throughput (optionally against sentence-transformers
+//! on the same texts and threads), indexing throughput with the local model, hybrid search
+//! latency at synthetic scale points with the query embedding included and excluded, warm
+//! start, edit-to-searchable time, and peak memory. Synthetic corpora are generated, indexed
+//! with the model-free hashing embedder (embedding 100k real chunks would take hours; search
+//! costs the same whatever made the vectors), and deleted afterwards.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::{Failure, print, print_json};
+use crate::config::{Config, EmbeddingBackend};
+use crate::embed::Embedder;
+use crate::embed::hashing::HashingEmbedder;
+use crate::embed::local::LocalEmbedder;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::index::Silent;
+use crate::search::SearchRequest;
+
+/// `mdvault bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Synthetic scale points, in chunks.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
+    scales: Vec<usize>,
+    /// Queries timed per scale point.
+    #[arg(long, default_value_t = 60)]
+    queries: usize,
+    /// Also index this real vault with the local model and report its figures (slow: about
+    /// ten chunks per second on two cores).
+    #[arg(long, value_name = "PATH")]
+    real_vault: Option<PathBuf>,
+    /// Compare the local embedder with sentence-transformers (needs `pip install
+    /// sentence-transformers`).
+    #[arg(long)]
+    compare_python: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn fail(msg: impl Into<String>) -> Failure {
+    Failure::Refused(Error::new(ErrorCode::InternalError, msg.into()))
+}
+
+/// A small deterministic generator, so every run measures the same corpus.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Pseudo-English: a vocabulary of invented words drawn with a Zipf-like skew, plus the odd
+/// identifier, so both arms have realistic work.
+struct Corpus {
+    words: Vec<String>,
+    cumulative: Vec<f64>,
+    rng: Rng,
+}
+
+impl Corpus {
+    fn new() -> Corpus {
+        // Everyday English nouns, so the model tokenises queries as it would real ones (one word
+        // piece per word); rarer invented words stretch the vocabulary's long tail.
+        const COMMON: &str = concat!(
+            "account address advice airport allowance anchor answer apple appointment april archive ",
+            "area arrival article autumn balance bank basket battery bedroom bicycle bill birthday ",
+            "blanket boiler book border bottle branch bread breakfast bridge budget building bus ",
+            "cabinet cable calendar camera campaign candle capital car card carpet castle cellar ",
+            "certificate chair change charge check cheese child chimney church city claim class cleaner ",
+            "client clock cloud coach coast coffee collar colour company computer contract cooker ",
+            "corner cottage council country course cover credit crop cupboard customer cycle damage ",
+            "date daughter deadline deal debt decision delivery dentist deposit design desk detail ",
+            "diary dinner director discount doctor document door drain drawer driver engine entry ",
+            "estate evening event exam expense factory family farm fee fence ferry field file filter ",
+            "finance fire floor flower folder food forest form fridge friend fuel furnace garage garden ",
+            "gate gift glass goal grant grass guest habit hall harbour health heater hedge history ",
+            "holiday home hospital hotel hour house insurance interest invoice island item jacket ",
+            "journey kettle key kitchen ladder lake lamp land laptop lawn lease lecture ledger lesson ",
+            "letter library licence light limit list loan lock lunch machine manager map market meal ",
+            "meeting member memory meter method mileage minute mirror model month morning mortgage ",
+            "motor mountain museum neighbour network news night note notice number nurse office oil ",
+            "order oven owner package page paint panel parcel parent park parking partner passport ",
+            "password path payment pension people permit phone photo piano picture pipe plan plant ",
+            "plate policy pool post pound power premium price printer problem profit project property ",
+            "provider pump quarter radiator rail rate receipt record refund region rent repair report ",
+            "request reserve result river road roof room route router salary sale school season seat ",
+            "server service session share shed shelf shop shower signal sister site skill sofa software ",
+            "soil spring staff stairs station statement storage storm street student studio subject ",
+            "summer supplier supply survey switch table tariff tax teacher team tenant term test ticket ",
+            "timber timer tool tooth tour town track trade train transfer tree trip truck tyre unit ",
+            "valve van vehicle village visit voucher wage wall wallet warranty washer water weather ",
+            "week weekend window winter wire worker workshop year yard "
+        );
+        let syllables =
+            ["ka", "ri", "to", "men", "sal", "or", "ve", "lin", "dra", "po", "qui", "ser"];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut words: Vec<String> = COMMON.split_whitespace().map(String::from).collect();
+        let mut seen: std::collections::HashSet<String> = words.iter().cloned().collect();
+        while words.len() < 6000 {
+            let n = 2 + rng.below(3);
+            let w: String = (0..n).map(|_| syllables[rng.below(syllables.len())]).collect();
+            if seen.insert(w.clone()) {
+                words.push(w);
+            }
+        }
+        let mut total = 0.0;
+        let cumulative = (1..=words.len())
+            .map(|r| {
+                total += 1.0 / r as f64;
+                total
+            })
+            .collect();
+        Corpus { words, cumulative, rng }
+    }
+
+    fn word(&mut self) -> &str {
+        let total = *self.cumulative.last().unwrap_or(&1.0);
+        let x = (self.rng.next() as f64 / u64::MAX as f64) * total;
+        let i = self.cumulative.partition_point(|c| *c < x).min(self.words.len() - 1);
+        &self.words[i]
+    }
+
+    fn sentence(&mut self) -> String {
+        let n = 8 + self.rng.below(10);
+        let mut s: Vec<String> = (0..n).map(|_| self.word().to_string()).collect();
+        if self.rng.below(12) == 0 {
+            s.push(format!("AX-{:07}", self.rng.below(10_000_000)));
+        }
+        let mut out = s.join(" ");
+        if let Some(first) = out.get_mut(0..1) {
+            first.make_ascii_uppercase();
+        }
+        out.push('.');
+        out
+    }
+
+    fn paragraph(&mut self, chars: usize) -> String {
+        let mut p = String::new();
+        while p.len() < chars {
+            if !p.is_empty() {
+                p.push(' ');
+            }
+            p.push_str(&self.sentence());
+        }
+        p
+    }
+
+    /// A note that the chunker cuts into five chunks: an introduction and four sections.
+    fn note(&mut self, title: &str) -> String {
+        let mut text = format!("# {title}\n\n{}\n", self.paragraph(600));
+        for s in 1..=4 {
+            text.push_str(&format!("\n## Part {s}\n\n{}\n", self.paragraph(1250)));
+        }
+        text
+    }
+
+    fn query(&mut self) -> String {
+        let n = 2 + self.rng.below(4);
+        (0..n).map(|_| self.words[self.rng.below(300)].clone()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Peak and current resident memory of this process, in MiB (Linux).
+fn memory_mib() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+fn model_dir(config: &Config) -> Result<PathBuf, Failure> {
+    match &config.embedding.backend {
+        EmbeddingBackend::Local { model_dir } => Ok(model_dir.clone()),
+        _ => Ok(Config::default_model_dir(&config.data_dir)),
+    }
+}
+
+fn bench_config(base: &Config, vault: &Path, data: &Path, backend: EmbeddingBackend) -> Config {
+    let mut c = base.clone();
+    c.vaults = vec![crate::config::VaultEntry { name: "bench".into(), root: vault.to_path_buf() }];
+    c.data_dir = data.to_path_buf();
+    c.embedding.backend = backend;
+    c.search.exclude_dirs.clear();
+    c.rerank.url.clear();
+    c
+}
+
+pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
+    let mut report = serde_json::Map::new();
+    let model = model_dir(config)?;
+    let local = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    report.insert(
+        "machine".into(),
+        json!({ "cores": threads, "os": std::env::consts::OS, "arch": std::env::consts::ARCH }),
+    );
+    let say = |line: String| {
+        if !args.json {
+            print(&line);
+        }
+    };
+    say(format!("machine: {threads} cores; model {}", local.model_id()));
+
+    // 1. The embedder alone, on 64 paragraphs of about 300 words.
+    let mut corpus = Corpus::new();
+    let paragraphs: Vec<String> = (0..64).map(|_| corpus.paragraph(1800)).collect();
+    let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
+    local.embed(&refs[..8]).map_err(|e| fail(e.to_string()))?;
+    let t = Instant::now();
+    local.embed(&refs).map_err(|e| fail(e.to_string()))?;
+    let rate = refs.len() as f64 / t.elapsed().as_secs_f64();
+    let mut query_ms: Vec<f64> = (0..40)
+        .map(|_| {
+            let q = corpus.query();
+            let t = Instant::now();
+            let _ = local.embed(&[q.as_str()]);
+            ms(t.elapsed())
+        })
+        .collect();
+    query_ms.sort_by(f64::total_cmp);
+    say(format!(
+        "embedder: {rate:.1} chunks/s (64 paragraphs of ~300 words, 256-token truncation); one query p50 {:.1} ms, p95 {:.1} ms",
+        percentile(&query_ms, 0.5),
+        percentile(&query_ms, 0.95)
+    ));
+    let mut embed_json = json!({
+        "chunks_per_s": rate,
+        "query_p50_ms": percentile(&query_ms, 0.5),
+        "query_p95_ms": percentile(&query_ms, 0.95),
+    });
+    if args.compare_python {
+        match compare_python(&model, &paragraphs, threads) {
+            Ok(theirs) => {
+                say(format!(
+                    "sentence-transformers on the same texts and {threads} threads: {theirs:.1} chunks/s; mdvault/python = {:.2}",
+                    rate / theirs
+                ));
+                embed_json["python_chunks_per_s"] = json!(theirs);
+                embed_json["ratio"] = json!(rate / theirs);
+            }
+            Err(why) => {
+                say(format!("sentence-transformers comparison skipped: {why}"));
+                embed_json["python"] = json!(why);
+            }
+        }
+    }
+    report.insert("embedder".into(), embed_json);
+
+    // 2. Indexing throughput and edit-to-searchable on a small real-looking vault.
+    let scratch = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+    let vault = scratch.path().join("vault");
+    write_vault(&vault, &mut Corpus::new(), 40).map_err(|e| fail(e.to_string()))?;
+    let data = scratch.path().join("data-local");
+    let engine = Engine::with_embedder(
+        bench_config(config, &vault, &data, EmbeddingBackend::Local { model_dir: model.clone() }),
+        Embedder::Local(LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?),
+    )?;
+    let t = Instant::now();
+    let sync = engine.sync(None, false, &Silent)?;
+    let secs = t.elapsed().as_secs_f64();
+    let chunks = sync.iter().map(|(_, r)| r.chunks_written).sum::<usize>();
+    say(format!(
+        "indexing with the local model: {chunks} chunks in {secs:.1} s = {:.1} chunks/s",
+        chunks as f64 / secs
+    ));
+    report.insert(
+        "indexing".into(),
+        json!({ "chunks": chunks, "seconds": secs, "chunks_per_s": chunks as f64 / secs }),
+    );
+
+    let mut edit_ms = Vec::new();
+    let bench_vault = engine.vaults().get(None)?.clone();
+    for n in 0..7 {
+        let rel = format!("Area0/Note {n}.md");
+        let word = format!("zyxedit{n}quv");
+        let path = vault.join(&rel);
+        let text = std::fs::read_to_string(&path).map_err(|e| fail(e.to_string()))?;
+        std::fs::write(&path, format!("{text}\nA late addition mentions {word} once.\n"))
+            .map_err(|e| fail(e.to_string()))?;
+        let t = Instant::now();
+        engine.index().update_paths(&bench_vault, std::slice::from_ref(&rel))?;
+        let found =
+            engine.search(&SearchRequest::new(&word))?.results.iter().any(|h| h.path == rel);
+        let took = ms(t.elapsed());
+        if !found {
+            return Err(fail(format!("the edit to {rel} was not searchable")));
+        }
+        edit_ms.push(took);
+    }
+    edit_ms.sort_by(f64::total_cmp);
+    say(format!(
+        "edit to searchable (one note re-chunked, changed chunks embedded, committed, found): p50 {:.0} ms, max {:.0} ms",
+        percentile(&edit_ms, 0.5),
+        edit_ms.last().copied().unwrap_or(0.0)
+    ));
+    report.insert(
+        "edit_to_searchable_ms".into(),
+        json!({ "p50": percentile(&edit_ms, 0.5), "max": edit_ms.last() }),
+    );
+    drop(engine);
+
+    // 3. Scale points: search latency, build time, warm start, memory.
+    let mut scales = Vec::new();
+    for &target in &args.scales {
+        let notes = target.div_ceil(5);
+        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+        let vault = dir.path().join("vault");
+        let data = dir.path().join("data");
+        let t = Instant::now();
+        write_vault(&vault, &mut Corpus::new(), notes).map_err(|e| fail(e.to_string()))?;
+        let write_s = t.elapsed().as_secs_f64();
+        let backend = EmbeddingBackend::Hashing { dims: local.dims() };
+        let cfg = bench_config(config, &vault, &data, backend);
+        let engine = Engine::with_embedder(
+            cfg.clone(),
+            Embedder::Hashing(HashingEmbedder::new(local.dims())),
+        )?;
+        let t = Instant::now();
+        engine.sync(None, false, &Silent)?;
+        let build_s = t.elapsed().as_secs_f64();
+        let (chunks, _) = engine.index().counts();
+
+        let mut queries = Corpus::new();
+        let mut excluded = Vec::new();
+        let mut included = Vec::new();
+        for i in 0..args.queries {
+            let q = if i % 6 == 5 {
+                format!("AX-{:07}", i * 7919 % 10_000_000)
+            } else {
+                queries.query()
+            };
+            let t = Instant::now();
+            let v = local.embed(&[q.as_str()]).map_err(|e| fail(e.to_string()))?.remove(0);
+            let embed_ms = ms(t.elapsed());
+            let mut req = SearchRequest::new(&q);
+            req.query_vector = Some(v);
+            let t = Instant::now();
+            engine.search(&req)?;
+            let search_ms = ms(t.elapsed());
+            excluded.push(search_ms);
+            included.push(search_ms + embed_ms);
+        }
+        excluded.sort_by(f64::total_cmp);
+        included.sort_by(f64::total_cmp);
+        drop(engine);
+
+        let warm = warm_start(&cfg, &data, &vault)?;
+        let (peak, rss) = memory_mib();
+        say(format!(
+            "{chunks:>7} chunks: hybrid k=6 p50 {:.1} ms / p95 {:.1} ms with the query embedding, {:.1} / {:.1} ms without; \
+             built in {build_s:.1} s (+{write_s:.1} s writing notes); warm start {warm:.0} ms (+ model load); peak RSS {peak:.0} MiB",
+            percentile(&included, 0.5),
+            percentile(&included, 0.95),
+            percentile(&excluded, 0.5),
+            percentile(&excluded, 0.95)
+        ));
+        scales.push(json!({
+            "chunks": chunks,
+            "hybrid_p50_ms_with_embedding": percentile(&included, 0.5),
+            "hybrid_p95_ms_with_embedding": percentile(&included, 0.95),
+            "hybrid_p50_ms_without_embedding": percentile(&excluded, 0.5),
+            "hybrid_p95_ms_without_embedding": percentile(&excluded, 0.95),
+            "build_seconds": build_s,
+            "warm_start_ms": warm,
+            "peak_rss_mib": peak,
+            "rss_mib": rss,
+        }));
+    }
+    let t = Instant::now();
+    let _ = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;
+    let load_ms = ms(t.elapsed());
+    say(format!("local model load: {load_ms:.0} ms (add it to a warm start with the local model)"));
+    report.insert("model_load_ms".into(), json!(load_ms));
+    report.insert("scales".into(), Value::Array(scales));
+
+    if let Some(real) = &args.real_vault {
+        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+        let cfg = bench_config(
+            config,
+            real,
+            dir.path(),
+            EmbeddingBackend::Local { model_dir: model.clone() },
+        );
+        let engine = Engine::with_embedder(
+            cfg,
+            Embedder::Local(LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?),
+        )?;
+        let t = Instant::now();
+        let sync = engine.sync(None, false, &Silent)?;
+        let secs = t.elapsed().as_secs_f64();
+        let files: usize = sync.iter().map(|(_, r)| r.files_seen).sum();
+        let (chunks, vectors) = engine.index().counts();
+        let mut lat = Vec::new();
+        let mut corpus = Corpus::new();
+        for _ in 0..30 {
+            let q = corpus.query();
+            let t = Instant::now();
+            engine.search(&SearchRequest::new(&q))?;
+            lat.push(ms(t.elapsed()));
+        }
+        lat.sort_by(f64::total_cmp);
+        let size = std::fs::metadata(dir.path().join("index.db")).map_or(0, |m| m.len());
+        say(format!(
+            "{}: {files} notes, {chunks} chunks ({vectors} vectors) indexed in {secs:.0} s = {:.1} chunks/s; store {:.1} MiB; hybrid p50 {:.1} ms / p95 {:.1} ms",
+            real.display(),
+            chunks as f64 / secs,
+            size as f64 / 1048576.0,
+            percentile(&lat, 0.5),
+            percentile(&lat, 0.95)
+        ));
+        report.insert("real_vault".into(), json!({
+            "path": real.display().to_string(), "notes": files, "chunks": chunks, "seconds": secs,
+            "chunks_per_s": chunks as f64 / secs, "store_bytes": size,
+            "hybrid_p50_ms": percentile(&lat, 0.5), "hybrid_p95_ms": percentile(&lat, 0.95),
+        }));
+    }
+
+    if args.json {
+        print_json(&Value::Object(report));
+    }
+    Ok(())
+}
+
+fn write_vault(root: &Path, corpus: &mut Corpus, notes: usize) -> std::io::Result<()> {
+    for n in 0..notes {
+        let folder = root.join(format!("Area{}", n % 50)).join(format!("Topic{}", (n / 50) % 20));
+        let folder = if n < 10 { root.join("Area0") } else { folder };
+        std::fs::create_dir_all(&folder)?;
+        std::fs::write(folder.join(format!("Note {n}.md")), corpus.note(&format!("Note {n}")))?;
+    }
+    Ok(())
+}
+
+/// Process start to first answer: `mdvault search` against the prepared store, hashing model.
+fn warm_start(cfg: &Config, data: &Path, vault: &Path) -> Result<f64, Failure> {
+    let exe = std::env::current_exe().map_err(|e| fail(e.to_string()))?;
+    let dims = match cfg.embedding.backend {
+        EmbeddingBackend::Hashing { dims } => dims,
+        _ => 384,
+    };
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let out = Command::new(&exe)
+            .args(["search", "warm start probe", "--json"])
+            .arg(format!("--vault=bench={}", vault.display()))
+            .arg("--data-dir")
+            .arg(data)
+            .env("MDVAULT_CONFIG", "")
+            .env("MDVAULT_EMBEDDING__BACKEND", "hashing")
+            .env("MDVAULT_EMBEDDING__DIMS", dims.to_string())
+            .output()
+            .map_err(|e| fail(e.to_string()))?;
+        if !out.status.success() {
+            return Err(fail(format!(
+                "warm start run failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        runs.push(ms(t.elapsed()));
+    }
+    runs.sort_by(f64::total_cmp);
+    Ok(runs[runs.len() / 2])
+}
+
+/// Runs sentence-transformers on the same texts; its chunks per second.
+fn compare_python(model: &Path, texts: &[String], threads: usize) -> Result<f64, String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_st.py");
+    let input = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+    std::fs::write(input.path(), serde_json::to_string(texts).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(model)
+        .arg(input.path())
+        .arg(threads.to_string())
+        .output()
+        .map_err(|e| format!("python3 did not start: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(err.lines().last().unwrap_or("failed").to_string());
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    v["chunks_per_s"].as_f64().ok_or_else(|| "no figure in the output".to_string())
+}
