@@ -127,6 +127,44 @@ impl Engine {
         .search(req)
     }
 
+    /// Starts the periodic reconcile pass: every `index.reconcile_seconds` each vault is synced
+    /// (a stat walk; only changed files are read), catching whatever the watcher missed
+    /// (events dropped by the OS, edits while the process was suspended). Stops when the
+    /// returned handle is dropped. `None` when the interval is 0.
+    pub fn reconcile(&self) -> Option<Reconciler> {
+        let seconds = self.config.index.reconcile_seconds;
+        if seconds <= 0.0 {
+            return None;
+        }
+        let interval = Duration::from_secs_f64(seconds);
+        let (stop, wait) = std::sync::mpsc::channel::<()>();
+        let index = self.index.clone();
+        let vaults = self.vaults.clone();
+        let thread = std::thread::Builder::new()
+            .name("mdvault-reconcile".into())
+            .spawn(move || {
+                // A message or a closed channel both mean stop; a timeout means work.
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    wait.recv_timeout(interval)
+                {
+                    for vault in vaults.iter() {
+                        match index.sync(vault, false, &crate::index::Silent) {
+                            Ok(r) if r.files_chunked + r.files_removed > 0 => tracing::info!(
+                                "reconcile: {} changed and {} removed in {}",
+                                r.files_chunked,
+                                r.files_removed,
+                                vault.name()
+                            ),
+                            Ok(_) => {}
+                            Err(e) => tracing::warn!("reconcile of {} failed: {e}", vault.name()),
+                        }
+                    }
+                }
+            })
+            .ok()?;
+        Some(Reconciler { stop: Some(stop), thread: Some(thread) })
+    }
+
     /// Watches every vault and re-indexes changed paths as they settle.
     pub fn watch(&self) -> Result<Watcher> {
         let roots: Vec<(String, std::path::PathBuf)> =
@@ -148,5 +186,20 @@ impl Engine {
                 Err(e) => tracing::warn!("re-indexing {name} failed: {e}"),
             }
         })
+    }
+}
+
+/// The running reconcile pass; dropping it stops the thread.
+pub struct Reconciler {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Reconciler {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }

@@ -292,3 +292,18 @@ fn the_watcher_follows_edits_renames_and_deletes() {
     let got = wait_for(&f.engine, "zanzibarite", |r| r.is_empty());
     assert!(got.is_empty(), "deleted note still found: {got:?}");
 }
+
+#[test]
+fn the_reconcile_pass_catches_what_no_watcher_saw() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let mut config = config_for(&vault, data.path());
+    config.index.reconcile_seconds = 0.3;
+    let engine = Engine::with_embedder(config, embedder()).unwrap();
+    engine.sync(None, false, &Silent).unwrap();
+    let reconciler = engine.reconcile().expect("a positive interval starts the pass");
+    vault.write("Inbox/Unwatched.md", "# Unwatched\n\nA platypusine remark nobody announced.\n");
+    let got = wait_for(&engine, "platypusine", |r| !r.is_empty());
+    assert_eq!(got.first().map(|r| r.0.as_str()), Some("Inbox/Unwatched.md"));
+    drop(reconciler);
+}
