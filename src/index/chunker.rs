@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use crate::vault::headings::{closes_fence, opens_fence};
 use crate::vault::{frontmatter, headings};
 
 /// Bump whenever chunk output changes for the same input: the index store keys cached chunks
@@ -261,28 +262,6 @@ fn closing_backticks(s: &str, len: usize) -> Option<usize> {
         from = start + run;
     }
     None
-}
-
-/// A fence opener (CommonMark's rule, as the heading parser uses): up to three spaces, then
-/// three or more backticks (with no backtick in the info string) or tildes.
-fn opens_fence(line: &str) -> Option<(char, usize)> {
-    let rest = unindent(line)?;
-    let marker = rest.chars().next().filter(|c| matches!(c, '`' | '~'))?;
-    let after = rest.trim_start_matches(marker);
-    let len = rest.len() - after.len();
-    (len >= 3 && !(marker == '`' && after.contains('`'))).then_some((marker, len))
-}
-
-/// A fence closer: the same marker, at least as long, and nothing else on the line.
-fn closes_fence(line: &str, marker: char, len: usize) -> bool {
-    let Some(rest) = unindent(line) else { return false };
-    let after = rest.trim_start_matches(marker);
-    rest.len() - after.len() >= len && after.trim().is_empty()
-}
-
-fn unindent(line: &str) -> Option<&str> {
-    let rest = line.trim_start_matches(' ');
-    (line.len() - rest.len() <= 3).then_some(rest)
 }
 
 // ---------------------------------------------------------------------------------------------

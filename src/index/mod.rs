@@ -505,6 +505,10 @@ impl Index {
         let upserts = b.upserts.clone();
         let applied = self.store.apply(b)?;
 
+        // Deletions are staged before additions, so a reused id could never delete its new chunk.
+        for id in &applied.removed {
+            self.lexical.delete(*id as u64)?;
+        }
         // Map the new chunk ids back to their files, in insertion order.
         let mut ids = applied.added.iter();
         let mut new_metas = Vec::new();
@@ -524,9 +528,6 @@ impl Index {
                     embed_hash: chunk.embed_hash,
                 }));
             }
-        }
-        for id in &applied.removed {
-            self.lexical.delete(*id as u64)?;
         }
         self.lexical.commit(&applied.generation.to_string())?;
 

@@ -106,12 +106,14 @@ pub fn headings(text: &str) -> Vec<Heading> {
 }
 
 /// Up to three spaces of indentation, as CommonMark allows before a block marker.
-fn unindent(line: &str) -> Option<&str> {
+pub(crate) fn unindent(line: &str) -> Option<&str> {
     let rest = line.trim_start_matches(' ');
     (line.len() - rest.len() <= 3).then_some(rest)
 }
 
-fn opens_fence(line: &str) -> Option<(char, usize)> {
+/// A fence opener (CommonMark's rule): up to three spaces, then three or more backticks (with
+/// no backtick in the info string) or tildes. Shared with the chunker so both agree on code.
+pub(crate) fn opens_fence(line: &str) -> Option<(char, usize)> {
     let rest = unindent(line)?;
     let marker = rest.chars().next().filter(|c| matches!(c, '`' | '~'))?;
     let after = rest.trim_start_matches(marker);
@@ -120,7 +122,8 @@ fn opens_fence(line: &str) -> Option<(char, usize)> {
     (len >= 3 && !(marker == '`' && after.contains('`'))).then_some((marker, len))
 }
 
-fn closes_fence(line: &str, marker: char, len: usize) -> bool {
+/// A fence closer: the same marker, at least as long, and nothing else on the line.
+pub(crate) fn closes_fence(line: &str, marker: char, len: usize) -> bool {
     let Some(rest) = unindent(line) else { return false };
     let after = rest.trim_start_matches(marker);
     rest.len() - after.len() >= len && after.trim().is_empty()
