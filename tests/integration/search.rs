@@ -307,3 +307,89 @@ fn the_reconcile_pass_catches_what_no_watcher_saw() {
     assert_eq!(got.first().map(|r| r.0.as_str()), Some("Inbox/Unwatched.md"));
     drop(reconciler);
 }
+
+/// A `/v1/rerank` endpoint on loopback that scores documents by how many times they contain
+/// `favourite`, answering `requests` times, then closing.
+fn fake_reranker(favourite: &'static str, requests: usize) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/rerank", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(requests) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let req: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let results: Vec<serde_json::Value> = req["documents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let score = d.as_str().unwrap().to_lowercase().matches(favourite).count();
+                    serde_json::json!({"index": i, "relevance_score": score as f64})
+                })
+                .collect();
+            let reply = serde_json::json!({ "results": results }).to_string();
+            write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}", reply.len()).unwrap();
+        }
+    });
+    url
+}
+
+#[test]
+fn a_reranker_reorders_the_head_and_its_failure_falls_back_to_fused_order() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let base = config_for(&vault, data.path());
+    let plain = Engine::with_embedder(base.clone(), embedder()).unwrap();
+    plain.sync(None, false, &Silent).unwrap();
+    let query = "household bills and payments";
+    let mut req = SearchRequest::new(query);
+    req.k = Some(5);
+    let fused = plain.search(&req).unwrap();
+    assert_eq!(fused.explain.rerank, "not configured");
+    drop(plain);
+
+    // Reranked purely (thorough): chunks mentioning "water" the most come first.
+    let mut config = base.clone();
+    config.rerank.url = fake_reranker("water", 2);
+    let engine = Engine::with_embedder(config, embedder()).unwrap();
+    let mut thorough = req.clone();
+    thorough.thorough = true;
+    let got = engine.search(&thorough).unwrap();
+    assert_eq!(got.explain.rerank, "used");
+    assert!(got.results.iter().all(|h| h.explain.rerank_rank.is_some()));
+    let first = &got.results[0];
+    assert_eq!(first.explain.rerank_rank, Some(1));
+    assert!(first.text.to_lowercase().contains("water"), "{}", first.path);
+    // --no-rerank skips it.
+    let mut off = req.clone();
+    off.rerank = false;
+    assert_eq!(engine.search(&off).unwrap().explain.rerank, "off");
+    drop(engine);
+
+    // An endpoint that is not there: fused order, a notice, no error.
+    let mut config = base;
+    config.rerank.url = "http://127.0.0.1:9/v1/rerank".into();
+    let engine = Engine::with_embedder(config, embedder()).unwrap();
+    let got = engine.search(&req).unwrap();
+    assert!(got.explain.rerank.starts_with("fell back"), "{}", got.explain.rerank);
+    assert!(!got.notices.is_empty());
+    let paths = |r: &mdvault::search::SearchResponse| {
+        r.results.iter().map(|h| h.path.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(paths(&got), paths(&fused));
+}
