@@ -787,4 +787,30 @@ mod tests {
         assert_eq!(c.data_dir, PathBuf::from("/e"));
         assert!(load_with(None, &[("MDVAULT_DATA_DIR", "/v/.mdvault")], &["/v"]).is_err());
     }
+
+    #[test]
+    fn the_example_file_is_the_whole_surface_at_its_defaults() {
+        let example = include_str!("../../config.example.yaml");
+        let env = [("MDVAULT_DATA_DIR", "/data")];
+        let with_file = load_with(Some(example), &env, &[]).unwrap();
+        let without = load_with(None, &env, &[]).unwrap();
+        // Only the file's own path differs.
+        assert_eq!(Config { file: None, ..with_file }, without);
+        // Every section the code reads appears in the example.
+        for section in [
+            "vaults:",
+            "vault:",
+            "embedding:",
+            "chunking:",
+            "search:",
+            "rerank:",
+            "index:",
+            "watch:",
+        ] {
+            assert!(
+                example.contains(&format!("\n{section}")),
+                "config.example.yaml lacks {section}"
+            );
+        }
+    }
 }
