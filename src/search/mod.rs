@@ -20,7 +20,7 @@ use crate::config::SearchSettings;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::store::FileKind;
 use crate::index::{ChunkMeta, Index, chunker, lexical, tokenize, under};
-pub use fusion::Matched;
+pub use fusion::{Candidate, Matched};
 use rerank::Reranker;
 
 /// Which arms take part; the eval command compares them side by side.
@@ -72,23 +72,6 @@ impl SearchRequest {
     }
 }
 
-/// Per-result evidence.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HitExplain {
-    /// 1-based rank in the dense candidates.
-    pub dense_rank: Option<usize>,
-    /// 1-based rank in the lexical candidates.
-    pub lexical_rank: Option<usize>,
-    /// 1-based rank from the reranker.
-    pub rerank_rank: Option<usize>,
-    /// Fused score in (0, 1], before the document weight.
-    pub fused: f64,
-    /// 1.0 for notes, the document weight for documents.
-    pub weight: f64,
-    /// The score the selection used.
-    pub score: f64,
-}
-
 /// One result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -114,8 +97,9 @@ pub struct Hit {
     pub pinned: bool,
     /// A filed document rather than a note.
     pub document: bool,
-    /// Evidence.
-    pub explain: HitExplain,
+    /// Evidence: ranks in each arm and from the reranker, the fused score, the weight and the
+    /// score the selection used.
+    pub explain: Candidate,
 }
 
 /// Constants and decisions of one search, for `explain`.
@@ -376,14 +360,7 @@ impl Searcher<'_> {
                 matched: cand.matched(),
                 pinned,
                 document: meta.kind == FileKind::Document,
-                explain: HitExplain {
-                    dense_rank: cand.dense_rank,
-                    lexical_rank: cand.lexical_rank,
-                    rerank_rank: cand.rerank_rank,
-                    fused: cand.fused,
-                    weight: cand.weight,
-                    score: cand.score,
-                },
+                explain: cand,
             });
         }
 
