@@ -393,3 +393,24 @@ fn a_reranker_reorders_the_head_and_its_failure_falls_back_to_fused_order() {
     };
     assert_eq!(paths(&got), paths(&fused));
 }
+
+#[test]
+fn chunks_left_without_vectors_are_embedded_on_the_next_sync() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let engine = Engine::with_embedder(config_for(&vault, data.path()), embedder()).unwrap();
+    let first = engine.sync(None, false, &Silent).unwrap();
+    let embedded = first[0].1.texts_embedded;
+    assert!(embedded > 0);
+    // As if the process died after the chunks were committed and before their vectors were.
+    engine.index().store().drop_vectors().unwrap();
+    drop(engine);
+    let reopened = Engine::with_embedder(config_for(&vault, data.path()), embedder()).unwrap();
+    assert_eq!(reopened.index().counts().1, 0, "no vectors survived");
+    let again = reopened.sync(None, false, &Silent).unwrap();
+    assert_eq!(again[0].1.files_chunked, 0, "the chunks were kept");
+    assert_eq!(again[0].1.texts_embedded, embedded, "every missing vector was embedded once");
+    let (chunks, vectors) = reopened.index().counts();
+    assert_eq!(chunks, vectors);
+    assert!(!top(&reopened, "how can I get back a photo I deleted by mistake", 3).is_empty());
+}
