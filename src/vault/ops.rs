@@ -215,6 +215,14 @@ pub fn now_timestamp() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// Modification time in nanoseconds since the epoch (0 when the filesystem has none).
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
 fn rfc3339_seconds(t: std::time::SystemTime) -> String {
     chrono::DateTime::<chrono::Utc>::from(t).format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
@@ -270,15 +278,8 @@ impl Vault {
     }
 
     /// Reads a note that must exist, as text.
-    fn load_text(&self, target: &Target) -> Result<(String, Vec<u8>)> {
-        let bytes = self.load_bytes(target)?;
-        let text = String::from_utf8(bytes.clone()).map_err(|_| {
-            Error::new(
-                ErrorCode::Unreadable,
-                format!("{} is not valid UTF-8 text; fix its encoding in an editor", target.rel),
-            )
-        })?;
-        Ok((text, bytes))
+    fn load_text(&self, target: &Target) -> Result<String> {
+        utf8(target, self.load_bytes(target)?)
     }
 
     /// Reads the current bytes (None when absent) and checks the caller's expected hash.
@@ -327,8 +328,8 @@ impl Vault {
                 ),
             ));
         }
-        let (content, bytes) = self.load_text(&target)?;
-        let etag = content_hash(&bytes);
+        let content = self.load_text(&target)?;
+        let etag = content_hash(content.as_bytes());
         let fm = frontmatter::parse(&content);
         let section = section.map(str::trim).filter(|s| !s.is_empty());
         match section {
@@ -365,7 +366,7 @@ impl Vault {
     /// The note's frontmatter and heading outline.
     pub fn map(&self, raw: &str) -> Result<NoteMap> {
         let target = self.note_target(raw, "mapped by heading")?;
-        let (content, bytes) = self.load_text(&target)?;
+        let content = self.load_text(&target)?;
         let headings = headings::headings(&content)
             .iter()
             .map(|h| HeadingEntry {
@@ -380,7 +381,7 @@ impl Vault {
             path: target.rel,
             frontmatter: frontmatter::parse(&content),
             headings,
-            etag: content_hash(&bytes),
+            etag: content_hash(content.as_bytes()),
         })
     }
 
@@ -949,11 +950,7 @@ impl Vault {
             else {
                 continue;
             };
-            let mtime_ns = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos() as i64);
+            let mtime_ns = mtime_ns(&meta);
             out.push(FileStat {
                 path: rel.to_string_lossy().replace('\\', "/"),
                 size: meta.len(),
@@ -971,11 +968,7 @@ impl Vault {
         if !meta.is_file() {
             return None;
         }
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i64);
+        let mtime_ns = mtime_ns(&meta);
         Some(FileStat { path: target.rel, size: meta.len(), mtime_ns })
     }
 
