@@ -1,22 +1,48 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the main job: builds the release binary, installs the default
-# embedding model (offline afterwards), and indexes a vault: $VAULT, or the bundled fixture vault.
+# embedding model, writes an example config and an API key on first run, then serves $VAULT (or
+# the bundled fixture vault) over REST and MCP on $MDVAULT_LISTEN (default 127.0.0.1:8080),
+# indexing it in the background and following its changes.
 # Re-running it is fast: nothing is downloaded again and unchanged notes are not re-indexed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 vault="${VAULT:-tests/fixtures/vault}"
 data_dir="${MDVAULT_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mdvault}"
+config_dir="${XDG_CONFIG_HOME:-$HOME/.config}/mdvault"
 
 ./scripts/fetch-model.sh "$data_dir"
 cargo build --release --locked
 bin="$PWD/target/release/mdvault"
 export MDVAULT_DATA_DIR="$data_dir"
-"$bin" index --vault "$vault"
+
+# An example config the user can edit; never overwrite one that is there.
+if [ -z "${MDVAULT_CONFIG:-}" ] && [ ! -e "$config_dir/config.yaml" ]; then
+  mkdir -p "$config_dir"
+  cp config.example.yaml "$config_dir/config.yaml"
+  echo "wrote the example configuration to $config_dir/config.yaml"
+fi
+
+# The API key lives in the environment only; on first run make one and keep it (0600) in the
+# data directory so clients can be configured once.
+key_file="$data_dir/api-key"
+if [ -z "${MDVAULT_API_KEY:-}" ]; then
+  if [ ! -s "$key_file" ]; then
+    mkdir -p "$data_dir" && chmod 700 "$data_dir"
+    (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(24))' > "$key_file")
+    echo "made an API key in $key_file"
+  fi
+  MDVAULT_API_KEY="$(cat "$key_file")"
+  export MDVAULT_API_KEY
+fi
+
+listen="${MDVAULT_LISTEN:-127.0.0.1:8080}"
 cat <<MSG
 
-Indexed $vault. Try:
-  $bin search "boiler pressure" --vault "$vault"
-  $bin search NB-7726041 --vault "$vault" --explain
-  $bin map "Home/Boiler.md" --vault "$vault"
+Serving $vault on http://$listen (Ctrl-C stops it). In another shell:
+  export MDVAULT_API_KEY=\$(cat $key_file)
+  curl -H "Authorization: Bearer \$MDVAULT_API_KEY" "http://$listen/search?q=boiler+pressure"
+  curl -H "Authorization: Bearer \$MDVAULT_API_KEY" "http://$listen/vault/Home/Boiler.md"
+MCP clients: http://$listen/mcp with the same bearer header, or stdio: $bin mcp --vault $vault
 MSG
+exec "$bin" serve --vault "$vault" --listen "$listen"

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The whole test suite: unit tests, integration tests (the real binary and the real local model
-# against fixture vaults and copies of the evaluation vaults) and doc tests. This is the
-# README's test command and the one .ci/run calls. It installs the default model first (a no-op
-# when it is already there).
+# The whole test suite: unit tests, integration tests (the real binary, its HTTP server and both
+# MCP transports, the real local model, fixture vaults and copies of the evaluation vaults), doc
+# tests, the official Python MCP SDK driving the server, and the schemathesis fuzzer against
+# openapi.yaml. This is the README's test command and the one .ci/run calls. It installs the
+# default model and the Python test tools first (no-ops when they are already there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/fetch-model.sh
+MDVAULT_PYENV="$(./scripts/pyenv.sh | tail -n 1)"
+export MDVAULT_PYENV
 cargo test --all-targets --locked
+./scripts/fuzz-api.sh target/debug/mdvault

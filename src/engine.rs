@@ -23,6 +23,103 @@ pub struct Engine {
     vaults: Vaults,
     index: Arc<Index>,
     reranker: Option<Reranker>,
+    readiness: Arc<Readiness>,
+}
+
+/// Where the background build stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No background build was started (the CLI syncs in the foreground instead).
+    Idle,
+    /// The first build is running; search answers `not_ready`.
+    Building,
+    /// The index has been built at least once.
+    Ready,
+    /// Every build attempt failed.
+    Failed,
+}
+
+impl Phase {
+    /// `idle`, `building`, `ready` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Building => "building",
+            Phase::Ready => "ready",
+            Phase::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct ReadyState {
+    phase: Phase,
+    since: std::time::Instant,
+    attempts: u32,
+    built_at: Option<String>,
+    build_seconds: Option<f64>,
+    error: Option<String>,
+    watching: bool,
+}
+
+/// The background build's progress, shared by the build thread and whoever reports health.
+#[derive(Debug)]
+pub struct Readiness {
+    state: std::sync::Mutex<ReadyState>,
+}
+
+/// A snapshot of [`Readiness`], with the index's counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    /// The build phase.
+    pub phase: Phase,
+    /// Seconds since the phase began.
+    pub phase_seconds: f64,
+    /// Build attempts made so far.
+    pub attempts: u32,
+    /// When the last successful build finished (UTC, ISO seconds with `Z`).
+    pub built_at: Option<String>,
+    /// How long the last successful build took.
+    pub build_seconds: Option<f64>,
+    /// Why the last attempt failed.
+    pub error: Option<String>,
+    /// Whether file watching is running.
+    pub watching: bool,
+    /// Files in the store.
+    pub files: u64,
+    /// Chunks in the store.
+    pub chunks: u64,
+    /// Distinct vectors in the store.
+    pub vectors: u64,
+    /// Whether the store answered.
+    pub store_ok: bool,
+}
+
+impl Readiness {
+    fn new() -> Readiness {
+        Readiness {
+            state: std::sync::Mutex::new(ReadyState {
+                phase: Phase::Idle,
+                since: std::time::Instant::now(),
+                attempts: 0,
+                built_at: None,
+                build_seconds: None,
+                error: None,
+                watching: false,
+            }),
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut ReadyState)) {
+        f(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    fn set_phase(&self, phase: Phase) {
+        self.update(|s| {
+            s.phase = phase;
+            s.since = std::time::Instant::now();
+        });
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -73,7 +170,13 @@ impl Engine {
             Arc::new(embedder),
         )?;
         let reranker = Reranker::new(&config.rerank);
-        Ok(Engine { config, vaults, index: Arc::new(index), reranker })
+        Ok(Engine {
+            config,
+            vaults,
+            index: Arc::new(index),
+            reranker,
+            readiness: Arc::new(Readiness::new()),
+        })
     }
 
     /// The configuration.
@@ -116,8 +219,34 @@ impl Engine {
         Ok(out)
     }
 
-    /// Runs a search.
+    /// Runs a search. While the first background build runs (or after it failed) this is
+    /// `not_ready`: an empty answer then would read as "nothing matches".
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        match self.phase() {
+            Phase::Building => {
+                let status = self.status();
+                return Err(Error::new(
+                    ErrorCode::NotReady,
+                    format!(
+                        "the search index is still being built ({:.0} s so far, {} chunks \
+                         indexed); retry in a little while, or use list and read meanwhile",
+                        status.phase_seconds, status.chunks
+                    ),
+                ));
+            }
+            Phase::Failed => {
+                let status = self.status();
+                return Err(Error::new(
+                    ErrorCode::NotReady,
+                    format!(
+                        "the search index failed to build: {}; fix the cause and restart, \
+                         or use list and read meanwhile",
+                        status.error.as_deref().unwrap_or("unknown error")
+                    ),
+                ));
+            }
+            Phase::Idle | Phase::Ready => {}
+        }
         Searcher {
             index: &self.index,
             settings: &self.config.search,
@@ -125,6 +254,120 @@ impl Engine {
             reranker: self.reranker.as_ref(),
         }
         .search(req)
+    }
+
+    /// The build phase alone (cheap: no store query).
+    pub fn phase(&self) -> Phase {
+        self.readiness.state.lock().unwrap_or_else(|p| p.into_inner()).phase
+    }
+
+    /// The build phase, the index's counts and whether watching runs.
+    pub fn status(&self) -> Status {
+        // Copy the state out first: the store query may wait on a sync's transaction.
+        let s = { self.readiness.state.lock().unwrap_or_else(|p| p.into_inner()).clone() };
+        let counts = self.index.store().counts();
+        let (files, chunks, vectors) = counts.as_ref().copied().unwrap_or((0, 0, 0));
+        Status {
+            phase: s.phase,
+            phase_seconds: s.since.elapsed().as_secs_f64(),
+            attempts: s.attempts,
+            built_at: s.built_at,
+            build_seconds: s.build_seconds,
+            error: s.error,
+            watching: s.watching,
+            files,
+            chunks,
+            vectors,
+            store_ok: counts.is_ok(),
+        }
+    }
+
+    /// Starts serving in the background: watching every vault at once (so nothing changed
+    /// during the build is missed), the first build with retries, then the periodic reconcile
+    /// pass. Search is `not_ready` until the build succeeds. Dropping the handle stops the
+    /// watcher and the reconcile pass; the build thread finishes its current attempt.
+    pub fn start_background(self: &Arc<Self>) -> Background {
+        let watcher = match self.watch() {
+            Ok(w) => {
+                self.readiness.update(|s| s.watching = true);
+                Some(w)
+            }
+            Err(e) => {
+                tracing::warn!("file watching is off: {e}");
+                None
+            }
+        };
+        self.readiness.set_phase(Phase::Building);
+        let engine = self.clone();
+        let (tx, rx) = std::sync::mpsc::channel::<Reconciler>();
+        let builder = std::thread::Builder::new()
+            .name("mdvault-build".into())
+            .spawn(move || {
+                if engine.build_with_retries()
+                    && let Some(r) = engine.reconcile()
+                {
+                    let _ = tx.send(r);
+                }
+            })
+            .map_err(|e| tracing::error!("cannot start the index build: {e}"))
+            .ok();
+        Background { _watcher: watcher, _reconciler: rx, _builder: builder }
+    }
+
+    /// The first build: every vault synced, retried with doubling waits.
+    fn build_with_retries(&self) -> bool {
+        let attempts = self.config.index.build_max_attempts.max(1);
+        let mut wait = self.config.index.build_retry_seconds.max(0.0);
+        for attempt in 1..=attempts {
+            self.readiness.update(|s| s.attempts = attempt);
+            let started = std::time::Instant::now();
+            match self.sync(None, false, &crate::index::Silent) {
+                Ok(reports) => {
+                    let seconds = started.elapsed().as_secs_f64();
+                    for (name, r) in &reports {
+                        tracing::info!(
+                            "indexed {name}: {} files seen, {} chunked, {} embedded in {:.1} s",
+                            r.files_seen,
+                            r.files_chunked,
+                            r.texts_embedded,
+                            r.seconds
+                        );
+                    }
+                    self.readiness.update(|s| {
+                        s.phase = Phase::Ready;
+                        s.since = std::time::Instant::now();
+                        s.built_at = Some(crate::vault::now_timestamp());
+                        s.build_seconds = Some(seconds);
+                        s.error = None;
+                    });
+                    return true;
+                }
+                Err(e) => {
+                    tracing::warn!("index build attempt {attempt} of {attempts} failed: {e}");
+                    self.readiness.update(|s| s.error = Some(e.to_string()));
+                    if attempt < attempts {
+                        std::thread::sleep(Duration::from_secs_f64(wait));
+                        wait = (wait * 2.0).min(300.0);
+                    }
+                }
+            }
+        }
+        self.readiness.set_phase(Phase::Failed);
+        false
+    }
+
+    /// Re-indexes paths a surface just wrote, so a search right after an edit sees it (the
+    /// watcher would, but only after its debounce). Failures are logged, never returned: the
+    /// write itself succeeded, and the watcher and reconcile pass will try again.
+    pub fn refresh(&self, vault: &str, paths: &[String]) {
+        // During the first build the build itself will reach these paths.
+        if !matches!(self.phase(), Phase::Ready | Phase::Idle) {
+            return;
+        }
+        let Ok(v) = self.vaults.get(Some(vault)) else { return };
+        if let Err(e) = self.index.update_paths(v, paths) {
+            tracing::warn!("re-indexing {paths:?} in {vault} after a write failed: {e}");
+        }
     }
 
     /// Starts the periodic reconcile pass: every `index.reconcile_seconds` each vault is synced
@@ -187,6 +430,15 @@ impl Engine {
             }
         })
     }
+}
+
+/// What [`Engine::start_background`] started; dropping it stops watching and reconciling.
+pub struct Background {
+    _watcher: Option<Watcher>,
+    // The build thread sends the reconcile handle here once the first build succeeds; it
+    // lives in the channel until this value is dropped, which stops it.
+    _reconciler: std::sync::mpsc::Receiver<Reconciler>,
+    _builder: Option<std::thread::JoinHandle<()>>,
 }
 
 /// The running reconcile pass; dropping it stops the thread.

@@ -86,6 +86,10 @@ codes! {
     MethodNotAllowed = ("method_not_allowed", 405),
     /// No bearer token, or the wrong one.
     Unauthorized = ("unauthorized", 401),
+    /// The Host or Origin header is not on the allowlist (DNS rebinding, a foreign web page).
+    Forbidden = ("forbidden", 403),
+    /// The request body is larger than `server.max_body_bytes`.
+    PayloadTooLarge = ("payload_too_large", 413),
     /// The index is still building; ask again rather than recording no results.
     NotReady = ("not_ready", 503),
     /// The server failed on its own side (a disk write, a checker that will not run).

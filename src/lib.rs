@@ -3,7 +3,7 @@
 //! Reading order: `error` (the closed set of codes), `config`, `vault` (notes on disk and every
 //! operation on them), `embed` (text to vectors), `index` (the derived store, lexical index and
 //! vectors), `search` (hybrid retrieval), `engine` (the façade the surfaces call), `wire`
-//! (JSON shapes), and the surfaces: `cli`. The engine modules know nothing of HTTP, MCP or
+//! (JSON shapes), and the surfaces: `api` (REST and MCP) and `cli`. The engine modules know nothing of HTTP, MCP or
 //! clap. See `ARCHITECTURE.md` for the code map.
 
 #![warn(missing_docs)]
@@ -17,6 +17,7 @@ pub mod search;
 pub mod vault;
 pub mod wire;
 
+pub mod api;
 pub mod cli;
 
 pub use error::{Error, ErrorCode, Result};

@@ -64,8 +64,28 @@ enum Command {
         after_help = "Examples:\n  mdvault bench\n  mdvault bench --scales 1000,10000 --json\n  mdvault bench --compare-python --real-vault ~/Notes"
     )]
     Bench(bench::BenchArgs),
+    /// Serve REST and MCP over HTTP (MCP at /mcp), indexing in the background and watching
+    /// the vaults. Needs MDVAULT_API_KEY.
+    #[command(
+        after_help = "Examples:\n  MDVAULT_API_KEY=$(openssl rand -hex 24) mdvault serve --vault ~/Notes\n  mdvault serve --listen 0.0.0.0:8080   # also set server.allowed_hosts"
+    )]
+    Serve(ServeArgs),
+    /// Serve MCP over stdin and stdout (for agents that start the server themselves),
+    /// indexing in the background and watching the vaults. Logs go to stderr.
+    #[command(
+        after_help = "Example client entry:\n  {\"command\": \"mdvault\", \"args\": [\"mcp\", \"--vault\", \"/home/me/Notes\"]}"
+    )]
+    Mcp,
     #[command(flatten)]
     Notes(notes::NoteCommand),
+}
+
+/// `mdvault serve`.
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// The address to bind [env: MDVAULT_LISTEN] (default: server.listen, 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
 }
 
 /// What went wrong, and so which exit status to use.
@@ -91,7 +111,9 @@ impl From<ConfigError> for Failure {
 /// Parses the process arguments, runs the command and returns the exit status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    // A server is watched by people: show what it is doing. Commands print their own results.
+    let serving = matches!(cli.command, Command::Serve(_) | Command::Mcp);
+    init_logging(if serving { "mdvault=info,warn" } else { "warn" });
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Refused(e)) => {
@@ -137,6 +159,34 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Index(args) => search::index(&open_engine(config)?, only.as_deref(), args),
         Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
         Command::Bench(args) => bench::run(&config, args),
+        Command::Serve(args) => {
+            let listen = args.listen.unwrap_or_else(|| config.server.listen.clone());
+            let key = std::env::var("MDVAULT_API_KEY").unwrap_or_default();
+            if key.trim().is_empty() {
+                return Err(Failure::Config(
+                    "no API key: set MDVAULT_API_KEY to a secret of your choice (for example \
+                     `export MDVAULT_API_KEY=$(openssl rand -hex 24)`); serve never runs without one"
+                        .into(),
+                ));
+            }
+            let engine = std::sync::Arc::new(open_engine(config)?);
+            let names: Vec<String> = engine
+                .vaults()
+                .iter()
+                .map(|v| format!("{} ({})", v.name(), v.root().display()))
+                .collect();
+            crate::api::serve(engine, &key, &listen, |addr| {
+                eprintln!("mdvault {} serving {}", env!("CARGO_PKG_VERSION"), names.join(", "));
+                eprintln!("  REST  http://{addr}/vault/   search: http://{addr}/search?q=...");
+                eprintln!("  MCP   http://{addr}/mcp   (Authorization: Bearer $MDVAULT_API_KEY)");
+                eprintln!("  the index builds in the background; /readyz says when it is ready");
+            })
+            .map_err(|e| Failure::Config(e.0))
+        }
+        Command::Mcp => {
+            let engine = std::sync::Arc::new(open_engine(config)?);
+            crate::api::serve_stdio(engine).map_err(|e| Failure::Config(e.0))
+        }
     }
 }
 
@@ -160,11 +210,11 @@ fn print_json(value: &serde_json::Value) {
 }
 
 /// Logs go to stderr (stdout belongs to results, and to the MCP protocol under `mcp`).
-/// `MDVAULT_LOG` (or `RUST_LOG`) sets the filter; the default shows warnings.
-fn init_logging() {
+/// `MDVAULT_LOG` (or `RUST_LOG`) sets the filter; the default is `default`.
+fn init_logging(default: &str) {
     let filter = std::env::var("MDVAULT_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "warn".to_string());
+        .unwrap_or_else(|_| default.to_string());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)

@@ -147,6 +147,21 @@ pub struct IndexSettings {
     pub reconcile_seconds: f64,
 }
 
+/// HTTP server settings (`server.*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSettings {
+    /// The address `serve` binds (`MDVAULT_LISTEN` and `--listen` override it).
+    pub listen: String,
+    /// Extra `Host` values accepted besides the loopback forms (`localhost`, `127.0.0.1`,
+    /// `[::1]`, any port); `*` accepts any host.
+    pub allowed_hosts: Vec<String>,
+    /// Extra browser origins accepted besides loopback ones (`http://localhost:*` and the like);
+    /// `*` accepts any origin. A request without `Origin` is never refused for it.
+    pub allowed_origins: Vec<String>,
+    /// The largest request body accepted, in bytes.
+    pub max_body_bytes: u64,
+}
+
 /// The validated configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -166,6 +181,8 @@ pub struct Config {
     pub index: IndexSettings,
     /// Quiet time per path before a file change is acted on.
     pub watch_debounce_seconds: f64,
+    /// The HTTP server.
+    pub server: ServerSettings,
     /// Where the index store and models live; never inside a vault.
     pub data_dir: PathBuf,
     /// The config file that was read, if any.
@@ -263,6 +280,17 @@ struct RawConfig {
     index: RawIndex,
     #[serde(default)]
     watch: RawWatch,
+    #[serde(default)]
+    server: RawServer,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    listen: Option<String>,
+    allowed_hosts: Option<StringList>,
+    allowed_origins: Option<StringList>,
+    max_body_bytes: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -495,6 +523,21 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         vaults.push(VaultEntry { name, root });
     }
 
+    let sv = raw.server;
+    let listen = env
+        .var("MDVAULT_LISTEN")
+        .filter(|s| !s.trim().is_empty())
+        .or(sv.listen)
+        .unwrap_or_else(|| "127.0.0.1:8080".to_string())
+        .trim()
+        .to_string();
+    let server = ServerSettings {
+        listen,
+        allowed_hosts: sv.allowed_hosts.map(StringList::into_vec).unwrap_or_default(),
+        allowed_origins: sv.allowed_origins.map(StringList::into_vec).unwrap_or_default(),
+        max_body_bytes: sv.max_body_bytes.unwrap_or(64 * 1024 * 1024).max(1024),
+    };
+
     Ok(Config {
         vaults,
         vault,
@@ -504,6 +547,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         rerank,
         index,
         watch_debounce_seconds: raw.watch.debounce_seconds.unwrap_or(2.0),
+        server,
         data_dir,
         file,
     })
@@ -806,6 +850,7 @@ mod tests {
             "rerank:",
             "index:",
             "watch:",
+            "server:",
         ] {
             assert!(
                 example.contains(&format!("\n{section}")),

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 pub use ops::{
     Change, Entry, EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead, PatchRequest,
-    content_hash,
+    content_hash, now_timestamp,
 };
 
 use crate::config::{Config, VaultSettings};

@@ -315,6 +315,37 @@ impl Vault {
         change
     }
 
+    /// Refuses a write outside `scope` (a request confined to one note or one folder).
+    ///
+    /// The path is gated first, so a hostile or protected path gets its own refusal rather
+    /// than `out_of_scope`. A scope ending in `.md` admits exactly that note; any other scope
+    /// is a folder and admits paths strictly beneath it (`Sub` does not admit `Subterfuge.md`).
+    pub fn check_scope(&self, raw: &str, folder: bool, scope: &str) -> Result<()> {
+        let target = self.gate(raw, if folder { Access::Folder } else { Access::WriteFile })?;
+        let scope = scope.trim().trim_matches('/');
+        let admitted = if scope.to_ascii_lowercase().ends_with(".md") {
+            target.rel == scope
+        } else {
+            target.rel.starts_with(&format!("{scope}/"))
+        };
+        if admitted {
+            return Ok(());
+        }
+        let what = if scope.to_ascii_lowercase().ends_with(".md") {
+            format!("the note {scope}")
+        } else {
+            format!("the folder {scope}/")
+        };
+        Err(Error::new(
+            ErrorCode::OutOfScope,
+            format!(
+                "this connection may only write to {what}, and {} is outside it; \
+                 do not retry at another path, ask the user to widen the scope",
+                target.rel
+            ),
+        ))
+    }
+
     /// Reads a note, or one section of it (`section` is a `::` heading target).
     pub fn read(&self, raw: &str, section: Option<&str>) -> Result<NoteRead> {
         let target = self.gate(raw, Access::Read)?;

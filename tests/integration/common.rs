@@ -142,3 +142,191 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// The API key every test server runs with.
+pub const KEY: &str = "test-key-0123456789";
+
+/// A running `mdvault serve` on a free loopback port, over its own data directory; killed when
+/// dropped. `vaults` are `NAME=PATH` specs, the first the default.
+pub struct Server {
+    child: std::process::Child,
+    pub base: String,
+    _data: tempfile::TempDir,
+    _home: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts the server and waits until `/readyz` says the index is ready (up to 3 minutes).
+    pub fn start(vaults: &[String], env: &[(&str, &str)]) -> Server {
+        let s = Server::spawn(vaults, env);
+        s.wait_ready();
+        s
+    }
+
+    /// Starts the server and waits only for the port (`/healthz`).
+    pub fn spawn(vaults: &[String], env: &[(&str, &str)]) -> Server {
+        let port = free_port();
+        let data = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mdvault"));
+        cmd.arg("serve")
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--data-dir")
+            .arg(data.path());
+        for v in vaults {
+            cmd.arg("--vault").arg(v);
+        }
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("MDVAULT_API_KEY", KEY)
+            .env("MDVAULT_EMBEDDING__MODEL_DIR", model_dir())
+            .env("MDVAULT_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().unwrap();
+        let s =
+            Server { child, base: format!("http://127.0.0.1:{port}"), _data: data, _home: home };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            if ureq::get(&format!("{}/healthz", s.base)).call().is_ok() {
+                return s;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the server did not answer /healthz within 60 s");
+    }
+
+    /// Waits until `/readyz` answers 200.
+    pub fn wait_ready(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+        while std::time::Instant::now() < deadline {
+            if self.get("/readyz").0 == 200 {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("the server was not ready within 180 s: {}", self.get("/readyz").1);
+    }
+
+    /// Sends a request with the test key; returns status, body and headers.
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Reply {
+        http_call(&self.base, method, path, Some(KEY), headers, body)
+    }
+
+    pub fn get(&self, path: &str) -> (u16, String) {
+        let r = self.call("GET", path, &[], None);
+        (r.status, r.body)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP answer.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: String,
+    pub headers: Vec<(String, String)>,
+}
+
+impl Reply {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", self.status, self.body))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The refusal code of a `{"code","error"}` body.
+    pub fn code(&self) -> String {
+        self.json()["code"].as_str().unwrap_or("").to_string()
+    }
+}
+
+/// One raw HTTP/1.1 request over a fresh TCP connection: any method, any header (a forged
+/// Host included), any bytes as the path, which an HTTP client library would normalise away.
+pub fn http_call(
+    base: &str,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Reply {
+    use std::io::{Read, Write};
+    let authority = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(120))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {authority}\r\n"));
+    }
+    if let Some(k) = key {
+        req.push_str(&format!("Authorization: Bearer {k}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let body = body.unwrap_or_default();
+    req.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(req.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Reply {
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("no header end");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    let chunked = headers.iter().any(|(k, v)| {
+        k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    if chunked {
+        let mut out = Vec::new();
+        let mut rest = &body[..];
+        while let Some(end) = rest.windows(2).position(|w| w == b"\r\n") {
+            let size_text = String::from_utf8_lossy(&rest[..end]);
+            let size =
+                usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).unwrap_or(0);
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[end + 2..end + 2 + size]);
+            rest = &rest[end + 2 + size + 2..];
+        }
+        body = out;
+    }
+    Reply { status, body: String::from_utf8_lossy(&body).into_owned(), headers }
+}
+
+/// A port nobody is listening on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}

@@ -9,9 +9,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cli;
 mod common;
+mod contract;
 mod gate;
+mod mcp_sdk;
+mod parity;
 mod real_vaults;
 mod resolver;
 mod search;
+mod serve;
 mod tidy;
 mod vault_ops;

@@ -1,0 +1,431 @@
+//! The MCP surface: the vault tools as an rmcp server, over streamable HTTP and stdio.
+//!
+//! Each tool deserialises its arguments into the structs of `tools.rs`, runs the shared
+//! function on the blocking pool and renders the outcome as prose a model can act on. A
+//! refusal becomes a tool error (`isError`) whose text starts with the code and ends with what
+//! to do next; protocol errors are left to rmcp (unknown tool, malformed arguments).
+//!
+//! Over HTTP, which vault a call addresses and its write scope come from the URL
+//! (`/v/<name>/mcp/only/<path>`): the router puts a [`Target`] into the request's extensions and
+//! rmcp hands the request parts to the tool. Over stdio there is no URL, so the default vault
+//! and no scope apply. This module does not authenticate: the HTTP guard has done that.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+
+use super::tools::{self, Target};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+use crate::index::SyncReport;
+use crate::search::SearchResponse;
+use crate::vault::Change;
+
+/// What the server tells a model before its first call.
+pub const INSTRUCTIONS: &str = "\
+This server reads, searches and edits one or more Markdown vaults (Obsidian-style notes).
+- To find something, call vault_search first, then vault_read with `section` set to the heading \
+of the hit, rather than reading whole notes.
+- Before vault_patch, call vault_map on the note and copy a heading path from it (`A::B::C`); \
+a unique last part is enough.
+- Do not check whether a note exists before writing: vault_write refuses to overwrite unless \
+`overwrite` is set, and vault_append can create with `create_if_missing`.
+- Do not edit index.md: it is generated. Fix a note's title or description instead.
+- Every write stamps the note's frontmatter `timestamp` itself; do not set it by hand.
+- A refused call says why and what to do next; follow that advice instead of retrying as is.";
+
+/// The vault tools as an MCP server.
+#[derive(Clone)]
+pub struct VaultMcp {
+    engine: Arc<Engine>,
+}
+
+impl VaultMcp {
+    /// A server over this engine.
+    pub fn new(engine: Arc<Engine>) -> VaultMcp {
+        VaultMcp { engine }
+    }
+
+    /// Runs a shared tool function on the blocking pool with the request's target.
+    async fn run<T, F>(&self, ctx: &RequestContext<RoleServer>, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine, &Target) -> Result<T> + Send + 'static,
+    {
+        let target = ctx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Target>().cloned())
+            .unwrap_or_default();
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || f(&engine, &target)).await.unwrap_or_else(|e| {
+            Err(Error::new(ErrorCode::InternalError, format!("the tool failed unexpectedly: {e}")))
+        })
+    }
+}
+
+/// A refusal as a tool error a model can read.
+fn refusal(e: &Error) -> CallToolResult {
+    let text = match e.code() {
+        ErrorCode::NotReady => e.message().to_string(),
+        code => format!("Refused ({code}): {}", e.message()),
+    };
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+fn answer<T>(r: Result<T>, render: impl FnOnce(T) -> String) -> CallToolResult {
+    match r {
+        Ok(v) => CallToolResult::success(vec![ContentBlock::text(render(v))]),
+        Err(e) => refusal(&e),
+    }
+}
+
+fn change(c: Change) -> String {
+    c.message
+}
+
+/// Search results as Markdown: one block per passage, the passage text in full.
+pub fn render_search(query: &str, r: &SearchResponse) -> String {
+    if r.results.is_empty() {
+        let mut out = format!(
+            "No passages match \"{query}\". Try other words, a shorter query, or vault_list to \
+             browse.\n"
+        );
+        for n in &r.notices {
+            out.push_str(&format!("\nNote: {n}\n"));
+        }
+        return out;
+    }
+    let n = r.results.len();
+    let mut out = format!("{n} result{} for \"{query}\":\n", if n == 1 { "" } else { "s" });
+    let several_vaults = r.results.iter().any(|h| h.vault != r.results[0].vault);
+    for (i, h) in r.results.iter().enumerate() {
+        out.push_str(&format!("\n### {}. {}", i + 1, h.path));
+        if !h.heading.is_empty() {
+            out.push_str(&format!(" > {}", h.heading));
+        }
+        out.push('\n');
+        let how = match h.matched.as_str() {
+            "both" => "matched by meaning and by words",
+            "dense" => "matched by meaning",
+            _ => "matched by words",
+        };
+        let mut line = format!("_{how}");
+        if h.pinned {
+            line.push_str(", pinned as an exact identifier match");
+        }
+        line.push_str(&format!(" - line {}", h.line));
+        if several_vaults {
+            line.push_str(&format!(" - vault {}", h.vault));
+        }
+        line.push_str("_\n\n");
+        out.push_str(&line);
+        out.push_str(h.text.trim());
+        out.push('\n');
+    }
+    for n in &r.notices {
+        out.push_str(&format!("\nNote: {n}\n"));
+    }
+    out
+}
+
+fn render_reindex(reports: Vec<(String, SyncReport)>) -> String {
+    reports
+        .iter()
+        .map(|(name, r)| {
+            format!(
+                "re-indexed {name}: {} files seen, {} re-chunked, {} removed, {} passages \
+                 embedded in {:.1} s{}",
+                r.files_seen,
+                r.files_chunked,
+                r.files_removed,
+                r.texts_embedded,
+                r.seconds,
+                if r.failed.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} file(s) could not be indexed", r.failed.len())
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tool_router]
+impl VaultMcp {
+    /// Search the vault by meaning and by exact words. Returns the best passages with their
+    /// note path, heading and line. Follow up with vault_read on the path and `section` set to
+    /// the heading shown.
+    #[tool(name = "vault_search", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_search(
+        &self,
+        Parameters(a): Parameters<tools::SearchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let query = a.query.clone();
+        answer(self.run(&ctx, move |e, t| tools::search(e, t, a)).await, |r| {
+            render_search(&query, &r)
+        })
+    }
+
+    /// Read a note, or only one section of it (`section`: a heading path from vault_map such
+    /// as "Plan::Risks", or a unique heading name). Returns the Markdown text.
+    #[tool(name = "vault_read", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_read(
+        &self,
+        Parameters(a): Parameters<tools::ReadArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::read(e, t, a)).await, |r| r.content)
+    }
+
+    /// List a folder of the vault: subfolders first, then files with size and modification
+    /// time. An empty path lists the vault root.
+    #[tool(name = "vault_list", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_list(
+        &self,
+        Parameters(a): Parameters<tools::ListArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::list(e, t, a)).await, |l| l.render())
+    }
+
+    /// Show a note's frontmatter and the full path of every heading (`A::B::C`). Call this
+    /// before vault_patch and copy the target from it.
+    #[tool(name = "vault_map", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_map(
+        &self,
+        Parameters(a): Parameters<tools::MapArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::map(e, t, a)).await, |m| m.render())
+    }
+
+    /// Edit one section of a note under a heading: replace, prepend to or append to its
+    /// content (subsections included), or change the heading line itself. `target` is a
+    /// heading path from vault_map.
+    #[tool(
+        name = "vault_patch",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_patch(
+        &self,
+        Parameters(a): Parameters<tools::PatchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::patch(e, t, a, None)).await, change)
+    }
+
+    /// Replace an exact piece of text in a note (literal, case-sensitive). `count` is how
+    /// many occurrences you expect; the edit is refused if the note has more or fewer.
+    #[tool(
+        name = "vault_replace_text",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_replace_text(
+        &self,
+        Parameters(a): Parameters<tools::ReplaceTextArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::replace_text(e, t, a, None)).await, change)
+    }
+
+    /// Add Markdown at the end of a note. With `create_if_missing`, a missing note is created
+    /// with this content.
+    #[tool(
+        name = "vault_append",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_append(
+        &self,
+        Parameters(a): Parameters<tools::AppendArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::append(e, t, a, None)).await, change)
+    }
+
+    /// Create a note with the given content (frontmatter included). An existing note is only
+    /// replaced when `overwrite` is true.
+    #[tool(
+        name = "vault_write",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_write(
+        &self,
+        Parameters(a): Parameters<tools::WriteArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::write(e, t, a, None)).await, change)
+    }
+
+    /// Replace everything after a note's frontmatter; the frontmatter stays as it is.
+    #[tool(
+        name = "vault_set_body",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_set_body(
+        &self,
+        Parameters(a): Parameters<tools::SetBodyArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::set_body(e, t, a, None)).await, change)
+    }
+
+    /// Set one frontmatter key to a string, number, boolean or list, or remove it with
+    /// `delete`. The rest of the frontmatter is left byte for byte.
+    #[tool(
+        name = "vault_set_frontmatter",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_set_frontmatter(
+        &self,
+        Parameters(a): Parameters<tools::SetFrontmatterArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::set_frontmatter(e, t, a, None)).await, change)
+    }
+
+    /// Delete a note or a filed document. The file is removed from the vault folder; links
+    /// to it in other notes are left as they are.
+    #[tool(
+        name = "vault_delete",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_delete(
+        &self,
+        Parameters(a): Parameters<tools::DeleteArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::delete(e, t, a, None)).await, change)
+    }
+
+    /// Move or rename a note or document. Links to it in other notes are repointed unless
+    /// `update_links` is false. The destination must not exist.
+    #[tool(
+        name = "vault_move",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_move(
+        &self,
+        Parameters(a): Parameters<tools::MoveArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::move_file(e, t, a, None)).await, change)
+    }
+
+    /// Create a folder, and any missing parent folders.
+    #[tool(
+        name = "vault_create_folder",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_create_folder(
+        &self,
+        Parameters(a): Parameters<tools::CreateFolderArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::create_folder(e, t, a)).await, change)
+    }
+
+    /// Delete a folder. Only an empty one, unless `recursive` is true.
+    #[tool(
+        name = "vault_delete_folder",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_delete_folder(
+        &self,
+        Parameters(a): Parameters<tools::DeleteFolderArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::delete_folder(e, t, a)).await, change)
+    }
+
+    /// Bring the search index up to date now (it normally follows file changes by itself).
+    /// `full` re-reads every file.
+    #[tool(
+        name = "vault_reindex",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_reindex(
+        &self,
+        Parameters(a): Parameters<tools::ReindexArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::reindex(e, t, a)).await, render_reindex)
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for VaultMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("mdvault", env!("CARGO_PKG_VERSION"))
+                    .with_title("mdvault: search and edit a Markdown vault"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// The names of every tool this server offers, in the order they are declared.
+pub fn tool_names() -> Vec<String> {
+    VaultMcp::tool_router().list_all().into_iter().map(|t| t.name.to_string()).collect()
+}

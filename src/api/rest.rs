@@ -1,0 +1,829 @@
+//! The REST surface: routes shaped like the Obsidian Local REST API, plus health and search.
+//!
+//! Every vault verb builds the argument struct of `tools.rs` and calls the same function MCP
+//! calls; this module only translates HTTP (path, query flags, `Accept`, `If-Match`, the PATCH
+//! headers, raw bodies) and renders the outcome as text or JSON. Every refusal is
+//! `{"code","error"}` with the code's status; a 404 means a missing note, vault or route and
+//! nothing else.
+//!
+//! Routes (also `/v/<name>/...` for a named vault, see `guard.rs`):
+//! `/vault/<path>` (GET, PUT, POST, PATCH, DELETE, and MOVE with `Destination`),
+//! `/folder/<path>` (GET, PUT, DELETE), `/move/<path>` (POST), `/search` (GET, POST),
+//! `/reindex` (POST), `/healthz`, `/readyz`, `/openapi.yaml`, and MCP at `/mcp` and
+//! `/mcp/only/<scope>`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Extension, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+use super::mcp::VaultMcp;
+use super::tools::{self, Target};
+use crate::engine::{Engine, Phase};
+use crate::error::{Error, ErrorCode, Result};
+use crate::wire;
+
+/// The OpenAPI document, served at `/openapi.yaml` and checked against this router by tests.
+pub const OPENAPI: &str = include_str!("../../openapi.yaml");
+
+/// Every documented route and its methods, as `openapi.yaml` spells the path. The router
+/// below registers exactly these (plus `HEAD` beside `GET`, the Local REST API's `MOVE` verb
+/// on `/vault/{path}`, and the reserved upkeep paths); the contract test holds the document,
+/// this table and the live server to each other. A named vault answers every route under
+/// `/v/{vault}` as well.
+pub const ROUTES: &[(&str, &[&str])] = &[
+    ("/healthz", &["get"]),
+    ("/readyz", &["get"]),
+    ("/openapi.yaml", &["get"]),
+    ("/vault/", &["get"]),
+    ("/vault/{path}", &["get", "put", "post", "patch", "delete"]),
+    ("/folder/{path}", &["get", "put", "delete"]),
+    ("/move/{path}", &["post"]),
+    ("/search", &["get", "post"]),
+    ("/reindex", &["post"]),
+    ("/mcp", &["post"]),
+    ("/mcp/only/{scope}", &["post"]),
+];
+
+/// Routes reserved for the upkeep features of a later version.
+pub const RESERVED: &[&str] =
+    &["/frontmatter", "/expiries", "/maintenance", "/maintenance/checks", "/callouts"];
+
+type Mcp = StreamableHttpService<VaultMcp, NeverSessionManager>;
+
+/// Shared by every handler.
+#[derive(Clone)]
+pub struct App {
+    engine: Arc<Engine>,
+    mcp: Mcp,
+    started: Instant,
+}
+
+/// A refusal as `{"code","error"}` with its status.
+pub fn refusal(e: &Error) -> Response {
+    let status =
+        StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, axum::Json(wire::error(e))).into_response()
+}
+
+/// The methods [`ROUTES`] documents for a concrete path, as an `Allow` value.
+fn allowed_for(path: &str) -> String {
+    let matches = |template: &str| match template.split_once('{') {
+        Some((prefix, _)) => path.starts_with(prefix) && path.len() > prefix.len(),
+        None => path == template,
+    };
+    let mut methods: Vec<String> = ROUTES
+        .iter()
+        .filter(|(template, _)| matches(template))
+        .flat_map(|(_, m)| m.iter().map(|m| m.to_ascii_uppercase()))
+        .collect();
+    if methods.iter().any(|m| m == "GET") {
+        methods.push("HEAD".into());
+    }
+    methods.dedup();
+    methods.join(", ")
+}
+
+fn text(s: impl Into<String>) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], s.into()).into_response()
+}
+
+fn json_body(v: Value) -> Response {
+    axum::Json(v).into_response()
+}
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::new(ErrorCode::InvalidRequest, msg)
+}
+
+/// Runs a blocking engine call off the async workers.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(Error::new(ErrorCode::InternalError, format!("the request failed unexpectedly: {e}")))
+    })
+}
+
+/// The query string as ordered pairs.
+fn pairs(q: &Option<String>) -> Vec<(String, String)> {
+    q.as_deref()
+        .map(|q| {
+            q.split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                    let dec = |s: &str| {
+                        percent_encoding::percent_decode_str(&s.replace('+', " "))
+                            .decode_utf8_lossy()
+                            .into_owned()
+                    };
+                    (dec(k), dec(v))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn param<'a>(q: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    q.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// A boolean flag: present and empty, or 1/true/yes/on.
+fn flag(q: &[(String, String)], name: &str) -> bool {
+    param(q, name).is_some_and(|v| {
+        let v = v.trim().to_ascii_lowercase();
+        v.is_empty() || matches!(v.as_str(), "1" | "true" | "yes" | "on")
+    })
+}
+
+fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>> {
+    match h.get(name) {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .map(|s| Some(s.trim()))
+            .map_err(|_| bad(format!("the {name} header is not readable text"))),
+    }
+}
+
+fn wants_json(h: &HeaderMap) -> bool {
+    h.get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("application/json") || a.contains("+json"))
+}
+
+/// `If-Match` as a bare content hash (quotes and a weak prefix removed).
+fn if_match(h: &HeaderMap) -> Result<Option<String>> {
+    Ok(header_str(h, "if-match")?
+        .map(|v| v.trim_start_matches("W/").trim_matches('"').to_string())
+        .filter(|v| !v.is_empty() && v != "*"))
+}
+
+/// The decoded vault path after a route prefix such as `/vault`.
+fn tail(uri: &Uri, prefix: &str) -> Result<String> {
+    let raw = uri.path().strip_prefix(prefix).unwrap_or("");
+    let raw = raw.strip_prefix('/').unwrap_or(raw);
+    percent_encoding::percent_decode_str(raw).decode_utf8().map(|s| s.into_owned()).map_err(|_| {
+        Error::new(ErrorCode::InvalidPath, "the path is not valid UTF-8 once percent-decoded")
+    })
+}
+
+fn body_text(body: std::result::Result<Bytes, BytesRejection>) -> Result<String> {
+    let bytes = body.map_err(|r| {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            Error::new(
+                ErrorCode::PayloadTooLarge,
+                "the request body is larger than server.max_body_bytes allows; send less, or \
+                 raise the limit",
+            )
+        } else {
+            bad(format!("the request body could not be read: {r}"))
+        }
+    })?;
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| bad("the request body is not valid UTF-8; send Markdown as UTF-8 text"))
+}
+
+fn with_etag(mut resp: Response, etag: Option<&str>) -> Response {
+    if let Some(e) = etag
+        && let Ok(v) = HeaderValue::from_str(&format!("\"{e}\""))
+    {
+        resp.headers_mut().insert(header::ETAG, v);
+    }
+    resp
+}
+
+fn change_response(h: &HeaderMap, c: crate::vault::Change) -> Response {
+    let etag = c.etag.clone();
+    let resp = if wants_json(h) { json_body(wire::change(&c)) } else { text(c.message + "\n") };
+    with_etag(resp, etag.as_deref())
+}
+
+fn method_not_allowed(method: &Method, allowed: &str) -> Response {
+    let mut resp = refusal(&Error::new(
+        ErrorCode::MethodNotAllowed,
+        format!("{method} is not supported here; use one of {allowed}"),
+    ));
+    if let Ok(v) = HeaderValue::from_str(allowed) {
+        resp.headers_mut().insert(header::ALLOW, v);
+    }
+    resp
+}
+
+fn finish(r: Result<Response>) -> Response {
+    r.unwrap_or_else(|e| refusal(&e))
+}
+
+/// `/vault/<path>`: every note verb.
+async fn vault_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Response {
+    let q = pairs(&query);
+    let path = match tail(&uri, "/vault") {
+        Ok(p) => p,
+        Err(e) => return refusal(&e),
+    };
+    // The root is a listing only: there is nothing to write, patch or delete there.
+    if path.is_empty() && !matches!(method.as_str(), "GET" | "HEAD") {
+        return method_not_allowed(&method, "GET, HEAD");
+    }
+    let engine = app.engine.clone();
+    finish(match method.as_str() {
+        "GET" | "HEAD" => read_route(engine, target, path, &q, &headers).await,
+        "PUT" => {
+            async {
+                let content = body_text(body)?;
+                let expected = if_match(&headers)?;
+                let a = tools::WriteArgs { path, content, overwrite: true };
+                let c = blocking(move || tools::write(&engine, &target, a, expected.as_deref()))
+                    .await?;
+                Ok(change_response(&headers, c))
+            }
+            .await
+        }
+        "POST" => {
+            async {
+                let content = body_text(body)?;
+                let expected = if_match(&headers)?;
+                let a = tools::AppendArgs { path, content, create_if_missing: true };
+                let c = blocking(move || tools::append(&engine, &target, a, expected.as_deref()))
+                    .await?;
+                Ok(change_response(&headers, c))
+            }
+            .await
+        }
+        "PATCH" => patch_route(engine, target, path, &headers, body).await,
+        "DELETE" => {
+            async {
+                let expected = if_match(&headers)?;
+                let a = tools::DeleteArgs { path };
+                let c = blocking(move || tools::delete(&engine, &target, a, expected.as_deref()))
+                    .await?;
+                Ok(change_response(&headers, c))
+            }
+            .await
+        }
+        "MOVE" => {
+            async {
+                let dest = header_str(&headers, "destination")?
+                    .ok_or_else(|| bad("MOVE needs a Destination header naming the new path"))?;
+                let dest = dest.strip_prefix("/vault/").unwrap_or(dest);
+                let destination = percent_encoding::percent_decode_str(dest)
+                    .decode_utf8()
+                    .map_err(|_| bad("the Destination header is not valid UTF-8 once decoded"))?
+                    .into_owned();
+                let expected = if_match(&headers)?;
+                let update_links = param(&q, "update_links").is_none() || flag(&q, "update_links");
+                let a = tools::MoveArgs { source: path, destination, update_links };
+                let c =
+                    blocking(move || tools::move_file(&engine, &target, a, expected.as_deref()))
+                        .await?;
+                Ok(change_response(&headers, c))
+            }
+            .await
+        }
+        _ => return method_not_allowed(&method, "GET, PUT, POST, PATCH, DELETE, MOVE"),
+    })
+}
+
+async fn read_route(
+    engine: Arc<Engine>,
+    target: Target,
+    path: String,
+    q: &[(String, String)],
+    headers: &HeaderMap,
+) -> Result<Response> {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if flag(q, "map") || accept.contains("document-map") {
+        let a = tools::MapArgs { path };
+        let m = blocking(move || tools::map(&engine, &target, a)).await?;
+        return Ok(with_etag(json_body(wire::map(&m)), Some(&m.etag)));
+    }
+    let json = wants_json(headers);
+    let list = |engine: Arc<Engine>, target: Target, path: String| async move {
+        let a = tools::ListArgs { path };
+        let l = blocking(move || tools::list(&engine, &target, a)).await?;
+        Ok::<Response, Error>(if json { json_body(wire::listing(&l)) } else { text(l.render()) })
+    };
+    if path.is_empty() || path.ends_with('/') {
+        return list(engine, target, path).await;
+    }
+    let section = param(q, "section").map(str::to_string);
+    let a = tools::ReadArgs { path: path.clone(), section };
+    let (e2, t2) = (engine.clone(), target.clone());
+    match blocking(move || tools::read(&e2, &t2, a)).await {
+        Ok(r) => {
+            let resp = if json {
+                json_body(wire::note(&r))
+            } else {
+                ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], r.content.clone())
+                    .into_response()
+            };
+            Ok(with_etag(resp, Some(&r.etag)))
+        }
+        Err(e) if e.code() == ErrorCode::IsDirectory => list(engine, target, path).await,
+        Err(e) => Err(e),
+    }
+}
+
+/// PATCH: `Target-Type` heading (default), frontmatter, body or text.
+async fn patch_route(
+    engine: Arc<Engine>,
+    target: Target,
+    path: String,
+    headers: &HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Result<Response> {
+    let kind = header_str(headers, "target-type")?.unwrap_or("heading").to_ascii_lowercase();
+    let operation = header_str(headers, "operation")?.unwrap_or("replace").to_ascii_lowercase();
+    if let Some(v) = header_str(headers, "markdown-patch-version")?
+        && v != "1"
+    {
+        return Err(bad(format!(
+            "Markdown-Patch-Version {v} is not supported; send 1 or leave the header out"
+        )));
+    }
+    let expected = if_match(headers)?;
+    let raw_target = header_str(headers, "target")?
+        .map(|t| percent_encoding::percent_decode_str(t).decode_utf8_lossy().into_owned());
+    let c = match kind.as_str() {
+        "body" => {
+            if operation != "replace" {
+                return Err(bad(format!(
+                    "Target-Type body only supports Operation replace; to add to the end, \
+                     POST to /vault/{path} instead (operation was {operation})"
+                )));
+            }
+            let a = tools::SetBodyArgs { path, content: body_text(body)? };
+            blocking(move || tools::set_body(&engine, &target, a, expected.as_deref())).await?
+        }
+        "text" => {
+            #[derive(serde::Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct TextEdit {
+                find: String,
+                replace: String,
+                #[serde(default)]
+                section: Option<String>,
+                #[serde(default)]
+                count: Option<usize>,
+            }
+            let raw = body_text(body)?;
+            let edit: TextEdit = serde_json::from_str(&raw).map_err(|e| {
+                bad(format!(
+                    "Target-Type text takes a JSON body {{\"find\", \"replace\", \"section\", \
+                     \"count\"}}: {e}"
+                ))
+            })?;
+            let a = tools::ReplaceTextArgs {
+                path,
+                find: edit.find,
+                replace: edit.replace,
+                section: edit.section,
+                count: edit.count.unwrap_or(1),
+            };
+            blocking(move || tools::replace_text(&engine, &target, a, expected.as_deref())).await?
+        }
+        "frontmatter" | "heading" => {
+            let raw_target = raw_target.filter(|t| !t.trim().is_empty()).ok_or_else(|| {
+                bad(format!(
+                    "PATCH with Target-Type {kind} needs a Target header (the {})",
+                    if kind == "heading" { "heading path, as ?map shows it" } else { "key" }
+                ))
+            })?;
+            if kind == "frontmatter" {
+                let value = match operation.as_str() {
+                    "delete" => None,
+                    "replace" => {
+                        let raw = body_text(body)?;
+                        let v: Value = serde_json::from_str(&raw).map_err(|_| {
+                            let shown: String = raw.chars().take(80).collect();
+                            bad(format!(
+                                "the frontmatter value must be JSON (a quoted string, number, \
+                                 boolean or list); got {shown:?}"
+                            ))
+                        })?;
+                        Some(v)
+                    }
+                    other => {
+                        return Err(bad(format!(
+                            "Target-Type frontmatter supports Operation replace or delete, \
+                             not {other}"
+                        )));
+                    }
+                };
+                let a = tools::SetFrontmatterArgs {
+                    path,
+                    key: raw_target,
+                    delete: value.is_none(),
+                    value,
+                };
+                blocking(move || tools::set_frontmatter(&engine, &target, a, expected.as_deref()))
+                    .await?
+            } else {
+                let delimiter = header_str(headers, "target-delimiter")?.unwrap_or("::");
+                let target_path = if delimiter.is_empty() || delimiter == "::" {
+                    raw_target
+                } else {
+                    raw_target.split(delimiter).collect::<Vec<_>>().join("::")
+                };
+                let a = tools::PatchArgs {
+                    path,
+                    target: target_path,
+                    operation,
+                    content: body_text(body)?,
+                    target_scope: header_str(headers, "target-scope")?
+                        .unwrap_or("content")
+                        .to_string(),
+                };
+                blocking(move || tools::patch(&engine, &target, a, expected.as_deref())).await?
+            }
+        }
+        other => {
+            return Err(bad(format!(
+                "unknown Target-Type {other}; use heading, frontmatter, body or text"
+            )));
+        }
+    };
+    Ok(change_response(headers, c))
+}
+
+/// `/folder/<path>`: GET lists, PUT creates (with parents), DELETE removes.
+async fn folder_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let q = pairs(&query);
+    let path = match tail(&uri, "/folder") {
+        Ok(p) => p,
+        Err(e) => return refusal(&e),
+    };
+    let engine = app.engine.clone();
+    finish(match method.as_str() {
+        "GET" | "HEAD" => {
+            async {
+                let a = tools::ListArgs { path };
+                let l = blocking(move || tools::list(&engine, &target, a)).await?;
+                Ok(if wants_json(&headers) {
+                    json_body(wire::listing(&l))
+                } else {
+                    text(l.render())
+                })
+            }
+            .await
+        }
+        "PUT" => {
+            async {
+                let a = tools::CreateFolderArgs { path };
+                Ok(change_response(
+                    &headers,
+                    blocking(move || tools::create_folder(&engine, &target, a)).await?,
+                ))
+            }
+            .await
+        }
+        "DELETE" => {
+            async {
+                let a = tools::DeleteFolderArgs { path, recursive: flag(&q, "recursive") };
+                Ok(change_response(
+                    &headers,
+                    blocking(move || tools::delete_folder(&engine, &target, a)).await?,
+                ))
+            }
+            .await
+        }
+        _ => return method_not_allowed(&method, "GET, PUT, DELETE"),
+    })
+}
+
+/// `POST /move/<path>` with `{"destination", "update_links"}` (or the same as query fields).
+async fn move_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    uri: Uri,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Response {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct MoveBody {
+        destination: String,
+        #[serde(default)]
+        update_links: Option<bool>,
+    }
+    finish(
+        async {
+            let source = tail(&uri, "/move")?;
+            let q = pairs(&query);
+            let raw = body_text(body)?;
+            let b = if raw.trim().is_empty() {
+                MoveBody {
+                    destination: param(&q, "destination")
+                        .ok_or_else(|| {
+                            bad("name the new path: a JSON body {\"destination\": \"...\"}")
+                        })?
+                        .to_string(),
+                    update_links: param(&q, "update_links").map(|_| flag(&q, "update_links")),
+                }
+            } else {
+                serde_json::from_str(&raw).map_err(|e| {
+                    bad(format!("the body must be JSON {{\"destination\", \"update_links\"}}: {e}"))
+                })?
+            };
+            let expected = if_match(&headers)?;
+            let a = tools::MoveArgs {
+                source,
+                destination: b.destination,
+                update_links: b.update_links.unwrap_or(true),
+            };
+            let engine = app.engine.clone();
+            let c = blocking(move || tools::move_file(&engine, &target, a, expected.as_deref()))
+                .await?;
+            Ok(change_response(&headers, c))
+        }
+        .await,
+    )
+}
+
+/// `/search`: `q`, `k`, `prefix`, `vault`, `explain`, `thorough` as query fields, or (POST)
+/// the same as a JSON object.
+async fn search_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    method: Method,
+    RawQuery(query): RawQuery,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Response {
+    finish(
+        async {
+            let q = pairs(&query);
+            let mut fields: serde_json::Map<String, Value> = serde_json::Map::new();
+            for (k, v) in &q {
+                fields.insert(k.clone(), Value::String(v.clone()));
+            }
+            if method == Method::POST {
+                let raw = body_text(body)?;
+                if !raw.trim().is_empty() {
+                    match serde_json::from_str::<Value>(&raw) {
+                        Ok(Value::Object(m)) => fields.extend(m),
+                        _ => return Err(bad("the search body must be a JSON object")),
+                    }
+                }
+            }
+            let get_str = |name: &str| -> Option<String> {
+                fields.get(name).and_then(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Null => None,
+                    other => Some(other.to_string()),
+                })
+            };
+            let get_bool = |name: &str| -> Result<bool> {
+                match fields.get(name) {
+                    None | Some(Value::Null) => Ok(false),
+                    Some(Value::Bool(b)) => Ok(*b),
+                    Some(Value::String(s)) => Ok(matches!(
+                        s.trim().to_ascii_lowercase().as_str(),
+                        "" | "1" | "true" | "yes" | "on"
+                    )),
+                    Some(other) => Err(bad(format!("{name} must be true or false, not {other}"))),
+                }
+            };
+            let query_text = get_str("q")
+                .or_else(|| get_str("query"))
+                .ok_or_else(|| bad("search needs q, the query text"))?;
+            let k = match get_str("k").filter(|s| !s.trim().is_empty()) {
+                None => None,
+                Some(s) => Some(s.trim().parse::<usize>().map_err(|_| {
+                    bad(format!("k must be a whole number from 1 to {}, not {s}", tools::MAX_K))
+                })?),
+            };
+            let explain = get_bool("explain")?;
+            let a = tools::SearchArgs {
+                query: query_text,
+                k,
+                prefix: get_str("prefix"),
+                vault: get_str("vault"),
+                thorough: get_bool("thorough")?,
+            };
+            let engine = app.engine.clone();
+            let r = blocking(move || tools::search(&engine, &target, a)).await?;
+            Ok(json_body(wire::search(&r, explain)))
+        }
+        .await,
+    )
+}
+
+/// `POST /reindex[?full]`.
+async fn reindex_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let full = flag(&pairs(&query), "full");
+    let engine = app.engine.clone();
+    finish(
+        blocking(move || tools::reindex(&engine, &target, tools::ReindexArgs { full }))
+            .await
+            .map(|reports| {
+                json_body(json!({
+                    "vaults": reports.iter().map(|(name, r)| json!({
+                        "vault": name,
+                        "files_seen": r.files_seen,
+                        "files_chunked": r.files_chunked,
+                        "files_removed": r.files_removed,
+                        "chunks_written": r.chunks_written,
+                        "texts_embedded": r.texts_embedded,
+                        "failed": r.failed.iter().map(|(p, why)| json!({"path": p, "error": why})).collect::<Vec<_>>(),
+                        "seconds": (r.seconds * 100.0).round() / 100.0,
+                    })).collect::<Vec<_>>()
+                }))
+            }),
+    )
+}
+
+/// The readiness report: one body shape for 200 and 503.
+pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
+    let s = engine.status();
+    let ready = s.phase == Phase::Ready && s.store_ok;
+    let status = match (ready, s.watching) {
+        (true, true) => "ready",
+        (true, false) => "degraded",
+        _ => s.phase.as_str(),
+    };
+    let round = |x: f64, p: f64| (x * p).round() / p;
+    let body = json!({
+        "status": status,
+        "version": env!("CARGO_PKG_VERSION"),
+        "revision": option_env!("MDVAULT_REVISION").unwrap_or("unknown"),
+        "uptime_seconds": round(uptime_seconds, 10.0),
+        "vaults": engine.vaults().iter().map(|v| json!({
+            "name": v.name(), "root": v.root().display().to_string(),
+        })).collect::<Vec<_>>(),
+        "index": {
+            "ok": s.phase == Phase::Ready,
+            "phase": s.phase.as_str(),
+            "building": s.phase == Phase::Building,
+            "attempts": s.attempts,
+            "error": s.error,
+            "files": s.files,
+            "chunks": s.chunks,
+            "vectors": s.vectors,
+            "built_at": s.built_at,
+            "build_seconds": s.build_seconds.map(|x| round(x, 100.0)),
+            "model": engine.index().embedder().model_id(),
+        },
+        "watcher": { "ok": s.watching },
+        "store": { "ok": s.store_ok, "path": engine.index().store().path().display().to_string() },
+    });
+    (ready, body)
+}
+
+async fn readyz(State(app): State<App>) -> Response {
+    let (ready, body) = readiness(&app.engine, app.started.elapsed().as_secs_f64());
+    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, axum::Json(body)).into_response()
+}
+
+async fn healthz() -> Response {
+    text("ok\n")
+}
+
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/yaml; charset=utf-8")], OPENAPI).into_response()
+}
+
+async fn reserved(uri: Uri) -> Response {
+    refusal(&Error::new(
+        ErrorCode::NotFound,
+        format!(
+            "{} is reserved for the vault upkeep features, which this version does not have yet",
+            uri.path()
+        ),
+    ))
+}
+
+/// `/mcp` and `/mcp/only/<scope>`: the scope joins the target, then rmcp takes the request.
+async fn mcp_route(
+    State(app): State<App>,
+    Extension(mut target): Extension<Target>,
+    mut req: Request<Body>,
+) -> Response {
+    let path = req.uri().path().to_string();
+    if let Some(rest) = path.strip_prefix("/mcp/only") {
+        let scope = match percent_encoding::percent_decode_str(rest).decode_utf8() {
+            Ok(s) => s.trim().trim_matches('/').to_string(),
+            Err(_) => {
+                return refusal(&Error::new(
+                    ErrorCode::InvalidPath,
+                    "the scope is not valid UTF-8 once percent-decoded",
+                ));
+            }
+        };
+        target.scope = (!scope.is_empty()).then_some(scope);
+    }
+    req.extensions_mut().insert(target);
+    match app.mcp.clone().oneshot(req).await {
+        Ok(resp) => resp.map(Body::new),
+        Err(never) => match never {},
+    }
+}
+
+async fn not_found(uri: Uri) -> Response {
+    refusal(&Error::new(
+        ErrorCode::NotFound,
+        format!(
+            "there is no route {}; see /openapi.yaml for the routes (notes live under /vault/)",
+            uri.path()
+        ),
+    ))
+}
+
+/// The whole router: routes, limits and the MCP service, behind the guard.
+pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
+    let max_body = engine.config().server.max_body_bytes as usize;
+    let factory_engine = engine.clone();
+    // Stateless streamable HTTP: every POST stands alone, so a scope or vault taken from one
+    // request's URL can never leak into another. Host and Origin are checked by the guard for
+    // every route alike, so rmcp's own (loopback-only) host check is switched off here.
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_max_request_body_bytes(max_body)
+        .disable_allowed_hosts();
+    let mcp = StreamableHttpService::new(
+        move || Ok(VaultMcp::new(factory_engine.clone())),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let app = App { engine, mcp, started: Instant::now() };
+    let mut r = Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/openapi.yaml", get(openapi))
+        .route("/vault", any(vault_route))
+        .route("/vault/", any(vault_route))
+        .route("/vault/{*path}", any(vault_route))
+        .route("/folder/{*path}", any(folder_route))
+        .route("/move/{*path}", post(move_route))
+        .route("/search", get(search_route).post(search_route))
+        .route("/reindex", post(reindex_route))
+        .route("/mcp", any(mcp_route))
+        .route("/mcp/only/{*scope}", any(mcp_route));
+    for path in RESERVED {
+        r = r.route(path, any(reserved));
+    }
+    let routes = r
+        .fallback(not_found)
+        .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
+            method_not_allowed(&method, &allowed_for(uri.path()))
+        })
+        .layer(DefaultBodyLimit::max(max_body))
+        .with_state(app);
+    // A layer on a router runs after that router has matched a route, so the guard (which
+    // strips `/v/<name>`) sits on an outer router whose only route is the inner one.
+    Router::new()
+        .fallback_service(routes)
+        .layer(axum::middleware::from_fn_with_state(Arc::new(policy), super::guard::gate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_lists_the_documented_methods_of_a_path() {
+        assert_eq!(allowed_for("/healthz"), "GET, HEAD");
+        assert_eq!(allowed_for("/search"), "GET, POST, HEAD");
+        assert_eq!(allowed_for("/move/a.md"), "POST");
+        assert_eq!(allowed_for("/mcp/only/Projects"), "POST");
+        assert_eq!(allowed_for("/nowhere"), "");
+    }
+
+    #[test]
+    fn query_flags_follow_the_predecessor() {
+        let q = pairs(&Some("a&b=&c=YES&d=0&e=on+&f=maybe&g=%31".into()));
+        let set: Vec<bool> =
+            ["a", "b", "c", "d", "e", "f", "g", "h"].iter().map(|n| flag(&q, n)).collect();
+        assert_eq!(set, [true, true, true, false, true, false, true, false]);
+    }
+}

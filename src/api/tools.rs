@@ -1,0 +1,474 @@
+//! The fifteen vault tools, once: their arguments and what each one does to the engine.
+//!
+//! MCP deserialises these argument structs straight from a tool call; REST builds the same
+//! structs from a path, query, headers and body, and calls the same function. So the two
+//! surfaces can phrase answers differently but cannot act differently: a scoped-write check,
+//! a clamp on `k` or the re-index after a write lives here and nowhere else.
+//!
+//! Every function is blocking (file I/O, embedding); the async surfaces run them on the
+//! blocking pool. Rendering the outcome (prose for MCP, text or JSON for REST) is theirs.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+use crate::index::SyncReport;
+use crate::search::{SearchRequest, SearchResponse};
+use crate::vault::edit::Operation;
+use crate::vault::headings::Scope;
+use crate::vault::{Change, Listing, NoteMap, NoteRead, PatchRequest, Vault};
+
+/// Which vault a request addresses and, for `/mcp/only/<path>`, the one note or folder its
+/// writes are confined to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Target {
+    /// The vault named in the URL (`/v/<name>/...`); `None` is the default vault.
+    pub vault: Option<String>,
+    /// The write scope; `None` is unscoped.
+    pub scope: Option<String>,
+}
+
+/// The largest `k` a search may ask for.
+pub const MAX_K: usize = 20;
+
+fn default_true() -> bool {
+    true
+}
+fn default_one() -> usize {
+    1
+}
+fn default_replace() -> String {
+    "replace".into()
+}
+fn default_content_scope() -> String {
+    "content".into()
+}
+
+/// `vault_search`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for: a question, some words, or an exact token (a policy number, a plate).
+    pub query: String,
+    /// How many passages to return (1 to 20; empty or 0 means the configured default, 6).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Only this folder, e.g. "Projects/Alpha" (case-insensitive, whole folder names).
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// Only this vault (by name); by default every vault is searched.
+    #[serde(default)]
+    pub vault: Option<String>,
+    /// Spend longer for a better order (more candidates for the reranker, when one is set up).
+    #[serde(default)]
+    pub thorough: bool,
+}
+
+/// `vault_read`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// Vault-relative path of the note, e.g. "Projects/Alpha.md".
+    pub path: String,
+    /// Only this section: a heading path from vault_map such as "Plan::Risks", or a unique
+    /// heading name.
+    #[serde(default)]
+    pub section: Option<String>,
+}
+
+/// `vault_list`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// Vault-relative folder; empty for the vault root.
+    #[serde(default)]
+    pub path: String,
+}
+
+/// `vault_map`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MapArgs {
+    /// Vault-relative path of the note.
+    pub path: String,
+}
+
+/// `vault_patch`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchArgs {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// The heading to edit, as vault_map shows it ("Plan::Risks"); a unique trailing part
+    /// ("Risks") also works.
+    pub target: String,
+    /// replace, prepend or append.
+    #[serde(default = "default_replace")]
+    pub operation: String,
+    /// The Markdown to put in.
+    #[serde(default)]
+    pub content: String,
+    /// What the operation applies to: content (the lines under the heading, subsections
+    /// included), marker (the heading line) or markerAndContent.
+    #[serde(default = "default_content_scope")]
+    pub target_scope: String,
+}
+
+/// `vault_replace_text`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaceTextArgs {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// The exact text to find (literal, case-sensitive).
+    pub find: String,
+    /// What to put in its place.
+    pub replace: String,
+    /// Only within this section (a heading target as for vault_patch).
+    #[serde(default)]
+    pub section: Option<String>,
+    /// How many occurrences you expect; the edit is refused if there are more or fewer.
+    #[serde(default = "default_one")]
+    pub count: usize,
+}
+
+/// `vault_append`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppendArgs {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// The Markdown to add at the end.
+    pub content: String,
+    /// Create the note with this content when it does not exist.
+    #[serde(default)]
+    pub create_if_missing: bool,
+}
+
+/// `vault_write`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArgs {
+    /// Vault-relative path of the note (ending in .md); missing folders are created.
+    pub path: String,
+    /// The whole note, frontmatter included.
+    pub content: String,
+    /// Replace the note when it exists (otherwise that is refused).
+    #[serde(default)]
+    pub overwrite: bool,
+}
+
+/// `vault_set_body`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetBodyArgs {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// The new body; the frontmatter block is kept as it is.
+    pub content: String,
+}
+
+/// `vault_set_frontmatter`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetFrontmatterArgs {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// The frontmatter key.
+    pub key: String,
+    /// The new value: a string, number, boolean or list. Leave empty when deleting.
+    #[serde(default)]
+    pub value: Option<Value>,
+    /// Remove the key instead of setting it.
+    #[serde(default)]
+    pub delete: bool,
+}
+
+/// `vault_delete`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteArgs {
+    /// Vault-relative path of the note or document.
+    pub path: String,
+}
+
+/// `vault_move`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveArgs {
+    /// Where the note or document is now.
+    pub source: String,
+    /// Where it should go (must not exist).
+    pub destination: String,
+    /// Repoint Markdown links in other notes that point at it.
+    #[serde(default = "default_true")]
+    pub update_links: bool,
+}
+
+/// `vault_create_folder`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateFolderArgs {
+    /// Vault-relative folder; missing parents are created too.
+    pub path: String,
+}
+
+/// `vault_delete_folder`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteFolderArgs {
+    /// Vault-relative folder.
+    pub path: String,
+    /// Delete everything inside too (otherwise only an empty folder is deleted).
+    #[serde(default)]
+    pub recursive: bool,
+}
+
+/// `vault_reindex`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReindexArgs {
+    /// Re-read and re-chunk every file instead of only the changed ones.
+    #[serde(default)]
+    pub full: bool,
+}
+
+fn vault<'e>(engine: &'e Engine, t: &Target) -> Result<&'e std::sync::Arc<Vault>> {
+    engine.vaults().get(t.vault.as_deref())
+}
+
+fn in_scope(v: &Vault, t: &Target, raw: &str, folder: bool) -> Result<()> {
+    match t.scope.as_deref() {
+        Some(scope) => v.check_scope(raw, folder, scope),
+        None => Ok(()),
+    }
+}
+
+/// Re-indexes what a write touched, so a search right after it sees the change.
+fn refreshed(engine: &Engine, change: Change, also: &[&str]) -> Change {
+    let mut paths = vec![change.path.clone()];
+    paths.extend(also.iter().map(|p| p.trim_matches('/').to_string()));
+    engine.refresh(&change.vault, &paths);
+    change
+}
+
+/// Searches; `k` of 0 or none is the configured default, then clamped to 1..=20.
+pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchResponse> {
+    if a.query.trim().is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            "the query is empty; pass some words, a question or an exact token",
+        ));
+    }
+    let k = match a.k {
+        None | Some(0) => engine.config().search.default_k,
+        Some(k) => k,
+    }
+    .clamp(1, MAX_K);
+    let vault = a.vault.filter(|v| !v.trim().is_empty()).or_else(|| t.vault.clone());
+    if let Some(name) = &vault {
+        engine.vaults().get(Some(name))?;
+    }
+    let mut req = SearchRequest::new(&a.query);
+    req.k = Some(k);
+    req.vault = vault;
+    req.prefix = a.prefix.filter(|p| !p.trim().is_empty());
+    req.thorough = a.thorough;
+    engine.search(&req)
+}
+
+/// Reads a note or one section.
+pub fn read(engine: &Engine, t: &Target, a: ReadArgs) -> Result<NoteRead> {
+    let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
+    vault(engine, t)?.read(&a.path, section)
+}
+
+/// Lists a folder.
+pub fn list(engine: &Engine, t: &Target, a: ListArgs) -> Result<Listing> {
+    vault(engine, t)?.list(&a.path)
+}
+
+/// Maps a note: frontmatter and heading paths.
+pub fn map(engine: &Engine, t: &Target, a: MapArgs) -> Result<NoteMap> {
+    vault(engine, t)?.map(&a.path)
+}
+
+/// Edits one section.
+pub fn patch(engine: &Engine, t: &Target, a: PatchArgs, expected: Option<&str>) -> Result<Change> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, &a.path, false)?;
+    let req = PatchRequest {
+        target: &a.target,
+        operation: a.operation.parse::<Operation>()?,
+        scope: a.target_scope.parse::<Scope>()?,
+        content: &a.content,
+    };
+    Ok(refreshed(engine, v.patch(&a.path, &req, expected)?, &[]))
+}
+
+/// Replaces literal text.
+pub fn replace_text(
+    engine: &Engine,
+    t: &Target,
+    a: ReplaceTextArgs,
+    expected: Option<&str>,
+) -> Result<Change> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, &a.path, false)?;
+    let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
+    Ok(refreshed(
+        engine,
+        v.replace_text(&a.path, &a.find, &a.replace, section, a.count, expected)?,
+        &[],
+    ))
+}
+
+/// Appends, optionally creating the note.
+pub fn append(
+    engine: &Engine,
+    t: &Target,
+    a: AppendArgs,
+    expected: Option<&str>,
+) -> Result<Change> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, &a.path, false)?;
+    Ok(refreshed(engine, v.append(&a.path, &a.content, a.create_if_missing, expected)?, &[]))
+}
+
+/// Creates or overwrites a note.
+pub fn write(engine: &Engine, t: &Target, a: WriteArgs, expected: Option<&str>) -> Result<Change> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, &a.path, false)?;
+    Ok(refreshed(engine, v.write(&a.path, &a.content, a.overwrite, expected)?, &[]))
+}
+
+/// Replaces the body.
+pub fn set_body(
+    engine: &Engine,
+    t: &Target,
+    a: SetBodyArgs,
+    expected: Option<&str>,
+) -> Result<Change> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, &a.path, false)?;
+    Ok(refreshed(engine, v.set_body(&a.path, &a.content, expected)?, &[]))
+}
+
+/// Sets or removes one frontmatter key.
+pub fn set_frontmatter(
+    engine: &Engine,
+    t: &Target,
+    a: SetFrontmatterArgs,
+    expected: Option<&str>,
+) -> Result<Change> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, &a.path, false)?;
+    if a.key.trim().is_empty() {
+        return Err(Error::new(ErrorCode::InvalidRequest, "the frontmatter key is empty"));
+    }
+    let value = match (a.delete, a.value) {
+        (true, _) => None,
+        (false, None | Some(Value::Null)) => {
+            return Err(Error::new(
+                ErrorCode::InvalidValue,
+                format!(
+                    "no value for '{}'; pass a string, number, boolean or list, \
+                     or set delete to remove the key",
+                    a.key.trim()
+                ),
+            ));
+        }
+        (false, Some(v)) => Some(v),
+    };
+    Ok(refreshed(engine, v.set_frontmatter(&a.path, &a.key, value.as_ref(), expected)?, &[]))
+}
+
+/// Deletes a note or document.
+pub fn delete(
+    engine: &Engine,
+    t: &Target,
+    a: DeleteArgs,
+    expected: Option<&str>,
+) -> Result<Change> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, &a.path, false)?;
+    Ok(refreshed(engine, v.delete(&a.path, expected)?, &[]))
+}
+
+/// Moves a note or document; refused under any write scope.
+pub fn move_file(
+    engine: &Engine,
+    t: &Target,
+    a: MoveArgs,
+    expected: Option<&str>,
+) -> Result<Change> {
+    let v = vault(engine, t)?;
+    if let Some(scope) = &t.scope {
+        return Err(Error::new(
+            ErrorCode::OutOfScope,
+            format!(
+                "moves are not allowed on a connection confined to {scope}; \
+                 ask the user to move {} themselves",
+                a.source
+            ),
+        ));
+    }
+    let change = v.move_file(&a.source, &a.destination, a.update_links, expected)?;
+    Ok(refreshed(engine, change, &[&a.source]))
+}
+
+/// Creates a folder and its parents.
+pub fn create_folder(engine: &Engine, t: &Target, a: CreateFolderArgs) -> Result<Change> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, &a.path, true)?;
+    v.create_folder(&a.path)
+}
+
+/// Deletes a folder.
+pub fn delete_folder(engine: &Engine, t: &Target, a: DeleteFolderArgs) -> Result<Change> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, &a.path, true)?;
+    Ok(refreshed(engine, v.delete_folder(&a.path, a.recursive)?, &[]))
+}
+
+/// Brings the index of the addressed vault up to date (or rebuilds it with `full`).
+pub fn reindex(engine: &Engine, t: &Target, a: ReindexArgs) -> Result<Vec<(String, SyncReport)>> {
+    let name = vault(engine, t)?.name().to_string();
+    engine.sync(Some(&name), a.full, &crate::index::Silent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_arguments_take_their_documented_defaults() {
+        let p: PatchArgs =
+            serde_json::from_value(serde_json::json!({"path": "a.md", "target": "A"})).unwrap();
+        assert_eq!(
+            (p.operation.as_str(), p.target_scope.as_str(), p.content.as_str()),
+            ("replace", "content", "")
+        );
+        let m: MoveArgs =
+            serde_json::from_value(serde_json::json!({"source": "a.md", "destination": "b.md"}))
+                .unwrap();
+        assert!(m.update_links);
+        let r: ReplaceTextArgs = serde_json::from_value(
+            serde_json::json!({"path": "a.md", "find": "x", "replace": "y"}),
+        )
+        .unwrap();
+        assert_eq!(r.count, 1);
+        let l: ListArgs = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(l.path, "");
+    }
+
+    #[test]
+    fn unknown_arguments_are_refused_rather_than_ignored() {
+        let e = serde_json::from_value::<WriteArgs>(
+            serde_json::json!({"path": "a.md", "content": "x", "overwrit": true}),
+        );
+        assert!(e.is_err());
+    }
+}

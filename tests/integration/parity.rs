@@ -1,0 +1,219 @@
+//! Parity: every MCP tool and its REST counterpart leave the same bytes on disk.
+//!
+//! One server holds two copies of the fixture vault: `m` is driven over MCP (`/v/m/mcp`),
+//! `r` over REST (`/v/r/...`). The cases run in order on both, and after each one the two
+//! vaults must be byte-identical, apart from the frontmatter `timestamp` value (the clock may
+//! tick between the two calls). Read-only tools must also agree on what they answer.
+//! A tool that `tools/list` offers without a case here fails the test.
+//!
+//! Documented asymmetries (README, "REST and MCP"): `PUT /vault/<path>` always overwrites
+//! (MCP's `vault_write` needs `overwrite`), and `POST /vault/<path>` always creates a missing
+//! note (MCP's `vault_append` needs `create_if_missing`); the cases pass those flags on MCP.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::common::{Server, TempVault};
+use crate::serve::{mcp, tool};
+
+type Snapshot = BTreeMap<String, Option<Vec<u8>>>;
+
+/// The snapshot with every `timestamp:` line's value blanked.
+fn normalised(v: &TempVault) -> Snapshot {
+    v.snapshot()
+        .into_iter()
+        .map(|(k, bytes)| {
+            let bytes = bytes.map(|b| {
+                String::from_utf8_lossy(&b)
+                    .lines()
+                    .map(|l| if l.starts_with("timestamp: ") { "timestamp: T" } else { l })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+                    .into_bytes()
+            });
+            (k, bytes)
+        })
+        .collect()
+}
+
+/// A REST request: method, path under `/v/r`, headers, body.
+struct Rest(&'static str, &'static str, Vec<(&'static str, &'static str)>, Option<&'static str>);
+
+struct Case {
+    tool: &'static str,
+    args: Value,
+    rest: Rest,
+    /// For read-only tools: how the MCP text and the REST body must agree.
+    agree: Option<fn(&str, &str)>,
+}
+
+fn cases() -> Vec<Case> {
+    let note = "---\ntitle: Parity\ntimestamp: 2020-01-01T00:00:00Z\n---\n# Parity\n\n## Alpha\n\ntext one\n\n## Beta\n\nsecond\n";
+    vec![
+        Case {
+            tool: "vault_write",
+            args: json!({"path": "Inbox/Parity.md", "content": note, "overwrite": true}),
+            rest: Rest("PUT", "/vault/Inbox/Parity.md", vec![], Some(note)),
+            agree: None,
+        },
+        Case {
+            tool: "vault_append",
+            args: json!({"path": "Inbox/Parity.md", "content": "appended", "create_if_missing": true}),
+            rest: Rest("POST", "/vault/Inbox/Parity.md", vec![], Some("appended")),
+            agree: None,
+        },
+        Case {
+            tool: "vault_patch",
+            args: json!({"path": "Inbox/Parity.md", "target": "Alpha", "operation": "prepend", "content": "first"}),
+            rest: Rest(
+                "PATCH",
+                "/vault/Inbox/Parity.md",
+                vec![("Target", "Alpha"), ("Operation", "prepend")],
+                Some("first"),
+            ),
+            agree: None,
+        },
+        Case {
+            tool: "vault_replace_text",
+            args: json!({"path": "Inbox/Parity.md", "find": "text one", "replace": "text 1", "section": "Alpha"}),
+            rest: Rest(
+                "PATCH",
+                "/vault/Inbox/Parity.md",
+                vec![("Target-Type", "text")],
+                Some(r#"{"find": "text one", "replace": "text 1", "section": "Alpha"}"#),
+            ),
+            agree: None,
+        },
+        Case {
+            tool: "vault_set_frontmatter",
+            args: json!({"path": "Inbox/Parity.md", "key": "tags", "value": ["a", "b"]}),
+            rest: Rest(
+                "PATCH",
+                "/vault/Inbox/Parity.md",
+                vec![("Target-Type", "frontmatter"), ("Target", "tags")],
+                Some(r#"["a", "b"]"#),
+            ),
+            agree: None,
+        },
+        Case {
+            tool: "vault_set_body",
+            args: json!({"path": "Inbox/Parity.md", "content": "# Parity\n\nA new body.\n"}),
+            rest: Rest(
+                "PATCH",
+                "/vault/Inbox/Parity.md",
+                vec![("Target-Type", "body")],
+                Some("# Parity\n\nA new body.\n"),
+            ),
+            agree: None,
+        },
+        Case {
+            tool: "vault_create_folder",
+            args: json!({"path": "Archive/2026"}),
+            rest: Rest("PUT", "/folder/Archive/2026", vec![], None),
+            agree: None,
+        },
+        Case {
+            tool: "vault_move",
+            args: json!({"source": "Home/Boiler.md", "destination": "Archive/2026/Boiler.md"}),
+            rest: Rest(
+                "POST",
+                "/move/Home/Boiler.md",
+                vec![],
+                Some(r#"{"destination": "Archive/2026/Boiler.md"}"#),
+            ),
+            agree: None,
+        },
+        Case {
+            tool: "vault_delete",
+            args: json!({"path": "Inbox/Parity.md"}),
+            rest: Rest("DELETE", "/vault/Inbox/Parity.md", vec![], None),
+            agree: None,
+        },
+        Case {
+            tool: "vault_delete_folder",
+            args: json!({"path": "Archive", "recursive": true}),
+            rest: Rest("DELETE", "/folder/Archive?recursive=true", vec![], None),
+            agree: None,
+        },
+        Case {
+            tool: "vault_read",
+            args: json!({"path": "Home/Utilities/Gas.md", "section": "Gas"}),
+            rest: Rest("GET", "/vault/Home/Utilities/Gas.md?section=Gas", vec![], None),
+            agree: Some(|m, r| assert_eq!(m, r)),
+        },
+        Case {
+            tool: "vault_list",
+            args: json!({"path": "Home"}),
+            rest: Rest("GET", "/vault/Home/", vec![], None),
+            agree: Some(|m, r| assert_eq!(m, r)),
+        },
+        Case {
+            tool: "vault_map",
+            args: json!({"path": "Tech/Home Assistant.md"}),
+            rest: Rest("GET", "/vault/Tech/Home%20Assistant.md?map", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                for h in j["headings"].as_array().unwrap() {
+                    assert!(m.contains(&format!("- {}\n", h["path"].as_str().unwrap())), "{m}");
+                }
+            }),
+        },
+        Case {
+            tool: "vault_search",
+            args: json!({"query": "MPRN 7340981226", "k": 3, "vault": "m"}),
+            rest: Rest("GET", "/search?q=MPRN%207340981226&k=3&vault=r", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                let first = j["results"][0]["path"].as_str().unwrap();
+                assert_eq!(first, "Home/Utilities/Gas.md");
+                assert!(m.contains(&format!("### 1. {first}")), "{m}");
+            }),
+        },
+        Case {
+            tool: "vault_reindex",
+            args: json!({"full": false}),
+            rest: Rest("POST", "/reindex", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                assert_eq!(j["vaults"][0]["vault"], "r");
+                assert!(m.starts_with("re-indexed m:"), "{m}");
+            }),
+        },
+    ]
+}
+
+#[test]
+fn mcp_and_rest_do_the_same_thing() {
+    let (m, r) = (TempVault::fixture(), TempVault::fixture());
+    let s = Server::start(
+        &[format!("m={}", m.root().display()), format!("r={}", r.root().display())],
+        &[("MDVAULT_EMBEDDING__BACKEND", "hashing")],
+    );
+    let offered: Vec<String> = mcp(&s, "/mcp", "tools/list", json!({}))["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    let cases = cases();
+    for name in &offered {
+        assert!(cases.iter().any(|c| c.tool == name), "the tool {name} has no parity case");
+    }
+    assert_eq!(normalised(&m), normalised(&r));
+    for case in cases {
+        let (err, text) = tool(&s, "/v/m/mcp", case.tool, case.args.clone());
+        assert!(!err, "{}: {text}", case.tool);
+        let Rest(method, path, headers, body) = &case.rest;
+        let reply = s.call(method, &format!("/v/r{path}"), headers, body.map(str::as_bytes));
+        assert_eq!(reply.status, 200, "{} {path}: {}", case.tool, reply.body);
+        assert_eq!(normalised(&m), normalised(&r), "{} left different bytes", case.tool);
+        match case.agree {
+            Some(check) => check(&text, &reply.body),
+            // A write's confirmation is the same sentence on both surfaces.
+            None => assert_eq!(format!("{text}\n"), reply.body, "{}", case.tool),
+        }
+    }
+    // The move repointed inbound links on both sides alike.
+    assert!(m.read("Home/Utilities/Gas.md").contains("Archive/2026/Boiler.md"));
+}

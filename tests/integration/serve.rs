@@ -1,0 +1,610 @@
+//! `mdvault serve` end to end: the real binary on a free port, driven over raw HTTP.
+//!
+//! Every REST route, every refusal the REST surface can produce (each followed by a check that
+//! the vault is byte-identical), auth, hostile paths, a forged Host, the body limit, MCP over
+//! streamable HTTP with vault prefixes and scoped writes, and the readiness shape while the
+//! index cannot be built. The embedder here is the hashing one: these tests are about the
+//! surfaces, and search quality has its own tests.
+
+use serde_json::{Value, json};
+
+use crate::common::{KEY, Reply, Server, TempVault, http_call};
+
+const HASHING: &[(&str, &str)] =
+    &[("MDVAULT_EMBEDDING__BACKEND", "hashing"), ("MDVAULT_WATCH__DEBOUNCE_SECONDS", "0.2")];
+
+fn spec(name: &str, v: &TempVault) -> String {
+    format!("{name}={}", v.root().display())
+}
+
+/// Asserts a refusal's status and code, and that the vault did not change.
+#[track_caller]
+fn refused(
+    s: &Server,
+    v: &TempVault,
+    method: &str,
+    path: &str,
+    h: &[(&str, &str)],
+    body: Option<&[u8]>,
+    (status, code): (u16, &str),
+) -> Reply {
+    let before = v.snapshot();
+    let r = s.call(method, path, h, body);
+    assert_eq!((r.status, r.code().as_str()), (status, code), "{method} {path}: {}", r.body);
+    assert!(!r.json()["error"].as_str().unwrap_or("").is_empty());
+    assert_eq!(v.snapshot(), before, "{method} {path} changed the vault");
+    r
+}
+
+/// One JSON-RPC request to an MCP endpoint; the `result` (or the whole reply on error).
+pub fn mcp(s: &Server, path: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let r = s.call(
+        "POST",
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
+        Some(body.as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{path} {method}: {}", r.body);
+    let text = if r.header("content-type").is_some_and(|c| c.starts_with("text/event-stream")) {
+        r.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .rfind(|d| d.contains("\"id\""))
+            .unwrap_or("")
+            .to_string()
+    } else {
+        r.body.clone()
+    };
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {}", r.body));
+    v.get("result").cloned().unwrap_or(v)
+}
+
+/// Calls one tool; returns (is_error, text).
+pub fn tool(s: &Server, path: &str, name: &str, args: Value) -> (bool, String) {
+    let r = mcp(s, path, "tools/call", json!({"name": name, "arguments": args}));
+    let text = r["content"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
+        .unwrap_or_else(|| panic!("no content: {r}"));
+    (r["isError"].as_bool().unwrap_or(false), text)
+}
+
+#[test]
+fn rest_routes_answer_like_the_local_rest_api() {
+    let v = TempVault::fixture();
+    let s = Server::start(&[spec("fixture", &v)], HASHING);
+
+    // Health: no auth for /healthz; /readyz is ready with counts.
+    let h = http_call(&s.base, "GET", "/healthz", None, &[], None);
+    assert_eq!((h.status, h.body.as_str()), (200, "ok\n"));
+    let ready = s.call("GET", "/readyz", &[], None);
+    assert_eq!(ready.status, 200);
+    let rj = ready.json();
+    assert_eq!(rj["status"], "ready");
+    assert!(rj["index"]["files"].as_u64().unwrap() >= 28, "{rj}");
+    assert!(rj["index"]["chunks"].as_u64().unwrap() > 28);
+    assert_eq!(rj["watcher"]["ok"], true);
+
+    // Read: Markdown by default, JSON on request, a section, a map, an ETag.
+    let r = s.call("GET", "/vault/Home/Boiler.md", &[], None);
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/markdown"));
+    assert_eq!(r.body, v.read("Home/Boiler.md"));
+    let etag = r.header("etag").unwrap().trim_matches('"').to_string();
+    let j = s
+        .call(
+            "GET",
+            "/vault/Home/Boiler.md",
+            &[("Accept", "application/vnd.olrapi.note+json")],
+            None,
+        )
+        .json();
+    assert_eq!(j["path"], "Home/Boiler.md");
+    assert_eq!(j["etag"], etag.as_str());
+    assert!(j["frontmatter"].is_object() && j["body"].is_string());
+    let sec = s.call("GET", "/vault/Home/Boiler.md?section=Settings", &[], None);
+    assert!(
+        sec.body.contains("1.3 bar") && !sec.body.contains("Varmond Thermia 28C\n# "),
+        "{}",
+        sec.body
+    );
+    let map = s.call("GET", "/vault/Tech/Homelab/Proxmox%20Host.md?map", &[], None).json();
+    let paths: Vec<&str> =
+        map["headings"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert!(paths.iter().any(|p| p.ends_with("Containers::Backups")), "{paths:?}");
+
+    // Listings: the root, a folder with and without the trailing slash, text and JSON.
+    let root = s.call("GET", "/vault/", &[], None);
+    assert!(root.body.contains("Home/") && root.body.contains("entries in /"), "{}", root.body);
+    let home = s.call("GET", "/vault/Home/", &[("Accept", "application/json")], None).json();
+    assert!(home["entries"].as_array().unwrap().iter().any(|e| e["name"] == "Boiler.md"));
+    let home2 = s.call("GET", "/vault/Home", &[("Accept", "application/json")], None).json();
+    assert_eq!(home, home2);
+
+    // PUT creates (and overwrites), POST appends, both bump the timestamp.
+    let note =
+        "---\ntitle: Shed\ntimestamp: 2020-01-01T00:00:00Z\n---\n# Shed\n\n## Tools\n\nA rake.\n";
+    let r = s.call("PUT", "/vault/Home/Shed.md", &[], Some(note.as_bytes()));
+    assert_eq!((r.status, r.body.as_str()), (200, "created Home/Shed.md\n"));
+    assert!(!v.read("Home/Shed.md").contains("2020-01-01"));
+    let r = s.call("POST", "/vault/Home/Shed.md", &[], Some(b"Appended line."));
+    assert_eq!(r.body, "appended to Home/Shed.md\n");
+    assert!(v.read("Home/Shed.md").trim_end().ends_with("Appended line."));
+    let r = s.call("POST", "/vault/Inbox/New.md", &[], Some(b"Fresh."));
+    assert_eq!(
+        r.body,
+        "created Inbox/New.md with the supplied content (no frontmatter, so timestamp not bumped)\n"
+    );
+
+    // PATCH: heading (with a Local REST API style encoded target and delimiter), frontmatter,
+    // body and text.
+    let r = s.call(
+        "PATCH",
+        "/vault/Home/Shed.md",
+        &[
+            ("Operation", "append"),
+            ("Target-Type", "heading"),
+            ("Target", "Shed%7CTools"),
+            ("Target-Delimiter", "|"),
+            ("Markdown-Patch-Version", "1"),
+        ],
+        Some(b"A spade."),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.starts_with("appended to 'Shed::Tools' in Home/Shed.md"), "{}", r.body);
+    assert!(
+        v.read("Home/Shed.md").contains("Appended line.\n\nA spade."),
+        "{}",
+        v.read("Home/Shed.md")
+    );
+    let r = s.call(
+        "PATCH",
+        "/vault/Home/Shed.md",
+        &[
+            ("Target-Type", "frontmatter"),
+            ("Target", "status"),
+            ("Content-Type", "application/json"),
+        ],
+        Some(b"\"approved\""),
+    );
+    assert_eq!(r.body, "set 'status' in Home/Shed.md\n");
+    assert!(v.read("Home/Shed.md").contains("status: approved\n"));
+    let r = s.call(
+        "PATCH",
+        "/vault/Home/Shed.md",
+        &[("Target-Type", "frontmatter"), ("Target", "status"), ("Operation", "delete")],
+        None,
+    );
+    assert_eq!(r.body, "removed 'status' in Home/Shed.md\n");
+    let r = s.call(
+        "PATCH",
+        "/vault/Home/Shed.md",
+        &[("Target-Type", "text"), ("Accept", "application/json")],
+        Some(br#"{"find": "rake", "replace": "hoe"}"#),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["path"], "Home/Shed.md");
+    assert!(v.read("Home/Shed.md").contains("A hoe."));
+    let r = s.call(
+        "PATCH",
+        "/vault/Home/Shed.md",
+        &[("Target-Type", "body")],
+        Some(b"# Shed\n\nEmpty now.\n"),
+    );
+    assert_eq!(r.body, "replaced the body of Home/Shed.md\n");
+    assert!(v.read("Home/Shed.md").starts_with("---\ntitle: Shed\n"));
+
+    // A write is searchable at once (no watcher debounce in between).
+    let hits = s.call("GET", "/search?q=Empty%20now&k=3", &[], None).json();
+    assert_eq!(hits["results"][0]["path"], "Home/Shed.md", "{hits}");
+    // POST search with a JSON body and explain.
+    let hits = s
+        .call(
+            "POST",
+            "/search",
+            &[("Content-Type", "application/json")],
+            Some(br#"{"q": "NB-7726041", "k": 2, "explain": true}"#),
+        )
+        .json();
+    assert_eq!(hits["results"][0]["path"], "Home/Utilities/Broadband.md", "{hits}");
+    assert_eq!(hits["results"][0]["pinned"], true);
+    assert!(hits["explain"]["rrf_k"].is_number() && hits["results"][0]["explain"].is_object());
+    let hits = s.call("GET", "/search?q=boiler&prefix=Tech", &[], None).json();
+    assert!(
+        hits["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["path"].as_str().unwrap().starts_with("Tech/"))
+    );
+
+    // Folders, moves (both spellings), delete, reindex.
+    let r = s.call("PUT", "/folder/Garden/Beds", &[("Accept", "application/json")], None).json();
+    assert_eq!(r["folders_created"], json!(["Garden", "Garden/Beds"]));
+    let r =
+        s.call("POST", "/move/Home/Shed.md", &[], Some(br#"{"destination": "Garden/Shed.md"}"#));
+    assert!(r.body.starts_with("moved Home/Shed.md to Garden/Shed.md"), "{}", r.body);
+    let r = s.call(
+        "MOVE",
+        "/vault/Garden/Shed.md",
+        &[("Destination", "/vault/Garden/Beds/Shed.md")],
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(v.root().join("Garden/Beds/Shed.md").is_file());
+    let r = s.call("DELETE", "/vault/Garden/Beds/Shed.md", &[], None);
+    assert_eq!(r.body, "deleted Garden/Beds/Shed.md\n");
+    let r = s.call("DELETE", "/folder/Garden?recursive", &[], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(!v.root().join("Garden").exists());
+    let r = s.call("POST", "/reindex", &[], None).json();
+    assert_eq!(r["vaults"][0]["vault"], "fixture");
+    assert!(r["vaults"][0]["files_seen"].as_u64().unwrap() >= 28);
+
+    // The document is served, and reserved routes say so.
+    let doc = s.call("GET", "/openapi.yaml", &[], None);
+    assert!(doc.body.contains("openapi: 3.1"));
+    let r = s.call("GET", "/maintenance", &[], None);
+    assert_eq!((r.status, r.code().as_str()), (404, "not_found"));
+    assert!(r.json()["error"].as_str().unwrap().contains("reserved"));
+}
+
+#[test]
+fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
+    let v = TempVault::fixture();
+    std::fs::create_dir_all(v.root().join("Home/Files")).unwrap();
+    std::fs::write(v.root().join("Home/Files/Manual.pdf"), b"%PDF-1.4 not really").unwrap();
+    std::fs::write(v.root().join("Inbox/Latin1.md"), b"caf\xe9\n").unwrap();
+    let s = Server::start(
+        &[spec("fixture", &v)],
+        &[HASHING, &[("MDVAULT_SERVER__MAX_BODY_BYTES", "4096")]].concat(),
+    );
+    let boiler = "/vault/Home/Boiler.md";
+
+    refused(&s, &v, "GET", "/vault/Home/Nope.md", &[], None, (404, "not_found"));
+    refused(&s, &v, "GET", "/nope", &[], None, (404, "not_found"));
+    refused(&s, &v, "GET", "/v/other/vault/Home/Boiler.md", &[], None, (404, "not_found"));
+    refused(&s, &v, "PUT", "/folder/Home/Boiler.md/x", &[], None, (400, "unsupported_suffix"));
+    refused(
+        &s,
+        &v,
+        "POST",
+        "/move/Home/Boiler.md",
+        &[],
+        Some(br#"{"destination": "Home/Appliances.md"}"#),
+        (400, "already_exists"),
+    );
+    refused(&s, &v, "DELETE", "/folder/Home", &[], None, (400, "not_empty"));
+    // Hostile paths, however they are spelled.
+    for p in [
+        "/vault/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
+        "/vault/..%2Fsecret.md",
+        "/vault/Home/%2e%2e/%2e%2e/x.md",
+        "/vault/.obsidian/app.json",
+        "/vault/Home/%00.md",
+    ] {
+        refused(&s, &v, "GET", p, &[], None, (400, "invalid_path"));
+        refused(&s, &v, "PUT", p, &[], Some(b"x"), (400, "invalid_path"));
+    }
+    refused(&s, &v, "PUT", "/vault/Home/notes.txt", &[], Some(b"x"), (400, "unsupported_suffix"));
+    refused(&s, &v, "DELETE", "/vault/Home", &[], None, (400, "is_directory"));
+    refused(&s, &v, "GET", "/folder/Home/Boiler.md", &[], None, (400, "not_a_directory"));
+    refused(&s, &v, "POST", "/vault/Home/Files/Manual.pdf", &[], Some(b"x"), (400, "is_document"));
+    refused(
+        &s,
+        &v,
+        "POST",
+        "/move/Home/Boiler.md",
+        &[],
+        Some(br#"{"destination": "Home/Files/Boiler.pdf"}"#),
+        (400, "kind_change"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        boiler,
+        &[("Target", "Nowhere")],
+        Some(b"x"),
+        (400, "no_such_heading"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        "/vault/Tech/Homelab/Proxmox%20Host.md",
+        &[("Target", "Backups")],
+        Some(b"x"),
+        (400, "ambiguous_heading"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        boiler,
+        &[("Target-Type", "text")],
+        Some(br#"{"find": "zzzz-not-there", "replace": "y"}"#),
+        (400, "no_such_text"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        boiler,
+        &[("Target-Type", "text")],
+        Some(br#"{"find": "e", "replace": "y"}"#),
+        (400, "ambiguous_text"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        "/vault/Inbox/Scratch.md",
+        &[("Target-Type", "frontmatter"), ("Target", "a")],
+        Some(b"1"),
+        (400, "no_frontmatter"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        boiler,
+        &[("Target-Type", "frontmatter"), ("Target", "a")],
+        Some(b"null"),
+        (400, "invalid_value"),
+    );
+    refused(&s, &v, "GET", "/vault/Inbox/Latin1.md", &[], None, (400, "unreadable"));
+    refused(&s, &v, "PUT", boiler, &[("If-Match", "\"0000\"")], Some(b"x"), (409, "conflict"));
+    // Request shape problems.
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        boiler,
+        &[("Target-Type", "block")],
+        Some(b"x"),
+        (400, "invalid_request"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        boiler,
+        &[("Target-Type", "heading")],
+        Some(b"x"),
+        (400, "invalid_request"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        boiler,
+        &[("Target-Type", "frontmatter"), ("Target", "a")],
+        Some(b"approved"),
+        (400, "invalid_request"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        boiler,
+        &[("Target-Type", "body"), ("Operation", "append")],
+        Some(b"x"),
+        (400, "invalid_request"),
+    );
+    refused(
+        &s,
+        &v,
+        "PATCH",
+        boiler,
+        &[("Target", "Settings"), ("Operation", "merge")],
+        Some(b"x"),
+        (400, "invalid_request"),
+    );
+    refused(&s, &v, "PUT", boiler, &[], Some(b"\xff\xfe"), (400, "invalid_request"));
+    refused(&s, &v, "GET", "/search?q=boiler&k=many", &[], None, (400, "invalid_request"));
+    refused(&s, &v, "GET", "/search", &[], None, (400, "invalid_request"));
+    refused(&s, &v, "TRACE", boiler, &[], None, (405, "method_not_allowed"));
+    refused(&s, &v, "DELETE", "/search", &[], None, (405, "method_not_allowed"));
+    let big = vec![b'a'; 10_000];
+    refused(&s, &v, "PUT", "/vault/Inbox/Big.md", &[], Some(&big), (413, "payload_too_large"));
+
+    // Auth: missing, wrong scheme, wrong key; only exactly /healthz is open.
+    let before = v.snapshot();
+    for (key, path) in [
+        (None, "/vault/Home/Boiler.md"),
+        (Some("wrong"), "/readyz"),
+        (None, "/healthz/"),
+        (None, "/nope"),
+    ] {
+        let r = http_call(&s.base, "GET", path, key, &[], None);
+        assert_eq!((r.status, r.code().as_str()), (401, "unauthorized"), "{path}");
+        assert_eq!(r.header("www-authenticate"), Some("Bearer realm=\"mdvault\""));
+    }
+    let r = http_call(
+        &s.base,
+        "PUT",
+        "/vault/Home/Boiler.md",
+        None,
+        &[("Authorization", &format!("bearer {KEY}"))],
+        Some(b"x"),
+    );
+    assert_eq!(r.status, 401);
+    // DNS rebinding: a page at evil.example resolving to 127.0.0.1, even with the key.
+    let r = http_call(
+        &s.base,
+        "PUT",
+        "/vault/Home/Boiler.md",
+        Some(KEY),
+        &[("Host", "evil.example:8080")],
+        Some(b"x"),
+    );
+    assert_eq!((r.status, r.code().as_str()), (403, "forbidden"));
+    let r = http_call(
+        &s.base,
+        "POST",
+        "/mcp",
+        Some(KEY),
+        &[("Origin", "https://evil.example"), ("Content-Type", "application/json")],
+        Some(b"{}"),
+    );
+    assert_eq!((r.status, r.code().as_str()), (403, "forbidden"));
+    assert_eq!(v.snapshot(), before);
+}
+
+#[test]
+fn search_waits_politely_while_the_index_cannot_be_built() {
+    let v = TempVault::fixture();
+    // An HTTP embedder at a closed port: every build attempt fails and waits a minute.
+    let dead = format!("http://127.0.0.1:{}/v1", crate::common::free_port());
+    let env = [
+        ("MDVAULT_EMBEDDING__BACKEND", "http"),
+        ("MDVAULT_EMBEDDING__URL", dead.as_str()),
+        ("MDVAULT_EMBEDDING__MODEL", "m"),
+        ("MDVAULT_EMBEDDING__DIMS", "8"),
+        ("MDVAULT_EMBEDDING__MAX_ATTEMPTS", "1"),
+        ("MDVAULT_INDEX__BUILD_RETRY_SECONDS", "60"),
+    ];
+    let s = Server::spawn(&[spec("fixture", &v)], &env);
+    let r = s.call("GET", "/readyz", &[], None);
+    assert_eq!(r.status, 503);
+    let j = r.json();
+    assert_eq!(j["status"], "building");
+    for key in ["index", "watcher", "store", "revision", "uptime_seconds", "vaults"] {
+        assert!(j.get(key).is_some(), "{key} missing from {j}");
+    }
+    let r = refused(&s, &v, "GET", "/search?q=boiler", &[], None, (503, "not_ready"));
+    assert!(r.json()["error"].as_str().unwrap().contains("retry"));
+    // MCP says the same in a sentence, marked as an error; reads still work.
+    let (err, text) = tool(&s, "/mcp", "vault_search", json!({"query": "boiler"}));
+    assert!(err && text.contains("still being built"), "{text}");
+    let (err, text) = tool(&s, "/mcp", "vault_read", json!({"path": "Home/Boiler.md"}));
+    assert!(!err && text.contains("Varmond"), "{text}");
+}
+
+#[test]
+fn mcp_over_http_serves_every_tool_with_vault_prefixes_and_scopes() {
+    let (a, b) = (TempVault::fixture(), TempVault::fixture());
+    let s = Server::start(&[spec("main", &a), spec("work", &b)], HASHING);
+
+    let init = mcp(
+        &s,
+        "/mcp",
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}
+        }),
+    );
+    assert_eq!(init["serverInfo"]["name"], "mdvault");
+    assert!(init["instructions"].as_str().unwrap().contains("vault_map"));
+    let list = mcp(&s, "/mcp", "tools/list", json!({}));
+    let mut names: Vec<&str> =
+        list["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "vault_append",
+            "vault_create_folder",
+            "vault_delete",
+            "vault_delete_folder",
+            "vault_list",
+            "vault_map",
+            "vault_move",
+            "vault_patch",
+            "vault_read",
+            "vault_reindex",
+            "vault_replace_text",
+            "vault_search",
+            "vault_set_body",
+            "vault_set_frontmatter",
+            "vault_write",
+        ]
+    );
+    for t in list["tools"].as_array().unwrap() {
+        assert!(t["description"].as_str().unwrap().len() > 40, "{t}");
+        assert!(t["annotations"]["readOnlyHint"].is_boolean(), "{t}");
+    }
+    let search =
+        list["tools"].as_array().unwrap().iter().find(|t| t["name"] == "vault_search").unwrap();
+    for p in ["query", "k", "prefix", "vault", "thorough"] {
+        assert!(search["inputSchema"]["properties"].get(p).is_some(), "{p}");
+    }
+
+    // The vault prefix picks the vault; search spans both unless narrowed.
+    let (err, text) = tool(
+        &s,
+        "/v/work/mcp",
+        "vault_write",
+        json!({"path": "Inbox/Only work.md", "content": "quokka sighting\n"}),
+    );
+    assert!(!err, "{text}");
+    assert!(
+        b.root().join("Inbox/Only work.md").is_file()
+            && !a.root().join("Inbox/Only work.md").exists()
+    );
+    let (_, text) = tool(&s, "/mcp", "vault_search", json!({"query": "quokka sighting", "k": 3}));
+    assert!(text.contains("Inbox/Only work.md"), "{text}");
+    let (_, text) =
+        tool(&s, "/mcp", "vault_search", json!({"query": "quokka sighting", "vault": "main"}));
+    assert!(!text.contains("Only work.md"), "{text}");
+    let (err, text) = tool(&s, "/mcp", "vault_map", json!({"path": "Tech/Home Assistant.md"}));
+    assert!(!err && text.contains("- Integrations::Notes"), "{text}");
+
+    // Scoped writes: one note, or one folder; reads stay open; moves are refused.
+    let before = a.snapshot();
+    let scoped = "/mcp/only/Home/Boiler.md";
+    let (err, text) =
+        tool(&s, scoped, "vault_append", json!({"path": "Home/Appliances.md", "content": "x"}));
+    assert!(err && text.contains("out_of_scope"), "{text}");
+    let (err, _) = tool(&s, scoped, "vault_read", json!({"path": "Home/Appliances.md"}));
+    assert!(!err);
+    let (err, text) = tool(
+        &s,
+        scoped,
+        "vault_move",
+        json!({"source": "Home/Boiler.md", "destination": "Home/B.md"}),
+    );
+    assert!(err && text.contains("out_of_scope"), "{text}");
+    let (err, text) =
+        tool(&s, "/mcp/only/Home", "vault_write", json!({"path": "Homework.md", "content": "x"}));
+    assert!(err && text.contains("out_of_scope"), "{text}");
+    let (err, text) = tool(
+        &s,
+        "/mcp/only/Home",
+        "vault_delete_folder",
+        json!({"path": "Home", "recursive": true}),
+    );
+    assert!(err && text.contains("out_of_scope"), "{text}");
+    // A hostile path is refused as such, not as out of scope.
+    let (err, text) = tool(&s, scoped, "vault_write", json!({"path": "../x.md", "content": "x"}));
+    assert!(err && text.contains("invalid_path"), "{text}");
+    assert_eq!(a.snapshot(), before);
+    let (err, text) =
+        tool(&s, scoped, "vault_append", json!({"path": "Home/Boiler.md", "content": "Checked."}));
+    assert!(!err, "{text}");
+    let (err, text) = tool(
+        &s,
+        "/v/main/mcp/only/Home%2FUtilities",
+        "vault_write",
+        json!({"path": "Home/Utilities/Heat pump.md", "content": "x"}),
+    );
+    assert!(!err, "{text}");
+    // The scope never leaks into a later request.
+    let (err, text) =
+        tool(&s, "/mcp", "vault_write", json!({"path": "Inbox/Free.md", "content": "x"}));
+    assert!(!err, "{text}");
+
+    // Unknown tools and bad arguments are protocol errors, not crashes.
+    let r = mcp(&s, "/mcp", "tools/call", json!({"name": "vault_nope", "arguments": {}}));
+    assert!(r.get("error").is_some() || r["isError"] == true, "{r}");
+    let r = mcp(&s, "/mcp", "tools/call", json!({"name": "vault_read", "arguments": {"pth": "x"}}));
+    assert!(r.get("error").is_some() || r["isError"] == true, "{r}");
+}

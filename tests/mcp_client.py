@@ -1,0 +1,71 @@
+"""Drive mdvault's MCP server with the official Python SDK (the `mcp` package).
+
+    python tests/mcp_client.py http URL KEY        # streamable HTTP, bearer KEY
+    python tests/mcp_client.py stdio MDVAULT ARG...  # spawn `MDVAULT ARG...` (e.g. mcp --vault ...)
+
+The client connects in its default mode, which first probes `server/discover` and falls back
+to `initialize`; then it lists the tools and calls search, read, map and patch (one patch that
+works and one that is refused). It prints one JSON object describing what it saw, which the
+Rust integration test (`tests/integration/mcp_sdk.rs`) checks. Exit status 0 unless the SDK
+itself failed.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+
+def text_of(result):
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+async def exercise(client):
+    tools = await client.list_tools()
+    search = await client.call_tool("vault_search", {"query": "boiler cold pressure", "k": 3})
+    read = await client.call_tool("vault_read", {"path": "Home/Boiler.md", "section": "Settings"})
+    outline = await client.call_tool("vault_map", {"path": "Home/Boiler.md"})
+    patch = await client.call_tool(
+        "vault_patch",
+        {
+            "path": "Home/Boiler.md",
+            "target": "Settings",
+            "operation": "append",
+            "content": "Checked by the Python SDK driver.",
+        },
+    )
+    refused = await client.call_tool(
+        "vault_patch", {"path": "Home/Boiler.md", "target": "No such heading", "content": "x"}
+    )
+    return {
+        "protocol_version": client.protocol_version,
+        "server_name": client.server_info.name if client.server_info else None,
+        "tools": sorted(tool.name for tool in tools.tools),
+        "search": {"error": bool(search.is_error), "text": text_of(search)},
+        "read": {"error": bool(read.is_error), "text": text_of(read)},
+        "map": {"error": bool(outline.is_error), "text": text_of(outline)},
+        "patch": {"error": bool(patch.is_error), "text": text_of(patch)},
+        "refused": {"error": bool(refused.is_error), "text": text_of(refused)},
+    }
+
+
+async def main(argv):
+    if len(argv) >= 3 and argv[0] == "http":
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {argv[2]}"})
+        server = streamable_http_client(argv[1], http_client=http)
+    elif len(argv) >= 2 and argv[0] == "stdio":
+        # The SDK starts the child with a minimal environment; settings travel as MDVAULT_*.
+        env = {k: v for k, v in os.environ.items() if k.startswith("MDVAULT_")}
+        server = StdioServerParameters(command=argv[1], args=argv[2:], env=env)
+    else:
+        sys.exit(__doc__)
+    async with Client(server) as client:
+        report = await exercise(client)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:]))
