@@ -43,7 +43,9 @@ where
             new_debouncer(debounce, None, move |result: DebounceEventResult| match result {
                 Ok(events) => {
                     let mut paths = Vec::new();
-                    for event in events {
+                    // Opening or reading a file (the indexer itself does, on every build)
+                    // changes nothing; only creations, writes, renames and removals count.
+                    for event in events.iter().filter(|e| !e.event.kind.is_access()) {
                         for p in &event.event.paths {
                             collect(&root_c, p, &mut paths);
                         }
@@ -141,5 +143,8 @@ mod tests {
         let (vault, paths) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         assert_eq!(vault, "v");
         assert_eq!(paths, ["note.md"]);
+        // Reading is not a change.
+        assert_eq!(std::fs::read_to_string(root.join("note.md")).unwrap(), "edit 2");
+        assert!(rx.recv_timeout(Duration::from_millis(800)).is_err());
     }
 }
