@@ -358,15 +358,21 @@ impl Engine {
 
     /// Re-indexes paths a surface just wrote, so a search right after an edit sees it (the
     /// watcher would, but only after its debounce). Failures are logged, never returned: the
-    /// write itself succeeded, and the watcher and reconcile pass will try again.
+    /// write itself succeeded, and the watcher and reconcile pass will try again. While another
+    /// index pass runs (a full reindex, say) this returns at once rather than make the write
+    /// wait for it.
     pub fn refresh(&self, vault: &str, paths: &[String]) {
         // During the first build the build itself will reach these paths.
         if !matches!(self.phase(), Phase::Ready | Phase::Idle) {
             return;
         }
         let Ok(v) = self.vaults.get(Some(vault)) else { return };
-        if let Err(e) = self.index.update_paths(v, paths) {
-            tracing::warn!("re-indexing {paths:?} in {vault} after a write failed: {e}");
+        match self.index.try_update_paths(v, paths) {
+            Some(Err(e)) => {
+                tracing::warn!("re-indexing {paths:?} in {vault} after a write failed: {e}")
+            }
+            None => tracing::debug!("an index pass is running; the watcher will reach {paths:?}"),
+            Some(Ok(_)) => {}
         }
     }
 

@@ -565,8 +565,21 @@ async fn move_route(
     )
 }
 
+/// The JSON body of `POST /search`: typed and strict, like every other JSON body.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchBody {
+    #[serde(alias = "query")]
+    q: Option<String>,
+    k: Option<usize>,
+    prefix: Option<String>,
+    vault: Option<String>,
+    explain: Option<bool>,
+    thorough: Option<bool>,
+}
+
 /// `/search`: `q`, `k`, `prefix`, `vault`, `explain`, `thorough` as query fields, or (POST)
-/// the same as a JSON object.
+/// the same as a JSON object, whose fields win over the query's.
 async fn search_route(
     State(app): State<App>,
     Extension(target): Extension<Target>,
@@ -577,53 +590,49 @@ async fn search_route(
     finish(
         async {
             let q = pairs(&query);
-            let mut fields: serde_json::Map<String, Value> = serde_json::Map::new();
-            for (k, v) in &q {
-                fields.insert(k.clone(), Value::String(v.clone()));
-            }
-            if method == Method::POST {
+            let b: SearchBody = if method == Method::POST {
                 let raw = body_text(body)?;
-                if !raw.trim().is_empty() {
-                    match serde_json::from_str::<Value>(&raw) {
-                        Ok(Value::Object(m)) => fields.extend(m),
-                        _ => return Err(bad("the search body must be a JSON object")),
-                    }
+                if raw.trim().is_empty() {
+                    SearchBody::default()
+                } else {
+                    serde_json::from_str(&raw).map_err(|e| {
+                        bad(format!(
+                            "the search body must be a JSON object with q (text), k (a whole \
+                             number), prefix, vault (text), explain and thorough (true or \
+                             false): {e}"
+                        ))
+                    })?
                 }
-            }
-            let get_str = |name: &str| -> Option<String> {
-                fields.get(name).and_then(|v| match v {
-                    Value::String(s) => Some(s.clone()),
-                    Value::Null => None,
-                    other => Some(other.to_string()),
-                })
+            } else {
+                SearchBody::default()
             };
-            let get_bool = |name: &str| -> Result<bool> {
-                match fields.get(name) {
-                    None | Some(Value::Null) => Ok(false),
-                    Some(Value::Bool(b)) => Ok(*b),
-                    Some(Value::String(s)) => Ok(matches!(
-                        s.trim().to_ascii_lowercase().as_str(),
-                        "" | "1" | "true" | "yes" | "on"
-                    )),
-                    Some(other) => Err(bad(format!("{name} must be true or false, not {other}"))),
-                }
+            let text = |name: &str| param(&q, name).map(str::to_string);
+            let query_text =
+                b.q.or_else(|| text("q"))
+                    .or_else(|| text("query"))
+                    .filter(|t| !t.trim().is_empty())
+                    .ok_or_else(|| bad("search needs q, the query text"))?;
+            let k = match b.k {
+                Some(k) => Some(k),
+                None => match text("k").filter(|s| !s.trim().is_empty()) {
+                    None => None,
+                    Some(s) => Some(s.trim().parse::<usize>().map_err(|_| {
+                        bad(format!(
+                            "k must be a whole number, not {s}; 0 means the default, and more \
+                             than {} counts as {}",
+                            tools::MAX_K,
+                            tools::MAX_K
+                        ))
+                    })?),
+                },
             };
-            let query_text = get_str("q")
-                .or_else(|| get_str("query"))
-                .ok_or_else(|| bad("search needs q, the query text"))?;
-            let k = match get_str("k").filter(|s| !s.trim().is_empty()) {
-                None => None,
-                Some(s) => Some(s.trim().parse::<usize>().map_err(|_| {
-                    bad(format!("k must be a whole number from 1 to {}, not {s}", tools::MAX_K))
-                })?),
-            };
-            let explain = get_bool("explain")?;
+            let explain = b.explain.unwrap_or_else(|| flag(&q, "explain"));
             let a = tools::SearchArgs {
                 query: query_text,
                 k,
-                prefix: get_str("prefix"),
-                vault: get_str("vault"),
-                thorough: get_bool("thorough")?,
+                prefix: b.prefix.or_else(|| text("prefix")),
+                vault: b.vault.or_else(|| text("vault")),
+                thorough: b.thorough.unwrap_or_else(|| flag(&q, "thorough")),
             };
             let engine = app.engine.clone();
             let r = blocking(move || tools::search(&engine, &target, a)).await?;

@@ -382,6 +382,22 @@ impl Index {
     /// vanished ones removed, new vectors embedded.
     pub fn update_paths(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
         let _guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.update_paths_locked(vault, paths)
+    }
+
+    /// [`Index::update_paths`] unless a sync or update is running, in which case `None` at
+    /// once: a caller answering a request should not wait for a whole rebuild; the watcher
+    /// and the reconcile pass will reach the paths.
+    pub fn try_update_paths(&self, vault: &Vault, paths: &[String]) -> Option<Result<SyncReport>> {
+        let _guard = match self.writer.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(self.update_paths_locked(vault, paths))
+    }
+
+    fn update_paths_locked(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
         let started = Instant::now();
         let mut report = SyncReport::default();
         let known: HashMap<String, store::FileRow> =

@@ -410,6 +410,14 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
     refused(&s, &v, "PUT", boiler, &[], Some(b"\xff\xfe"), (400, "invalid_request"));
     refused(&s, &v, "GET", "/search?q=boiler&k=many", &[], None, (400, "invalid_request"));
     refused(&s, &v, "GET", "/search", &[], None, (400, "invalid_request"));
+    for body in [
+        r#"{"q": "boiler", "limit": 3}"#,
+        r#"{"q": "boiler", "thorough": "AAA"}"#,
+        r#"{"q": 12}"#,
+        "[1]",
+    ] {
+        refused(&s, &v, "POST", "/search", &[], Some(body.as_bytes()), (400, "invalid_request"));
+    }
     refused(&s, &v, "TRACE", boiler, &[], None, (405, "method_not_allowed"));
     refused(&s, &v, "DELETE", "/search", &[], None, (405, "method_not_allowed"));
     let big = vec![b'a'; 10_000];
