@@ -1,7 +1,7 @@
 //! The `mdvault` binary: everything lives in the library; see `mdvault::cli`.
 
-// mimalloc makes candle inference 1.3-1.5x faster than glibc's allocator (large tensors are
-// reused instead of being mapped and faulted in afresh).
+// mimalloc: the embedder allocates large per-batch activation buffers over and over, and
+// glibc's allocator maps and faults them in afresh each time; mimalloc reuses them.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,46 +1,37 @@
-//! The in-process embedder: a BERT sentence model (all-MiniLM-L6-v2 by default) run with candle.
+//! The in-process embedder: a BERT sentence model (all-MiniLM-L6-v2 by default) loaded from a
+//! local folder.
 //!
-//! It loads `config.json`, `tokenizer.json` and `model.safetensors` from one folder, runs the
-//! encoder on the CPU in f32, mean-pools over real tokens and L2-normalises. It never contacts a
-//! model hub: a missing or broken folder is [`EmbedError::ModelFiles`] with the install command.
-//! Parallelism comes from candle's own rayon pool; this module starts no threads. The global
-//! allocator (mimalloc) is the binaries' business, not this library's.
+//! It reads `config.json`, `tokenizer.json` and `model.safetensors` from one folder, tokenises
+//! with `tokenizers` (truncating at the model's 256-token `max_seq_length`) and runs the forward
+//! pass of [`super::bert`] on a rayon pool of its own, one thread per core (at most 8). It never
+//! contacts a model hub: a missing or broken folder is [`EmbedError::ModelFiles`] with the install
+//! command. The global allocator (mimalloc) is the binaries' business, not this library's.
 
-use std::fs::File;
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use sha2::{Digest, Sha256};
-use tokenizers::utils::padding::pad_encodings;
-use tokenizers::{Encoding, PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
-use super::{EmbedError, l2_normalise};
+use super::EmbedError;
+use super::bert::Encoder;
 
 /// The model's `max_seq_length`: longer texts are cut to this many tokens, specials included.
+/// The reference vectors of sentence-transformers are made with the same cut.
 const MAX_TOKENS: usize = 256;
-
-/// Texts per forward pass. Measured on 2 cores: 8 to 16 is fastest; larger batches lose to the
-/// size of the attention temporaries.
-const BATCH: usize = 8;
 
 /// The files a model folder must hold.
 const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
-/// Embedded rows tagged with their input position.
-type Rows = Vec<(usize, Vec<f32>)>;
-
 /// A BERT sentence-embedding model loaded from a local folder.
 pub struct LocalEmbedder {
     // Boxed so that `Embedder::Local` stays about as small as `Embedder::Http`.
-    model: Box<BertModel>,
+    encoder: Box<Encoder>,
     tokenizer: Box<Tokenizer>,
-    padding: PaddingParams,
-    dims: usize,
     model_id: String,
-    /// One single-threaded rayon pool per worker; see [`LocalEmbedder::embed`].
-    pools: Vec<rayon::ThreadPool>,
+    /// The threads every forward pass runs on. A pool of our own rather than rayon's global one,
+    /// so that the embedder's thread count is its own decision and other rayon users (tantivy's
+    /// merges, say) never queue behind a long indexing batch.
+    pool: rayon::ThreadPool,
 }
 
 impl LocalEmbedder {
@@ -55,49 +46,34 @@ impl LocalEmbedder {
                 return Err(bad(format!("`{name}` is missing")));
             }
         }
-
-        let config_text = std::fs::read_to_string(model_dir.join("config.json"))
+        let config = std::fs::read_to_string(model_dir.join("config.json"))
             .map_err(|e| bad(format!("`config.json` cannot be read: {e}")))?;
-        let config: Config = serde_json::from_str(&config_text)
-            .map_err(|e| bad(format!("`config.json` is not a BERT config: {e}")))?;
+        let weights = std::fs::read(model_dir.join("model.safetensors"))
+            .map_err(|e| bad(format!("`model.safetensors` cannot be read: {e}")))?;
+        let encoder = Encoder::new(&config, &weights).map_err(bad)?;
+        let digest: String = Sha256::digest(&weights).iter().map(|b| format!("{b:02x}")).collect();
+        drop(weights);
 
         let mut tokenizer = Tokenizer::from_file(model_dir.join("tokenizer.json"))
             .map_err(|e| bad(format!("`tokenizer.json` cannot be parsed: {e}")))?;
-        // The shipped tokenizer.json pads every text to a fixed 128 and truncates at 128. Padding
-        // is done per batch below (to the batch's longest text), and truncation follows the
-        // model's max_seq_length, which is what the reference vectors were made with.
-        let padding = match tokenizer.get_padding() {
-            Some(p) => PaddingParams {
-                strategy: PaddingStrategy::BatchLongest,
-                pad_to_multiple_of: None,
-                ..p.clone()
-            },
-            None => {
-                PaddingParams { pad_id: config.pad_token_id as u32, ..PaddingParams::default() }
-            }
-        };
+        // The shipped tokenizer.json pads every text to a fixed 128 and truncates at 128. The
+        // encoder needs no padding at all, and truncation follows the model's max_seq_length.
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
+                max_length: MAX_TOKENS.min(encoder.max_tokens()),
                 ..TruncationParams::default()
             }))
             .map_err(|e| bad(format!("`tokenizer.json` refuses truncation: {e}")))?;
-
-        let weights = model_dir.join("model.safetensors");
-        let digest = sha256_file(&weights)
-            .map_err(|e| bad(format!("`model.safetensors` cannot be read: {e}")))?;
-        // SAFETY: the weights are mapped read-only. A file replaced by an atomic rename (as the
-        // fetch script does) leaves this mapping on the old inode; only truncating the file in
-        // place while the server runs could fault, and nothing in mdvault writes model files.
-        let vb =
-            unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu) }
-                .map_err(|e| bad(format!("`model.safetensors` is not a safetensors file: {e}")))?;
-        let model = BertModel::load(vb, &config).map_err(|e| {
-            bad(format!(
-                "`model.safetensors` does not hold the weights `config.json` describes: {e}"
-            ))
-        })?;
+        // The encoder treats an id outside its vocabulary as a bug (it panics), so a mismatched
+        // tokenizer is refused here rather than on the first unusual text.
+        let tokens = tokenizer.get_vocab_size(true);
+        if tokens > encoder.vocab() {
+            return Err(bad(format!(
+                "`tokenizer.json` has {tokens} tokens but the model's vocabulary holds only {}",
+                encoder.vocab()
+            )));
+        }
 
         let folder = std::fs::canonicalize(model_dir)
             .ok()
@@ -106,23 +82,22 @@ impl LocalEmbedder {
         let model_id = format!("local:{folder}@{}", &digest[..12]);
 
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        let pools = (0..cores)
-            .map(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build())
-            .collect::<Result<Vec<_>, _>>()
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(cores)
+            .thread_name(|n| format!("mdvault-embed-{n}"))
+            .build()
             .map_err(|e| EmbedError::Other(format!("cannot start embedding workers: {e}")))?;
         Ok(LocalEmbedder {
-            model: Box::new(model),
+            encoder: Box::new(encoder),
             tokenizer: Box::new(tokenizer),
-            padding,
-            dims: config.hidden_size,
             model_id,
-            pools,
+            pool,
         })
     }
 
     /// The width of every vector (the model's hidden size; 384 for MiniLM).
     pub fn dims(&self) -> usize {
-        self.dims
+        self.encoder.hidden()
     }
 
     /// `local:<folder name>@<first 12 hex of sha256(model.safetensors)>`.
@@ -135,116 +110,16 @@ impl LocalEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Other(format!("tokenising failed: {e}")))?;
-
-        // Batching texts of similar length keeps padding, and so wasted attention work, small.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| encodings[i].len());
-        let mut encodings: Vec<Option<Encoding>> = encodings.into_iter().map(Some).collect();
-
-        let batches: Vec<(Vec<usize>, Vec<Encoding>)> = order
-            .chunks(BATCH)
-            .map(|positions| {
-                let batch = positions.iter().filter_map(|&i| encodings[i].take()).collect();
-                (positions.to_vec(), batch)
-            })
-            .collect();
-        // One batch (a query, an edit) runs with every core inside each matrix product. Several
-        // batches run side by side instead, one core each: candle's element-wise steps (GELU,
-        // softmax, layer norm) are single-threaded, so parallel batches keep both cores busy
-        // where parallel matrix products leave one idle (measured: +20-25% chunks/s on 2 cores).
-        let workers = self.pools.len().min(batches.len());
-        let mut out = vec![Vec::new(); texts.len()];
-        if workers <= 1 {
-            for (positions, mut batch) in batches {
-                let rows = self.forward(&mut batch)?;
-                for (&i, row) in positions.iter().zip(rows) {
-                    out[i] = row;
-                }
-            }
-            return Ok(out);
-        }
-        let queue = std::sync::Mutex::new(batches.into_iter());
-        let results: Vec<Result<Rows, EmbedError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
-                .map(|w| {
-                    let (queue, pool) = (&queue, &self.pools[w]);
-                    scope.spawn(move || {
-                        pool.install(|| {
-                            let mut done = Vec::new();
-                            loop {
-                                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
-                                let Some((positions, mut batch)) = next else { break };
-                                let rows = self.forward(&mut batch)?;
-                                done.extend(positions.into_iter().zip(rows));
-                            }
-                            Ok(done)
-                        })
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(EmbedError::Other("an embedding worker panicked".into()))
-                    })
-                })
-                .collect()
-        });
-        for r in results {
-            for (i, row) in r? {
-                out[i] = row;
-            }
-        }
-        Ok(out)
+        // Tokenising runs on the same pool: `encode_batch` parallelises with rayon too.
+        self.pool.install(|| {
+            let encodings = self
+                .tokenizer
+                .encode_batch(texts.to_vec(), true)
+                .map_err(|e| EmbedError::Other(format!("tokenising failed: {e}")))?;
+            let ids: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
+            Ok(self.encoder.encode(&ids))
+        })
     }
-
-    /// Pads one batch, runs the encoder and mean-pools each text over its real tokens.
-    fn forward(&self, batch: &mut [Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        pad_encodings(batch, &self.padding)
-            .map_err(|e| EmbedError::Other(format!("padding a batch failed: {e}")))?;
-        let rows = batch.len();
-        let len = batch.first().map_or(0, |e| e.len());
-        let flat = |field: fn(&Encoding) -> &[u32]| -> Vec<u32> {
-            batch.iter().flat_map(|e| field(e).iter().copied()).collect()
-        };
-        let device = &self.model.device;
-        let ids = Tensor::from_vec(flat(Encoding::get_ids), (rows, len), device).map_err(tensor)?;
-        let types =
-            Tensor::from_vec(flat(Encoding::get_type_ids), (rows, len), device).map_err(tensor)?;
-        let mask = Tensor::from_vec(flat(Encoding::get_attention_mask), (rows, len), device)
-            .map_err(tensor)?;
-
-        let hidden = self.model.forward(&ids, &types, Some(&mask)).map_err(tensor)?;
-        let weights = mask.to_dtype(DType::F32).and_then(|m| m.unsqueeze(2)).map_err(tensor)?;
-        // Every row has at least [CLS] and [SEP], so the token count is never zero.
-        let pooled = hidden
-            .broadcast_mul(&weights)
-            .and_then(|h| h.sum(1))
-            .and_then(|sum| sum.broadcast_div(&weights.sum(1)?))
-            .map_err(tensor)?;
-        let mut vectors = pooled.to_vec2::<f32>().map_err(tensor)?;
-        for v in &mut vectors {
-            l2_normalise(v);
-        }
-        Ok(vectors)
-    }
-}
-
-/// Wraps a candle failure; these mean a bug or exhausted memory, not bad input.
-fn tensor(e: candle_core::Error) -> EmbedError {
-    EmbedError::Other(format!("the model's forward pass failed: {e}"))
-}
-
-/// Lowercase hex sha256 of a file, streamed so the weights are never held twice in memory.
-fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut File::open(path)?, &mut hasher)?;
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 #[cfg(test)]
@@ -331,19 +206,21 @@ mod tests {
         for (text, want) in &golden.items {
             let got = embedder().embed(&[text]).unwrap();
             let cos = cosine(&got[0], want);
-            assert!(cos >= 0.999, "cosine {cos} for {text:?}");
+            // The issue asks for 0.999; the forward pass is exact f32 arithmetic, so much more
+            // holds, and a slip in a kernel shows up here long before it would in rankings.
+            assert!(cos >= 0.99999, "cosine {cos} for {text:?}");
         }
     }
 
     #[test]
-    fn matches_golden_vectors_as_one_padded_batch() {
+    fn matches_golden_vectors_as_one_batch() {
         let golden = golden();
         let texts: Vec<&str> = golden.items.iter().map(|(t, _)| t.as_str()).collect();
         let got = embedder().embed(&texts).unwrap();
         assert_eq!(got.len(), texts.len());
         for ((text, want), row) in golden.items.iter().zip(&got) {
             let cos = cosine(row, want);
-            assert!(cos >= 0.999, "cosine {cos} for {text:?} in a batch");
+            assert!(cos >= 0.99999, "cosine {cos} for {text:?} in a batch");
         }
         let between = dot(&got[0], &got[1]);
         assert!((between - golden.cosine_0_1).abs() < 1e-3, "cosine_0_1 {between}");
@@ -429,20 +306,24 @@ mod tests {
     #[test]
     fn missing_file_and_bad_config_are_model_files() {
         let tmp = tempfile::tempdir().unwrap();
+        let real = model_dir();
         std::fs::write(tmp.path().join("config.json"), "{not json").unwrap();
         std::fs::write(tmp.path().join("tokenizer.json"), "{}").unwrap();
         assert_eq!(model_files_reason(tmp.path()), "`model.safetensors` is missing");
         std::fs::write(tmp.path().join("model.safetensors"), "").unwrap();
         let reason = model_files_reason(tmp.path());
         assert!(reason.starts_with("`config.json` is not a BERT config"), "{reason}");
-        let real = std::fs::read_to_string(model_dir().join("config.json")).unwrap();
-        std::fs::write(tmp.path().join("config.json"), real).unwrap();
-        let reason = model_files_reason(tmp.path());
-        assert!(reason.starts_with("`tokenizer.json` cannot be parsed"), "{reason}");
-        std::fs::copy(model_dir().join("tokenizer.json"), tmp.path().join("tokenizer.json"))
-            .unwrap();
+        std::fs::copy(real.join("config.json"), tmp.path().join("config.json")).unwrap();
         let reason = model_files_reason(tmp.path());
         assert!(reason.starts_with("`model.safetensors` is not a safetensors file"), "{reason}");
+        std::fs::remove_file(tmp.path().join("model.safetensors")).unwrap();
+        std::os::unix::fs::symlink(
+            real.join("model.safetensors"),
+            tmp.path().join("model.safetensors"),
+        )
+        .unwrap();
+        let reason = model_files_reason(tmp.path());
+        assert!(reason.starts_with("`tokenizer.json` cannot be parsed"), "{reason}");
     }
 
     #[test]
@@ -452,7 +333,8 @@ mod tests {
             .map(|i| {
                 format!(
                     "Note {i}: {}",
-                    "the boiler was serviced and the pressure checked ".repeat(1 + i % 5)
+                    // About 2,700 tokens in all: enough for whole batches per thread.
+                    "the boiler was serviced and the pressure checked ".repeat(6 + 4 * (i % 5))
                 )
             })
             .collect();
@@ -461,7 +343,7 @@ mod tests {
         for (i, text) in refs.iter().enumerate() {
             let alone = model.embed(&[text]).unwrap().remove(0);
             let cos: f32 = alone.iter().zip(&together[i]).map(|(a, b)| a * b).sum();
-            assert!(cos > 0.9999, "row {i} differs (cos {cos})");
+            assert!(cos > 0.99999, "row {i} differs (cos {cos})");
         }
     }
 }

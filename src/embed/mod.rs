@@ -1,13 +1,14 @@
 //! Sentence embeddings: text in, unit-length vectors out.
 //!
 //! Three backends sit behind one [`Embedder`]: a BERT model run in-process from a local folder
-//! ([`local`], the default), an OpenAI-compatible `/v1/embeddings` endpoint ([`http`]), and a
+//! ([`local`], the default, with its forward pass in `bert`), an OpenAI-compatible `/v1/embeddings` endpoint ([`http`]), and a
 //! model-free hashing embedder for benchmarks and tests ([`hashing`]). Each reports a
 //! stable [`Embedder::model_id`] so that the index store never mixes vectors of two models.
 //!
 //! This module never fetches a model: a missing folder is an error that says how to install it.
 //! It knows nothing of chunks, caching or the index; callers pass plain strings.
 
+mod bert;
 pub mod hashing;
 pub mod http;
 pub mod local;

@@ -3,7 +3,7 @@
 //! Each module drives the real library or the real `mdvault` binary against copies of the
 //! fixture vault in `tests/fixtures/vault`.
 
-// The same allocator as the binary: candle inference is much slower with glibc's.
+// The same allocator as the binary, so the embedder behaves as it does in production.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
