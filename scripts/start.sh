@@ -12,6 +12,7 @@ data_dir="${MDVAULT_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mdvault}"
 config_dir="${XDG_CONFIG_HOME:-$HOME/.config}/mdvault"
 
 ./scripts/fetch-model.sh "$data_dir"
+./scripts/system-deps.sh --optional
 cargo build --release --locked
 bin="$PWD/target/release/mdvault"
 export MDVAULT_DATA_DIR="$data_dir"

@@ -3,11 +3,13 @@
 # MCP transports, the real local model, fixture vaults and copies of the evaluation vaults), doc
 # tests, the official Python MCP SDK driving the server, and the schemathesis fuzzer against
 # openapi.yaml. This is the README's test command and the one .ci/run calls. It installs the
-# default model and the Python test tools first (no-ops when they are already there).
+# default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are
+# already there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/fetch-model.sh
+./scripts/system-deps.sh
 MDVAULT_PYENV="$(./scripts/pyenv.sh | tail -n 1)"
 export MDVAULT_PYENV
 cargo test --all-targets --locked

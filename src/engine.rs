@@ -359,15 +359,15 @@ impl Engine {
     /// Re-indexes paths a surface just wrote, so a search right after an edit sees it (the
     /// watcher would, but only after its debounce). Failures are logged, never returned: the
     /// write itself succeeded, and the watcher and reconcile pass will try again. While another
-    /// index pass runs (a full reindex, say) this returns at once rather than make the write
-    /// wait for it.
+    /// index pass runs this waits a few seconds for it (a watcher update finishes in that time)
+    /// and then gives up rather than make the write wait for a whole rebuild.
     pub fn refresh(&self, vault: &str, paths: &[String]) {
         // During the first build the build itself will reach these paths.
         if !matches!(self.phase(), Phase::Ready | Phase::Idle) {
             return;
         }
         let Ok(v) = self.vaults.get(Some(vault)) else { return };
-        match self.index.try_update_paths(v, paths) {
+        match self.index.try_update_paths(v, paths, Duration::from_secs(5)) {
             Some(Err(e)) => {
                 tracing::warn!("re-indexing {paths:?} in {vault} after a write failed: {e}")
             }

@@ -1,7 +1,7 @@
 //! mdvault: a local-first knowledge server for a Markdown vault.
 //!
 //! Reading order: `error` (the closed set of codes), `config`, `vault` (notes on disk and every
-//! operation on them), `embed` (text to vectors), `index` (the derived store, lexical index and
+//! operation on them), `docs` (filed PDFs to Markdown), `embed` (text to vectors), `index` (the derived store, lexical index and
 //! vectors), `search` (hybrid retrieval), `engine` (the façade the surfaces call), `wire`
 //! (JSON shapes), and the surfaces: `api` (REST and MCP) and `cli`. The engine modules know nothing of HTTP, MCP or
 //! clap. See `ARCHITECTURE.md` for the code map.
@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod docs;
 pub mod embed;
 pub mod engine;
 pub mod error;

@@ -6,8 +6,9 @@
 
 use serde_json::{Value, json};
 
+use crate::docs::Verdict;
 use crate::error::Error;
-use crate::vault::{Change, EntryKind, Listing, NoteMap, NoteRead};
+use crate::vault::{Change, EntryKind, Filed, Listing, NoteMap, NoteRead};
 
 /// A refusal: `{"code", "error"}`.
 pub fn error(e: &Error) -> Value {
@@ -27,21 +28,55 @@ pub fn note(r: &NoteRead) -> Value {
     if let Some(s) = &r.section {
         v["section"] = json!(s);
     }
+    if let Some(e) = &r.extraction {
+        v["extraction"] = verdict(e);
+    }
     v
+}
+
+/// A document's extraction verdict.
+pub fn verdict(v: &Verdict) -> Value {
+    json!({
+        "status": v.status.as_str(),
+        "pages": v.pages,
+        "has_text_layer": v.has_text_layer,
+        "extracted_chars": v.extracted_chars,
+        "detail": v.detail,
+    })
+}
+
+/// An upload: what filing did and what extraction made of the bytes.
+pub fn upload(f: &Filed, v: &Verdict) -> Value {
+    json!({
+        "vault": f.vault,
+        "path": f.path,
+        "sha256": f.sha256,
+        "size": f.size,
+        "status": f.status.as_str(),
+        "extraction": v.status.as_str(),
+        "pages": v.pages,
+        "has_text_layer": v.has_text_layer,
+        "extracted_chars": v.extracted_chars,
+        "detail": v.detail,
+    })
 }
 
 /// A note's map.
 pub fn map(m: &NoteMap) -> Value {
-    json!({
+    let mut v = json!({
         "vault": m.vault,
         "path": m.path,
-        "document": false,
+        "document": m.extraction.is_some(),
         "frontmatter": m.frontmatter,
         "headings": m.headings.iter().map(|h| json!({
             "depth": h.depth, "text": h.text, "line": h.line, "path": h.path,
         })).collect::<Vec<_>>(),
         "etag": m.etag,
-    })
+    });
+    if let Some(e) = &m.extraction {
+        v["extraction"] = verdict(e);
+    }
+    v
 }
 
 /// A folder listing.
@@ -98,6 +133,7 @@ pub fn search(resp: &crate::search::SearchResponse, explain: bool) -> Value {
                 "excerpt": h.excerpt,
                 "matched": h.matched.as_str(),
                 "pinned": h.pinned,
+                "document": h.document,
             });
             if explain {
                 let e = &h.explain;

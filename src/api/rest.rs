@@ -177,18 +177,32 @@ fn tail(uri: &Uri, prefix: &str) -> Result<String> {
     })
 }
 
-fn body_text(body: std::result::Result<Bytes, BytesRejection>) -> Result<String> {
-    let bytes = body.map_err(|r| {
+fn too_large() -> Error {
+    Error::new(
+        ErrorCode::PayloadTooLarge,
+        "the request body is larger than server.max_body_bytes allows; send less, or raise the \
+         limit",
+    )
+}
+
+/// The body as bytes. The transport limit is the larger of `server.max_body_bytes` and
+/// `vault.doc_max_bytes`, so an oversized document is refused with `document_too_large`.
+fn body_bytes(body: std::result::Result<Bytes, BytesRejection>) -> Result<Bytes> {
+    body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            Error::new(
-                ErrorCode::PayloadTooLarge,
-                "the request body is larger than server.max_body_bytes allows; send less, or \
-                 raise the limit",
-            )
+            too_large()
         } else {
             bad(format!("the request body could not be read: {r}"))
         }
-    })?;
+    })
+}
+
+/// The body of a note verb as UTF-8, held to `server.max_body_bytes`.
+fn body_text(engine: &Engine, body: std::result::Result<Bytes, BytesRejection>) -> Result<String> {
+    let bytes = body_bytes(body)?;
+    if bytes.len() as u64 > engine.config().server.max_body_bytes {
+        return Err(too_large());
+    }
     String::from_utf8(bytes.to_vec())
         .map_err(|_| bad("the request body is not valid UTF-8; send Markdown as UTF-8 text"))
 }
@@ -243,11 +257,33 @@ async fn vault_route(
         return method_not_allowed(&method, "GET, HEAD");
     }
     let engine = app.engine.clone();
+    let is_document =
+        engine.vaults().get(target.vault.as_deref()).is_ok_and(|v| v.is_document(&path));
     finish(match method.as_str() {
         "GET" | "HEAD" => read_route(engine, target, path, &q, &headers).await,
+        // The suffix decides, never Content-Type: a `.pdf` path is an upload, a `.md` a note.
+        "PUT" if is_document => {
+            async {
+                let bytes = body_bytes(body)?;
+                let overwrite = flag(&q, "overwrite");
+                let (filed, verdict) = blocking(move || {
+                    tools::file_document(&engine, &target, &path, &bytes, overwrite)
+                })
+                .await?;
+                let status = if filed.status == crate::vault::FilingStatus::Filed {
+                    StatusCode::CREATED
+                } else {
+                    StatusCode::OK
+                };
+                let mut resp = json_body(wire::upload(&filed, &verdict));
+                *resp.status_mut() = status;
+                Ok(with_etag(resp, Some(&filed.sha256)))
+            }
+            .await
+        }
         "PUT" => {
             async {
-                let content = body_text(body)?;
+                let content = body_text(&engine, body)?;
                 let expected = if_match(&headers)?;
                 let a = tools::WriteArgs { path, content, overwrite: true };
                 let c = blocking(move || tools::write(&engine, &target, a, expected.as_deref()))
@@ -258,7 +294,7 @@ async fn vault_route(
         }
         "POST" => {
             async {
-                let content = body_text(body)?;
+                let content = body_text(&engine, body)?;
                 let expected = if_match(&headers)?;
                 let a = tools::AppendArgs { path, content, create_if_missing: true };
                 let c = blocking(move || tools::append(&engine, &target, a, expected.as_deref()))
@@ -369,7 +405,7 @@ async fn patch_route(
                      POST to /vault/{path} instead (operation was {operation})"
                 )));
             }
-            let a = tools::SetBodyArgs { path, content: body_text(body)? };
+            let a = tools::SetBodyArgs { path, content: body_text(&engine, body)? };
             blocking(move || tools::set_body(&engine, &target, a, expected.as_deref())).await?
         }
         "text" => {
@@ -383,7 +419,7 @@ async fn patch_route(
                 #[serde(default)]
                 count: Option<usize>,
             }
-            let raw = body_text(body)?;
+            let raw = body_text(&engine, body)?;
             let edit: TextEdit = serde_json::from_str(&raw).map_err(|e| {
                 bad(format!(
                     "Target-Type text takes a JSON body {{\"find\", \"replace\", \"section\", \
@@ -410,7 +446,7 @@ async fn patch_route(
                 let value = match operation.as_str() {
                     "delete" => None,
                     "replace" => {
-                        let raw = body_text(body)?;
+                        let raw = body_text(&engine, body)?;
                         let v: Value = serde_json::from_str(&raw).map_err(|_| {
                             let shown: String = raw.chars().take(80).collect();
                             bad(format!(
@@ -446,7 +482,7 @@ async fn patch_route(
                     path,
                     target: target_path,
                     operation,
-                    content: body_text(body)?,
+                    content: body_text(&engine, body)?,
                     target_scope: header_str(headers, "target-scope")?
                         .unwrap_or("content")
                         .to_string(),
@@ -535,7 +571,7 @@ async fn move_route(
         async {
             let source = tail(&uri, "/move")?;
             let q = pairs(&query);
-            let raw = body_text(body)?;
+            let raw = body_text(&app.engine, body)?;
             let b = if raw.trim().is_empty() {
                 MoveBody {
                     destination: param(&q, "destination")
@@ -591,7 +627,7 @@ async fn search_route(
         async {
             let q = pairs(&query);
             let b: SearchBody = if method == Method::POST {
-                let raw = body_text(body)?;
+                let raw = body_text(&app.engine, body)?;
                 if raw.trim().is_empty() {
                     SearchBody::default()
                 } else {
@@ -770,6 +806,8 @@ async fn not_found(uri: Uri) -> Response {
 /// The whole router: routes, limits and the MCP service, behind the guard.
 pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
     let max_body = engine.config().server.max_body_bytes as usize;
+    let transport_limit =
+        max_body.max(engine.config().vault.doc_max_bytes.saturating_add(1) as usize);
     let factory_engine = engine.clone();
     // Stateless streamable HTTP: every POST stands alone, so a scope or vault taken from one
     // request's URL can never leak into another. Host and Origin are checked by the guard for
@@ -806,7 +844,7 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
         .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
             method_not_allowed(&method, &allowed_for(uri.path()))
         })
-        .layer(DefaultBodyLimit::max(max_body))
+        .layer(DefaultBodyLimit::max(transport_limit))
         .with_state(app);
     // A layer on a router runs after that router has matched a route, so the guard (which
     // strips `/v/<name>`) sits on an outer router whose only route is the inner one.

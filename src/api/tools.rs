@@ -12,13 +12,14 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::docs::Verdict;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::SyncReport;
 use crate::search::{SearchRequest, SearchResponse};
 use crate::vault::edit::Operation;
 use crate::vault::headings::Scope;
-use crate::vault::{Change, Listing, NoteMap, NoteRead, PatchRequest, Vault};
+use crate::vault::{Change, Filed, FilingStatus, Listing, NoteMap, NoteRead, PatchRequest, Vault};
 
 /// Which vault a request addresses and, for `/mcp/only/<path>`, the one note or folder its
 /// writes are confined to.
@@ -282,7 +283,7 @@ pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchRespon
 /// Reads a note or one section.
 pub fn read(engine: &Engine, t: &Target, a: ReadArgs) -> Result<NoteRead> {
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
-    vault(engine, t)?.read(&a.path, section)
+    vault(engine, t)?.read(&a.path, section, engine.index().as_ref())
 }
 
 /// Lists a folder.
@@ -292,7 +293,7 @@ pub fn list(engine: &Engine, t: &Target, a: ListArgs) -> Result<Listing> {
 
 /// Maps a note: frontmatter and heading paths.
 pub fn map(engine: &Engine, t: &Target, a: MapArgs) -> Result<NoteMap> {
-    vault(engine, t)?.map(&a.path)
+    vault(engine, t)?.map(&a.path, engine.index().as_ref())
 }
 
 /// Edits one section.
@@ -342,6 +343,24 @@ pub fn write(engine: &Engine, t: &Target, a: WriteArgs, expected: Option<&str>) 
     let v = vault(engine, t)?;
     in_scope(v, t, &a.path, false)?;
     Ok(refreshed(engine, v.write(&a.path, &a.content, a.overwrite, expected)?, &[]))
+}
+
+/// Files a document (REST and CLI only: MCP carries no binary uploads) and extracts it.
+pub fn file_document(
+    engine: &Engine,
+    t: &Target,
+    path: &str,
+    bytes: &[u8],
+    overwrite: bool,
+) -> Result<(Filed, Verdict)> {
+    let v = vault(engine, t)?;
+    in_scope(v, t, path, false)?;
+    let filed = v.file_document(path, bytes, overwrite)?;
+    let (_, extraction) = engine.index().extraction(&filed.path, bytes)?;
+    if filed.status != FilingStatus::Unchanged {
+        engine.refresh(&filed.vault, std::slice::from_ref(&filed.path));
+    }
+    Ok((filed, extraction.verdict))
 }
 
 /// Replaces the body.

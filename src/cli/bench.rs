@@ -3,7 +3,8 @@
 //! It prints, and never asserts: embedder throughput (optionally against sentence-transformers
 //! on the same texts and threads), indexing throughput with the local model, hybrid search
 //! latency at synthetic scale points with the query embedding included and excluded, warm
-//! start, edit-to-searchable time, and peak memory. Synthetic corpora are generated, indexed
+//! start, edit-to-searchable time, peak memory, and PDF extraction throughput (text layer and
+//! OCR). Synthetic corpora are generated, indexed
 //! with the model-free hashing embedder (embedding 100k real chunks would take hours; search
 //! costs the same whatever made the vectors), and deleted afterwards.
 
@@ -16,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::{Failure, print, print_json};
 use crate::config::{Config, EmbeddingBackend};
+use crate::docs::{self, ExtractSettings, Extractor};
 use crate::embed::Embedder;
 use crate::embed::hashing::HashingEmbedder;
 use crate::embed::local::LocalEmbedder;
@@ -41,6 +43,13 @@ pub struct BenchArgs {
     /// sentence-transformers`).
     #[arg(long)]
     compare_python: bool,
+    /// Also extract this PDF and report its pages/s and its word recall against `pdftotext`;
+    /// repeat for several.
+    #[arg(long, value_name = "FILE")]
+    pdf: Vec<PathBuf>,
+    /// Measure document extraction only (text and OCR pages/s, and any --pdf files).
+    #[arg(long)]
+    documents_only: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -235,6 +244,14 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         }
     };
     say(format!("machine: {threads} cores; model {}", local.model_id()));
+
+    report.insert("documents".into(), documents(config, &args, &say)?);
+    if args.documents_only {
+        if args.json {
+            print_json(&Value::Object(report));
+        }
+        return Ok(());
+    }
 
     // 1. The embedder alone, on 64 paragraphs of about 300 words.
     let mut corpus = Corpus::new();
@@ -460,6 +477,120 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         print_json(&Value::Object(report));
     }
     Ok(())
+}
+
+/// Document extraction: pages/s from a text layer and through OCR, on generated PDFs of known
+/// text, and on any real PDFs given with `--pdf` (with their word recall against `pdftotext`).
+fn documents(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<Value, Failure> {
+    let ex = Extractor::new(ExtractSettings { ocr: true, ..ExtractSettings::default() });
+    let mut corpus = Corpus::new();
+    let page = |corpus: &mut Corpus| -> Vec<String> {
+        // About 45 lines of 80 characters: a dense A4 page.
+        let text = corpus.paragraph(3600);
+        let mut lines = vec![String::new()];
+        for word in text.split_whitespace() {
+            if lines.last().is_some_and(|l| l.len() + word.len() > 80) {
+                lines.push(String::new());
+            }
+            let last = lines.last_mut().expect("one line at least");
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+        lines
+    };
+    let pages: Vec<Vec<String>> = (0..40).map(|_| page(&mut corpus)).collect();
+    let pdf = docs::pdf::sample(&pages);
+    let mut rates = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let e = ex.extract(".pdf", &pdf);
+        if e.verdict.status != docs::Status::Extracted {
+            return Err(fail(format!("the sample PDF did not extract: {:?}", e.verdict)));
+        }
+        rates.push(pages.len() as f64 / t.elapsed().as_secs_f64());
+    }
+    rates.sort_by(f64::total_cmp);
+    let text_rate = rates[rates.len() / 2];
+    say(format!(
+        "PDF text extraction: {text_rate:.0} pages/s (median of 5 passes over {} dense A4 pages, {} KiB)",
+        pages.len(),
+        pdf.len() / 1024
+    ));
+    let mut out = json!({ "text_pages_per_s": text_rate, "text_pages": pages.len() });
+
+    let ocr_pages = 4usize;
+    let ocr_pdf = docs::pdf::sample(&pages[..ocr_pages]);
+    match ex.ocr_unavailable() {
+        Some(why) => {
+            say(format!("PDF OCR: not measured ({why})"));
+            out["ocr"] = json!({ "unavailable": why });
+        }
+        None => {
+            let t = Instant::now();
+            let texts = docs::pdf::ocr(&ocr_pdf, ocr_pages as u32, &ex).map_err(fail)?;
+            let secs = t.elapsed().as_secs_f64();
+            let recall = word_recall(&texts.join("\n"), &pages[..ocr_pages].concat().join("\n"));
+            say(format!(
+                "PDF OCR (pdftoppm 300 dpi + tesseract, one page per core): {:.2} pages/s ({ocr_pages} pages in {secs:.1} s; word recall {recall:.3})",
+                ocr_pages as f64 / secs
+            ));
+            out["ocr"] = json!({
+                "pages_per_s": ocr_pages as f64 / secs, "pages": ocr_pages, "word_recall": recall,
+            });
+        }
+    }
+
+    let mut real = Vec::new();
+    for path in &args.pdf {
+        let bytes = std::fs::read(path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+        let t = Instant::now();
+        let e = Extractor::new(ExtractSettings { ocr: config.vault.doc_ocr, ..Default::default() })
+            .extract(".pdf", &bytes);
+        let secs = t.elapsed().as_secs_f64();
+        let reference = ex
+            .tools()
+            .pdftotext(path, std::time::Duration::from_secs(120))
+            .map(|p| p.join("\n"))
+            .ok();
+        let recall = reference.as_deref().map(|r| word_recall(&e.markdown, r));
+        let headings =
+            e.markdown.lines().filter(|l| l.starts_with('#') && !l.starts_with("## Page ")).count();
+        say(format!(
+            "{}: {} ({} pages, {} chars, {headings} headings) in {secs:.2} s = {:.0} pages/s; word recall vs pdftotext {}",
+            path.display(),
+            e.verdict.status.as_str(),
+            e.verdict.pages,
+            e.verdict.extracted_chars,
+            e.verdict.pages as f64 / secs,
+            recall.map_or("n/a (pdftotext missing or failed)".to_string(), |r| format!("{r:.3}"))
+        ));
+        real.push(json!({
+            "path": path.display().to_string(), "status": e.verdict.status.as_str(),
+            "pages": e.verdict.pages, "chars": e.verdict.extracted_chars, "headings": headings,
+            "seconds": secs, "word_recall": recall,
+        }));
+    }
+    out["files"] = Value::Array(real);
+    Ok(out)
+}
+
+/// The share of `reference`'s distinct words (lowercase letter and digit runs) that `text`
+/// also has.
+fn word_recall(text: &str, reference: &str) -> f64 {
+    let words = |s: &str| -> std::collections::HashSet<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let ours = words(text);
+    let theirs = words(reference);
+    if theirs.is_empty() {
+        return 1.0;
+    }
+    theirs.iter().filter(|w| ours.contains(*w)).count() as f64 / theirs.len() as f64
 }
 
 fn write_vault(root: &Path, corpus: &mut Corpus, notes: usize) -> std::io::Result<()> {

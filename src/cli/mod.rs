@@ -154,7 +154,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             let vaults =
                 Vaults::open(&config).map_err(|e| Failure::Config(e.message().to_string()))?;
-            notes::run(&vaults, cmd)
+            notes::run(&config, &vaults, cmd)
         }
         Command::Index(args) => search::index(&open_engine(config)?, only.as_deref(), args),
         Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
@@ -215,6 +215,9 @@ fn init_logging(default: &str) {
     let filter = std::env::var("MDVAULT_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
         .unwrap_or_else(|_| default.to_string());
+    // The PDF parser warns about every odd file it meets (an encrypted one, say); the
+    // extraction verdict already says what went wrong, so only its errors are worth a line.
+    let filter = format!("lopdf=error,pdf_extract=error,{filter}");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)

@@ -1,18 +1,26 @@
-//! `mdvault read|map|ls|write|append|patch|set-body|set-frontmatter|replace-text|mv|rm|mkdir|rmdir`.
+//! `mdvault read|map|ls|write|append|patch|set-body|set-frontmatter|replace-text|mv|rm|mkdir|rmdir|file`.
 //!
 //! A PATH may be written `NAME:path/in/vault` to pick a vault other than the default. Content
-//! for the writing commands comes from `--content`, `--file`, or standard input.
+//! for the writing commands comes from `--content`, `--file`, or standard input. These commands
+//! never load the embedding model; reading or filing a document opens the index store only for
+//! its extraction cache.
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+use std::cell::OnceCell;
+
 use super::{Failure, print, print_json};
+use crate::config::Config;
+use crate::docs::Extraction;
 use crate::error::{Error, ErrorCode};
+use crate::index::store::Store;
+use crate::index::{Extractions, IndexSettings, StoreDocuments};
 use crate::vault::edit::Operation;
 use crate::vault::headings::Scope;
-use crate::vault::{PatchRequest, Vault, Vaults};
+use crate::vault::{DocumentText, PatchRequest, Vault, Vaults};
 use crate::wire;
 
 #[derive(Debug, Subcommand)]
@@ -184,6 +192,24 @@ pub enum NoteCommand {
         #[arg(long)]
         json: bool,
     },
+    /// File a document (a PDF) in the vault: directly inside a `Files` folder, bytes kept as
+    /// they are, then extracted and reported. Refuses to replace different bytes unless
+    /// --overwrite.
+    #[command(
+        after_help = "Examples:\n  mdvault file ~/Downloads/contract.pdf 'Home/Utilities/Files/2026-10-12 Larkspire - Contract.pdf'\n  mdvault file scan.pdf work:Admin/Files/scan.pdf --overwrite --json"
+    )]
+    File {
+        /// The document on this machine.
+        local: PathBuf,
+        /// Where to file it ([VAULT:]<folder>/Files/<name>.pdf).
+        path: String,
+        /// Replace a document with different bytes at that path.
+        #[arg(long)]
+        overwrite: bool,
+        /// Print JSON (path, sha256, size, status, extraction, pages, ...).
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete a folder (a non-empty one only with --recursive).
     #[command(after_help = "Example:\n  mdvault rmdir Projects/Old --recursive")]
     Rmdir {
@@ -264,11 +290,30 @@ fn confirm(change: crate::vault::Change, json: bool) {
     }
 }
 
-pub fn run(vaults: &Vaults, cmd: NoteCommand) -> Result<(), Failure> {
+/// The extraction cache, opened the first time a document is read.
+struct LazyDocuments<'a> {
+    config: &'a Config,
+    opened: OnceCell<(Store, Extractions)>,
+}
+
+impl DocumentText for LazyDocuments<'_> {
+    fn extraction(&self, rel: &str, bytes: &[u8]) -> crate::Result<(String, Extraction)> {
+        if self.opened.get().is_none() {
+            let store = Store::open(&self.config.data_dir)?;
+            let extractions = Extractions::new(&IndexSettings::from_config(self.config));
+            let _ = self.opened.set((store, extractions));
+        }
+        let (store, extractions) = self.opened.get().expect("set above");
+        StoreDocuments { store, extractions }.extraction(rel, bytes)
+    }
+}
+
+pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Failure> {
+    let docs = LazyDocuments { config, opened: OnceCell::new() };
     match cmd {
         NoteCommand::Read { path, section, json } => {
             let (vault, path) = locate(vaults, &path)?;
-            let note = vault.read(path, section.as_deref())?;
+            let note = vault.read(path, section.as_deref(), &docs)?;
             if json {
                 print_json(&wire::note(&note));
             } else {
@@ -277,7 +322,7 @@ pub fn run(vaults: &Vaults, cmd: NoteCommand) -> Result<(), Failure> {
         }
         NoteCommand::Map { path, json } => {
             let (vault, path) = locate(vaults, &path)?;
-            let map = vault.map(path)?;
+            let map = vault.map(path, &docs)?;
             if json {
                 print_json(&wire::map(&map));
             } else {
@@ -384,6 +429,31 @@ pub fn run(vaults: &Vaults, cmd: NoteCommand) -> Result<(), Failure> {
         NoteCommand::Rmdir { path, recursive, json } => {
             let (vault, path) = locate(vaults, &path)?;
             confirm(vault.delete_folder(path, recursive)?, json);
+        }
+        NoteCommand::File { local, path, overwrite, json } => {
+            let (vault, path) = locate(vaults, &path)?;
+            let bytes = std::fs::read(&local)
+                .map_err(|e| Failure::Config(format!("cannot read {}: {e}", local.display())))?;
+            let filed = vault.file_document(path, &bytes, overwrite)?;
+            let (_, extraction) = docs.extraction(&filed.path, &bytes)?;
+            let v = &extraction.verdict;
+            if json {
+                print_json(&wire::upload(&filed, v));
+            } else {
+                let mut line = format!(
+                    "{} {} ({} bytes): {}, {} page(s), {} characters extracted",
+                    filed.status.as_str(),
+                    filed.path,
+                    filed.size,
+                    v.status.as_str(),
+                    v.pages,
+                    v.extracted_chars
+                );
+                if !v.detail.is_empty() {
+                    line.push_str(&format!("; {}", v.detail));
+                }
+                print(&line);
+            }
         }
     }
     Ok(())

@@ -400,6 +400,13 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         doc_max_bytes: v.doc_max_bytes.unwrap_or(50 * 1024 * 1024),
     };
     vault.doc_suffixes = normalize_suffixes(vault.doc_suffixes)?;
+    if let Some(orphan) = vault.doc_suffixes.iter().find(|s| !crate::docs::has_extractor(s)) {
+        return Err(err(format!(
+            "vault.doc_suffixes lists `{orphan}`, but mdvault has no text extractor for it; \
+             supported: {}",
+            crate::docs::SUFFIXES.join(", ")
+        )));
+    }
     vault.doc_files_dir = vault.doc_files_dir.trim().trim_matches('/').to_string();
     if vault.doc_files_dir.is_empty() || vault.doc_files_dir.contains('/') {
         return Err(err("vault.doc_files_dir must be a single folder name such as Files"));
@@ -764,12 +771,15 @@ mod tests {
 
     #[test]
     fn precedence_defaults_file_env_flags() {
-        let file = "vaults:\n  home: /srv/home\n  work: /srv/work\nvault:\n  doc_suffixes: [pdf, .DOCX]\nsearch:\n  default_k: 8\n";
+        let file = "vaults:\n  home: /srv/home\n  work: /srv/work\nvault:\n  doc_suffixes: [PDF]\nsearch:\n  default_k: 8\n";
         let c = load_with(Some(file), &[], &[]).unwrap();
         assert_eq!(c.vaults[0], VaultEntry { name: "home".into(), root: "/srv/home".into() });
         assert_eq!(c.vaults.len(), 2);
-        assert_eq!(c.vault.doc_suffixes, vec![".pdf", ".docx"]);
+        assert_eq!(c.vault.doc_suffixes, vec![".pdf"]);
         assert_eq!(c.vault.doc_files_dir, "Files");
+        let orphan = load_with(Some("vault:\n  doc_suffixes: [pdf, docx]\n"), &[], &[]);
+        let msg = orphan.unwrap_err().to_string();
+        assert!(msg.contains("`.docx`") && msg.contains("supported: .pdf"), "{msg}");
         assert_eq!(c.search.default_k, 8);
 
         let env = [

@@ -26,6 +26,7 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 
 use crate::config::Config;
+use crate::docs::{ExtractSettings, Extraction, Extractor};
 use crate::embed::Embedder;
 use crate::error::{Error, ErrorCode, Result};
 use crate::vault::{FileStat, Vault};
@@ -86,6 +87,12 @@ pub struct IndexSettings {
     pub exclude_dirs: Vec<String>,
     /// Prefix of every embed text.
     pub document_prefix: String,
+    /// Document suffixes (lowercase, with the dot) whose extracted text is indexed.
+    pub doc_suffixes: Vec<String>,
+    /// The folder name documents are filed in (a document's description is its owner).
+    pub files_dir: String,
+    /// How documents are extracted.
+    pub extract: ExtractSettings,
 }
 
 impl IndexSettings {
@@ -99,6 +106,9 @@ impl IndexSettings {
             },
             exclude_dirs: config.search.exclude_dirs.clone(),
             document_prefix: config.embedding.document_prefix.clone(),
+            doc_suffixes: config.vault.doc_suffixes.clone(),
+            files_dir: config.vault.doc_files_dir.clone(),
+            extract: ExtractSettings { ocr: config.vault.doc_ocr, ..ExtractSettings::default() },
         }
     }
 
@@ -107,20 +117,28 @@ impl IndexSettings {
     pub fn fingerprint(&self) -> String {
         let c = &self.chunking;
         let text = format!(
-            "chunker={} target={} overlap={} min={} prefix={:?}",
+            "chunker={} target={} overlap={} min={} prefix={:?} files={:?}",
             chunker::CHUNKER_VERSION,
             c.target_tokens,
             c.overlap_tokens,
             c.min_tokens,
-            self.document_prefix
+            self.document_prefix,
+            self.files_dir
         );
         hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
     }
 
-    /// True for a vault path that is indexed: a note outside hidden, excluded and generated
-    /// places.
+    /// The document suffix `rel` ends with, if any.
+    pub fn document_suffix(&self, rel: &str) -> Option<&str> {
+        let lower = rel.to_ascii_lowercase();
+        self.doc_suffixes.iter().find(|s| lower.ends_with(s.as_str())).map(String::as_str)
+    }
+
+    /// True for a vault path that is indexed: a note or an allowlisted document outside
+    /// hidden, excluded and generated places.
     pub fn is_indexed(&self, rel: &str) -> bool {
-        if !rel.to_ascii_lowercase().ends_with(".md") || rel.eq_ignore_ascii_case("index.md") {
+        let note = rel.to_ascii_lowercase().ends_with(".md");
+        if (!note && self.document_suffix(rel).is_none()) || rel.eq_ignore_ascii_case("index.md") {
             return false;
         }
         let parts: Vec<&str> = rel.split('/').collect();
@@ -155,6 +173,99 @@ pub fn text_hash(text: &str) -> TextHash {
 /// The chunk metadata search shows, shared between the catalog and results.
 pub type ChunkMeta = Arc<ChunkInfo>;
 
+/// Document extraction with its results remembered in the store by the sha256 of the bytes,
+/// so a restart, a rename or a second read never extracts (or OCRs) the same bytes twice.
+/// Usable without an [`Index`] (the CLI reads documents without loading a model).
+#[derive(Debug)]
+pub struct Extractions {
+    extractor: Extractor,
+    suffixes: Vec<String>,
+    /// Content hashes being extracted right now. A second caller for the same bytes (the
+    /// watcher noticing an upload that is still being OCR'd) waits for the first instead of
+    /// doing the same seconds of work again.
+    in_flight: Mutex<HashSet<String>>,
+    done: std::sync::Condvar,
+}
+
+impl Extractions {
+    /// Extraction as the settings say, with the system tools found now.
+    pub fn new(settings: &IndexSettings) -> Extractions {
+        Extractions {
+            extractor: Extractor::new(settings.extract.clone()),
+            suffixes: settings.doc_suffixes.clone(),
+            in_flight: Mutex::new(HashSet::new()),
+            done: std::sync::Condvar::new(),
+        }
+    }
+
+    /// The extractor in use.
+    pub fn extractor(&self) -> &Extractor {
+        &self.extractor
+    }
+
+    /// The sha256 of `bytes` and their extraction: from `store` when these bytes were
+    /// extracted before by an extractor like this one, else extracted now and remembered.
+    /// `rel` picks the extractor by suffix.
+    pub fn get(&self, store: &Store, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)> {
+        let sha256 = crate::vault::content_hash(bytes);
+        let lower = rel.to_ascii_lowercase();
+        let suffix =
+            self.suffixes.iter().find(|s| lower.ends_with(s.as_str())).map_or("", String::as_str);
+        let signature = format!("{suffix}:{}", self.extractor.signature());
+        let key = format!("{sha256}/{signature}");
+        {
+            let mut busy = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            while busy.contains(&key) {
+                busy = self.done.wait(busy).unwrap_or_else(|p| p.into_inner());
+            }
+            if let Some(cached) = store.extraction(&sha256, &signature)? {
+                return Ok((sha256, cached));
+            }
+            busy.insert(key.clone());
+        }
+        // Whatever happens below, the key is released and waiters are woken.
+        struct Release<'a>(&'a Extractions, String);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                self.0.in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.1);
+                self.0.done.notify_all();
+            }
+        }
+        let _release = Release(self, key);
+        let started = Instant::now();
+        let extraction = self.extractor.extract(suffix, bytes);
+        tracing::info!(
+            "extracted {rel}: {} ({} pages, {} chars) in {:.2} s",
+            extraction.verdict.status.as_str(),
+            extraction.verdict.pages,
+            extraction.verdict.extracted_chars,
+            started.elapsed().as_secs_f64()
+        );
+        store.put_extraction(&sha256, &signature, &extraction)?;
+        Ok((sha256, extraction))
+    }
+}
+
+/// A store and an extractor together: what reading a document needs when no [`Index`] is open.
+pub struct StoreDocuments<'a> {
+    /// The store holding the cache.
+    pub store: &'a Store,
+    /// The extraction.
+    pub extractions: &'a Extractions,
+}
+
+impl crate::vault::DocumentText for StoreDocuments<'_> {
+    fn extraction(&self, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)> {
+        self.extractions.get(self.store, rel, bytes)
+    }
+}
+
+impl crate::vault::DocumentText for Index {
+    fn extraction(&self, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)> {
+        Index::extraction(self, rel, bytes)
+    }
+}
+
 /// The derived state of every configured vault.
 pub struct Index {
     store: Store,
@@ -164,6 +275,8 @@ pub struct Index {
     catalog: RwLock<HashMap<i64, ChunkMeta>>,
     vault_names: Vec<String>,
     settings: IndexSettings,
+    /// Reads filed documents; results are cached in the store by content hash.
+    extractions: Extractions,
     /// Serialises syncs and updates: one writer at a time, readers never wait for it.
     writer: Mutex<()>,
 }
@@ -201,6 +314,7 @@ impl Index {
             lexical,
             embedder,
             vault_names,
+            extractions: Extractions::new(&settings),
             settings,
             writer: Mutex::new(()),
         };
@@ -373,6 +487,7 @@ impl Index {
         report.texts_embedded = self.embed_pending(progress)?;
         if full {
             self.store.prune_vectors()?;
+            self.store.prune_extractions()?;
         }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -385,14 +500,25 @@ impl Index {
         self.update_paths_locked(vault, paths)
     }
 
-    /// [`Index::update_paths`] unless a sync or update is running, in which case `None` at
-    /// once: a caller answering a request should not wait for a whole rebuild; the watcher
-    /// and the reconcile pass will reach the paths.
-    pub fn try_update_paths(&self, vault: &Vault, paths: &[String]) -> Option<Result<SyncReport>> {
-        let _guard = match self.writer.try_lock() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
+    /// [`Index::update_paths`] if the writer is free within `wait`, else `None`: a caller
+    /// answering a request may wait for a watcher update to finish, but not for a whole
+    /// rebuild; the watcher and the reconcile pass will reach the paths.
+    pub fn try_update_paths(
+        &self,
+        vault: &Vault,
+        paths: &[String],
+        wait: std::time::Duration,
+    ) -> Option<Result<SyncReport>> {
+        let deadline = Instant::now() + wait;
+        let _guard = loop {
+            match self.writer.try_lock() {
+                Ok(g) => break g,
+                Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(std::sync::TryLockError::WouldBlock) => return None,
+            }
         };
         Some(self.update_paths_locked(vault, paths))
     }
@@ -446,6 +572,16 @@ impl Index {
         Ok(report)
     }
 
+    /// The extractor documents are read with.
+    pub fn extractor(&self) -> &Extractor {
+        self.extractions.extractor()
+    }
+
+    /// A document's extraction, cached in the store (see [`Extractions::get`]).
+    pub fn extraction(&self, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)> {
+        self.extractions.get(&self.store, rel, bytes)
+    }
+
     /// Reads and chunks one file. Returns the update and each chunk's lexical text.
     fn prepare(
         &self,
@@ -454,14 +590,13 @@ impl Index {
         fingerprint: &str,
     ) -> Result<(FileUpdate, Vec<String>)> {
         let bytes = vault.read_bytes(&stat.path)?;
-        let sha256 = crate::vault::content_hash(&bytes);
         let mut update = FileUpdate {
             vault: vault.name().to_string(),
             path: stat.path.clone(),
             kind: FileKind::Note,
             size: stat.size,
             mtime_ns: stat.mtime_ns,
-            sha256,
+            sha256: String::new(),
             title: String::new(),
             description: String::new(),
             status: "indexed".to_string(),
@@ -469,12 +604,27 @@ impl Index {
             fingerprint: fingerprint.to_string(),
             chunks: Vec::new(),
         };
-        let Ok(text) = String::from_utf8(bytes) else {
-            update.status = "failed".to_string();
-            update.detail = "not valid UTF-8 text".to_string();
-            return Ok((update, Vec::new()));
+        let note = if self.settings.document_suffix(&stat.path).is_some() {
+            let (sha256, extraction) = self.extraction(&stat.path, &bytes)?;
+            update.sha256 = sha256;
+            update.kind = FileKind::Document;
+            update.status = extraction.verdict.status.as_str().to_string();
+            update.detail = extraction.verdict.detail.clone();
+            chunker::chunk_document(
+                &stat.path,
+                &extraction.markdown,
+                &self.settings.files_dir,
+                &self.settings.chunking,
+            )
+        } else {
+            update.sha256 = crate::vault::content_hash(&bytes);
+            let Ok(text) = String::from_utf8(bytes) else {
+                update.status = "failed".to_string();
+                update.detail = "not valid UTF-8 text".to_string();
+                return Ok((update, Vec::new()));
+            };
+            chunker::chunk_note(&stat.path, &text, &self.settings.chunking)
         };
-        let note = chunker::chunk_note(&stat.path, &text, &self.settings.chunking);
         let mut lexical = Vec::with_capacity(note.chunks.len());
         for c in &note.chunks {
             let embed = chunker::embed_text(
@@ -492,7 +642,7 @@ impl Index {
                 embed_hash: text_hash(&embed),
             });
         }
-        if update.chunks.is_empty() {
+        if update.chunks.is_empty() && update.kind == FileKind::Note {
             update.status = "skipped".to_string();
             update.detail = "no text to index".to_string();
         }
@@ -649,6 +799,9 @@ mod tests {
             chunking: ChunkConfig::DEFAULT,
             exclude_dirs: exclude.iter().map(|s| s.to_string()).collect(),
             document_prefix: String::new(),
+            doc_suffixes: vec![".pdf".into()],
+            files_dir: "Files".into(),
+            extract: ExtractSettings::default(),
         }
     }
 
@@ -665,7 +818,10 @@ mod tests {
         assert!(s.is_indexed("Sub/index.md"));
         assert!(!s.is_indexed("a/node_modules/x.md"));
         assert!(!s.is_indexed(".trash/x.md"));
-        assert!(!s.is_indexed("Home/scan.pdf"));
+        assert!(s.is_indexed("Home/Files/scan.PDF"));
+        assert!(!s.is_indexed("Workflows/Files/scan.pdf"));
+        assert!(!s.is_indexed("Home/photo.png"));
+        assert_eq!(s.document_suffix("a/B.Pdf"), Some(".pdf"));
     }
 
     #[test]

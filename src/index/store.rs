@@ -1,8 +1,9 @@
 //! The index store: one SQLite file per data directory, the record the rest is derived from.
 //!
-//! It holds the indexed files (path, size, mtime, sha256, title, status), their chunks, and
+//! It holds the indexed files (path, size, mtime, sha256, title, status), their chunks,
 //! vectors keyed by the sha256 of the text that was embedded, so a text is embedded once
-//! however many files, renames or rebuilds carry it. A chunker change invalidates chunks (each
+//! however many files, renames or rebuilds carry it, and document extractions keyed by the
+//! sha256 of the document's bytes. A chunker change invalidates chunks (each
 //! file remembers the fingerprint it was chunked with) but keeps vectors; a model change drops
 //! vectors and keeps chunks. Every change is one transaction (WAL mode), so a crash leaves the
 //! last committed state, and vectors, once committed, are never lost to a later failure.
@@ -15,10 +16,11 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::docs::{Extraction, Status, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The schema this code writes; an older store is migrated, a newer one refused.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// sha256 of an embed text: the key of a vector.
 pub type TextHash = [u8; 32];
@@ -277,7 +279,95 @@ impl Store {
             )
             .map_err(|e| db_err(&self.path, e))?;
         }
+        if version < 2 {
+            // Extraction results by content hash: OCR can take seconds a page, so a restart
+            // or a rename must not redo it. `signature` names the extractor that produced the
+            // row, so a newer extractor (or one that gained OCR) does the work again.
+            conn.execute_batch(
+                "BEGIN;
+                 CREATE TABLE IF NOT EXISTS extractions (
+                     sha256 TEXT NOT NULL,
+                     signature TEXT NOT NULL,
+                     status TEXT NOT NULL,
+                     pages INTEGER NOT NULL,
+                     has_text_layer INTEGER NOT NULL,
+                     extracted_chars INTEGER NOT NULL,
+                     detail TEXT NOT NULL,
+                     markdown TEXT NOT NULL,
+                     PRIMARY KEY (sha256, signature));
+                 PRAGMA user_version = 2;
+                 COMMIT;",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        }
         Ok(())
+    }
+
+    /// A cached extraction of the document with these bytes, by this extractor.
+    pub fn extraction(&self, sha256: &str, signature: &str) -> Result<Option<Extraction>> {
+        let conn = self.lock();
+        let row = conn.query_row(
+            "SELECT status, pages, has_text_layer, extracted_chars, detail, markdown
+             FROM extractions WHERE sha256 = ?1 AND signature = ?2",
+            rusqlite::params![sha256, signature],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, bool>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            },
+        );
+        match row {
+            Ok((status, pages, has_text_layer, chars, detail, markdown)) => {
+                // A status this build does not know (a newer one wrote it) is a cache miss.
+                Ok(Status::parse(&status).map(|status| Extraction {
+                    verdict: Verdict {
+                        status,
+                        pages: pages as u32,
+                        has_text_layer,
+                        extracted_chars: chars as usize,
+                        detail,
+                    },
+                    markdown,
+                }))
+            }
+            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+            Err(e) => Err(db_err(&self.path, e)),
+        }
+    }
+
+    /// Remembers an extraction.
+    pub fn put_extraction(&self, sha256: &str, signature: &str, e: &Extraction) -> Result<()> {
+        let v = &e.verdict;
+        self.lock()
+            .execute(
+                "INSERT OR REPLACE INTO extractions
+                 (sha256, signature, status, pages, has_text_layer, extracted_chars, detail, markdown)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                rusqlite::params![
+                    sha256,
+                    signature,
+                    v.status.as_str(),
+                    v.pages as i64,
+                    v.has_text_layer,
+                    v.extracted_chars as i64,
+                    v.detail,
+                    e.markdown
+                ],
+            )
+            .map(|_| ())
+            .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Removes extractions of bytes no indexed file has any more; returns how many.
+    pub fn prune_extractions(&self) -> Result<usize> {
+        self.lock()
+            .execute("DELETE FROM extractions WHERE sha256 NOT IN (SELECT sha256 FROM files)", [])
+            .map_err(|e| db_err(&self.path, e))
     }
 
     /// A value from the `meta` table.
@@ -602,7 +692,8 @@ impl Store {
     pub fn clear(&self) -> Result<()> {
         self.lock()
             .execute_batch(
-                "BEGIN; DELETE FROM chunks; DELETE FROM files; DELETE FROM vectors; COMMIT;",
+                "BEGIN; DELETE FROM chunks; DELETE FROM files; DELETE FROM vectors;
+                 DELETE FROM extractions; COMMIT;",
             )
             .map_err(|e| db_err(&self.path, e))
     }

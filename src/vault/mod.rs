@@ -10,6 +10,7 @@
 //! knows nothing of indexing, search or any transport.
 
 pub mod edit;
+mod filing;
 pub mod frontmatter;
 pub mod fs;
 pub mod headings;
@@ -21,9 +22,10 @@ pub mod text;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub use filing::{Filed, FilingStatus};
 pub use ops::{
-    Change, Entry, EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead, PatchRequest,
-    content_hash, now_timestamp,
+    Change, DocumentText, Entry, EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead,
+    PatchRequest, content_hash, now_timestamp,
 };
 
 use crate::config::{Config, VaultSettings};
@@ -37,6 +39,8 @@ pub struct Vault {
     root: PathBuf,
     suffixes: Suffixes,
     files_dir: String,
+    /// The largest accepted document upload; 0 means no limit.
+    doc_max_bytes: u64,
     /// Serialises this process's writes to the vault, so a read-modify-write (and a move with
     /// its link rewrites) is never interleaved with another one from a concurrent request.
     write_lock: Mutex<()>,
@@ -65,6 +69,7 @@ impl Vault {
             root: canonical,
             suffixes: Suffixes { documents: settings.doc_suffixes.clone() },
             files_dir: settings.doc_files_dir.clone(),
+            doc_max_bytes: settings.doc_max_bytes,
             write_lock: Mutex::new(()),
         })
     }

@@ -18,6 +18,7 @@ use super::headings::{self, Scope};
 use super::links::{self, PathSet};
 use super::path::{Access, Suffixes, Target, gate};
 use super::{Vault, frontmatter, fs, text};
+use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Appended to a confirmation when the note has no frontmatter to carry a timestamp.
@@ -40,6 +41,15 @@ pub struct NoteRead {
     pub body: String,
     /// sha256 of the file's bytes; pass it back as the expected hash of a later write.
     pub etag: String,
+    /// For a filed document, its extraction verdict (the content is the extracted Markdown).
+    pub extraction: Option<Verdict>,
+}
+
+/// Where read and map get a filed document's text: the index's cache in production, a plain
+/// extractor in tests. The vault itself never parses documents.
+pub trait DocumentText {
+    /// The sha256 of `bytes` and their extraction; `rel` is the document's path.
+    fn extraction(&self, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)>;
 }
 
 /// One heading of a note's map.
@@ -64,15 +74,20 @@ pub struct NoteMap {
     pub path: String,
     /// Parsed frontmatter (lenient).
     pub frontmatter: Map<String, Value>,
-    /// Headings in document order.
+    /// Headings in document order (for a document, those of its extracted Markdown).
     pub headings: Vec<HeadingEntry>,
     /// sha256 of the file's bytes.
     pub etag: String,
+    /// For a filed document, its extraction verdict.
+    pub extraction: Option<Verdict>,
 }
 
 impl NoteMap {
     /// The map as Markdown a model can read and paste targets from.
     pub fn render(&self) -> String {
+        if let Some(v) = &self.extraction {
+            return self.render_document(v);
+        }
         let mut out = format!("# {}\n\n## Frontmatter\n", self.path);
         if self.frontmatter.is_empty() {
             out.push_str("- (none)\n");
@@ -84,6 +99,30 @@ impl NoteMap {
             "\n## Headings\n\nUse a path below as a patch target. A unique last segment is \
              enough;\nwhen it is not unique, prepend ancestors with `::`.\n\n",
         );
+        if self.headings.is_empty() {
+            out.push_str("- (none)\n");
+        }
+        for h in &self.headings {
+            out.push_str(&format!("- {}\n", h.path));
+        }
+        out
+    }
+
+    fn render_document(&self, v: &Verdict) -> String {
+        let mut out = format!(
+            "# {}\n\nA filed document: it can be read (as the Markdown extracted from it), moved, \
+             deleted and searched, but not edited.\n\n## Extraction\n\n- status: {}\n- pages: {}\n\
+             - text layer: {}\n- extracted characters: {}\n",
+            self.path,
+            v.status.as_str(),
+            v.pages,
+            if v.has_text_layer { "yes" } else { "no" },
+            v.extracted_chars
+        );
+        if !v.detail.is_empty() {
+            out.push_str(&format!("- detail: {}\n", v.detail));
+        }
+        out.push_str("\n## Headings (of the extracted text)\n\n");
         if self.headings.is_empty() {
             out.push_str("- (none)\n");
         }
@@ -228,7 +267,7 @@ fn rfc3339_seconds(t: std::time::SystemTime) -> String {
 }
 
 impl Vault {
-    fn gate(&self, raw: &str, access: Access) -> Result<Target> {
+    pub(super) fn gate(&self, raw: &str, access: Access) -> Result<Target> {
         gate(&self.root, &self.suffixes, raw, access)
     }
 
@@ -248,7 +287,7 @@ impl Vault {
         Ok(target)
     }
 
-    fn change(&self, path: &str, message: String) -> Change {
+    pub(super) fn change(&self, path: &str, message: String) -> Change {
         Change {
             vault: self.name.clone(),
             path: path.to_string(),
@@ -260,14 +299,14 @@ impl Vault {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
         // A panic while holding the lock cannot leave a half-written file (writes are atomic),
         // so a poisoned lock is safe to reuse.
         self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Reads a file that must exist, as bytes.
-    fn load_bytes(&self, target: &Target) -> Result<Vec<u8>> {
+    pub(super) fn load_bytes(&self, target: &Target) -> Result<Vec<u8>> {
         if target.abs.is_dir() {
             return Err(Error::new(
                 ErrorCode::IsDirectory,
@@ -346,18 +385,50 @@ impl Vault {
         ))
     }
 
-    /// Reads a note, or one section of it (`section` is a `::` heading target).
-    pub fn read(&self, raw: &str, section: Option<&str>) -> Result<NoteRead> {
+    /// Reads a note, or one section of it (`section` is a `::` heading target). A filed
+    /// document reads as its extracted Markdown, whole.
+    pub fn read(
+        &self,
+        raw: &str,
+        section: Option<&str>,
+        docs: &dyn DocumentText,
+    ) -> Result<NoteRead> {
         let target = self.gate(raw, Access::Read)?;
         if self.suffixes.is_document(&target.rel) {
-            return Err(Error::new(
-                ErrorCode::UnsupportedSuffix,
-                format!(
-                    "{} is a filed document; reading documents needs text extraction, \
-                     which this build does not have yet",
-                    target.rel
-                ),
-            ));
+            if section.is_some_and(|s| !s.trim().is_empty()) {
+                return Err(Error::new(
+                    ErrorCode::IsDocument,
+                    format!(
+                        "{} is a filed document, which has no sections to read; read it whole",
+                        target.rel
+                    ),
+                ));
+            }
+            let bytes = self.load_bytes(&target)?;
+            let (etag, extraction) = docs.extraction(&target.rel, &bytes)?;
+            if extraction.markdown.trim().is_empty() {
+                let v = &extraction.verdict;
+                return Err(Error::new(
+                    ErrorCode::ExtractionFailed,
+                    format!(
+                        "no text could be extracted from {} ({}: {}); its map shows the full \
+                         verdict",
+                        target.rel,
+                        v.status.as_str(),
+                        v.detail
+                    ),
+                ));
+            }
+            return Ok(NoteRead {
+                vault: self.name.clone(),
+                path: target.rel,
+                body: extraction.markdown.clone(),
+                content: extraction.markdown,
+                section: None,
+                frontmatter: Map::new(),
+                etag,
+                extraction: Some(extraction.verdict),
+            });
         }
         let content = self.load_text(&target)?;
         let etag = content_hash(content.as_bytes());
@@ -374,6 +445,7 @@ impl Vault {
                     frontmatter: fm,
                     body,
                     etag,
+                    extraction: None,
                 })
             }
             Some(wanted) => {
@@ -389,15 +461,26 @@ impl Vault {
                     section: Some(resolved),
                     frontmatter: fm,
                     etag,
+                    extraction: None,
                 })
             }
         }
     }
 
-    /// The note's frontmatter and heading outline.
-    pub fn map(&self, raw: &str) -> Result<NoteMap> {
-        let target = self.note_target(raw, "mapped by heading")?;
-        let content = self.load_text(&target)?;
+    /// The note's frontmatter and heading outline; for a filed document, its extraction
+    /// verdict and the outline of its extracted Markdown.
+    pub fn map(&self, raw: &str, docs: &dyn DocumentText) -> Result<NoteMap> {
+        let target = self.gate(raw, Access::Read)?;
+        let (content, frontmatter, etag, extraction) = if self.suffixes.is_document(&target.rel) {
+            let bytes = self.load_bytes(&target)?;
+            let (etag, extraction) = docs.extraction(&target.rel, &bytes)?;
+            (extraction.markdown, Map::new(), etag, Some(extraction.verdict))
+        } else {
+            let target = self.note_target(raw, "mapped by heading")?;
+            let content = self.load_text(&target)?;
+            let etag = content_hash(content.as_bytes());
+            (content.clone(), frontmatter::parse(&content), etag, None)
+        };
         let headings = headings::headings(&content)
             .iter()
             .map(|h| HeadingEntry {
@@ -410,9 +493,10 @@ impl Vault {
         Ok(NoteMap {
             vault: self.name.clone(),
             path: target.rel,
-            frontmatter: frontmatter::parse(&content),
+            frontmatter,
             headings,
-            etag: content_hash(content.as_bytes()),
+            etag,
+            extraction,
         })
     }
 

@@ -32,15 +32,9 @@ const OPENAPI_METHODS: &[&str] =
 const PROBED_METHODS: &[&str] = &["GET", "PUT", "POST", "PATCH", "DELETE", "OPTIONS", "TRACE"];
 
 /// Codes no REST route answers: they are met over MCP only (`out_of_scope`, from
-/// `/mcp/only/<scope>` tool calls) or belong to document uploads, which have no REST route yet.
+/// `/mcp/only/<scope>` tool calls).
 /// A new code must either be documented on some operation or be added here, deliberately.
-const NOT_ANSWERED_BY_REST: &[&str] = &[
-    "out_of_scope",
-    "empty_document",
-    "wrong_parent_folder",
-    "extraction_failed",
-    "document_too_large",
-];
+const NOT_ANSWERED_BY_REST: &[&str] = &["out_of_scope"];
 
 fn openapi_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("openapi.yaml")

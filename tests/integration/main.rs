@@ -10,6 +10,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod cli;
 mod common;
 mod contract;
+mod documents;
 mod gate;
 mod mcp_sdk;
 mod parity;

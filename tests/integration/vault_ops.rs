@@ -10,6 +10,26 @@ use serde_json::json;
 
 use crate::common::TempVault;
 
+/// Reads documents by extracting them on the spot (no store, no cache).
+struct Direct(mdvault::docs::Extractor);
+
+impl Direct {
+    fn new() -> Direct {
+        Direct(mdvault::docs::Extractor::new(mdvault::docs::ExtractSettings::default()))
+    }
+}
+
+impl mdvault::vault::DocumentText for Direct {
+    fn extraction(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+    ) -> mdvault::Result<(String, mdvault::docs::Extraction)> {
+        let suffix = if rel.to_ascii_lowercase().ends_with(".pdf") { ".pdf" } else { "" };
+        Ok((mdvault::vault::content_hash(bytes), self.0.extract(suffix, bytes)))
+    }
+}
+
 const BOILER: &str = "---\ntype: appliance\ntitle: Boiler\n# kept comment\ntags: [home, heating]\ntimestamp: 2026-01-10T09:00:00Z\n---\n\n# Boiler\n\nIntro line.\n\n## Servicing\n\nLast serviced in March.\n\n### History\n\n- 2024: annual service\n\n## Settings\n\nPressure 1.2 bar.\n";
 
 const LOG: &str = "# Log\n\n## Notes\n\nfirst\n\n## Notes\n\nsecond\n";
@@ -154,43 +174,61 @@ fn every_refusal_leaves_the_vault_byte_identical() {
 fn reads_are_refused_with_the_right_codes_too() {
     let v = small_vault();
     let vault = v.open();
-    assert_eq!(vault.read("Home", None).unwrap_err().code(), ErrorCode::IsDirectory);
-    assert_eq!(vault.read("Home/Missing.md", None).unwrap_err().code(), ErrorCode::NotFound);
-    assert_eq!(vault.read("Notes/../../x.md", None).unwrap_err().code(), ErrorCode::InvalidPath);
-    assert_eq!(vault.read("Notes/../Missing.md", None).unwrap_err().code(), ErrorCode::NotFound);
+    assert_eq!(
+        vault.read("Home", None, &Direct::new()).unwrap_err().code(),
+        ErrorCode::IsDirectory
+    );
+    assert_eq!(
+        vault.read("Home/Missing.md", None, &Direct::new()).unwrap_err().code(),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        vault.read("Notes/../../x.md", None, &Direct::new()).unwrap_err().code(),
+        ErrorCode::InvalidPath
+    );
+    assert_eq!(
+        vault.read("Notes/../Missing.md", None, &Direct::new()).unwrap_err().code(),
+        ErrorCode::NotFound
+    );
     assert_eq!(vault.list("Links.md").unwrap_err().code(), ErrorCode::NotADirectory);
     assert_eq!(vault.list("Nowhere").unwrap_err().code(), ErrorCode::NotFound);
     assert_eq!(
-        vault.read("Home/Boiler.md", Some("Nope")).unwrap_err().code(),
+        vault.read("Home/Boiler.md", Some("Nope"), &Direct::new()).unwrap_err().code(),
         ErrorCode::NoSuchHeading
     );
+    // A document maps to its extraction verdict; these bytes are no PDF, so reading it says so.
+    let map = vault.map("Home/Utilities/Files/2026-01-01 Bill.pdf", &Direct::new()).unwrap();
+    assert_eq!(map.extraction.unwrap().status, mdvault::docs::Status::Failed);
     assert_eq!(
-        vault.map("Home/Utilities/Files/2026-01-01 Bill.pdf").unwrap_err().code(),
-        ErrorCode::IsDocument
+        vault
+            .read("Home/Utilities/Files/2026-01-01 Bill.pdf", None, &Direct::new())
+            .unwrap_err()
+            .code(),
+        ErrorCode::ExtractionFailed
     );
     // The generated index is readable even though no writer may touch it.
-    assert_eq!(vault.read("index.md", None).unwrap().content, "generated\n");
+    assert_eq!(vault.read("index.md", None, &Direct::new()).unwrap().content, "generated\n");
 }
 
 #[test]
 fn read_whole_section_and_map() {
     let v = small_vault();
     let vault = v.open();
-    let note = vault.read("/Home/Boiler.md", None).unwrap();
+    let note = vault.read("/Home/Boiler.md", None, &Direct::new()).unwrap();
     assert_eq!(note.content, BOILER);
     assert_eq!(note.vault, "test");
     assert_eq!(note.frontmatter["title"], json!("Boiler"));
     assert!(note.body.starts_with("# Boiler\n"));
     assert_eq!(note.etag.len(), 64);
 
-    let section = vault.read("Home/Boiler.md", Some("servicing")).unwrap();
+    let section = vault.read("Home/Boiler.md", Some("servicing"), &Direct::new()).unwrap();
     assert_eq!(section.section.as_deref(), Some("Boiler::Servicing"));
     assert_eq!(
         section.content,
         "## Servicing\n\nLast serviced in March.\n\n### History\n\n- 2024: annual service\n"
     );
 
-    let map = vault.map("Home/Boiler.md").unwrap();
+    let map = vault.map("Home/Boiler.md", &Direct::new()).unwrap();
     let paths: Vec<&str> = map.headings.iter().map(|h| h.path.as_str()).collect();
     assert_eq!(
         paths,
@@ -284,7 +322,10 @@ fn set_body_frontmatter_and_replace_text() {
     let text = v.read("Home/Boiler.md");
     assert!(text.contains("\nstatus: serviced\n"));
     assert!(text.contains("\nref: \"0123\"\n"));
-    assert_eq!(vault.read("Home/Boiler.md", None).unwrap().frontmatter["ref"], json!("0123"));
+    assert_eq!(
+        vault.read("Home/Boiler.md", None, &Direct::new()).unwrap().frontmatter["ref"],
+        json!("0123")
+    );
 
     let c = vault
         .set_frontmatter("Home/Boiler.md", "timestamp", Some(&json!("2020-01-01T00:00:00Z")), None)
@@ -312,10 +353,10 @@ fn set_body_frontmatter_and_replace_text() {
 fn etags_detect_a_change_underneath() {
     let v = small_vault();
     let vault = v.open();
-    let etag = vault.read("Home/Boiler.md", None).unwrap().etag;
+    let etag = vault.read("Home/Boiler.md", None, &Direct::new()).unwrap().etag;
     let c = vault.append("Home/Boiler.md", "more", false, Some(&etag)).unwrap();
     let new_etag = c.etag.unwrap();
-    assert_eq!(new_etag, vault.read("Home/Boiler.md", None).unwrap().etag);
+    assert_eq!(new_etag, vault.read("Home/Boiler.md", None, &Direct::new()).unwrap().etag);
     // The old etag is now stale.
     let err = vault.append("Home/Boiler.md", "again", false, Some(&etag)).unwrap_err();
     assert_eq!(err.code(), ErrorCode::Conflict);
@@ -405,7 +446,7 @@ fn vaults_are_named_and_chosen_by_name() {
     ];
     let vaults = Vaults::open(&config).unwrap();
     assert_eq!(vaults.get(None).unwrap().name(), "home");
-    let note = vaults.get(Some("work")).unwrap().read("Only.md", None).unwrap();
+    let note = vaults.get(Some("work")).unwrap().read("Only.md", None, &Direct::new()).unwrap();
     assert_eq!(note.vault, "work");
     let err = vaults.get(Some("play")).unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound);
