@@ -117,7 +117,12 @@ pub fn render_search(query: &str, r: &SearchResponse) -> String {
         if h.pinned {
             line.push_str(", pinned as an exact identifier match");
         }
-        line.push_str(&format!(" - line {}", h.line));
+        if h.document {
+            // A line number of extracted text means nothing to someone holding the PDF.
+            line.push_str(" - from a filed document (read it whole with vault_read)");
+        } else {
+            line.push_str(&format!(" - line {}", h.line));
+        }
         if several_vaults {
             line.push_str(&format!(" - vault {}", h.vault));
         }
@@ -173,7 +178,8 @@ impl VaultMcp {
     }
 
     /// Read a note, or only one section of it (`section`: a heading path from vault_map such
-    /// as "Plan::Risks", or a unique heading name). Returns the Markdown text.
+    /// as "Plan::Risks", or a unique heading name). Returns the Markdown text. A filed PDF
+    /// reads whole, as the text extracted from it.
     #[tool(name = "vault_read", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_read(
         &self,
@@ -195,7 +201,8 @@ impl VaultMcp {
     }
 
     /// Show a note's frontmatter and the full path of every heading (`A::B::C`). Call this
-    /// before vault_patch and copy the target from it.
+    /// before vault_patch and copy the target from it. For a filed PDF, shows its extraction
+    /// verdict (pages, whether text or OCR was used, why nothing was found).
     #[tool(name = "vault_map", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_map(
         &self,

@@ -169,10 +169,9 @@ pub fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> Result<(
             if hit.pinned { "pinned".to_string() } else { hit.matched.as_str().to_string() };
         let heading =
             if hit.heading.is_empty() { String::new() } else { format!(" § {}", hit.heading) };
-        out.push_str(&format!(
-            "{label:<8} [{}] {}{heading}  (line {})\n",
-            hit.vault, hit.path, hit.line
-        ));
+        let place =
+            if hit.document { "document".to_string() } else { format!("line {}", hit.line) };
+        out.push_str(&format!("{label:<8} [{}] {}{heading}  ({place})\n", hit.vault, hit.path));
         out.push_str(&format!("         {}\n", hit.excerpt));
         if args.explain {
             let e = &hit.explain;
