@@ -121,34 +121,35 @@ impl Default for ExtractSettings {
     }
 }
 
-/// Extracts documents. Cheap to clone; the system tools are looked up once, on creation.
+/// Extracts documents. Cheap to clone. The system tools are looked up on first use (finding
+/// Tesseract's languages runs it), so a process that never meets a document never pays for it.
 #[derive(Debug, Clone)]
 pub struct Extractor {
     settings: ExtractSettings,
-    tools: tools::Tools,
+    tools: std::sync::OnceLock<tools::Tools>,
 }
 
 impl Extractor {
-    /// An extractor using the system tools found on `PATH` now.
+    /// An extractor using the system tools on `PATH` (looked up when first needed).
     pub fn new(settings: ExtractSettings) -> Extractor {
-        Extractor { settings, tools: tools::Tools::detect() }
+        Extractor { settings, tools: std::sync::OnceLock::new() }
     }
 
     /// An extractor with the given tools (tests).
     pub fn with_tools(settings: ExtractSettings, tools: tools::Tools) -> Extractor {
-        Extractor { settings, tools }
+        Extractor { settings, tools: std::sync::OnceLock::from(tools) }
     }
 
     /// The tools in use.
     pub fn tools(&self) -> &tools::Tools {
-        &self.tools
+        self.tools.get_or_init(tools::Tools::detect)
     }
 
     /// Identifies what this extractor can do, for the cache key: a result made without OCR
     /// must not be served once OCR becomes available, and the reverse.
     pub fn signature(&self) -> String {
         let ocr = if self.ocr_unavailable().is_none() { "ocr" } else { "no-ocr" };
-        let text = if self.tools.pdftotext.is_some() { "+pdftotext" } else { "" };
+        let text = if self.tools().pdftotext.is_some() { "+pdftotext" } else { "" };
         format!("v{VERSION}/{ocr}{text}")
     }
 
@@ -157,7 +158,7 @@ impl Extractor {
         if !self.settings.ocr {
             return Some("OCR is turned off (`vault.doc_ocr: false`)".into());
         }
-        self.tools.ocr_missing()
+        self.tools().ocr_missing()
     }
 
     /// Extracts a document whose file name ends in `suffix` (lowercase, with its dot).

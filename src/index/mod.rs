@@ -130,8 +130,7 @@ impl IndexSettings {
 
     /// The document suffix `rel` ends with, if any.
     pub fn document_suffix(&self, rel: &str) -> Option<&str> {
-        let lower = rel.to_ascii_lowercase();
-        self.doc_suffixes.iter().find(|s| lower.ends_with(s.as_str())).map(String::as_str)
+        suffix_of(&self.doc_suffixes, rel)
     }
 
     /// True for a vault path that is indexed: a note or an allowlisted document outside
@@ -147,6 +146,12 @@ impl IndexSettings {
         }
         !self.exclude_dirs.iter().any(|d| under(rel, d))
     }
+}
+
+/// The suffix of `suffixes` (lowercase, with the dot) that `rel` ends with, if any.
+fn suffix_of<'a>(suffixes: &'a [String], rel: &str) -> Option<&'a str> {
+    let lower = rel.to_ascii_lowercase();
+    suffixes.iter().find(|s| lower.ends_with(s.as_str())).map(String::as_str)
 }
 
 /// True when `rel` lies under folder `dir` (case-insensitive, whole segments).
@@ -208,9 +213,7 @@ impl Extractions {
     /// `rel` picks the extractor by suffix.
     pub fn get(&self, store: &Store, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)> {
         let sha256 = crate::vault::content_hash(bytes);
-        let lower = rel.to_ascii_lowercase();
-        let suffix =
-            self.suffixes.iter().find(|s| lower.ends_with(s.as_str())).map_or("", String::as_str);
+        let suffix = suffix_of(&self.suffixes, rel).unwrap_or("");
         let signature = format!("{suffix}:{}", self.extractor.signature());
         let key = format!("{sha256}/{signature}");
         {
