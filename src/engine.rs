@@ -15,7 +15,11 @@ use crate::index::watch::{self, Watcher};
 use crate::index::{Index, IndexSettings, Progress, SyncReport};
 use crate::search::rerank::Reranker;
 use crate::search::{SearchRequest, SearchResponse, Searcher};
+use crate::upkeep::{self, findings::Run, indexmd};
 use crate::vault::Vaults;
+
+/// The index.md generator of each vault, by name (empty when `index.index_md` is off).
+type IndexMds = Arc<std::collections::HashMap<String, Arc<indexmd::IndexMd>>>;
 
 /// Vaults, index and settings, ready to serve.
 pub struct Engine {
@@ -24,6 +28,7 @@ pub struct Engine {
     index: Arc<Index>,
     reranker: Option<Reranker>,
     readiness: Arc<Readiness>,
+    index_md: IndexMds,
 }
 
 /// Where the background build stands.
@@ -170,12 +175,26 @@ impl Engine {
             Arc::new(embedder),
         )?;
         let reranker = Reranker::new(&config.rerank);
+        let index_md = if config.index.index_md {
+            vaults
+                .iter()
+                .map(|v| {
+                    (
+                        v.name().to_string(),
+                        Arc::new(indexmd::IndexMd::new(&config.index.exclude_dirs)),
+                    )
+                })
+                .collect()
+        } else {
+            Default::default()
+        };
         Ok(Engine {
             config,
             vaults,
             index: Arc::new(index),
             reranker,
             readiness: Arc::new(Readiness::new()),
+            index_md: Arc::new(index_md),
         })
     }
 
@@ -311,7 +330,46 @@ impl Engine {
             })
             .map_err(|e| tracing::error!("cannot start the index build: {e}"))
             .ok();
-        Background { _watcher: watcher, _reconciler: rx, _builder: builder }
+        let index_md = self.index_md_passes();
+        Background { _watcher: watcher, _reconciler: rx, _builder: builder, _index_md: index_md }
+    }
+
+    /// Starts the index.md passes on a thread of their own, apart from the index build (so
+    /// the page is kept while the embedder is down): a full scan now, then one every
+    /// `index.reconcile_seconds` to catch what the watcher missed. `None` when generation is
+    /// off.
+    fn index_md_passes(&self) -> Option<Reconciler> {
+        if self.index_md.is_empty() {
+            return None;
+        }
+        let seconds = self.config.index.reconcile_seconds;
+        let (stop, wait) = std::sync::mpsc::channel::<()>();
+        let (vaults, generators) = (self.vaults.clone(), self.index_md.clone());
+        let thread = std::thread::Builder::new()
+            .name("mdvault-index-md".into())
+            .spawn(move || {
+                loop {
+                    for vault in vaults.iter() {
+                        if let Some(g) = generators.get(vault.name())
+                            && let Err(e) = g.rebuild(vault)
+                        {
+                            tracing::warn!("index.md of {}: {e}", vault.name());
+                        }
+                    }
+                    let pause = if seconds > 0.0 {
+                        Duration::from_secs_f64(seconds)
+                    } else {
+                        Duration::MAX
+                    };
+                    match wait.recv_timeout(pause) {
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                        _ => break,
+                    }
+                }
+            })
+            .map_err(|e| tracing::error!("cannot start the index.md passes: {e}"))
+            .ok()?;
+        Some(Reconciler { stop: Some(stop), thread: Some(thread) })
     }
 
     /// The first build: every vault synced, retried with doubling waits.
@@ -362,6 +420,7 @@ impl Engine {
     /// index pass runs this waits a few seconds for it (a watcher update finishes in that time)
     /// and then gives up rather than make the write wait for a whole rebuild.
     pub fn refresh(&self, vault: &str, paths: &[String]) {
+        refresh_index_md(&self.vaults, &self.index_md, vault, paths);
         // During the first build the build itself will reach these paths.
         if !matches!(self.phase(), Phase::Ready | Phase::Idle) {
             return;
@@ -414,14 +473,80 @@ impl Engine {
         Some(Reconciler { stop: Some(stop), thread: Some(thread) })
     }
 
+    /// The upkeep settings drawn from the configuration.
+    pub fn upkeep_settings(&self) -> upkeep::Settings {
+        upkeep::Settings::from_config(&self.config)
+    }
+
+    /// Runs every maintenance check of a vault (built-in and the vault's scripts).
+    pub fn maintenance(&self, vault: Option<&str>) -> Result<Run> {
+        let v = self.vaults.get(vault)?;
+        Ok(upkeep::maintenance(v, self.index.as_ref(), &self.upkeep_settings()))
+    }
+
+    /// The maintenance checks of a vault, declared but not run.
+    pub fn checks(&self, vault: Option<&str>) -> Result<Vec<upkeep::CheckInfo>> {
+        Ok(upkeep::checks(self.vaults.get(vault)?, &self.upkeep_settings()))
+    }
+
+    /// The open callouts of a vault's notes under `dir`.
+    pub fn callouts(&self, vault: Option<&str>, dir: &str) -> Result<upkeep::callouts::Report> {
+        upkeep::callouts(self.vaults.get(vault)?, dir, &self.upkeep_settings())
+    }
+
+    /// The dated commitments of a vault's notes under `dir`, counted from today (local time).
+    pub fn expiries(
+        &self,
+        vault: Option<&str>,
+        dir: &str,
+        query: &upkeep::expiries::Query,
+    ) -> Result<upkeep::expiries::Report> {
+        let today = chrono::Local::now().date_naive();
+        upkeep::expiries(self.vaults.get(vault)?, dir, today, query)
+    }
+
+    /// The notes under `dir` whose frontmatter `key` holds `value`.
+    pub fn frontmatter_query(
+        &self,
+        vault: Option<&str>,
+        key: &str,
+        value: &str,
+        dir: &str,
+    ) -> Result<Vec<String>> {
+        upkeep::frontmatter_query(self.vaults.get(vault)?, key, value, dir)
+    }
+
+    /// Regenerates a vault's index.md now (whether or not the server keeps it up to date).
+    pub fn write_index_md(&self, vault: Option<&str>) -> Result<(String, indexmd::Outcome, usize)> {
+        let v = self.vaults.get(vault)?;
+        let generator = match self.index_md.get(v.name()) {
+            Some(g) => g.clone(),
+            None => Arc::new(indexmd::IndexMd::new(&self.config.index.exclude_dirs)),
+        };
+        let outcome = generator.rebuild(v)?;
+        Ok((v.name().to_string(), outcome, generator.status().entries))
+    }
+
+    /// How each vault's index.md generator stands; empty when generation is off.
+    pub fn index_md_status(&self) -> Vec<(String, indexmd::Status)> {
+        self.vaults
+            .iter()
+            .filter_map(|v| self.index_md.get(v.name()).map(|g| (v.name().to_string(), g.status())))
+            .collect()
+    }
+
     /// Watches every vault and re-indexes changed paths as they settle.
     pub fn watch(&self) -> Result<Watcher> {
         let roots: Vec<(String, std::path::PathBuf)> =
             self.vaults.iter().map(|v| (v.name().to_string(), v.root().to_path_buf())).collect();
         let index = self.index.clone();
         let vaults = self.vaults.clone();
+        let generators = self.index_md.clone();
         let debounce = Duration::from_secs_f64(self.config.watch_debounce_seconds.max(0.05));
         watch::watch(&roots, debounce, move |name, paths| {
+            // index.md first: it is cheap, and it must not wait for (or fail with) the
+            // embedder.
+            refresh_index_md(&vaults, &generators, name, &paths);
             let Ok(vault) = vaults.get(Some(name)) else { return };
             match index.update_paths(vault, &paths) {
                 Ok(r) => tracing::info!(
@@ -438,9 +563,19 @@ impl Engine {
     }
 }
 
+/// Re-reads changed notes into a vault's index.md, logging (never returning) failures: the
+/// change itself already happened, and the next pass retries.
+fn refresh_index_md(vaults: &Vaults, generators: &IndexMds, name: &str, paths: &[String]) {
+    let (Ok(vault), Some(g)) = (vaults.get(Some(name)), generators.get(name)) else { return };
+    if let Err(e) = g.refresh(vault, paths) {
+        tracing::warn!("index.md of {name}: {e}");
+    }
+}
+
 /// What [`Engine::start_background`] started; dropping it stops watching and reconciling.
 pub struct Background {
     _watcher: Option<Watcher>,
+    _index_md: Option<Reconciler>,
     // The build thread sends the reconcile handle here once the first build succeeds; it
     // lives in the channel until this value is dropped, which stops it.
     _reconciler: std::sync::mpsc::Receiver<Reconciler>,

@@ -2,7 +2,7 @@
 //!
 //! Reading order: `error` (the closed set of codes), `config`, `vault` (notes on disk and every
 //! operation on them), `docs` (filed PDFs to Markdown), `embed` (text to vectors), `index` (the derived store, lexical index and
-//! vectors), `search` (hybrid retrieval), `engine` (the façade the surfaces call), `wire`
+//! vectors), `search` (hybrid retrieval), `upkeep` (index.md, checks, callouts, expiries), `engine` (the façade the surfaces call), `wire`
 //! (JSON shapes), and the surfaces: `api` (REST and MCP) and `cli`. The engine modules know nothing of HTTP, MCP or
 //! clap. See `ARCHITECTURE.md` for the code map.
 
@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod index;
 pub mod search;
+pub mod upkeep;
 pub mod vault;
 pub mod wire;
 

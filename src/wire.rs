@@ -175,3 +175,107 @@ pub fn search(resp: &crate::search::SearchResponse, explain: bool) -> Value {
     }
     v
 }
+
+/// `/frontmatter` matches, in the predecessor's shape: `[{"filename"}]`.
+pub fn frontmatter_matches(paths: &[String]) -> Value {
+    Value::Array(paths.iter().map(|p| json!({ "filename": p })).collect())
+}
+
+/// `/expiries`: live dates oldest first, dismissals, untracked notes and malformed entries.
+pub fn expiries(r: &crate::upkeep::expiries::Report, within: Option<i64>) -> Value {
+    let mut untracked = json!({ "count": r.untracked_count });
+    if let Some(list) = &r.untracked {
+        untracked["notes"] = json!(list);
+    }
+    json!({
+        "today": r.today.to_string(),
+        "within": within,
+        "notes_scanned": r.notes_scanned,
+        "lapsed": r.lapsed,
+        "entries": r.entries.iter().map(|e| json!({
+            "note": e.note,
+            "date": e.date.to_string(),
+            "what": e.what,
+            "days": e.days,
+            "lapsed": e.days < 0,
+        })).collect::<Vec<_>>(),
+        "dismissed": r.dismissed.iter().map(|d| json!({ "note": d.note, "reason": d.reason }))
+            .collect::<Vec<_>>(),
+        "untracked": untracked,
+        "malformed": r.malformed.iter().map(|m| json!({ "note": m.note, "problem": m.problem }))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// `/callouts`: the open callouts, most urgent first, with counts.
+pub fn callouts(
+    vault: &str,
+    open_types: &[String],
+    r: &crate::upkeep::callouts::Report,
+    duration_ms: u64,
+) -> Value {
+    json!({
+        "vault": vault,
+        "generated": crate::vault::now_timestamp(),
+        "open_types": open_types,
+        "counts": {
+            "callouts": r.callouts.len(),
+            "notes_with_callouts": r.notes_with_callouts,
+            "notes_scanned": r.notes_scanned,
+            "all_types": r.total,
+            "by_type": r.by_type,
+        },
+        "callouts": r.callouts.iter().map(|c| json!({
+            "note": c.note,
+            "line": c.line,
+            "type": c.kind,
+            "written_type": c.written,
+            "severity": c.severity.as_str(),
+            "title": c.title,
+            "body": c.body,
+            "fold": c.fold.as_str(),
+            "depth": c.depth,
+        })).collect::<Vec<_>>(),
+        "duration_ms": duration_ms,
+    })
+}
+
+/// `/maintenance`: the run (the findings contract's own JSON), its summary, the exit status
+/// the contract gives it, and the Markdown rendering of the same findings.
+pub fn maintenance(run: &crate::upkeep::findings::Run) -> Value {
+    let mut v = serde_json::to_value(run).unwrap_or_else(|_| json!({}));
+    v["summary"] = serde_json::to_value(run.summary()).unwrap_or_default();
+    v["exit_code"] = json!(run.exit_code());
+    v["markdown"] = json!(run.markdown());
+    v
+}
+
+/// `/maintenance/checks`: every check's declaration and origin.
+pub fn checks(checks: &[crate::upkeep::CheckInfo]) -> Value {
+    let list: Vec<Value> = checks
+        .iter()
+        .map(|c| {
+            let d = &c.declaration;
+            let mut v = json!({
+                "check": d.check,
+                "title": d.title,
+                "description": d.description,
+                "order": d.order,
+                "schema": d.schema,
+                "legacy": c.legacy,
+            });
+            match &c.source {
+                crate::upkeep::findings::Source::Builtin => v["source"] = json!("builtin"),
+                crate::upkeep::findings::Source::Script { script } => {
+                    v["source"] = json!("script");
+                    v["script"] = json!(script);
+                }
+            }
+            if let Some(p) = &c.problem {
+                v["problem"] = json!(p);
+            }
+            v
+        })
+        .collect();
+    json!({ "checks": list })
+}

@@ -137,6 +137,73 @@ pub fn render_search(query: &str, r: &SearchResponse) -> String {
     out
 }
 
+fn render_expiries(r: crate::upkeep::expiries::Report) -> String {
+    let mut out = format!("# Expiry dates (today is {})\n\n", r.today);
+    if r.entries.is_empty() {
+        out.push_str("No dated commitments in range.\n");
+    }
+    for e in &r.entries {
+        let when = match e.days {
+            d if d < 0 => format!("lapsed {} day(s) ago", -d),
+            0 => "today".to_string(),
+            d => format!("in {d} day(s)"),
+        };
+        out.push_str(&format!("- {} ({when}): {} [{}]\n", e.date, e.what, e.note));
+    }
+    if !r.dismissed.is_empty() {
+        out.push_str("\n## Dismissed (expires: none)\n\n");
+        for d in &r.dismissed {
+            out.push_str(&format!("- {}: {}\n", d.note, d.reason));
+        }
+    }
+    if !r.malformed.is_empty() {
+        out.push_str("\n## Malformed (not tracked until fixed)\n\n");
+        for m in &r.malformed {
+            out.push_str(&format!("- {}: {}\n", m.note, m.problem));
+        }
+    }
+    out.push_str(&format!("\n{} note(s) have no expires field.\n", r.untracked_count));
+    for n in r.untracked.iter().flatten() {
+        out.push_str(&format!("- {n}\n"));
+    }
+    out
+}
+
+fn render_callouts(r: crate::upkeep::callouts::Report) -> String {
+    if r.callouts.is_empty() {
+        return format!("No open callouts in {} note(s).", r.notes_scanned);
+    }
+    let mut out =
+        format!("# {} open callout(s) in {} note(s)\n\n", r.callouts.len(), r.notes_with_callouts);
+    for c in &r.callouts {
+        out.push_str(&format!(
+            "- [{}] {}:{} {} ({})\n",
+            c.severity.as_str(),
+            c.note,
+            c.line,
+            c.title,
+            c.kind
+        ));
+        for line in c.body.lines().filter(|l| !l.trim().is_empty()).take(6) {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    out
+}
+
+fn render_checks(checks: Vec<crate::upkeep::CheckInfo>) -> String {
+    let mut out = String::from("# Maintenance checks\n\n");
+    for c in checks {
+        let d = &c.declaration;
+        let from = match &c.source {
+            crate::upkeep::findings::Source::Builtin => "built in".to_string(),
+            crate::upkeep::findings::Source::Script { script } => script.clone(),
+        };
+        out.push_str(&format!("- {} (`{}`, {from}): {}\n", d.title, d.check, d.description));
+    }
+    out
+}
+
 fn render_reindex(reports: Vec<(String, SyncReport)>) -> String {
     reports
         .iter()
@@ -398,6 +465,71 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         answer(self.run(&ctx, move |e, t| tools::delete_folder(e, t, a)).await, change)
+    }
+
+    /// Every dated commitment in the vault (the `expires` frontmatter lists), one row per date,
+    /// oldest first, with days remaining; lapsed dates are always included. Also the notes
+    /// dismissed with `expires: none`, how many notes track nothing, and malformed entries.
+    #[tool(name = "vault_expiries", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_expiries(
+        &self,
+        Parameters(a): Parameters<tools::ExpiriesArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::expiries(e, t, a)).await, render_expiries)
+    }
+
+    /// The open callouts in the notes (`> [!todo]`, `> [!warning]` and the like), most urgent
+    /// first, each with its note and line.
+    #[tool(name = "vault_callouts", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_callouts(
+        &self,
+        Parameters(a): Parameters<tools::CalloutsArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::callouts(e, t, a)).await, render_callouts)
+    }
+
+    /// Run the vault's health checks (broken and ambiguous links, unpatchable duplicate
+    /// headings, unreadable frontmatter, unlinked or empty documents, malformed expiry dates,
+    /// and the vault's own .scripts checks) and report the findings. Changes nothing.
+    #[tool(
+        name = "vault_maintenance",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn vault_maintenance(
+        &self,
+        Parameters(a): Parameters<tools::MaintenanceArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if a.list_only {
+            return answer(self.run(&ctx, tools::checks).await, render_checks);
+        }
+        answer(self.run(&ctx, tools::maintenance).await, |run| run.markdown())
+    }
+
+    /// The notes whose frontmatter `key` holds exactly `value` (equal to a plain value, or one
+    /// item of a list). Reads the files, so folders left out of search are included.
+    #[tool(
+        name = "vault_frontmatter_query",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn vault_frontmatter_query(
+        &self,
+        Parameters(a): Parameters<tools::FrontmatterQueryArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let (key, value) = (a.key.clone(), a.value.clone());
+        answer(self.run(&ctx, move |e, t| tools::frontmatter_query(e, t, a)).await, move |paths| {
+            if paths.is_empty() {
+                return format!("No note has {key}: {value:?} in its frontmatter.");
+            }
+            let mut out = format!("{} note(s) with {key}: {value:?}:\n", paths.len());
+            for p in paths {
+                out.push_str(&format!("- {p}\n"));
+            }
+            out
+        })
     }
 
     /// Bring the search index up to date now (it normally follows file changes by itself).

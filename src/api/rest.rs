@@ -9,8 +9,9 @@
 //! Routes (also `/v/<name>/...` for a named vault, see `guard.rs`):
 //! `/vault/<path>` (GET, PUT, POST, PATCH, DELETE, and MOVE with `Destination`),
 //! `/folder/<path>` (GET, PUT, DELETE), `/move/<path>` (POST), `/search` (GET, POST),
-//! `/reindex` (POST), `/healthz`, `/readyz`, `/openapi.yaml`, and MCP at `/mcp` and
-//! `/mcp/only/<scope>`.
+//! `/reindex` (POST), the upkeep routes (`/frontmatter`, `/expiries`, `/callouts`,
+//! `/maintenance`, `/maintenance/checks`), `/healthz`, `/readyz`, `/openapi.yaml`, and MCP at
+//! `/mcp` and `/mcp/only/<scope>`.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,7 +39,7 @@ pub const OPENAPI: &str = include_str!("../../openapi.yaml");
 
 /// Every documented route and its methods, as `openapi.yaml` spells the path. The router
 /// below registers exactly these (plus `HEAD` beside `GET`, the Local REST API's `MOVE` verb
-/// on `/vault/{path}`, and the reserved upkeep paths); the contract test holds the document,
+/// on `/vault/{path}`); the contract test holds the document,
 /// this table and the live server to each other. A named vault answers every route under
 /// `/v/{vault}` as well.
 pub const ROUTES: &[(&str, &[&str])] = &[
@@ -51,13 +52,14 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/move/{path}", &["post"]),
     ("/search", &["get", "post"]),
     ("/reindex", &["post"]),
+    ("/frontmatter", &["get"]),
+    ("/expiries", &["get"]),
+    ("/callouts", &["get", "post"]),
+    ("/maintenance", &["get", "post"]),
+    ("/maintenance/checks", &["get"]),
     ("/mcp", &["post"]),
     ("/mcp/only/{scope}", &["post"]),
 ];
-
-/// Routes reserved for the upkeep features of a later version.
-pub const RESERVED: &[&str] =
-    &["/frontmatter", "/expiries", "/maintenance", "/maintenance/checks", "/callouts"];
 
 type Mcp = StreamableHttpService<VaultMcp, NeverSessionManager>;
 
@@ -710,7 +712,10 @@ async fn reindex_route(
 pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
     let s = engine.status();
     let ready = s.phase == Phase::Ready && s.store_ok;
-    let status = match (ready, s.watching) {
+    // A failing index.md (a hand-written one in the way, say) degrades the server but does
+    // not make it unready: search and the note verbs are unaffected.
+    let index_md = engine.index_md_status();
+    let status = match (ready, s.watching && index_md.iter().all(|(_, st)| st.ok)) {
         (true, true) => "ready",
         (true, false) => "degraded",
         _ => s.phase.as_str(),
@@ -738,6 +743,13 @@ pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
             "model": engine.index().embedder().model_id(),
         },
         "watcher": { "ok": s.watching },
+        "index_md": {
+            "enabled": engine.config().index.index_md,
+            "vaults": index_md.iter().map(|(name, st)| json!({
+                "vault": name, "ok": st.ok, "scanned": st.scanned, "entries": st.entries,
+                "error": st.error,
+            })).collect::<Vec<_>>(),
+        },
         "store": { "ok": s.store_ok, "path": engine.index().store().path().display().to_string() },
     });
     (ready, body)
@@ -757,14 +769,109 @@ async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/yaml; charset=utf-8")], OPENAPI).into_response()
 }
 
-async fn reserved(uri: Uri) -> Response {
-    refusal(&Error::new(
-        ErrorCode::NotFound,
-        format!(
-            "{} is reserved for the vault upkeep features, which this version does not have yet",
-            uri.path()
-        ),
-    ))
+/// `GET /frontmatter?key=&value=[&dir=]`: `[{"filename"}]`, sorted by path.
+async fn frontmatter_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let q = pairs(&query);
+    let (Some(key), Some(value)) = (param(&q, "key"), param(&q, "value")) else {
+        return refusal(&bad(
+            "the frontmatter query needs key and value, e.g. /frontmatter?key=status&value=active \
+             (value may be empty: value=)",
+        ));
+    };
+    let a = tools::FrontmatterQueryArgs {
+        key: key.to_string(),
+        value: value.to_string(),
+        dir: param(&q, "dir").map(str::to_string),
+    };
+    let engine = app.engine.clone();
+    finish(
+        blocking(move || tools::frontmatter_query(&engine, &target, a))
+            .await
+            .map(|paths| json_body(wire::frontmatter_matches(&paths))),
+    )
+}
+
+/// `GET /expiries[?within=N][&untracked=1][&dir=]`.
+async fn expiries_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let q = pairs(&query);
+    let within = match param(&q, "within").map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => match s.parse::<i64>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                return refusal(&bad(format!(
+                    "within must be a whole number of days, not {s}; lapsed dates are always \
+                     included"
+                )));
+            }
+        },
+    };
+    let a = tools::ExpiriesArgs {
+        within,
+        untracked: flag(&q, "untracked"),
+        dir: param(&q, "dir").map(str::to_string),
+    };
+    let engine = app.engine.clone();
+    finish(
+        blocking(move || tools::expiries(&engine, &target, a))
+            .await
+            .map(|r| json_body(wire::expiries(&r, within))),
+    )
+}
+
+/// `GET|POST /callouts[?dir=]`.
+async fn callouts_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let q = pairs(&query);
+    let a = tools::CalloutsArgs { dir: param(&q, "dir").map(str::to_string) };
+    let engine = app.engine.clone();
+    let started = Instant::now();
+    finish(
+        blocking(move || {
+            let name = engine.vaults().get(target.vault.as_deref())?.name().to_string();
+            let open = engine.config().callouts.open_types.clone();
+            tools::callouts(&engine, &target, a).map(|r| (name, open, r))
+        })
+        .await
+        .map(|(name, open, r)| {
+            json_body(wire::callouts(&name, &open, &r, started.elapsed().as_millis() as u64))
+        }),
+    )
+}
+
+/// `GET|POST /maintenance`: every check's findings and one Markdown rendering of them. 200
+/// whatever the findings say; only a run that itself breaks is a 500.
+async fn maintenance_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+) -> Response {
+    let engine = app.engine.clone();
+    finish(
+        blocking(move || tools::maintenance(&engine, &target))
+            .await
+            .map(|run| json_body(wire::maintenance(&run))),
+    )
+}
+
+/// `GET /maintenance/checks`: the declarations, nothing run.
+async fn checks_route(State(app): State<App>, Extension(target): Extension<Target>) -> Response {
+    let engine = app.engine.clone();
+    finish(
+        blocking(move || tools::checks(&engine, &target))
+            .await
+            .map(|checks| json_body(wire::checks(&checks))),
+    )
 }
 
 /// `/mcp` and `/mcp/only/<scope>`: the scope joins the target, then rmcp takes the request.
@@ -823,7 +930,7 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
         config,
     );
     let app = App { engine, mcp, started: Instant::now() };
-    let mut r = Router::new()
+    let routes = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/openapi.yaml", get(openapi))
@@ -834,12 +941,13 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
         .route("/move/{*path}", post(move_route))
         .route("/search", get(search_route).post(search_route))
         .route("/reindex", post(reindex_route))
+        .route("/frontmatter", get(frontmatter_route))
+        .route("/expiries", get(expiries_route))
+        .route("/callouts", get(callouts_route).post(callouts_route))
+        .route("/maintenance", get(maintenance_route).post(maintenance_route))
+        .route("/maintenance/checks", get(checks_route))
         .route("/mcp", any(mcp_route))
-        .route("/mcp/only/{*scope}", any(mcp_route));
-    for path in RESERVED {
-        r = r.route(path, any(reserved));
-    }
-    let routes = r
+        .route("/mcp/only/{*scope}", any(mcp_route))
         .fallback(not_found)
         .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
             method_not_allowed(&method, &allowed_for(uri.path()))

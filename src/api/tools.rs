@@ -1,4 +1,4 @@
-//! The fifteen vault tools, once: their arguments and what each one does to the engine.
+//! The vault tools, once: their arguments and what each one does to the engine.
 //!
 //! MCP deserialises these argument structs straight from a tool call; REST builds the same
 //! structs from a path, query, headers and body, and calls the same function. So the two
@@ -236,6 +236,52 @@ pub struct ReindexArgs {
     pub full: bool,
 }
 
+/// `vault_expiries`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpiriesArgs {
+    /// Only dates at most this many days away; lapsed dates are always included.
+    #[serde(default)]
+    pub within: Option<i64>,
+    /// Also list the notes that have no `expires` field (otherwise only counted).
+    #[serde(default)]
+    pub untracked: bool,
+    /// Only notes under this folder, e.g. "Home".
+    #[serde(default)]
+    pub dir: Option<String>,
+}
+
+/// `vault_callouts`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalloutsArgs {
+    /// Only notes under this folder, e.g. "Projects".
+    #[serde(default)]
+    pub dir: Option<String>,
+}
+
+/// `vault_maintenance`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MaintenanceArgs {
+    /// Only list the checks, without running them.
+    #[serde(default)]
+    pub list_only: bool,
+}
+
+/// `vault_frontmatter_query`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrontmatterQueryArgs {
+    /// The frontmatter key, e.g. "status" or "tags".
+    pub key: String,
+    /// The exact value to match: equal to a plain value, or one item of a list. May be "".
+    pub value: String,
+    /// Only notes under this folder.
+    #[serde(default)]
+    pub dir: Option<String>,
+}
+
 fn vault<'e>(engine: &'e Engine, t: &Target) -> Result<&'e std::sync::Arc<Vault>> {
     engine.vaults().get(t.vault.as_deref())
 }
@@ -450,6 +496,44 @@ pub fn delete_folder(engine: &Engine, t: &Target, a: DeleteFolderArgs) -> Result
     let v = vault(engine, t)?;
     in_scope(v, t, &a.path, true)?;
     Ok(refreshed(engine, v.delete_folder(&a.path, a.recursive)?, &[]))
+}
+
+/// The dated commitments (`expires` frontmatter), one row per date.
+pub fn expiries(
+    engine: &Engine,
+    t: &Target,
+    a: ExpiriesArgs,
+) -> Result<crate::upkeep::expiries::Report> {
+    let query = crate::upkeep::expiries::Query { within: a.within, list_untracked: a.untracked };
+    engine.expiries(t.vault.as_deref(), a.dir.as_deref().unwrap_or(""), &query)
+}
+
+/// The open callouts.
+pub fn callouts(
+    engine: &Engine,
+    t: &Target,
+    a: CalloutsArgs,
+) -> Result<crate::upkeep::callouts::Report> {
+    engine.callouts(t.vault.as_deref(), a.dir.as_deref().unwrap_or(""))
+}
+
+/// Runs every maintenance check.
+pub fn maintenance(engine: &Engine, t: &Target) -> Result<crate::upkeep::findings::Run> {
+    engine.maintenance(t.vault.as_deref())
+}
+
+/// Lists the maintenance checks without running them.
+pub fn checks(engine: &Engine, t: &Target) -> Result<Vec<crate::upkeep::CheckInfo>> {
+    engine.checks(t.vault.as_deref())
+}
+
+/// The notes whose frontmatter `key` holds exactly `value`.
+pub fn frontmatter_query(
+    engine: &Engine,
+    t: &Target,
+    a: FrontmatterQueryArgs,
+) -> Result<Vec<String>> {
+    engine.frontmatter_query(t.vault.as_deref(), &a.key, &a.value, a.dir.as_deref().unwrap_or(""))
 }
 
 /// Brings the index of the addressed vault up to date (or rebuilds it with `full`).

@@ -7,6 +7,7 @@
 mod bench;
 mod notes;
 mod search;
+mod upkeep;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -76,6 +77,22 @@ enum Command {
         after_help = "Example client entry:\n  {\"command\": \"mdvault\", \"args\": [\"mcp\", \"--vault\", \"/home/me/Notes\"]}"
     )]
     Mcp,
+    /// Run the maintenance checks (built in, and the vault's own `.scripts/`) and list the
+    /// findings. Exits 1 when a finding is an error, 2 when a check could not run.
+    #[command(
+        after_help = "Examples:\n  mdvault check\n  mdvault check --list\n  mdvault check --json > findings.json"
+    )]
+    Check(upkeep::CheckArgs),
+    /// Regenerate the vault's index.md now (a server keeps it up to date by itself).
+    #[command(name = "index-md")]
+    IndexMd,
+    /// List the open callouts (`> [!todo]`, `> [!warning]`, ...), most urgent first.
+    Callouts(upkeep::CalloutsArgs),
+    /// List every dated commitment (the `expires` frontmatter), oldest first.
+    #[command(
+        after_help = "Examples:\n  mdvault expiries --within 60\n  mdvault expiries --untracked --dir Home"
+    )]
+    Expiries(upkeep::ExpiriesArgs),
     #[command(flatten)]
     Notes(notes::NoteCommand),
 }
@@ -94,6 +111,8 @@ pub enum Failure {
     Refused(Error),
     /// A configuration or start-up problem: exit 2.
     Config(String),
+    /// The command printed its own report and sets this status (`check`).
+    Exit(u8),
 }
 
 impl From<Error> for Failure {
@@ -124,6 +143,7 @@ pub fn main() -> ExitCode {
             eprintln!("error: {msg}");
             ExitCode::from(2)
         }
+        Err(Failure::Exit(code)) => ExitCode::from(code),
     }
 }
 
@@ -159,6 +179,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Index(args) => search::index(&open_engine(config)?, only.as_deref(), args),
         Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
         Command::Bench(args) => bench::run(&config, args),
+        Command::Check(args) => {
+            upkeep::check(&config, &open_vaults(&config)?, only.as_deref(), args)
+        }
+        Command::IndexMd => upkeep::index_md(&config, &open_vaults(&config)?, only.as_deref()),
+        Command::Callouts(args) => {
+            upkeep::callouts(&config, &open_vaults(&config)?, only.as_deref(), args)
+        }
+        Command::Expiries(args) => upkeep::expiries(&open_vaults(&config)?, only.as_deref(), args),
         Command::Serve(args) => {
             let listen = args.listen.unwrap_or_else(|| config.server.listen.clone());
             let key = std::env::var("MDVAULT_API_KEY").unwrap_or_default();
@@ -188,6 +216,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             crate::api::serve_stdio(engine).map_err(|e| Failure::Config(e.0))
         }
     }
+}
+
+/// Opens the vaults alone, for commands that need no model or index.
+fn open_vaults(config: &config::Config) -> Result<Vaults, Failure> {
+    Vaults::open(config).map_err(|e| Failure::Config(e.message().to_string()))
 }
 
 /// Opens the engine; a missing model or unreadable store is a start-up problem (exit 2).

@@ -291,9 +291,16 @@ fn confirm(change: crate::vault::Change, json: bool) {
 }
 
 /// The extraction cache, opened the first time a document is read.
-struct LazyDocuments<'a> {
+pub(super) struct LazyDocuments<'a> {
     config: &'a Config,
     opened: OnceCell<(Store, Extractions)>,
+}
+
+impl<'a> LazyDocuments<'a> {
+    /// Opens nothing until a document is read.
+    pub(super) fn new(config: &'a Config) -> LazyDocuments<'a> {
+        LazyDocuments { config, opened: OnceCell::new() }
+    }
 }
 
 impl DocumentText for LazyDocuments<'_> {
@@ -309,7 +316,7 @@ impl DocumentText for LazyDocuments<'_> {
 }
 
 pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Failure> {
-    let docs = LazyDocuments { config, opened: OnceCell::new() };
+    let docs = LazyDocuments::new(config);
     match cmd {
         NoteCommand::Read { path, section, json } => {
             let (vault, path) = locate(vaults, &path)?;

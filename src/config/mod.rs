@@ -145,6 +145,24 @@ pub struct IndexSettings {
     pub build_retry_seconds: f64,
     /// How often a full reconcile pass catches missed file events; 0 disables it.
     pub reconcile_seconds: f64,
+    /// Whether the root `index.md` is generated and kept up to date.
+    pub index_md: bool,
+}
+
+/// Vault maintenance settings (`maintenance.*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaintenanceSettings {
+    /// The interpreter the vault's `.scripts/*.py` checks run with.
+    pub python: String,
+    /// How long one script may run before it is stopped.
+    pub timeout_seconds: f64,
+}
+
+/// Callout listing settings (`callouts.*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalloutSettings {
+    /// The callout types listed as open (Obsidian aliases allowed).
+    pub open_types: Vec<String>,
 }
 
 /// HTTP server settings (`server.*`).
@@ -179,6 +197,10 @@ pub struct Config {
     pub rerank: RerankSettings,
     /// Index lifecycle.
     pub index: IndexSettings,
+    /// Vault maintenance checks.
+    pub maintenance: MaintenanceSettings,
+    /// Open callouts.
+    pub callouts: CalloutSettings,
     /// Quiet time per path before a file change is acted on.
     pub watch_debounce_seconds: f64,
     /// The HTTP server.
@@ -281,6 +303,10 @@ struct RawConfig {
     #[serde(default)]
     watch: RawWatch,
     #[serde(default)]
+    maintenance: RawMaintenance,
+    #[serde(default)]
+    callouts: RawCallouts,
+    #[serde(default)]
     server: RawServer,
 }
 
@@ -355,6 +381,20 @@ struct RawIndex {
     build_max_attempts: Option<u32>,
     build_retry_seconds: Option<f64>,
     reconcile_seconds: Option<f64>,
+    index_md: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMaintenance {
+    python: Option<String>,
+    timeout_seconds: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCallouts {
+    open_types: Option<StringList>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -492,6 +532,31 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         build_max_attempts: i.build_max_attempts.unwrap_or(5).max(1),
         build_retry_seconds: i.build_retry_seconds.unwrap_or(5.0),
         reconcile_seconds: i.reconcile_seconds.unwrap_or(900.0),
+        index_md: i.index_md.unwrap_or(true),
+    };
+
+    let m = raw.maintenance;
+    let maintenance = MaintenanceSettings {
+        python: m
+            .python
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "python3".to_string()),
+        timeout_seconds: m.timeout_seconds.unwrap_or(120.0),
+    };
+    if maintenance.timeout_seconds.is_nan() || maintenance.timeout_seconds <= 0.0 {
+        return Err(err("maintenance.timeout_seconds must be more than 0"));
+    }
+    let callouts = CalloutSettings {
+        open_types: match raw.callouts.open_types {
+            Some(list) => list
+                .into_vec()
+                .into_iter()
+                .map(|t| t.trim().to_lowercase())
+                .filter(|t| !t.is_empty())
+                .collect(),
+            None => crate::upkeep::callouts::DEFAULT_OPEN.iter().map(|t| t.to_string()).collect(),
+        },
     };
 
     let mut specs: Vec<(Option<String>, PathBuf)> = Vec::new();
@@ -553,6 +618,8 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         search,
         rerank,
         index,
+        maintenance,
+        callouts,
         watch_debounce_seconds: raw.watch.debounce_seconds.unwrap_or(2.0),
         server,
         data_dir,

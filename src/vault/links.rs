@@ -142,6 +142,36 @@ pub fn resolve(target: &str, kind: LinkKind, from_note: &str, paths: &PathSet) -
     resolve_detail(target, kind, from_note, paths).map(|r| r.path)
 }
 
+/// When `target` resolves only by file name (or by a path suffix) and several files fit, every
+/// file that fits, the one chosen first. `None` when the link is unambiguous or names nothing.
+/// A by-name match in the note's own folder is not ambiguous: it always wins.
+pub fn alternatives(
+    target: &str,
+    kind: LinkKind,
+    from_note: &str,
+    paths: &PathSet,
+) -> Option<Vec<String>> {
+    let res = resolve_detail(target, kind, from_note, paths)?;
+    let fits: Vec<&str> = match res.via {
+        Via::Name if folder(&res.path) != folder(from_note) => {
+            paths.named(file_name(&res.path), false)
+        }
+        Via::Suffix => {
+            let written = target.trim().trim_matches('/').split('/').count();
+            let parts: Vec<&str> = res.path.split('/').collect();
+            let suffix = parts[parts.len().saturating_sub(written)..].join("/");
+            paths.with_suffix(&suffix, false).collect()
+        }
+        _ => return None,
+    };
+    if fits.len() < 2 {
+        return None;
+    }
+    let mut out = vec![res.path.clone()];
+    out.extend(fits.into_iter().filter(|p| *p != res.path).map(str::to_string));
+    Some(out)
+}
+
 /// Rewrites the links in `text` (the note at `note_path`) that resolve to `from` under `before`
 /// so they resolve to `to` under `after`, keeping the author's style. Returns (text, links changed).
 /// A link that still reaches `to` as written is left alone. For the moved note's own text use

@@ -1093,6 +1093,20 @@ impl Vault {
         self.load_bytes(&target)
     }
 
+    /// Checks that `raw` names an existing folder (`""` is the root) and returns its
+    /// vault-relative form, for operations that walk part of the vault.
+    pub fn folder(&self, raw: &str) -> Result<String> {
+        let target = self.gate(raw, Access::List)?;
+        match std::fs::metadata(&target.abs) {
+            Ok(meta) if meta.is_dir() => Ok(target.rel),
+            Ok(_) => Err(Error::new(
+                ErrorCode::NotADirectory,
+                format!("{} is a file, not a folder; pass a folder, or leave dir out", target.rel),
+            )),
+            Err(e) => Err(Error::read_io(&target.rel, &e)),
+        }
+    }
+
     /// Every visible file of the vault (no hidden parts, no symlinks), sorted.
     pub fn all_files(&self) -> Vec<String> {
         let mut out = Vec::new();

@@ -118,12 +118,18 @@ pub fn copy_tree(src: &Path, dst: &Path) {
 
 /// Runs `mdvault` with a clean environment (no user config) and optional stdin.
 pub fn mdvault(args: &[&str], stdin: Option<&str>) -> Output {
+    mdvault_with(args, &[], stdin)
+}
+
+/// Runs `mdvault` with a clean environment plus `env`, and optional stdin.
+pub fn mdvault_with(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
     let home = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mdvault"));
     cmd.args(args)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home.path())
+        .envs(env.iter().copied())
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -202,16 +208,35 @@ impl Server {
         panic!("the server did not answer /healthz within 60 s");
     }
 
-    /// Waits until `/readyz` answers 200.
+    /// Waits until `/readyz` answers 200 and every vault's index.md has had its first pass
+    /// (so no test's vault snapshot races the generator's first write).
     pub fn wait_ready(&self) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
         while std::time::Instant::now() < deadline {
-            if self.get("/readyz").0 == 200 {
+            if self.get("/readyz").0 == 200 && self.index_md_scanned() {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
         panic!("the server was not ready within 180 s: {}", self.get("/readyz").1);
+    }
+
+    /// True once every vault's index.md generator has finished its first full scan.
+    pub fn index_md_scanned(&self) -> bool {
+        let (_, body) = self.get("/readyz");
+        let Ok(j) = serde_json::from_str::<serde_json::Value>(&body) else { return false };
+        j["index_md"]["vaults"]
+            .as_array()
+            .is_some_and(|list| list.iter().all(|v| v["scanned"] == true))
+    }
+
+    /// Waits (up to a minute) for the first index.md pass, whatever the index is doing.
+    pub fn wait_index_md(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !self.index_md_scanned() {
+            assert!(std::time::Instant::now() < deadline, "index.md was never scanned");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// Sends a request with the test key; returns status, body and headers.

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use mdvault::ErrorCode;
-use mdvault::api::rest::{OPENAPI, RESERVED, ROUTES};
+use mdvault::api::rest::{OPENAPI, ROUTES};
 use serde_json::{Value, json};
 
 use crate::common::{Reply, Server, TempVault, http_call};
@@ -154,15 +154,6 @@ fn the_documented_routes_are_the_route_table() {
         assert!(ids.insert(id.to_string()), "operationId {id} is used twice");
     }
 
-    // Reserved paths are not routes, but the document says they are reserved.
-    let description = doc["info"]["description"].as_str().unwrap();
-    for reserved in RESERVED {
-        assert!(!documented.contains_key(*reserved), "{reserved} is reserved, not a route");
-        assert!(
-            description.contains(&format!("`{reserved}`")),
-            "info.description omits {reserved}"
-        );
-    }
     assert!(
         !documented.values().flatten().any(|m| m == "head"),
         "HEAD is implicit, not documented"
@@ -356,6 +347,13 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
             Some(r#"{"q": "boiler pressure", "k": 3}"#),
         ),
         call("/reindex", "post", &p("/reindex"), &[], None),
+        call("/frontmatter", "get", &p("/frontmatter?key=type&value=asset&dir=Home"), &[], None),
+        call("/expiries", "get", &p("/expiries?within=90&untracked=1"), &[], None),
+        call("/callouts", "get", &p("/callouts"), &[], None),
+        call("/callouts", "post", &p("/callouts?dir=Tech"), &[], None),
+        call("/maintenance", "get", &p("/maintenance"), &[], None),
+        call("/maintenance", "post", &p("/maintenance"), &[], None),
+        call("/maintenance/checks", "get", &p("/maintenance/checks"), &[], None),
         call("/mcp", "post", &p("/mcp"), &mcp_headers, Some(&mcp_body)),
         call(
             "/mcp/only/{scope}",
@@ -431,13 +429,7 @@ fn a_live_server_routes_exactly_the_documented_operations() {
             )
         })
         .collect();
-    for path in [
-        "/nowhere",
-        "/v/fixture/vault/Home/Boiler.md",
-        "/v/unknown/readyz",
-        "/healthz/",
-        RESERVED[0],
-    ] {
+    for path in ["/nowhere", "/v/fixture/vault/Home/Boiler.md", "/v/unknown/readyz", "/healthz/"] {
         anonymous.push((path.to_string(), "GET".to_string()));
     }
     for (path, method) in &anonymous {
@@ -494,12 +486,8 @@ fn a_live_server_routes_exactly_the_documented_operations() {
     // HEAD is answered wherever GET is, though the document leaves it implicit.
     assert_eq!(s.call("HEAD", "/readyz", &[], None).status, 200);
 
-    // Reserved paths, an unknown route and an unknown vault are 404 `not_found`.
-    for path in RESERVED
-        .iter()
-        .map(|p| p.to_string())
-        .chain(["/nowhere".into(), "/v/unknown/readyz".into()])
-    {
+    // An unknown route and an unknown vault are 404 `not_found`.
+    for path in ["/nowhere".to_string(), "/v/unknown/readyz".into()] {
         let r = s.call("GET", &path, &[], None);
         assert_eq!((r.status, r.code()), (404, "not_found".into()), "GET {path}: {}", r.body);
     }

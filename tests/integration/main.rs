@@ -19,4 +19,5 @@ mod resolver;
 mod search;
 mod serve;
 mod tidy;
+mod upkeep;
 mod vault_ops;

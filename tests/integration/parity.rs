@@ -171,6 +171,57 @@ fn cases() -> Vec<Case> {
             }),
         },
         Case {
+            tool: "vault_expiries",
+            args: json!({"within": 400}),
+            rest: Rest("GET", "/expiries?within=400", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                let entries = j["entries"].as_array().unwrap();
+                assert!(!entries.is_empty());
+                for e in entries {
+                    let line = format!("- {}", e["date"].as_str().unwrap());
+                    assert!(m.contains(&line) && m.contains(e["what"].as_str().unwrap()), "{m}");
+                }
+            }),
+        },
+        Case {
+            tool: "vault_callouts",
+            args: json!({}),
+            rest: Rest("GET", "/callouts", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                for c in j["callouts"].as_array().unwrap() {
+                    let at = format!("{}:{}", c["note"].as_str().unwrap(), c["line"]);
+                    assert!(m.contains(&at), "{at} missing from {m}");
+                }
+            }),
+        },
+        Case {
+            tool: "vault_maintenance",
+            args: json!({}),
+            rest: Rest("GET", "/maintenance", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                // The same renderer over the same findings (timings aside).
+                let strip = |s: &str| {
+                    s.lines().filter(|l| !l.contains(" ms")).collect::<Vec<_>>().join("\n")
+                };
+                assert_eq!(strip(m), strip(j["markdown"].as_str().unwrap()));
+            }),
+        },
+        Case {
+            tool: "vault_frontmatter_query",
+            args: json!({"key": "type", "value": "account"}),
+            rest: Rest("GET", "/frontmatter?key=type&value=account", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                assert!(!j.as_array().unwrap().is_empty());
+                for f in j.as_array().unwrap() {
+                    assert!(m.contains(&format!("- {}\n", f["filename"].as_str().unwrap())), "{m}");
+                }
+            }),
+        },
+        Case {
             tool: "vault_reindex",
             args: json!({"full": false}),
             rest: Rest("POST", "/reindex", vec![], None),

@@ -119,3 +119,42 @@ fn set_then_delete_round_trips_every_note_of_the_large_vault() {
     assert!(checked > 6000, "only {checked} notes checked");
     eprintln!("obsidian-hub: {checked} round trips, {broken} with YAML that does not parse");
 }
+
+#[test]
+fn the_real_vaults_run_through_check_callouts_and_index_md() {
+    for name in ["obsidian-help", "obsidian-hub"] {
+        let dir = eval_vaults().join(name);
+        let vault = format!("--vault={}", dir.display());
+        // No check may fail to run; findings are the vault's business (exit 0 or 1).
+        let out = crate::common::mdvault(&["check", "--json", &vault], None);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{name}: {}",
+            crate::common::stderr(&out)
+        );
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(run["summary"]["could_not_run"], 0, "{name}");
+        assert_eq!(run["summary"]["invalid"], 0, "{name}");
+        assert!(run["summary"]["checks"].as_u64().unwrap() >= 5, "{name}");
+
+        // The server answers /callouts on the vault itself (nothing is written: index.md off).
+        let s = crate::common::Server::spawn(
+            &[format!("real={}", dir.display())],
+            &[("MDVAULT_EMBEDDING__BACKEND", "hashing"), ("MDVAULT_INDEX__INDEX_MD", "false")],
+        );
+        let r = s.call("GET", "/callouts", &[], None);
+        assert_eq!(r.status, 200, "{name}: {}", r.body);
+        let c = r.json();
+        assert!(c["counts"]["notes_scanned"].as_u64().unwrap() > 100, "{name}: {}", c["counts"]);
+        assert!(!c["callouts"].as_array().unwrap().is_empty(), "{name} has open callouts");
+    }
+    // index.md over a copy of the smaller vault: written once, then left alone.
+    let copy = TempVault::copy_of(&eval_vaults().join("obsidian-help"));
+    let vault = format!("--vault={}", copy.root().display());
+    let out = crate::common::mdvault(&["index-md", &vault], None);
+    assert!(crate::common::stdout(&out).contains("index.md written"), "{out:?}");
+    let first = copy.read("index.md");
+    let out = crate::common::mdvault(&["index-md", &vault], None);
+    assert!(crate::common::stdout(&out).contains("already up to date"), "{out:?}");
+    assert_eq!(copy.read("index.md"), first);
+}

@@ -1,0 +1,592 @@
+//! Obsidian callouts read out of note text: `> [!type]` blockquotes, their aliases, how urgent
+//! each type is, and the vault-wide report of the ones still open.
+//!
+//! A callout is a blockquote whose first line is `> [!type]`, with an optional fold marker
+//! (`+` or `-`) straight after the `]` and an optional title after that. Callouts nested in
+//! other blockquotes (`> > [!type]`) are reported on their own, with their nesting depth.
+//! Frontmatter and fenced code blocks (including fences inside blockquotes) are skipped.
+//!
+//! Deliberately not done: lazy continuation lines (text without a `>` that Obsidian still
+//! renders inside the quote) end the callout here, and so does a blank line; blockquotes nested
+//! deeper than [`MAX_DEPTH`] are not searched; indented code blocks are not recognised beyond
+//! the rule that a `>` needs at most three spaces before it. The body is returned as raw
+//! Markdown, never rendered. Nothing here reads files or decides which types count as open
+//! by default beyond [`DEFAULT_OPEN`]; the caller passes the configured list.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::vault::frontmatter::locate;
+
+/// The callout types listed as open when the configuration names none: the ones that ask the
+/// reader to act or warn of something wrong.
+pub const DEFAULT_OPEN: &[&str] = &["danger", "bug", "failure", "warning", "todo", "question"];
+
+/// The deepest blockquote nesting searched for callouts. Real notes never come close; the cap
+/// keeps the recursion (and its stack) bounded on a line of thousands of `>`.
+pub const MAX_DEPTH: usize = 32;
+
+/// How urgent a callout type is, most urgent first, so sorting ascending puts the worst on top.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Something is broken or dangerous: danger, bug, failure.
+    Critical,
+    /// A warning.
+    Warning,
+    /// Something to do or answer: todo, question.
+    Action,
+    /// Everything else, unknown types included.
+    Info,
+}
+
+impl Severity {
+    /// The lowercase name used in reports: "critical", "warning", "action" or "info".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Warning => "warning",
+            Severity::Action => "action",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// Whether the callout is foldable, and how it starts out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fold {
+    /// No marker: always expanded.
+    None,
+    /// `+`: foldable, expanded at first.
+    Open,
+    /// `-`: foldable, collapsed at first.
+    Closed,
+}
+
+impl Fold {
+    /// The lowercase name used in reports: "none", "open" or "closed".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fold::None => "none",
+            Fold::Open => "open",
+            Fold::Closed => "closed",
+        }
+    }
+}
+
+/// One callout found in a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callout {
+    /// The note's vault-relative path, as given to [`parse`].
+    pub note: String,
+    /// 1-based line of the `[!type]` line, counted over the whole file.
+    pub line: usize,
+    /// The canonical type (aliases resolved, lowercase).
+    pub kind: String,
+    /// The type as written, lowercased.
+    pub written: String,
+    /// How urgent the canonical type is.
+    pub severity: Severity,
+    /// The title after the type, or the canonical type capitalised when none was written.
+    pub title: String,
+    /// The following lines of the blockquote with one `>` level removed, blank edge lines
+    /// trimmed. Nested callouts stay in here as written.
+    pub body: String,
+    /// The fold marker.
+    pub fold: Fold,
+    /// Blockquote nesting depth: 1 at top level, 2 inside one other blockquote, and so on.
+    pub depth: usize,
+}
+
+/// The canonical name of a callout type: Obsidian's aliases resolved, everything lowercased.
+/// An unknown type comes back as written, lowercased and trimmed.
+pub fn canonical_type(written: &str) -> String {
+    let lower = written.trim().to_lowercase();
+    let canonical = match lower.as_str() {
+        "summary" | "tldr" => "abstract",
+        "hint" | "important" => "tip",
+        "check" | "done" => "success",
+        "help" | "faq" => "question",
+        "caution" | "attention" => "warning",
+        "fail" | "missing" => "failure",
+        "error" => "danger",
+        "cite" => "quote",
+        _ => return lower,
+    };
+    canonical.to_string()
+}
+
+/// How urgent a type is. Meant for canonical names, but aliases are resolved first anyway so a
+/// caller passing `error` still gets `Critical`.
+pub fn severity_of(canonical: &str) -> Severity {
+    match canonical_type(canonical).as_str() {
+        "danger" | "bug" | "failure" => Severity::Critical,
+        "warning" => Severity::Warning,
+        "todo" | "question" => Severity::Action,
+        _ => Severity::Info,
+    }
+}
+
+/// Every callout in `text`, in document order (a parent before the callouts nested in it).
+/// `note` is copied into each result and not otherwise used.
+pub fn parse(note: &str, text: &str) -> Vec<Callout> {
+    // Lines up to and including the closing fence belong to the frontmatter; their `> [!x]`
+    // lines are YAML, not Markdown.
+    let skip = locate(text).map_or(0, |block| block.close_line + 1);
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .skip(skip)
+        .map(|(idx, line)| {
+            // A BOM only survives here when there is no frontmatter; it is not content.
+            let line = if idx == 0 { line.strip_prefix('\u{feff}').unwrap_or(line) } else { line };
+            (idx + 1, line)
+        })
+        .collect();
+    let mut out = Vec::new();
+    scan(note, &lines, 1, &mut out);
+    out
+}
+
+/// Finds the callouts in one container's lines (the document, or the inside of a blockquote
+/// with its markers removed). Blockquotes found here have nesting depth `depth`.
+fn scan(note: &str, lines: &[(usize, &str)], depth: usize, out: &mut Vec<Callout>) {
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].1;
+        if let Some((marker, len)) = opens_fence(line) {
+            // Code runs to its closer, or to the end of the container when unclosed (a fence
+            // opened inside a blockquote ends with the blockquote).
+            i += 1;
+            while i < lines.len() && !closes_fence(lines[i].1, marker, len) {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if quote_inner(line).is_none() {
+            i += 1;
+            continue;
+        }
+        // One blockquote: the run of consecutive `>` lines. A blank or lazy line ends it.
+        let mut inner = Vec::new();
+        while let Some(rest) = lines.get(i).and_then(|(_, l)| quote_inner(l)) {
+            inner.push((lines[i].0, rest));
+            i += 1;
+        }
+        if let Some((first_line, first)) = inner.first()
+            && let Some(header) = header(first)
+        {
+            out.push(callout(note, *first_line, header, &inner[1..], depth));
+        }
+        if depth < MAX_DEPTH {
+            scan(note, &inner, depth + 1, out);
+        }
+    }
+}
+
+/// What the `[!type]` line says.
+struct Header<'a> {
+    written: &'a str,
+    fold: Fold,
+    title: &'a str,
+}
+
+/// Parses the first line of a blockquote (markers already removed) as a callout header.
+fn header(line: &str) -> Option<Header<'_>> {
+    let rest = unindent(line)?.strip_prefix("[!")?;
+    let close = rest.find(']')?;
+    let written = &rest[..close];
+    // `[!some words]` or `[![x]` is prose or a link, not a type.
+    if written.is_empty() || written.contains(|c: char| c.is_whitespace() || c == '[') {
+        return None;
+    }
+    let after = &rest[close + 1..];
+    let (fold, after) = if let Some(a) = after.strip_prefix('+') {
+        (Fold::Open, a)
+    } else if let Some(a) = after.strip_prefix('-') {
+        (Fold::Closed, a)
+    } else {
+        (Fold::None, after)
+    };
+    Some(Header { written, fold, title: after.trim() })
+}
+
+fn callout(
+    note: &str,
+    line: usize,
+    header: Header<'_>,
+    body: &[(usize, &str)],
+    depth: usize,
+) -> Callout {
+    let kind = canonical_type(header.written);
+    let title = if header.title.is_empty() { capitalise(&kind) } else { header.title.to_string() };
+    let blank = |l: &&(usize, &str)| l.1.trim().is_empty();
+    let first = body.iter().position(|l| !blank(&l)).unwrap_or(body.len());
+    let last = body.iter().rposition(|l| !blank(&l)).map_or(first, |p| p + 1);
+    let body = body[first..last.max(first)].iter().map(|(_, l)| *l).collect::<Vec<_>>().join("\n");
+    Callout {
+        note: note.to_string(),
+        line,
+        severity: severity_of(&kind),
+        written: header.written.to_lowercase(),
+        kind,
+        title,
+        body,
+        fold: header.fold,
+        depth,
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Up to three spaces of indentation, as CommonMark allows before a block marker; more (or a
+/// tab, which reaches column four) makes the line indented code, not a marker.
+fn unindent(line: &str) -> Option<&str> {
+    let rest = line.trim_start_matches(' ');
+    (line.len() - rest.len() <= 3 && !rest.starts_with('\t')).then_some(rest)
+}
+
+/// The line with one blockquote level removed (`>` and one optional space), if it is quoted.
+fn quote_inner(line: &str) -> Option<&str> {
+    let rest = unindent(line)?.strip_prefix('>')?;
+    Some(rest.strip_prefix(' ').unwrap_or(rest))
+}
+
+/// A fence opener: three or more backticks (with no backtick in the info string) or tildes.
+fn opens_fence(line: &str) -> Option<(char, usize)> {
+    let rest = unindent(line)?;
+    let marker = rest.chars().next().filter(|c| matches!(c, '`' | '~'))?;
+    let after = rest.trim_start_matches(marker);
+    let len = rest.len() - after.len();
+    // A backtick run with another backtick later on the line is inline code, not a fence.
+    (len >= 3 && !(marker == '`' && after.contains('`'))).then_some((marker, len))
+}
+
+/// A fence closer: the same marker, at least as long, and nothing else on the line.
+fn closes_fence(line: &str, marker: char, len: usize) -> bool {
+    let Some(rest) = unindent(line) else { return false };
+    let after = rest.trim_start_matches(marker);
+    rest.len() - after.len() >= len && after.trim().is_empty()
+}
+
+/// The open callouts across a set of notes, with counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Callouts of an open type, by severity, then note path, then line.
+    pub callouts: Vec<Callout>,
+    /// How many notes were read.
+    pub notes_scanned: usize,
+    /// How many notes hold at least one open callout.
+    pub notes_with_callouts: usize,
+    /// Callouts of any type, open or not.
+    pub total: usize,
+    /// Open callouts per canonical type.
+    pub by_type: BTreeMap<String, usize>,
+}
+
+/// Collects the callouts of the types in `open` from `notes` (vault-relative path, text).
+/// `open` may use aliases (`caution` means warning); an empty `open` lists nothing but still
+/// counts every callout in `total`.
+pub fn report<I: IntoIterator<Item = (String, String)>>(notes: I, open: &[String]) -> Report {
+    let open: HashSet<String> = open.iter().map(|t| canonical_type(t)).collect();
+    let mut out = Report::default();
+    for (path, text) in notes {
+        out.notes_scanned += 1;
+        let found = parse(&path, &text);
+        out.total += found.len();
+        let before = out.callouts.len();
+        for c in found.into_iter().filter(|c| open.contains(&c.kind)) {
+            *out.by_type.entry(c.kind.clone()).or_default() += 1;
+            out.callouts.push(c);
+        }
+        if out.callouts.len() > before {
+            out.notes_with_callouts += 1;
+        }
+    }
+    out.callouts.sort_by(|a, b| {
+        (a.severity, &a.note, a.line, a.depth).cmp(&(b.severity, &b.note, b.line, b.depth))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Callout {
+        let mut all = parse("n.md", text);
+        assert_eq!(all.len(), 1, "{all:#?}");
+        all.remove(0)
+    }
+
+    fn kinds(text: &str) -> Vec<(String, usize, usize)> {
+        parse("n.md", text).into_iter().map(|c| (c.kind, c.line, c.depth)).collect()
+    }
+
+    fn open(types: &[&str]) -> Vec<String> {
+        types.iter().map(|t| t.to_string()).collect()
+    }
+
+    #[test]
+    fn plain_callout_with_title() {
+        let c = one("# Note\n\n> [!warning] Boiler pressure low\n> Top it up to 1.5 bar.\n");
+        assert_eq!(c.note, "n.md");
+        assert_eq!(c.line, 3);
+        assert_eq!(c.kind, "warning");
+        assert_eq!(c.written, "warning");
+        assert_eq!(c.severity, Severity::Warning);
+        assert_eq!(c.title, "Boiler pressure low");
+        assert_eq!(c.body, "Top it up to 1.5 bar.");
+        assert_eq!(c.fold, Fold::None);
+        assert_eq!(c.depth, 1);
+    }
+
+    #[test]
+    fn missing_title_is_the_capitalised_canonical_type() {
+        let c = one("> [!todo]\n> call the plumber\n");
+        assert_eq!(c.title, "Todo");
+        assert_eq!(c.body, "call the plumber");
+        assert_eq!(one("> [!caution]   \n").title, "Warning");
+        assert_eq!(one("> [!my-type]\n").title, "My-type");
+    }
+
+    #[test]
+    fn fold_markers() {
+        let c = one("> [!note]+ Expanded\n> x\n");
+        assert_eq!((c.fold, c.title.as_str()), (Fold::Open, "Expanded"));
+        let c = one("> [!note]- Collapsed\n> x\n");
+        assert_eq!((c.fold, c.title.as_str()), (Fold::Closed, "Collapsed"));
+        let c = one("> [!faq]-\n> x\n");
+        assert_eq!((c.fold, c.title.as_str()), (Fold::Closed, "Question"));
+        assert_eq!(Fold::None.as_str(), "none");
+        assert_eq!(Fold::Open.as_str(), "open");
+        assert_eq!(Fold::Closed.as_str(), "closed");
+    }
+
+    #[test]
+    fn aliases_resolve_to_canonical_types_and_severities() {
+        let c = one("> [!caution] Mind the step\n");
+        assert_eq!((c.kind.as_str(), c.written.as_str()), ("warning", "caution"));
+        assert_eq!(c.severity, Severity::Warning);
+        let c = one("> [!error]\n");
+        assert_eq!(
+            (c.kind.as_str(), c.severity, c.title.as_str()),
+            ("danger", Severity::Critical, "Danger")
+        );
+        let c = one("> [!faq]\n");
+        assert_eq!((c.kind.as_str(), c.severity), ("question", Severity::Action));
+        let table = [
+            ("summary", "abstract"),
+            ("tldr", "abstract"),
+            ("hint", "tip"),
+            ("important", "tip"),
+            ("check", "success"),
+            ("done", "success"),
+            ("help", "question"),
+            ("attention", "warning"),
+            ("fail", "failure"),
+            ("missing", "failure"),
+            ("cite", "quote"),
+            ("bug", "bug"),
+            ("example", "example"),
+            ("info", "info"),
+            ("Custom-Thing", "custom-thing"),
+        ];
+        for (written, canonical) in table {
+            assert_eq!(canonical_type(written), canonical, "{written}");
+        }
+    }
+
+    #[test]
+    fn severities() {
+        for t in ["danger", "bug", "failure", "error", "fail"] {
+            assert_eq!(severity_of(t), Severity::Critical, "{t}");
+        }
+        assert_eq!(severity_of("warning"), Severity::Warning);
+        assert_eq!(severity_of("todo"), Severity::Action);
+        assert_eq!(severity_of("question"), Severity::Action);
+        for t in ["note", "tip", "success", "quote", "example", "abstract", "unknown"] {
+            assert_eq!(severity_of(t), Severity::Info, "{t}");
+        }
+        assert!(Severity::Critical < Severity::Warning);
+        assert!(Severity::Warning < Severity::Action);
+        assert!(Severity::Action < Severity::Info);
+        let names: Vec<&str> =
+            [Severity::Critical, Severity::Warning, Severity::Action, Severity::Info]
+                .iter()
+                .map(|s| s.as_str())
+                .collect();
+        assert_eq!(names, ["critical", "warning", "action", "info"]);
+    }
+
+    #[test]
+    fn types_are_case_insensitive() {
+        let c = one("> [!WARNING] Loud\n");
+        assert_eq!((c.kind.as_str(), c.written.as_str()), ("warning", "warning"));
+        let c = one("> [!Todo]\n");
+        assert_eq!((c.kind.as_str(), c.title.as_str()), ("todo", "Todo"));
+        assert_eq!(one("> [!CAUTION]\n").kind, "warning");
+    }
+
+    #[test]
+    fn multi_line_body_keeps_inner_blank_lines_and_trims_the_edges() {
+        let text = "> [!note] T\n>\n> first\n>   indented\n>\n> second\n>  \n>\nafter\n";
+        let c = one(text);
+        assert_eq!(c.body, "first\n  indented\n\nsecond");
+        let c = one("> [!note] T\r\n> crlf body\r\n");
+        assert_eq!(c.body, "crlf body");
+        assert_eq!(one("> [!note] only a title\n").body, "");
+    }
+
+    #[test]
+    fn nested_callouts_are_reported_and_stay_in_the_parent_body() {
+        let text = "> [!todo] Outer\n> before\n> > [!bug] Inner\n> > inner body\n> after\n";
+        let all = parse("n.md", text);
+        assert_eq!(all.len(), 2);
+        assert_eq!((all[0].kind.as_str(), all[0].depth, all[0].line), ("todo", 1, 1));
+        assert_eq!(all[0].body, "before\n> [!bug] Inner\n> inner body\nafter");
+        assert_eq!((all[1].kind.as_str(), all[1].depth, all[1].line), ("bug", 2, 3));
+        assert_eq!(all[1].title, "Inner");
+        assert_eq!(all[1].body, "inner body");
+        // Markers written without spaces nest the same way.
+        assert_eq!(
+            kinds(">[!note]\n>>[!tip] x\n>>> [!bug]\n"),
+            [("note".to_string(), 1, 1), ("tip".to_string(), 2, 2), ("bug".to_string(), 3, 3)]
+        );
+        // A callout nested in a plain blockquote is still a callout, at depth 2.
+        assert_eq!(kinds("> plain quote\n>\n> > [!warning]\n"), [("warning".to_string(), 3, 2)]);
+    }
+
+    #[test]
+    fn callouts_in_fenced_code_are_ignored() {
+        let text = "```md\n> [!bug] not real\n```\n~~~\n> [!bug] nor this\n~~~\n> [!note] real\n";
+        assert_eq!(kinds(text), [("note".to_string(), 7, 1)]);
+        // A longer fence is only closed by one at least as long.
+        let text = "````\n```\n> [!bug] still code\n````\n> [!tip]\n";
+        assert_eq!(kinds(text), [("tip".to_string(), 5, 1)]);
+        // An unclosed fence runs to the end of the note.
+        assert_eq!(kinds("```\n> [!bug]\n"), []);
+        // Inline code with three backticks is not a fence.
+        assert_eq!(kinds("```inline``` text\n> [!tip]\n"), [("tip".to_string(), 2, 1)]);
+    }
+
+    #[test]
+    fn fences_inside_blockquotes_hide_callouts_too() {
+        let text = "> [!example] Syntax\n> ```\n> > [!bug] shown as code\n> ```\n> > [!tip] real\n";
+        let all = parse("n.md", text);
+        let got: Vec<(&str, usize)> = all.iter().map(|c| (c.kind.as_str(), c.line)).collect();
+        assert_eq!(got, [("example", 1), ("tip", 5)]);
+        assert!(all[0].body.contains("> [!bug] shown as code"));
+        // A fence left open inside a blockquote ends with the blockquote.
+        assert_eq!(kinds("> ```\n> > [!bug]\n\n> [!note]\n"), [("note".to_string(), 4, 1)]);
+    }
+
+    #[test]
+    fn frontmatter_is_skipped_but_counted_in_line_numbers() {
+        let text = "---\nnote: |\n  > [!x] in yaml\n---\n> [!tip] after\n";
+        assert_eq!(kinds(text), [("tip".to_string(), 5, 1)]);
+        let text = "\u{feff}---\ntitle: t\n---\n> [!tip]\n";
+        assert_eq!(kinds(text), [("tip".to_string(), 4, 1)]);
+        // No frontmatter: a BOM in front of the first line does not hide its callout.
+        assert_eq!(kinds("\u{feff}> [!tip]\n"), [("tip".to_string(), 1, 1)]);
+    }
+
+    #[test]
+    fn only_the_first_line_of_a_blockquote_can_open_a_callout() {
+        assert_eq!(kinds("> Just a quote\n> [!warning] not a callout\n"), []);
+        assert_eq!(kinds("Text [!warning] inline\n"), []);
+        assert_eq!(kinds("> [!some words] prose\n> [![img]]\n"), []);
+        assert_eq!(kinds("> [!]\n> [!unclosed\n"), []);
+    }
+
+    #[test]
+    fn blank_lines_separate_callouts() {
+        let text = "> [!todo] One\n> a\n\n> [!todo] Two\n> b\n";
+        let all = parse("n.md", text);
+        assert_eq!(all.len(), 2);
+        assert_eq!((all[0].title.as_str(), all[0].body.as_str(), all[0].line), ("One", "a", 1));
+        assert_eq!((all[1].title.as_str(), all[1].body.as_str(), all[1].line), ("Two", "b", 4));
+        // Without the blank line the second header is body text of the first.
+        let all = parse("n.md", "> [!todo] One\n> [!todo] Two\n");
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].body, "[!todo] Two");
+    }
+
+    #[test]
+    fn lazy_continuation_ends_the_callout() {
+        let c = one("> [!note] T\n> inside\nlazy line\n> new quote\n");
+        assert_eq!(c.body, "inside");
+    }
+
+    #[test]
+    fn indentation_before_the_marker() {
+        assert_eq!(kinds("   > [!tip]\n"), [("tip".to_string(), 1, 1)]);
+        assert_eq!(kinds(">    [!tip]\n"), [("tip".to_string(), 1, 1)]);
+        assert_eq!(kinds("    > [!tip] indented code\n"), []);
+        assert_eq!(kinds("\t> [!tip] indented code\n"), []);
+    }
+
+    #[test]
+    fn hostile_input_does_not_panic() {
+        let deep = format!("{}[!bug]\n", ">".repeat(10_000));
+        assert_eq!(parse("n.md", &deep), []);
+        let shallow = format!("{}[!bug]\n", ">".repeat(MAX_DEPTH));
+        assert_eq!(kinds(&shallow), [("bug".to_string(), 1, MAX_DEPTH)]);
+        for text in ["", ">", "> [!", "> [!]-", "> [!é]+ ü", "---\n", "---\n---", "```", "~~~~\n>"]
+        {
+            let _ = parse("n.md", text);
+        }
+        assert_eq!(one("> [!é]+ ü").kind, "é");
+    }
+
+    #[test]
+    fn report_filters_sorts_and_counts() {
+        let notes = vec![
+            ("b.md".to_string(), "> [!note] info only\n\n> [!todo] B todo\n".to_string()),
+            (
+                "a.md".to_string(),
+                "> [!tip] x\n\n> [!caution] A warn\n\n> [!error] A danger\n\n> [!faq] A q\n"
+                    .to_string(),
+            ),
+            ("c.md".to_string(), "no callouts here\n".to_string()),
+            ("d.md".to_string(), "> [!bug] D bug\n".to_string()),
+        ];
+        let r = report(notes.clone(), &open(&["Danger", "bug", "caution", "todo", "question"]));
+        assert_eq!(r.notes_scanned, 4);
+        assert_eq!(r.total, 7);
+        assert_eq!(r.notes_with_callouts, 3);
+        let got: Vec<(&str, &str, usize)> =
+            r.callouts.iter().map(|c| (c.severity.as_str(), c.note.as_str(), c.line)).collect();
+        assert_eq!(
+            got,
+            [
+                ("critical", "a.md", 5),
+                ("critical", "d.md", 1),
+                ("warning", "a.md", 3),
+                ("action", "a.md", 7),
+                ("action", "b.md", 3),
+            ]
+        );
+        let by_type: Vec<(&str, usize)> = r.by_type.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(
+            by_type,
+            [("bug", 1), ("danger", 1), ("question", 1), ("todo", 1), ("warning", 1)]
+        );
+
+        let r = report(notes.clone(), &open(&["tip"]));
+        assert_eq!((r.callouts.len(), r.notes_with_callouts, r.total), (1, 1, 7));
+        let r = report(notes, &[]);
+        assert_eq!((r.callouts.len(), r.notes_with_callouts, r.total), (0, 0, 7));
+        assert!(r.by_type.is_empty());
+
+        let defaults: Vec<String> = DEFAULT_OPEN.iter().map(|s| s.to_string()).collect();
+        let r =
+            report(vec![("x.md".to_string(), "> [!note]\n\n> [!done]\n".to_string())], &defaults);
+        assert_eq!((r.callouts.len(), r.total, r.notes_scanned), (0, 2, 1));
+    }
+}

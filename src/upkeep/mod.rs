@@ -1,0 +1,173 @@
+//! Vault upkeep: the things that keep a vault navigable and healthy as people and agents write
+//! to it.
+//!
+//! - `indexmd`: the generated root `index.md`.
+//! - `findings` and `scripts`: the findings contract, and the vault's own checker scripts in
+//!   `.scripts/`, discovered by declaration and run under fixed rules.
+//! - `builtin`: mdvault's own checks (links, headings, frontmatter, documents, expiries),
+//!   reported through the same contract, so a vault with no scripts still gets a useful run.
+//! - `callouts`, `expiries`, `fmquery`: reading Obsidian callouts, dated `expires` blocks and
+//!   line-scanned frontmatter values out of note text.
+//!
+//! Everything here walks the files on disk, never the search index, so it answers for folders
+//! the index leaves out and while the embedder is down. It does not schedule anything (the
+//! engine runs the index.md passes) and knows nothing of HTTP, MCP or terminals.
+
+pub mod builtin;
+pub mod callouts;
+pub mod expiries;
+pub mod findings;
+pub mod fmquery;
+pub mod indexmd;
+pub mod scripts;
+
+use std::time::Instant;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::vault::{DocumentText, Vault, fs};
+use findings::{Declaration, Run, Source};
+
+/// How maintenance and callouts behave (from `maintenance.*` and `callouts.*`).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How the vault's scripts are run.
+    pub scripts: scripts::ScriptSettings,
+    /// The callout types listed as open (aliases allowed).
+    pub open_callouts: Vec<String>,
+}
+
+impl Settings {
+    /// The settings of a configuration.
+    pub fn from_config(config: &crate::config::Config) -> Settings {
+        let m = &config.maintenance;
+        Settings {
+            scripts: scripts::ScriptSettings {
+                python: m.python.clone(),
+                timeout: std::time::Duration::from_secs_f64(m.timeout_seconds),
+                describe_timeout: std::time::Duration::from_secs_f64(m.timeout_seconds.min(10.0)),
+            },
+            open_callouts: config.callouts.open_types.clone(),
+        }
+    }
+}
+
+/// The notes under `dir` (vault-relative; `""` for all) with their text, sorted by path: every
+/// `.md` outside hidden folders and `node_modules`, except the generated root `index.md`. A
+/// note that is not UTF-8 is read lossily; one that cannot be read is skipped.
+pub fn notes(vault: &Vault, dir: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for path in vault.all_files() {
+        if !crate::index::under(&path, dir) {
+            continue;
+        }
+        if !path.to_ascii_lowercase().ends_with(".md")
+            || path.eq_ignore_ascii_case(indexmd::INDEX_MD)
+            || path.split('/').any(|p| p.eq_ignore_ascii_case("node_modules"))
+        {
+            continue;
+        }
+        match fs::read(&vault.root().join(&path)) {
+            Ok(bytes) => out.push((path, String::from_utf8_lossy(&bytes).into_owned())),
+            Err(e) => tracing::warn!("upkeep: cannot read {path}: {e}"),
+        }
+    }
+    out
+}
+
+/// One check as listed by `/maintenance/checks`: what it declares and where it comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckInfo {
+    /// The declaration (synthesised for a pre-contract script).
+    pub declaration: Declaration,
+    /// Built in, or a script in `.scripts/`.
+    pub source: Source,
+    /// True for a pre-contract script, run as legacy.
+    pub legacy: bool,
+    /// Why a script's declaration was rejected, if it was.
+    pub problem: Option<String>,
+}
+
+/// Every check a maintenance run would run, in run order, without running any. Scripts are
+/// only asked to describe themselves, which by contract walks no files.
+pub fn checks(vault: &Vault, settings: &Settings) -> Vec<CheckInfo> {
+    let mut out: Vec<CheckInfo> = builtin::declarations()
+        .into_iter()
+        .map(|declaration| CheckInfo {
+            declaration,
+            source: Source::Builtin,
+            legacy: false,
+            problem: None,
+        })
+        .collect();
+    for s in scripts::discover(vault.root(), &settings.scripts) {
+        out.push(CheckInfo {
+            declaration: s.declaration.clone(),
+            source: Source::Script { script: s.script.clone() },
+            legacy: s.legacy,
+            problem: s.describe_problem.clone(),
+        });
+    }
+    out.sort_by(|a, b| {
+        (a.declaration.order, &a.declaration.check)
+            .cmp(&(b.declaration.order, &b.declaration.check))
+    });
+    out
+}
+
+/// Runs every check: the built-in ones over the notes, then the vault's scripts, one after
+/// another, in declared order. Findings never make this fail.
+pub fn maintenance(vault: &Vault, docs: &dyn DocumentText, settings: &Settings) -> Run {
+    let started = Instant::now();
+    let generated_at = crate::vault::now_timestamp();
+    let all = notes(vault, "");
+    let mut runs = builtin::run_all(vault, &all, docs);
+    drop(all);
+    for s in scripts::discover(vault.root(), &settings.scripts) {
+        runs.push(scripts::run(vault.root(), &s, &settings.scripts));
+    }
+    runs.sort_by(|a, b| {
+        (a.declaration.order, &a.declaration.check)
+            .cmp(&(b.declaration.order, &b.declaration.check))
+    });
+    Run {
+        vault: vault.name().to_string(),
+        generated_at,
+        duration_ms: started.elapsed().as_millis() as u64,
+        checks: runs,
+    }
+}
+
+/// The open callouts of the notes under `dir`.
+pub fn callouts(vault: &Vault, dir: &str, settings: &Settings) -> Result<callouts::Report> {
+    let dir = vault.folder(dir)?;
+    Ok(callouts::report(notes(vault, &dir), &settings.open_callouts))
+}
+
+/// The dated commitments of the notes under `dir`, relative to `today`.
+pub fn expiries(
+    vault: &Vault,
+    dir: &str,
+    today: chrono::NaiveDate,
+    query: &expiries::Query,
+) -> Result<expiries::Report> {
+    let dir = vault.folder(dir)?;
+    Ok(expiries::report(notes(vault, &dir), today, query))
+}
+
+/// The notes under `dir` whose frontmatter `key` holds exactly `value` (a scalar equal to it,
+/// or a list containing it), sorted by path.
+pub fn frontmatter_query(vault: &Vault, key: &str, value: &str, dir: &str) -> Result<Vec<String>> {
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            "key is required: name the frontmatter key to match, e.g. key=tags&value=project",
+        ));
+    }
+    let dir = vault.folder(dir)?;
+    Ok(notes(vault, &dir)
+        .into_iter()
+        .filter(|(_, text)| fmquery::matches(text, key, value))
+        .map(|(path, _)| path)
+        .collect())
+}

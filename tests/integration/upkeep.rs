@@ -1,0 +1,373 @@
+//! Vault upkeep end to end: the generated index.md (kept by the watcher for every kind of
+//! writer, untouched when nothing it shows changed, kept while the embedder is down), the
+//! maintenance run over built-in checks and the fixture check scripts, callouts, expiries and
+//! the frontmatter query, over REST, MCP and the CLI.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{Server, TempVault, copy_tree, mdvault, mdvault_with, stderr, stdout};
+use crate::serve::tool;
+
+const FAST: &[(&str, &str)] =
+    &[("MDVAULT_EMBEDDING__BACKEND", "hashing"), ("MDVAULT_WATCH__DEBOUNCE_SECONDS", "0.2")];
+
+fn spec(v: &TempVault) -> String {
+    format!("fixture={}", v.root().display())
+}
+
+/// Polls `cond` for up to ten seconds.
+#[track_caller]
+fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn index_md(v: &TempVault) -> String {
+    std::fs::read_to_string(v.root().join("index.md")).unwrap_or_default()
+}
+
+#[test]
+fn index_md_follows_every_writer_and_is_left_alone_otherwise() {
+    let v = TempVault::fixture();
+    let s = Server::start(&[spec(&v)], FAST);
+    let first = index_md(&v);
+    assert!(first.starts_with("---\ngenerator: mdvault\ntimestamp: "), "{first}");
+    assert!(
+        first.contains("\n## Home\n\n- [Appliances](Home/Appliances.md) - "),
+        "folders become headings: {first}"
+    );
+    assert!(first.contains("\n### Utilities\n\n- [Utilities](Home/Utilities/Utilities.md)"));
+    let ready = s.call("GET", "/readyz", &[], None).json();
+    assert_eq!(ready["index_md"]["vaults"][0]["ok"], true, "{ready}");
+    assert_eq!(ready["index_md"]["vaults"][0]["entries"], 30, "{ready}");
+
+    // A REST write, an MCP write and an edit behind the server's back all reach it.
+    let r = s.call(
+        "PUT",
+        "/vault/Inbox/Rest%20note.md",
+        &[],
+        Some(b"---\ndescription: Written over REST.\n---\n# Rest note\n"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    eventually("the REST note", || {
+        index_md(&v).contains("- [Rest note](Inbox/Rest%20note.md) - Written over REST.\n")
+    });
+    let (err, text) = tool(
+        &s,
+        "/mcp",
+        "vault_write",
+        json!({"path": "Inbox/Agent note.md", "content": "---\ntitle: From an agent\n---\nHello there. More.\n"}),
+    );
+    assert!(!err, "{text}");
+    eventually("the MCP note", || {
+        index_md(&v).contains("- [From an agent](Inbox/Agent%20note.md) - Hello there.\n")
+    });
+    v.write("Inbox/Typed.md", "# Typed in an editor\n\nSaved by hand.\n");
+    eventually("the hand-made note", || {
+        index_md(&v).contains("- [Typed in an editor](Inbox/Typed.md) - Saved by hand.\n")
+    });
+
+    // A body-only edit leaves index.md byte for byte as it was.
+    let before = std::fs::read(v.root().join("index.md")).unwrap();
+    let r = s.call("POST", "/vault/Inbox/Rest%20note.md", &[], Some(b"\nMore body text.\n"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    v.write("Inbox/Typed.md", "# Typed in an editor\n\nSaved by hand.\n\nA second paragraph.\n");
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(std::fs::read(v.root().join("index.md")).unwrap(), before);
+
+    // No writer may touch it, on either surface; a hand edit is put back.
+    let r = s.call("PUT", "/vault/index.md", &[], Some(b"# mine\n"));
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_path"), "{}", r.body);
+    let (err, text) = tool(&s, "/mcp", "vault_append", json!({"path": "index.md", "content": "x"}));
+    assert!(err && text.contains("index.md"), "{text}");
+    let hand = format!("{}\n- [Fake](Fake.md)\n", String::from_utf8_lossy(&before));
+    std::fs::write(v.root().join("index.md"), &hand).unwrap();
+    eventually("the hand edit to be undone", || !index_md(&v).contains("Fake"));
+
+    // A deleted note leaves it, and a moved one moves in it.
+    assert_eq!(s.call("DELETE", "/vault/Inbox/Typed.md", &[], None).status, 200);
+    eventually("the deletion", || !index_md(&v).contains("Inbox/Typed.md"));
+    let r = s.call(
+        "POST",
+        "/move/Inbox/Agent%20note.md",
+        &[("Content-Type", "application/json")],
+        Some(br#"{"destination": "Work/Agent note.md"}"#),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    eventually("the move", || index_md(&v).contains("(Work/Agent%20note.md)"));
+    assert!(!index_md(&v).contains("Inbox/Agent"));
+}
+
+#[test]
+fn index_md_and_the_upkeep_routes_work_while_the_embedder_is_down() {
+    let v = TempVault::fixture();
+    let dead = format!("http://127.0.0.1:{}/v1", crate::common::free_port());
+    let env = [
+        ("MDVAULT_EMBEDDING__BACKEND", "http"),
+        ("MDVAULT_EMBEDDING__URL", dead.as_str()),
+        ("MDVAULT_EMBEDDING__MODEL", "m"),
+        ("MDVAULT_EMBEDDING__DIMS", "8"),
+        ("MDVAULT_EMBEDDING__MAX_ATTEMPTS", "1"),
+        ("MDVAULT_INDEX__BUILD_RETRY_SECONDS", "60"),
+        ("MDVAULT_WATCH__DEBOUNCE_SECONDS", "0.2"),
+    ];
+    let s = Server::spawn(&[spec(&v)], &env);
+    s.wait_index_md();
+    assert_eq!(s.call("GET", "/search?q=boiler", &[], None).status, 503);
+    assert!(index_md(&v).contains("- [Boiler](Home/Boiler.md)"));
+    v.write("Inbox/While down.md", "---\ndescription: Still listed.\n---\n");
+    eventually("the new note", || {
+        index_md(&v).contains("- [While down](Inbox/While%20down.md) - Still listed.")
+    });
+    for path in [
+        "/callouts",
+        "/expiries",
+        "/maintenance/checks",
+        "/maintenance",
+        "/frontmatter?key=type&value=asset",
+    ] {
+        let r = s.call("GET", path, &[], None);
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+    }
+}
+
+#[test]
+fn a_hand_written_index_md_is_never_overwritten() {
+    let v = TempVault::fixture();
+    v.write("index.md", "# My own start page\n");
+    let s = Server::start(&[spec(&v)], FAST);
+    assert_eq!(v.read("index.md"), "# My own start page\n");
+    let ready = s.call("GET", "/readyz", &[], None).json();
+    assert_eq!(ready["status"], "degraded", "{ready}");
+    let why = ready["index_md"]["vaults"][0]["error"].as_str().unwrap();
+    assert!(why.contains("did not generate") && why.contains("index.index_md"), "{why}");
+    // The CLI says the same, with the refusal's code.
+    let out = mdvault(&["index-md", &format!("--vault={}", v.root().display())], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).starts_with("error[already_exists]"), "{}", stderr(&out));
+    assert_eq!(v.read("index.md"), "# My own start page\n");
+}
+
+/// A copy of the fixture vault with the fixture check scripts in `.scripts/`, and an empty
+/// note for `check_tidy.py` to report as an error.
+fn vault_with_scripts() -> TempVault {
+    let v = TempVault::fixture();
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checks");
+    copy_tree(&scripts, &v.root().join(".scripts"));
+    v.write("Inbox/Empty.md", "");
+    v
+}
+
+#[test]
+fn maintenance_runs_built_in_checks_and_the_vaults_scripts_under_the_contract() {
+    let v = vault_with_scripts();
+    let env = [FAST, &[("MDVAULT_MAINTENANCE__TIMEOUT_SECONDS", "3")]].concat();
+    let s = Server::start(&[spec(&v)], &env);
+
+    let checks = s.call("GET", "/maintenance/checks", &[], None).json();
+    let listed: Vec<(String, String)> = checks["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["check"].as_str().unwrap().into(), c["source"].as_str().unwrap().into()))
+        .collect();
+    let names: Vec<&str> = listed.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "links",
+            "tidy",
+            "crash",
+            "headings",
+            "frontmatter",
+            "slow",
+            "documents",
+            "sloppy",
+            "expiries",
+            "check_legacy"
+        ],
+        "{checks}"
+    );
+    assert!(listed.iter().filter(|(_, s)| s == "builtin").count() == 5);
+    assert_eq!(checks["checks"][9]["legacy"], true);
+
+    let run = s.call("GET", "/maintenance", &[], None);
+    assert_eq!(run.status, 200, "{}", run.body);
+    let run = run.json();
+    let by: std::collections::HashMap<&str, &Value> = run["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["check"].as_str().unwrap(), c))
+        .collect();
+    let status = |name: &str| by[name]["status"].as_str().unwrap().to_string();
+    assert_eq!(status("tidy"), "failed");
+    assert!(by["tidy"]["findings"].as_array().unwrap().iter().any(|f| f["code"] == "empty_note"
+        && f["path"] == "Inbox/Empty.md"
+        && f["severity"] == "error"));
+    assert_eq!(status("crash"), "could_not_run");
+    assert!(by["crash"]["output"].as_str().unwrap().contains("Traceback"), "{}", by["crash"]);
+    assert_eq!(status("slow"), "could_not_run");
+    assert!(by["slow"]["error"].as_str().unwrap().contains("took longer"), "{}", by["slow"]);
+    assert_eq!(status("sloppy"), "invalid");
+    assert!(!by["sloppy"]["problems"].as_array().unwrap().is_empty());
+    assert_eq!(status("check_legacy"), "legacy");
+    assert!(!by["check_legacy"]["output"].as_str().unwrap().is_empty());
+    assert_eq!(status("headings"), "failed", "Inbox/Scratch.md repeats a heading");
+    assert_eq!(status("frontmatter"), "failed", "the fixture has one broken YAML block");
+    assert_eq!(status("links"), "passed");
+    assert_eq!(run["exit_code"], 2, "a check that could not run wins");
+    assert_eq!(run["summary"]["could_not_run"], 2);
+    let md = run["markdown"].as_str().unwrap();
+    for title in by.values().map(|c| c["title"].as_str().unwrap()) {
+        assert!(md.contains(title), "the Markdown omits {title}");
+    }
+    // POST is the same run.
+    assert_eq!(s.call("POST", "/maintenance", &[], None).json()["summary"], run["summary"]);
+    // MCP renders the same findings as Markdown, and can list without running.
+    let (err, text) = tool(&s, "/mcp", "vault_maintenance", json!({}));
+    assert!(!err && text.contains("empty_note"), "{text}");
+    let (err, text) = tool(&s, "/mcp", "vault_maintenance", json!({"list_only": true}));
+    assert!(!err && text.contains("`sloppy`") && !text.contains("empty_note"), "{text}");
+}
+
+#[test]
+fn check_exits_as_the_contract_says() {
+    let arg = |v: &TempVault| format!("--vault={}", v.root().display());
+    // A clean vault.
+    let clean = TempVault::empty();
+    clean.write("A.md", "---\ntitle: A\n---\n# A\n\nSee [[B]].\n");
+    clean.write("B.md", "# B\n");
+    let out = mdvault(&["check", &arg(&clean)], None);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("5 checks: 0 error(s), 0 warning(s)"), "{}", stdout(&out));
+    // Warnings alone still exit 0; an error finding exits 1.
+    clean.write("C.md", "[[Nowhere]]\n");
+    assert_eq!(mdvault(&["check", &arg(&clean)], None).status.code(), Some(0));
+    clean.write("D.md", "## Twice\n## Twice\n");
+    let out = mdvault(&["check", &arg(&clean), "--json"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["summary"]["errors"], 1);
+    assert_eq!(j["summary"]["warnings"], 1);
+    // A script that cannot run exits 2.
+    let v = vault_with_scripts();
+    let quick = [("MDVAULT_MAINTENANCE__TIMEOUT_SECONDS", "3")];
+    let out = mdvault_with(&["check", &arg(&v)], &quick, None);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("could not run") && text.contains("broke the findings contract"));
+    assert!(!text.contains("\x1b["), "no colour when stdout is not a terminal");
+    let out = mdvault(&["check", "--list", &arg(&v)], None);
+    assert!(out.status.success() && stdout(&out).contains("check_legacy"), "{}", stdout(&out));
+}
+
+#[test]
+fn callouts_expiries_and_frontmatter_are_read_from_the_files() {
+    let v = TempVault::fixture();
+    let today = chrono::Local::now().date_naive();
+    let day = |n: i64| (today + chrono::Duration::days(n)).format("%Y-%m-%d").to_string();
+    v.write(
+        "Upkeep/Three dates.md",
+        &format!(
+            "---\nexpires:\n  - date: {}\n    what: Far away\n  - date: {}\n    what: Lapsed\n  - date: {}\n    what: Soon\n---\n",
+            day(400),
+            day(-10),
+            day(5)
+        ),
+    );
+    v.write(
+        "Upkeep/One date.md",
+        &format!("---\nexpires:\n  - date: {}\n    what: Next month\n---\n", day(30)),
+    );
+    v.write("Upkeep/Broken.md", "---\nexpires:\n  - date: someday\n    what: Never\n---\n");
+    v.write("Upkeep/Reasonless.md", "---\nexpires: none\n---\n");
+    let s = Server::start(&[spec(&v)], FAST);
+
+    // Callouts: the open ones, most urgent first; a folded note callout is not open.
+    let c = s.call("GET", "/callouts", &[], None).json();
+    let seen: Vec<(String, String, u64)> = c["callouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["severity"].as_str().unwrap().into(),
+                c["note"].as_str().unwrap().into(),
+                c["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("warning", "Home/Boiler.md", 42),
+        ("warning", "Tech/NAS.md", 30),
+        ("action", "Home/Insurance/Car Insurance.md", 27),
+        ("action", "Work/Ledger Migration.md", 31),
+    ];
+    assert_eq!(
+        seen,
+        want.iter().map(|(a, b, n)| (a.to_string(), b.to_string(), *n)).collect::<Vec<_>>()
+    );
+    assert_eq!(c["counts"]["all_types"], 5, "{c}");
+    assert_eq!(c["callouts"][1]["title"], "Disk 3 errors");
+    let tech = s.call("POST", "/callouts?dir=Tech", &[], None).json();
+    assert_eq!(tech["callouts"].as_array().unwrap().len(), 1);
+    for (path, status, code) in [
+        ("/callouts?dir=Nowhere", 404, "not_found"),
+        ("/callouts?dir=Home/Boiler.md", 400, "not_a_directory"),
+        ("/callouts?dir=../..", 400, "invalid_path"),
+    ] {
+        let r = s.call("GET", path, &[], None);
+        assert_eq!((r.status, r.code().as_str()), (status, code), "{path}: {}", r.body);
+    }
+
+    // Expiries: one row per date, oldest first; lapsed dates survive any window.
+    let e = s.call("GET", "/expiries?dir=Upkeep&within=20", &[], None).json();
+    let rows: Vec<(&str, i64)> = e["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["what"].as_str().unwrap(), r["days"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(rows, [("Lapsed", -10), ("Soon", 5)]);
+    let e = s.call("GET", "/expiries?dir=Upkeep", &[], None).json();
+    let whats: Vec<&str> =
+        e["entries"].as_array().unwrap().iter().map(|r| r["what"].as_str().unwrap()).collect();
+    assert_eq!(whats, ["Lapsed", "Soon", "Next month", "Far away"]);
+    let problems: Vec<&str> =
+        e["malformed"].as_array().unwrap().iter().map(|m| m["note"].as_str().unwrap()).collect();
+    assert_eq!(problems, ["Upkeep/Broken.md", "Upkeep/Reasonless.md"]);
+    let all = s.call("GET", "/expiries?untracked=1", &[], None).json();
+    assert_eq!(all["dismissed"][0]["note"], "Home/Utilities/Water.md");
+    let untracked = all["untracked"]["notes"].as_array().unwrap();
+    assert_eq!(all["untracked"]["count"].as_u64().unwrap() as usize, untracked.len());
+    assert!(untracked.iter().any(|n| n == "Home/Boiler.md"));
+    assert!(s.call("GET", "/expiries", &[], None).json()["untracked"].get("notes").is_none());
+    let r = s.call("GET", "/expiries?within=soon", &[], None);
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_request"));
+    let (err, text) = tool(&s, "/mcp", "vault_expiries", json!({"dir": "Upkeep", "within": 20}));
+    assert!(!err && text.contains("lapsed 10 day(s) ago") && !text.contains("Far away"), "{text}");
+
+    // Frontmatter: exact membership over scalars and lists, from the files.
+    let f = s.call("GET", "/frontmatter?key=type&value=asset", &[], None).json();
+    let files: Vec<&str> =
+        f.as_array().unwrap().iter().map(|x| x["filename"].as_str().unwrap()).collect();
+    assert!(files.contains(&"Home/Boiler.md") && files.windows(2).all(|w| w[0] < w[1]));
+    let none = s.call("GET", "/frontmatter?key=type&value=asse", &[], None).json();
+    assert_eq!(none, json!([]));
+    let r = s.call("GET", "/frontmatter?key=type", &[], None);
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_request"));
+    let (err, text) = tool(
+        &s,
+        "/mcp",
+        "vault_frontmatter_query",
+        json!({"key": "type", "value": "asset", "dir": "Home"}),
+    );
+    assert!(!err && text.contains("Home/Boiler.md"), "{text}");
+}
