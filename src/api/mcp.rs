@@ -35,6 +35,8 @@ a unique last part is enough.
 `overwrite` is set, and vault_append can create with `create_if_missing`.
 - Do not edit index.md: it is generated. Fix a note's title or description instead.
 - Every write stamps the note's frontmatter `timestamp` itself; do not set it by hand.
+- For a review of the vault, vault_expiries lists what falls due (lapsed dates first), \
+vault_callouts the open todos and warnings, vault_maintenance broken links and other problems.
 - A refused call says why and what to do next; follow that advice instead of retrying as is.";
 
 /// The vault tools as an MCP server.

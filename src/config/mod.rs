@@ -927,6 +927,8 @@ mod tests {
             "rerank:",
             "index:",
             "watch:",
+            "maintenance:",
+            "callouts:",
             "server:",
         ] {
             assert!(
