@@ -641,12 +641,13 @@ mod tests {
         }
     }
 
-    /// A vault with the named fixtures in `.scripts/` and a few notes.
+    /// A vault with the named fixtures in `.scripts/` (and `vaultlib.py`, which they import)
+    /// and a few notes.
     fn vault(fixtures: &[&str]) -> TempDir {
         let dir = tempfile::tempdir().unwrap();
         let scripts = dir.path().join(SCRIPTS_DIR);
         fs::create_dir(&scripts).unwrap();
-        for name in fixtures {
+        for name in fixtures.iter().chain(&["vaultlib.py"]) {
             fs::copy(Path::new(FIXTURES).join(name), scripts.join(name)).unwrap();
         }
         fs::create_dir_all(dir.path().join("Home")).unwrap();
@@ -684,7 +685,6 @@ mod tests {
             "check_legacy.py",
             "check_slow.py",
             "check_sloppy.py",
-            "vaultlib.py",
         ]);
         let scripts = discover(v.path(), &settings());
         let checks: Vec<&str> = scripts.iter().map(|s| s.declaration.check.as_str()).collect();
@@ -891,7 +891,7 @@ mod tests {
 
     #[test]
     fn a_missing_interpreter_names_the_fix() {
-        let v = vault(&["check_tidy.py", "vaultlib.py"]);
+        let v = vault(&["check_tidy.py"]);
         let missing = ScriptSettings { python: "/nonexistent/python3".into(), ..settings() };
         let scripts = discover(v.path(), &missing);
         // Nothing can be described, so the check_* file is kept (as legacy) to carry the error.

@@ -355,3 +355,27 @@ fn parse_response(raw: &[u8]) -> Reply {
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
+
+/// An HTTP embedder at a closed port: every index build attempt fails and the next one waits
+/// a minute, so a server using it stays `building` with search refused.
+pub struct DeadEmbedder {
+    url: String,
+}
+
+impl DeadEmbedder {
+    pub fn at_a_closed_port() -> DeadEmbedder {
+        DeadEmbedder { url: format!("http://127.0.0.1:{}/v1", free_port()) }
+    }
+
+    /// The server environment that selects it.
+    pub fn env(&self) -> Vec<(&str, &str)> {
+        vec![
+            ("MDVAULT_EMBEDDING__BACKEND", "http"),
+            ("MDVAULT_EMBEDDING__URL", self.url.as_str()),
+            ("MDVAULT_EMBEDDING__MODEL", "m"),
+            ("MDVAULT_EMBEDDING__DIMS", "8"),
+            ("MDVAULT_EMBEDDING__MAX_ATTEMPTS", "1"),
+            ("MDVAULT_INDEX__BUILD_RETRY_SECONDS", "60"),
+        ]
+    }
+}

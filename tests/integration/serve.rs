@@ -466,17 +466,8 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
 #[test]
 fn search_waits_politely_while_the_index_cannot_be_built() {
     let v = TempVault::fixture();
-    // An HTTP embedder at a closed port: every build attempt fails and waits a minute.
-    let dead = format!("http://127.0.0.1:{}/v1", crate::common::free_port());
-    let env = [
-        ("MDVAULT_EMBEDDING__BACKEND", "http"),
-        ("MDVAULT_EMBEDDING__URL", dead.as_str()),
-        ("MDVAULT_EMBEDDING__MODEL", "m"),
-        ("MDVAULT_EMBEDDING__DIMS", "8"),
-        ("MDVAULT_EMBEDDING__MAX_ATTEMPTS", "1"),
-        ("MDVAULT_INDEX__BUILD_RETRY_SECONDS", "60"),
-    ];
-    let s = Server::spawn(&[spec("fixture", &v)], &env);
+    let dead = crate::common::DeadEmbedder::at_a_closed_port();
+    let s = Server::spawn(&[spec("fixture", &v)], &dead.env());
     s.wait_index_md();
     let r = s.call("GET", "/readyz", &[], None);
     assert_eq!(r.status, 503);

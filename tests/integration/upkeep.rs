@@ -107,16 +107,9 @@ fn index_md_follows_every_writer_and_is_left_alone_otherwise() {
 #[test]
 fn index_md_and_the_upkeep_routes_work_while_the_embedder_is_down() {
     let v = TempVault::fixture();
-    let dead = format!("http://127.0.0.1:{}/v1", crate::common::free_port());
-    let env = [
-        ("MDVAULT_EMBEDDING__BACKEND", "http"),
-        ("MDVAULT_EMBEDDING__URL", dead.as_str()),
-        ("MDVAULT_EMBEDDING__MODEL", "m"),
-        ("MDVAULT_EMBEDDING__DIMS", "8"),
-        ("MDVAULT_EMBEDDING__MAX_ATTEMPTS", "1"),
-        ("MDVAULT_INDEX__BUILD_RETRY_SECONDS", "60"),
-        ("MDVAULT_WATCH__DEBOUNCE_SECONDS", "0.2"),
-    ];
+    let dead = crate::common::DeadEmbedder::at_a_closed_port();
+    let mut env = dead.env();
+    env.push(("MDVAULT_WATCH__DEBOUNCE_SECONDS", "0.2"));
     let s = Server::spawn(&[spec(&v)], &env);
     s.wait_index_md();
     assert_eq!(s.call("GET", "/search?q=boiler", &[], None).status, 503);
