@@ -29,6 +29,9 @@ pub struct Engine {
     reranker: Option<Reranker>,
     readiness: Arc<Readiness>,
     index_md: IndexMds,
+    /// One maintenance run at a time: each runs every script of the vault, and a burst of
+    /// requests must not start a burst of interpreters.
+    maintenance_runs: std::sync::Mutex<()>,
 }
 
 /// Where the background build stands.
@@ -195,6 +198,7 @@ impl Engine {
             reranker,
             readiness: Arc::new(Readiness::new()),
             index_md: Arc::new(index_md),
+            maintenance_runs: std::sync::Mutex::new(()),
         })
     }
 
@@ -478,9 +482,11 @@ impl Engine {
         upkeep::Settings::from_config(&self.config)
     }
 
-    /// Runs every maintenance check of a vault (built-in and the vault's scripts).
+    /// Runs every maintenance check of a vault (built-in and the vault's scripts); a second
+    /// caller waits for the run in progress to finish.
     pub fn maintenance(&self, vault: Option<&str>) -> Result<Run> {
         let v = self.vaults.get(vault)?;
+        let _one = self.maintenance_runs.lock().unwrap_or_else(|p| p.into_inner());
         Ok(upkeep::maintenance(v, self.index.as_ref(), &self.upkeep_settings()))
     }
 

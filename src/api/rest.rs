@@ -756,7 +756,12 @@ pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
 }
 
 async fn readyz(State(app): State<App>) -> Response {
-    let (ready, body) = readiness(&app.engine, app.started.elapsed().as_secs_f64());
+    // The store query can wait on a sync's transaction: off the async workers.
+    let (engine, uptime) = (app.engine.clone(), app.started.elapsed().as_secs_f64());
+    let Ok((ready, body)) = tokio::task::spawn_blocking(move || readiness(&engine, uptime)).await
+    else {
+        return refusal(&Error::new(ErrorCode::InternalError, "the readiness check failed"));
+    };
     let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     (status, axum::Json(body)).into_response()
 }

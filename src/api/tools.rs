@@ -481,7 +481,12 @@ pub fn move_file(
         ));
     }
     let change = v.move_file(&a.source, &a.destination, a.update_links, expected)?;
-    Ok(refreshed(engine, change, &[&a.source]))
+    // The source as the vault spells it (`./Inbox/x.md` is `Inbox/x.md`), so the index and
+    // index.md find the entry to drop.
+    let from = crate::vault::path::normalize(&a.source)
+        .map(|parts| parts.join("/"))
+        .unwrap_or_else(|_| a.source.clone());
+    Ok(refreshed(engine, change, &[&from]))
 }
 
 /// Creates a folder and its parents.

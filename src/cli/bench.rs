@@ -3,8 +3,8 @@
 //! It prints, and never asserts: embedder throughput (optionally against sentence-transformers
 //! on the same texts and threads), indexing throughput with the local model, hybrid search
 //! latency at synthetic scale points with the query embedding included and excluded, warm
-//! start, edit-to-searchable time, peak memory, and PDF extraction throughput (text layer and
-//! OCR). Synthetic corpora are generated, indexed
+//! start, edit-to-searchable time, peak memory, PDF extraction throughput (text layer and
+//! OCR), and the upkeep passes (index.md, checks, callouts, expiries) over a synthetic vault. Synthetic corpora are generated, indexed
 //! with the model-free hashing embedder (embedding 100k real chunks would take hours; search
 //! costs the same whatever made the vectors), and deleted afterwards.
 
@@ -50,6 +50,13 @@ pub struct BenchArgs {
     /// Measure document extraction only (text and OCR pages/s, and any --pdf files).
     #[arg(long)]
     documents_only: bool,
+    /// Measure the upkeep features only (index.md, checks, callouts, expiries) on a synthetic
+    /// vault of `--upkeep-notes` notes, and on --real-vault (a copy of it) when given.
+    #[arg(long)]
+    upkeep_only: bool,
+    /// Notes in the synthetic vault the upkeep figures are measured on.
+    #[arg(long, default_value_t = 10_000)]
+    upkeep_notes: usize,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -245,6 +252,13 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
     };
     say(format!("machine: {threads} cores; model {}", local.model_id()));
 
+    if args.upkeep_only {
+        report.insert("upkeep".into(), upkeep(config, &args, &say)?);
+        if args.json {
+            print_json(&Value::Object(report));
+        }
+        return Ok(());
+    }
     report.insert("documents".into(), documents(config, &args, &say)?);
     if args.documents_only {
         if args.json {
@@ -473,8 +487,129 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         }));
     }
 
+    report.insert("upkeep".into(), upkeep(config, &args, &say)?);
     if args.json {
         print_json(&Value::Object(report));
+    }
+    Ok(())
+}
+
+/// The upkeep features over the files: index.md (first write, an unchanged pass, one edited
+/// note), the built-in maintenance checks, callouts and expiries, on a synthetic vault and,
+/// with `--real-vault`, on a copy of that vault (index.md writes into the vault).
+fn upkeep(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<Value, Failure> {
+    let io = |e: std::io::Error| fail(format!("cannot prepare the upkeep vault: {e}"));
+    let synthetic = tempfile::tempdir().map_err(io)?;
+    let mut corpus = Corpus::new();
+    write_vault(synthetic.path(), &mut corpus, args.upkeep_notes).map_err(io)?;
+    // Callouts and dates in one note of ten, so the scans have something to find.
+    for n in (0..args.upkeep_notes).step_by(10) {
+        let folder = if n < 10 {
+            synthetic.path().join("Area0")
+        } else {
+            synthetic.path().join(format!("Area{}", n % 50)).join(format!("Topic{}", (n / 50) % 20))
+        };
+        let path = folder.join(format!("Note {n}.md"));
+        let body = std::fs::read_to_string(&path).map_err(io)?;
+        let head = format!(
+            "---\ndescription: Note {n} of the synthetic vault.\nexpires:\n  - date: 2027-0{}-1{}\n    what: Renewal {n}\n---\n",
+            1 + n % 9,
+            n % 10
+        );
+        let tail = "\n> [!todo] Follow up\n> Call back about it.\n";
+        std::fs::write(&path, format!("{head}{body}{tail}")).map_err(io)?;
+    }
+    let mut out = serde_json::Map::new();
+    let mut vaults = vec![("synthetic".to_string(), synthetic.path().to_path_buf(), None)];
+    if let Some(real) = &args.real_vault {
+        let copy = tempfile::tempdir().map_err(io)?;
+        copy_tree(real, copy.path()).map_err(io)?;
+        vaults.push((real.display().to_string(), copy.path().to_path_buf(), Some(copy)));
+    }
+    for (label, root, _keep) in &vaults {
+        let vault = crate::vault::Vault::open("bench", root, &config.vault)?;
+        let generator = crate::upkeep::indexmd::IndexMd::new(&config.index.exclude_dirs);
+        let t = Instant::now();
+        generator.rebuild(&vault)?;
+        let first = ms(t.elapsed());
+        let notes = generator.status().entries;
+        let t = Instant::now();
+        generator.rebuild(&vault)?;
+        let unchanged = ms(t.elapsed());
+        // One edited note at a time, as the watcher hands them over: a description change
+        // (a rewrite of index.md) and a body change (nothing written).
+        let listed: Vec<String> = vault
+            .all_files()
+            .into_iter()
+            .filter(|p| crate::upkeep::indexmd::listed(p, &config.index.exclude_dirs))
+            .take(20)
+            .collect();
+        let (mut rewrite, mut untouched) = (Vec::new(), Vec::new());
+        for (i, rel) in listed.iter().enumerate() {
+            let abs = root.join(rel);
+            let text = std::fs::read_to_string(&abs).map_err(io)?;
+            std::fs::write(&abs, format!("---\ndescription: Edited {i}.\n---\n{text}"))
+                .map_err(io)?;
+            let t = Instant::now();
+            generator.refresh(&vault, std::slice::from_ref(rel))?;
+            rewrite.push(ms(t.elapsed()));
+            std::fs::write(&abs, format!("---\ndescription: Edited {i}.\n---\n{text}\nMore.\n"))
+                .map_err(io)?;
+            let t = Instant::now();
+            generator.refresh(&vault, std::slice::from_ref(rel))?;
+            untouched.push(ms(t.elapsed()));
+        }
+        rewrite.sort_by(f64::total_cmp);
+        untouched.sort_by(f64::total_cmp);
+        let settings = crate::upkeep::Settings::from_config(config);
+        let docs = crate::cli::notes::LazyDocuments::new(config);
+        let t = Instant::now();
+        let run = crate::upkeep::maintenance(&vault, &docs, &settings);
+        let checks = ms(t.elapsed());
+        let t = Instant::now();
+        let callouts = crate::upkeep::callouts(&vault, "", &settings)?;
+        let callouts_ms = ms(t.elapsed());
+        let t = Instant::now();
+        let today = chrono::Local::now().date_naive();
+        let dates = crate::upkeep::expiries(&vault, "", today, &Default::default())?;
+        let expiries_ms = ms(t.elapsed());
+        let summary = run.summary();
+        say(format!(
+            "upkeep, {label} ({notes} notes): index.md first write {first:.0} ms, unchanged pass {unchanged:.0} ms, one edited note p50 {:.1} ms (rewritten) / {:.1} ms (body only, not written); checks {checks:.0} ms ({} findings); callouts {callouts_ms:.0} ms ({} open); expiries {expiries_ms:.0} ms ({} dates)",
+            percentile(&rewrite, 0.5),
+            percentile(&untouched, 0.5),
+            summary.errors + summary.warnings + summary.infos,
+            callouts.callouts.len(),
+            dates.entries.len()
+        ));
+        out.insert(
+            label.clone(),
+            json!({
+                "notes": notes,
+                "index_md_first_ms": first,
+                "index_md_unchanged_ms": unchanged,
+                "index_md_edit_p50_ms": percentile(&rewrite, 0.5),
+                "index_md_body_edit_p50_ms": percentile(&untouched, 0.5),
+                "checks_ms": checks,
+                "findings": summary.errors + summary.warnings + summary.infos,
+                "callouts_ms": callouts_ms,
+                "expiries_ms": expiries_ms,
+            }),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in walkdir::WalkDir::new(from).follow_links(false) {
+        let entry = entry.map_err(std::io::Error::other)?;
+        let Ok(rel) = entry.path().strip_prefix(from) else { continue };
+        let target = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target)?;
+        } else if entry.file_type().is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
     }
     Ok(())
 }

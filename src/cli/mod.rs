@@ -5,7 +5,7 @@
 //! or configuration problem exits 2. This module owns clap; nothing below it knows clap exists.
 
 mod bench;
-mod notes;
+pub(crate) mod notes;
 mod search;
 mod upkeep;
 

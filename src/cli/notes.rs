@@ -291,14 +291,14 @@ fn confirm(change: crate::vault::Change, json: bool) {
 }
 
 /// The extraction cache, opened the first time a document is read.
-pub(super) struct LazyDocuments<'a> {
+pub(crate) struct LazyDocuments<'a> {
     config: &'a Config,
     opened: OnceCell<(Store, Extractions)>,
 }
 
 impl<'a> LazyDocuments<'a> {
     /// Opens nothing until a document is read.
-    pub(super) fn new(config: &'a Config) -> LazyDocuments<'a> {
+    pub(crate) fn new(config: &'a Config) -> LazyDocuments<'a> {
         LazyDocuments { config, opened: OnceCell::new() }
     }
 }

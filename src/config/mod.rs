@@ -544,8 +544,13 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
             .unwrap_or_else(|| "python3".to_string()),
         timeout_seconds: m.timeout_seconds.unwrap_or(120.0),
     };
-    if maintenance.timeout_seconds.is_nan() || maintenance.timeout_seconds <= 0.0 {
-        return Err(err("maintenance.timeout_seconds must be more than 0"));
+    if !(maintenance.timeout_seconds > 0.0 && maintenance.timeout_seconds <= 86_400.0) {
+        return Err(err(
+            "maintenance.timeout_seconds must be more than 0 and at most 86400 (a day)",
+        ));
+    }
+    if !(index.reconcile_seconds >= 0.0 && index.reconcile_seconds <= 31_536_000.0) {
+        return Err(err("index.reconcile_seconds must be between 0 (off) and 31536000 (a year)"));
     }
     let callouts = CalloutSettings {
         open_types: match raw.callouts.open_types {

@@ -34,8 +34,8 @@ pub const INDEX_MD: &str = "index.md";
 const MARKER_KEY: &str = "generator";
 const MARKER: &str = "mdvault";
 
-/// The page's first line; an existing file that starts with it (after its frontmatter) is
-/// also taken as generated, so a vault moving from the predecessor keeps its index.
+/// The page's first line; with an `okf_version` key it also marks the predecessor's page, so
+/// a vault moving from it keeps its index.
 const TITLE_LINE: &str = "# Vault Index";
 
 /// A description longer than this is cut at a word boundary.
@@ -248,6 +248,10 @@ struct State {
     /// them to a partial list would publish a truncated page.
     entries: Option<BTreeMap<String, Entry>>,
     error: Option<String>,
+    /// Full scans in progress. They read the notes without holding the lock (a large vault
+    /// takes a second), so paths refreshed meanwhile are noted and re-read once the scan lands.
+    scanning: usize,
+    touched: BTreeSet<String>,
 }
 
 /// The generator for one vault.
@@ -266,10 +270,26 @@ impl IndexMd {
         }
     }
 
-    /// Scans every note from disk and writes the page if its body changed.
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Scans every note from disk and writes the page if its body changed. The scan runs
+    /// without the lock, so status reports and per-note refreshes never wait for it.
     pub fn rebuild(&self, vault: &Vault) -> Result<Outcome> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let result = self.scan(vault).and_then(|entries| {
+        self.lock().scanning += 1;
+        let scanned = self.scan(vault);
+        let mut state = self.lock();
+        state.scanning -= 1;
+        let touched: Vec<String> = if state.scanning == 0 {
+            std::mem::take(&mut state.touched).into_iter().collect()
+        } else {
+            state.touched.iter().cloned().collect()
+        };
+        let result = scanned.and_then(|mut entries| {
+            for path in &touched {
+                self.apply(vault, &mut entries, path);
+            }
             let outcome = self.publish(vault, &entries);
             state.entries = Some(entries);
             outcome
@@ -278,51 +298,95 @@ impl IndexMd {
         result
     }
 
-    /// Re-reads the notes at `paths` (a folder path re-reads everything) and writes the page
-    /// if what it shows changed. Before the first successful scan this is a full rebuild.
+    /// Re-reads the notes at `paths` and writes the page if what it shows changed. A folder
+    /// path re-reads the notes beneath it (or drops them, when it is gone). Before the first
+    /// successful scan this is a full rebuild.
     pub fn refresh(&self, vault: &Vault, paths: &[String]) -> Result<Outcome> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self.lock();
+        if state.scanning > 0 {
+            state.touched.extend(paths.iter().cloned());
+        }
+        // A page whose last write failed is written again at the next chance.
+        let mut changed = state.error.is_some();
         let Some(entries) = state.entries.as_mut() else {
+            if state.scanning > 0 {
+                return Ok(Outcome::Unchanged);
+            }
             drop(state);
             return self.rebuild(vault);
         };
-        let mut changed = false;
-        let mut full = false;
         for path in paths {
-            if path.eq_ignore_ascii_case(INDEX_MD) {
-                // Someone edited the page itself: compare it with what it should say.
-                changed = true;
-            } else if !path.to_ascii_lowercase().ends_with(".md") {
-                // A folder came, went or was renamed; its notes arrive as paths too, but a
-                // removed folder's do not, and a series may have appeared.
-                full |= vault.root().join(path).is_dir() || !vault.root().join(path).exists();
-            } else {
-                let now = self.read_entry(vault, path);
-                let before = entries.get(path);
-                if now.as_ref() != before {
-                    changed = true;
-                    match now {
-                        Some(e) => entries.insert(path.clone(), e),
-                        None => entries.remove(path),
-                    };
-                }
-            }
-        }
-        if full {
-            drop(state);
-            return self.rebuild(vault);
+            changed |= self.apply(vault, entries, path);
         }
         if !changed {
             return Ok(Outcome::Unchanged);
         }
-        let result = self.publish(vault, entries);
+        let entries = state.entries.take().unwrap_or_default();
+        let result = self.publish(vault, &entries);
+        state.entries = Some(entries);
         state.error = result.as_ref().err().map(|e| e.to_string());
         result
     }
 
+    /// Brings `entries` in line with `path` on disk; true when what the page shows may change.
+    fn apply(&self, vault: &Vault, entries: &mut BTreeMap<String, Entry>, path: &str) -> bool {
+        if path.eq_ignore_ascii_case(INDEX_MD) {
+            // Someone edited the page itself: compare it with what it should say.
+            return true;
+        }
+        let series = self.exclude.iter().any(|d| d.eq_ignore_ascii_case(path));
+        if path.to_ascii_lowercase().ends_with(".md") && !vault.root().join(path).is_dir() {
+            let now = self.read_entry(vault, path);
+            if now.as_ref() == entries.get(path) {
+                return false;
+            }
+            match now {
+                Some(e) => entries.insert(path.to_string(), e),
+                None => entries.remove(path),
+            };
+            return true;
+        }
+        // A folder (or a file that is not a note): drop what was listed beneath it, then
+        // re-read what is there now. A removed or renamed folder's notes send no events.
+        let prefix = format!("{path}/");
+        let before: Vec<String> = entries
+            .range(prefix.clone()..)
+            .map(|(k, _)| k.clone())
+            .take_while(|k| k.starts_with(&prefix))
+            .collect();
+        let mut changed = series;
+        let mut now: BTreeMap<String, Entry> = BTreeMap::new();
+        let abs = vault.root().join(path);
+        if abs.is_dir() {
+            for item in walkdir::WalkDir::new(&abs).follow_links(false).into_iter().flatten() {
+                if !item.file_type().is_file() {
+                    continue;
+                }
+                let Ok(rel) = item.path().strip_prefix(vault.root()) else { continue };
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                if let Some(e) = self.read_entry(vault, &rel) {
+                    now.insert(rel, e);
+                }
+            }
+        }
+        for key in before {
+            if !now.contains_key(&key) {
+                entries.remove(&key);
+                changed = true;
+            }
+        }
+        for (key, e) in now {
+            if entries.get(&key) != Some(&e) {
+                entries.insert(key, e);
+                changed = true;
+            }
+        }
+        changed
+    }
+
     /// Whether the generator is healthy and how many notes it lists.
     pub fn status(&self) -> Status {
-        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let state = self.lock();
         Status {
             ok: state.error.is_none(),
             scanned: state.entries.is_some(),
@@ -331,21 +395,36 @@ impl IndexMd {
         }
     }
 
+    /// Every listed note. Any error while walking fails the scan: a page missing a folder's
+    /// notes would be published as if they were gone (stale beats truncated).
     fn scan(&self, vault: &Vault) -> Result<BTreeMap<String, Entry>> {
         let root = vault.root();
-        if !root.is_dir() {
-            return Err(Error::new(
+        let failed = |e: &dyn std::fmt::Display| {
+            Error::new(
                 ErrorCode::InternalError,
-                format!(
-                    "the vault folder {} cannot be read; index.md was left as it is",
-                    root.display()
-                ),
-            ));
+                format!("the vault could not be read ({e}); index.md was left as it is"),
+            )
+        };
+        if !root.is_dir() {
+            return Err(failed(&"the vault folder is missing"));
         }
+        let walker =
+            walkdir::WalkDir::new(root).follow_links(false).min_depth(1).into_iter().filter_entry(
+                |e| {
+                    let name = e.file_name().to_string_lossy();
+                    !name.starts_with('.') && !name.eq_ignore_ascii_case("node_modules")
+                },
+            );
         let mut entries = BTreeMap::new();
-        for path in vault.all_files() {
-            if let Some(e) = self.read_entry(vault, &path) {
-                entries.insert(path, e);
+        for item in walker {
+            let item = item.map_err(|e| failed(&e))?;
+            if !item.file_type().is_file() {
+                continue;
+            }
+            let Ok(rel) = item.path().strip_prefix(root) else { continue };
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            if let Some(e) = self.read_entry(vault, &rel) {
+                entries.insert(rel, e);
             }
         }
         Ok(entries)
@@ -413,6 +492,14 @@ impl IndexMd {
                 if frontmatter::split(&current).1 == body {
                     return Ok(Outcome::Unchanged);
                 }
+                if entries.is_empty() && current.contains("\n- [") {
+                    return Err(Error::new(
+                        ErrorCode::InternalError,
+                        "the vault shows no notes at all while index.md lists some (an unmounted \
+                         folder?), so index.md was left as it is; if the vault was emptied on \
+                         purpose, delete index.md",
+                    ));
+                }
             }
             Err(_) => {}
         }
@@ -424,10 +511,16 @@ impl IndexMd {
     }
 }
 
-/// True for an `index.md` this generator (or its predecessor) wrote.
-fn generated(text: &str) -> bool {
+/// True for an `index.md` this generator wrote (its `generator: mdvault` marker), or its
+/// predecessor did (an `okf_version` key and the same title line).
+pub fn generated(text: &str) -> bool {
     fmquery::values(text, MARKER_KEY).is_some_and(|v| v.iter().any(|s| s == MARKER))
-        || frontmatter::split(text).1.lines().next().is_some_and(|l| l.trim_end() == TITLE_LINE)
+        || (fmquery::values(text, "okf_version").is_some()
+            && frontmatter::split(text)
+                .1
+                .lines()
+                .next()
+                .is_some_and(|l| l.trim_end() == TITLE_LINE))
 }
 
 #[cfg(test)]
@@ -527,6 +620,7 @@ mod tests {
     fn an_index_counts_as_generated_by_marker_or_title() {
         assert!(generated(&document("# Vault Index\n", "t")));
         assert!(generated("---\nokf_version: \"0.1\"\n---\n\n# Vault Index\n\nx"));
+        assert!(!generated("# Vault Index\n\nMy own, by coincidence.\n"));
         assert!(!generated("# My own index\n"));
         assert!(!generated("---\ntitle: Index\n---\nHand written.\n"));
     }
@@ -576,6 +670,48 @@ mod tests {
         assert_eq!(generator.refresh(&v, &["index.md".into()]).unwrap(), Outcome::Written);
         assert!(std::fs::read_to_string(root.join("index.md")).unwrap().contains("- [B](B.md)"));
         assert_eq!(generator.status(), Status { ok: true, scanned: true, entries: 1, error: None });
+    }
+
+    #[test]
+    fn folders_renamed_or_removed_take_their_notes_along() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("Old/Deep")).unwrap();
+        std::fs::write(root.join("Old/a.md"), "").unwrap();
+        std::fs::write(root.join("Old/Deep/b.md"), "").unwrap();
+        std::fs::write(root.join("Keep.md"), "").unwrap();
+        let v = vault(root);
+        let generator = IndexMd::new(&[]);
+        generator.rebuild(&v).unwrap();
+        std::fs::rename(root.join("Old"), root.join("New")).unwrap();
+        // The watcher reports the two folder paths (and the new files, which are optional).
+        let paths = ["Old".to_string(), "New".to_string()];
+        assert_eq!(generator.refresh(&v, &paths).unwrap(), Outcome::Written);
+        let text = std::fs::read_to_string(root.join("index.md")).unwrap();
+        assert!(text.contains("(New/a.md)") && text.contains("(New/Deep/b.md)"), "{text}");
+        assert!(!text.contains("Old/"), "{text}");
+        std::fs::remove_dir_all(root.join("New")).unwrap();
+        assert_eq!(generator.refresh(&v, &["New".into()]).unwrap(), Outcome::Written);
+        assert_eq!(generator.status().entries, 1);
+        // A document or attachment changing is no reason to write.
+        std::fs::write(root.join("photo.png"), "x").unwrap();
+        assert_eq!(generator.refresh(&v, &["photo.png".into()]).unwrap(), Outcome::Unchanged);
+    }
+
+    #[test]
+    fn an_emptied_vault_does_not_empty_a_listing_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("n.md"), "").unwrap();
+        let v = vault(root);
+        let generator = IndexMd::new(&[]);
+        generator.rebuild(&v).unwrap();
+        let before = std::fs::read(root.join("index.md")).unwrap();
+        std::fs::remove_file(root.join("n.md")).unwrap();
+        let err = generator.rebuild(&v).unwrap_err();
+        assert!(err.message().contains("unmounted"), "{err}");
+        assert_eq!(std::fs::read(root.join("index.md")).unwrap(), before);
+        assert!(!generator.status().ok);
     }
 
     #[test]

@@ -52,7 +52,7 @@ impl Settings {
 }
 
 /// The notes under `dir` (vault-relative; `""` for all) with their text, sorted by path: every
-/// `.md` outside hidden folders and `node_modules`, except the generated root `index.md`. A
+/// `.md` outside hidden folders and `node_modules`, except a generated root `index.md`. A
 /// note that is not UTF-8 is read lossily; one that cannot be read is skipped.
 pub fn notes(vault: &Vault, dir: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -61,13 +61,19 @@ pub fn notes(vault: &Vault, dir: &str) -> Vec<(String, String)> {
             continue;
         }
         if !path.to_ascii_lowercase().ends_with(".md")
-            || path.eq_ignore_ascii_case(indexmd::INDEX_MD)
             || path.split('/').any(|p| p.eq_ignore_ascii_case("node_modules"))
         {
             continue;
         }
         match fs::read(&vault.root().join(&path)) {
-            Ok(bytes) => out.push((path, String::from_utf8_lossy(&bytes).into_owned())),
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                // The generated page only repeats the notes; a hand-written one is a note.
+                if path.eq_ignore_ascii_case(indexmd::INDEX_MD) && indexmd::generated(&text) {
+                    continue;
+                }
+                out.push((path, text));
+            }
             Err(e) => tracing::warn!("upkeep: cannot read {path}: {e}"),
         }
     }
@@ -99,7 +105,7 @@ pub fn checks(vault: &Vault, settings: &Settings) -> Vec<CheckInfo> {
             problem: None,
         })
         .collect();
-    for s in scripts::discover(vault.root(), &settings.scripts) {
+    for s in discover(vault, settings) {
         out.push(CheckInfo {
             declaration: s.declaration.clone(),
             source: Source::Script { script: s.script.clone() },
@@ -114,6 +120,24 @@ pub fn checks(vault: &Vault, settings: &Settings) -> Vec<CheckInfo> {
     out
 }
 
+/// The vault's scripts, with a declaration that takes a built-in check's name marked as a
+/// problem (one name, one meaning: two `links` checks in one run could not be told apart).
+fn discover(vault: &Vault, settings: &Settings) -> Vec<scripts::Script> {
+    let builtin: Vec<String> = builtin::declarations().into_iter().map(|d| d.check).collect();
+    let mut found = scripts::discover(vault.root(), &settings.scripts);
+    for s in found.iter_mut().filter(|s| !s.legacy && builtin.contains(&s.declaration.check)) {
+        let clash = format!(
+            "`{}` is the name of one of mdvault's built-in checks; declare another name",
+            s.declaration.check
+        );
+        s.describe_problem = Some(match s.describe_problem.take() {
+            Some(earlier) => format!("{earlier}; {clash}"),
+            None => clash,
+        });
+    }
+    found
+}
+
 /// Runs every check: the built-in ones over the notes, then the vault's scripts, one after
 /// another, in declared order. Findings never make this fail.
 pub fn maintenance(vault: &Vault, docs: &dyn DocumentText, settings: &Settings) -> Run {
@@ -122,7 +146,7 @@ pub fn maintenance(vault: &Vault, docs: &dyn DocumentText, settings: &Settings) 
     let all = notes(vault, "");
     let mut runs = builtin::run_all(vault, &all, docs);
     drop(all);
-    for s in scripts::discover(vault.root(), &settings.scripts) {
+    for s in discover(vault, settings) {
         runs.push(scripts::run(vault.root(), &s, &settings.scripts));
     }
     runs.sort_by(|a, b| {

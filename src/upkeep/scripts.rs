@@ -22,7 +22,7 @@
 //! - stdin is null; stdout and stderr are drained on their own threads, so a chatty script
 //!   cannot deadlock on a full pipe. stdout is kept up to 16 MiB and stderr's last 64 KiB.
 //! - Each script runs in its own process group. At the timeout the whole group is killed
-//!   (`kill -s KILL -- -<pgid>`), so a script's own children die with it; if a script exits
+//!   (`SIGKILL` to `-<pgid>`), so a script's own children die with it; if a script exits
 //!   while a child it started still holds its output open, the group is killed after a short
 //!   grace. A grandchild that moved itself to another process group can survive; its output is
 //!   then abandoned rather than waited for.
@@ -309,12 +309,20 @@ fn classify(result: &mut CheckRun, legacy: bool, status: ExitStatus, stdout: &st
             };
             result.problems = problems;
         }
-        Err(NotFindings) if code == 2 || (code != 0 && stdout.trim().is_empty()) => {
+        // A script that declared the contract and then printed no envelope is never shown
+        // as legacy (which cannot fail a run): a non-zero exit is a crash, a zero exit a
+        // broken promise.
+        Err(NotFindings) if code != 0 => {
             result.error = Some(with_last_line(format!("exited with status {code}"), stderr));
             result.output = tail(stderr);
         }
         Err(NotFindings) => {
-            result.status = Status::Legacy;
+            result.status = Status::Invalid;
+            result.problems.push(
+                "it declared the findings contract but its --json output is not a findings \
+                 envelope (a JSON object with a findings list)"
+                    .to_string(),
+            );
             result.output = Some(combined(stdout, stderr));
         }
     }
@@ -487,18 +495,16 @@ fn launch_failure(python: &str, e: &io::Error) -> String {
     )
 }
 
-/// Kills the child's whole process group (it leads its own, see `process_group(0)`), falling
-/// back to killing just the child if the `kill` tool is unavailable.
+/// Kills the child's whole process group (it leads its own, see `process_group(0)`), and the
+/// child itself should the group signal fail.
 fn kill_group(child: &mut Child) {
-    let group = format!("-{}", child.id());
-    let killed = Command::new("kill")
-        .args(["-s", "KILL", "--", &group])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !killed {
+    let Ok(group) = libc::pid_t::try_from(child.id()) else {
+        let _ = child.kill();
+        return;
+    };
+    // SAFETY: kill(2) with a negative pid signals that process group; it touches no memory.
+    let sent = unsafe { libc::kill(-group, libc::SIGKILL) } == 0;
+    if !sent {
         let _ = child.kill();
     }
 }
@@ -798,6 +804,18 @@ mod tests {
     }
 
     #[test]
+    fn a_declared_check_that_prints_and_then_crashes_could_not_run() {
+        let v = vault(&[]);
+        let body = "    print('scanning the vault...', flush=True)\n    raise RuntimeError('boom')";
+        write_script(&v, "check_half.py", &contract_script("half", body));
+        let scripts = discover(v.path(), &settings());
+        let r = run(v.path(), &scripts[0], &settings());
+        assert_eq!(r.status, Status::CouldNotRun, "{r:#?}");
+        assert_eq!(r.exit_code, Some(1));
+        assert!(r.output.as_deref().unwrap().contains("boom"), "{r:#?}");
+    }
+
+    #[test]
     fn a_legacy_script_is_shown_as_printed() {
         let v = vault(&["check_legacy.py"]);
         let scripts = discover(v.path(), &settings());
@@ -872,8 +890,10 @@ mod tests {
         assert_eq!(scripts.len(), 1);
         assert!(!scripts[0].legacy);
         let r = run(v.path(), &scripts[0], &direct);
-        // Not a findings document, exit 0: carried through as text.
-        assert_eq!(r.status, Status::Legacy, "{r:#?}");
+        // Not a findings document, exit 0: a declared check that broke its promise, with its
+        // output carried through for the reader.
+        assert_eq!(r.status, Status::Invalid, "{r:#?}");
+        assert!(r.problems[0].contains("not a findings envelope"), "{:?}", r.problems);
         let seen: serde_json::Value = serde_json::from_str(r.output.as_deref().unwrap()).unwrap();
         let allowed = ["PATH", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "LC_CTYPE"];
         let env: Vec<&str> =

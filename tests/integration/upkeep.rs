@@ -131,6 +131,19 @@ fn index_md_and_the_upkeep_routes_work_while_the_embedder_is_down() {
 }
 
 #[test]
+fn with_index_md_off_the_vault_gets_no_page() {
+    let v = TempVault::fixture();
+    let env = [FAST, &[("MDVAULT_INDEX__INDEX_MD", "false")]].concat();
+    let s = Server::start(&[spec(&v)], &env);
+    let r = s.call("PUT", "/vault/Inbox/New.md", &[], Some(b"# New\n"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(!v.root().join("index.md").exists());
+    let ready = s.call("GET", "/readyz", &[], None).json();
+    assert_eq!(ready["index_md"], json!({"enabled": false, "vaults": []}));
+}
+
+#[test]
 fn a_hand_written_index_md_is_never_overwritten() {
     let v = TempVault::fixture();
     v.write("index.md", "# My own start page\n");
