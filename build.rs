@@ -12,8 +12,13 @@ fn main() {
     let revision = match head.strip_prefix("ref: ") {
         None => Some(head.to_string()),
         Some(r) => {
-            println!("cargo:rerun-if-changed=.git/{r}");
-            println!("cargo:rerun-if-changed=.git/packed-refs");
+            // Watching a file that does not exist makes cargo rerun this script, and rebuild
+            // the crate, on every build; so only the files that are there are watched.
+            for watched in [format!(".git/{r}"), ".git/packed-refs".to_string()] {
+                if Path::new(&watched).exists() {
+                    println!("cargo:rerun-if-changed={watched}");
+                }
+            }
             fs::read_to_string(git.join(r)).ok().map(|s| s.trim().to_string()).or_else(|| {
                 fs::read_to_string(git.join("packed-refs")).ok().and_then(|p| {
                     p.lines()

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the main job: builds the release binary, installs the default
 # embedding model, writes an example config and an API key on first run, then serves $VAULT (or
-# the bundled fixture vault) over REST and MCP on $MDVAULT_LISTEN (default 127.0.0.1:8080),
-# indexing it in the background and following its changes.
+# a copy of the bundled fixture vault) over REST and MCP on $MDVAULT_LISTEN (default
+# 127.0.0.1:8080), indexing it in the background and following its changes.
 # Re-running it is fast: nothing is downloaded again and unchanged notes are not re-indexed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-vault="${VAULT:-tests/fixtures/vault}"
 data_dir="${MDVAULT_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mdvault}"
+if [ -n "${VAULT:-}" ]; then
+  vault="$VAULT"
+else
+  # The server writes (a generated index.md, and whatever a client edits), so it serves a copy
+  # of the bundled vault, made once beside the data directory, never the test fixture itself.
+  vault="${XDG_DATA_HOME:-$HOME/.local/share}/mdvault-example-vault"
+  if [ ! -d "$vault" ]; then
+    mkdir -p "$vault"
+    cp -R tests/fixtures/vault/. "$vault/"
+    echo "copied the example vault to $vault"
+  fi
+fi
 config_dir="${XDG_CONFIG_HOME:-$HOME/.config}/mdvault"
 
 ./scripts/fetch-model.sh "$data_dir"
