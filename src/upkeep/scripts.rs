@@ -126,6 +126,7 @@ pub fn discover(root: &Path, settings: &ScriptSettings) -> Vec<Script> {
                 let result = handle.join().unwrap_or_else(|_| Described {
                     declaration: Err("asking --describe failed inside mdvault".to_string()),
                     printed_json: false,
+                    unanswered: true,
                 });
                 described.push((name.clone(), result));
             }
@@ -140,11 +141,13 @@ pub fn discover(root: &Path, settings: &ScriptSettings) -> Vec<Script> {
                 scripts.push(Script { script, declaration, legacy: false, describe_problem: None })
             }
             Err(why) if name.starts_with("check_") => {
-                tracing::debug!(script, why, "kept as a legacy check");
+                // One that never answered is run as a contract check all the same (with
+                // `--json`, its problem listed): as legacy its error findings would be lost.
+                tracing::debug!(script, why, "kept as a check without a declaration");
                 scripts.push(Script {
                     script,
                     declaration: legacy_declaration(&name),
-                    legacy: true,
+                    legacy: !d.unanswered,
                     describe_problem: Some(why),
                 });
             }
@@ -333,6 +336,9 @@ struct Described {
     declaration: Result<Declaration, String>,
     /// Whether stdout looked like a JSON object, i.e. the script tried to declare something.
     printed_json: bool,
+    /// It never answered (timed out, or could not be started): it may well be a contract
+    /// check on a busy machine.
+    unanswered: bool,
 }
 
 /// Asks `.scripts/<name>` for its declaration, within the describe timeout.
@@ -356,7 +362,8 @@ fn describe(root: &Path, name: &str, settings: &ScriptSettings) -> Described {
     };
     let printed_json =
         matches!(&outcome, Outcome::Exited { stdout, .. } if stdout.trim_start().starts_with('{'));
-    Described { declaration, printed_json }
+    let unanswered = matches!(&outcome, Outcome::Failed(_) | Outcome::TimedOut { .. });
+    Described { declaration, printed_json, unanswered }
 }
 
 /// File names of the candidate scripts, sorted: regular files (not symlinks) ending in `.py`
@@ -816,6 +823,30 @@ mod tests {
     }
 
     #[test]
+    fn a_check_too_slow_to_describe_itself_still_runs_with_json() {
+        let v = vault(&[]);
+        write_script(
+            &v,
+            "check_sleepy.py",
+            "import json, sys, time\n\
+             D = {'schema': 2, 'check': 'sleepy', 'title': 'S', 'description': 'd', 'order': 1}\n\
+             if '--describe' in sys.argv:\n\
+             \x20   time.sleep(5); print(json.dumps(D)); sys.exit(0)\n\
+             f = {'id': 'x', 'severity': 'error', 'code': 'boom', 'message': 'm'}\n\
+             print(json.dumps(dict(D, findings=[f]))); sys.exit(1)\n",
+        );
+        let quick = ScriptSettings { describe_timeout: Duration::from_millis(500), ..settings() };
+        let scripts = discover(v.path(), &quick);
+        assert_eq!(scripts.len(), 1);
+        assert!(!scripts[0].legacy, "{:?}", scripts[0]);
+        assert!(scripts[0].describe_problem.as_deref().unwrap().contains("took longer"));
+        let r = run(v.path(), &scripts[0], &quick);
+        // Its error finding is not lost to a legacy text block.
+        assert_eq!(r.status, Status::Invalid, "{r:#?}");
+        assert_eq!(r.counts.error, 1);
+    }
+
+    #[test]
     fn a_legacy_script_is_shown_as_printed() {
         let v = vault(&["check_legacy.py"]);
         let scripts = discover(v.path(), &settings());
@@ -914,9 +945,10 @@ mod tests {
         let v = vault(&["check_tidy.py"]);
         let missing = ScriptSettings { python: "/nonexistent/python3".into(), ..settings() };
         let scripts = discover(v.path(), &missing);
-        // Nothing can be described, so the check_* file is kept (as legacy) to carry the error.
+        // Nothing can be described, so the check_* file is kept (as a check that never
+        // answered) to carry the error.
         assert_eq!(scripts.len(), 1);
-        assert!(scripts[0].legacy);
+        assert!(!scripts[0].legacy);
         let r = run(v.path(), &scripts[0], &missing);
         assert_eq!(r.status, Status::CouldNotRun);
         let error = r.error.unwrap();
@@ -1029,7 +1061,7 @@ mod tests {
         let scripts = discover(v.path(), &quick);
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(scripts.len(), 1);
-        assert!(scripts[0].legacy);
+        assert!(!scripts[0].legacy, "a check that never answered is not taken for legacy");
         assert_eq!(
             scripts[0].describe_problem.as_deref(),
             Some("--describe took longer than 1 s and was stopped")
