@@ -10,6 +10,7 @@
 //!
 //! Search performs no writes and reaches the network only through the embedder and reranker.
 
+pub mod eval;
 pub mod fusion;
 pub mod rerank;
 pub mod select;

@@ -1,0 +1,574 @@
+//! Relevance evaluation: query sets with judgments, and the scores a ranked list earns.
+//!
+//! Three query-set formats are read:
+//! - the first predecessor's JSON: `{"queries": [{"q", "arm", "expect": [paths], "never":
+//!   [paths], "why"}]}` (a bare list too); a hit is an expected path, exactly;
+//! - the second predecessor's JSONL: one `{"query", "gold": [path substrings]}` per line; a hit is
+//!   a path containing one of the substrings;
+//! - a BEIR folder (`corpus.jsonl`, `queries.jsonl`, `qrels/test.tsv`): judged documents become
+//!   the notes `<shard>/<id>.md` of a vault the caller writes with [`write_beir_vault`].
+//!
+//! Scores are per note, not per passage: a ranked list of result paths is reduced to the first
+//! occurrence of each path, and hit@n, MRR@10, nDCG@10 (graded when the judgments are) and
+//! recall are taken over that. The per-note crowding and `never` leaks are read from the raw
+//! list. This module runs no search and knows no surface; the `eval` command drives it.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// Which arm a predecessor query was written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arm {
+    /// An exact token only the lexical arm is sure to find.
+    Lexical,
+    /// A paraphrase only the dense arm can answer.
+    Dense,
+    /// Either arm should find it.
+    Either,
+    /// Nothing should be found (an unanswerable question); never scored for hits.
+    Threshold,
+}
+
+impl Arm {
+    fn parse(s: &str) -> Option<Arm> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "lexical" => Some(Arm::Lexical),
+            "dense" => Some(Arm::Dense),
+            "" | "either" | "hybrid" => Some(Arm::Either),
+            "threshold" | "none" | "unanswerable" => Some(Arm::Threshold),
+            _ => None,
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arm::Lexical => "lexical",
+            Arm::Dense => "dense",
+            Arm::Either => "either",
+            Arm::Threshold => "threshold",
+        }
+    }
+}
+
+/// How a result path is matched against the judgments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Relevant {
+    /// Exact vault paths, all equally relevant.
+    Paths(Vec<String>),
+    /// Path substrings, any of which makes a path relevant.
+    Substrings(Vec<String>),
+    /// Exact paths with graded relevance (BEIR qrels).
+    Graded(BTreeMap<String, f64>),
+}
+
+impl Relevant {
+    /// The gain of a result path; 0 when it is not relevant.
+    fn gain(&self, path: &str) -> f64 {
+        match self {
+            Relevant::Paths(p) => f64::from(u8::from(p.iter().any(|x| x == path))),
+            Relevant::Substrings(s) => {
+                f64::from(u8::from(s.iter().any(|x| path.contains(x.as_str()))))
+            }
+            Relevant::Graded(g) => g.get(path).copied().unwrap_or(0.0),
+        }
+    }
+
+    /// How many relevant notes there are (for recall); substrings count one each.
+    fn count(&self) -> usize {
+        match self {
+            Relevant::Paths(p) => p.len(),
+            Relevant::Substrings(s) => s.len(),
+            Relevant::Graded(g) => g.values().filter(|v| **v > 0.0).count(),
+        }
+    }
+
+    /// The gains of an ideal ranking, best first.
+    fn ideal(&self) -> Vec<f64> {
+        let mut gains: Vec<f64> = match self {
+            Relevant::Paths(p) => vec![1.0; p.len()],
+            Relevant::Substrings(s) => vec![1.0; s.len()],
+            Relevant::Graded(g) => g.values().copied().filter(|v| *v > 0.0).collect(),
+        };
+        gains.sort_by(|a, b| b.total_cmp(a));
+        gains
+    }
+
+    fn is_empty(&self) -> bool {
+        self.count() == 0
+    }
+}
+
+/// One judged query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalQuery {
+    /// A stable id (the BEIR id, or the query text).
+    pub id: String,
+    /// The query text.
+    pub text: String,
+    /// The arm it was written for.
+    pub arm: Arm,
+    /// What counts as a hit.
+    pub relevant: Relevant,
+    /// Paths (or folders) that must never be returned.
+    pub never: Vec<String>,
+    /// Why the query is in the set.
+    pub why: String,
+}
+
+impl EvalQuery {
+    /// True when hits are scored for this query (it has judgments and is not a threshold query).
+    pub fn scored(&self) -> bool {
+        self.arm != Arm::Threshold && !self.relevant.is_empty()
+    }
+}
+
+/// A loaded query set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuerySet {
+    /// The file or folder name, for reports and baselines.
+    pub name: String,
+    /// The queries, in file order.
+    pub queries: Vec<EvalQuery>,
+}
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::new(ErrorCode::InvalidRequest, msg)
+}
+
+/// Loads a query set: a BEIR folder, a `.jsonl` file, or a JSON file.
+pub fn load(path: &Path) -> Result<QuerySet> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if path.is_dir() {
+        return load_beir(path, &name);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::new(
+            ErrorCode::NotFound,
+            format!("cannot read the query file {}: {e}", path.display()),
+        )
+    })?;
+    let queries = if name.to_ascii_lowercase().ends_with(".jsonl") {
+        parse_jsonl(&text)?
+    } else {
+        parse_json(&text)?
+    };
+    Ok(QuerySet { name, queries })
+}
+
+/// The first predecessor's format.
+pub fn parse_json(text: &str) -> Result<Vec<EvalQuery>> {
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("the query file is not JSON: {e}")))?;
+    let list = match &v {
+        Value::Array(list) => list,
+        Value::Object(o) => o.get("queries").and_then(Value::as_array).ok_or_else(|| {
+            bad("the query file needs a \"queries\" list of {\"q\", \"expect\", ...} objects")
+        })?,
+        _ => return Err(bad("the query file must be a JSON object or list")),
+    };
+    list.iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let at = format!("query {}", i + 1);
+            let text = q.get("q").or_else(|| q.get("query")).and_then(Value::as_str);
+            let text = text
+                .filter(|t| !t.trim().is_empty())
+                .ok_or_else(|| bad(format!("{at} has no \"q\" text")))?;
+            let arm_text = q.get("arm").and_then(Value::as_str).unwrap_or("either");
+            let arm = Arm::parse(arm_text).ok_or_else(|| {
+                bad(format!("{at}: arm {arm_text:?} is not lexical, dense, either or threshold"))
+            })?;
+            Ok(EvalQuery {
+                id: text.to_string(),
+                text: text.to_string(),
+                arm,
+                relevant: Relevant::Paths(strings(q.get("expect"), &at, "expect")?),
+                never: strings(q.get("never"), &at, "never")?,
+                why: q.get("why").and_then(Value::as_str).unwrap_or_default().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The second predecessor's format.
+pub fn parse_jsonl(text: &str) -> Result<Vec<EvalQuery>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let at = format!("line {}", i + 1);
+        let q: Value =
+            serde_json::from_str(line).map_err(|e| bad(format!("{at} is not JSON: {e}")))?;
+        let text = q.get("query").or_else(|| q.get("q")).and_then(Value::as_str);
+        let text = text
+            .filter(|t| !t.trim().is_empty())
+            .ok_or_else(|| bad(format!("{at} has no \"query\"")))?;
+        let gold = strings(q.get("gold"), &at, "gold")?;
+        out.push(EvalQuery {
+            id: text.to_string(),
+            text: text.to_string(),
+            arm: if gold.is_empty() { Arm::Threshold } else { Arm::Either },
+            relevant: Relevant::Substrings(gold),
+            never: strings(q.get("never"), &at, "never")?,
+            why: String::new(),
+        });
+    }
+    Ok(out)
+}
+
+fn strings(v: Option<&Value>, at: &str, key: &str) -> Result<Vec<String>> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| bad(format!("{at}: {key} must list strings")))
+            })
+            .collect(),
+        Some(_) => Err(bad(format!("{at}: {key} must be a list of strings"))),
+    }
+}
+
+/// The vault path a BEIR document becomes: sharded by the id's first two characters so no
+/// folder holds thousands of notes.
+pub fn beir_path(id: &str) -> String {
+    let safe: String = id
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    let shard: String = safe.chars().take(2).collect();
+    format!("{shard}/{safe}.md")
+}
+
+fn load_beir(dir: &Path, name: &str) -> Result<QuerySet> {
+    let read = |rel: &str| {
+        std::fs::read_to_string(dir.join(rel)).map_err(|e| {
+            Error::new(ErrorCode::NotFound, format!("the BEIR folder lacks {rel} ({e}); it needs corpus.jsonl, queries.jsonl and qrels/test.tsv"))
+        })
+    };
+    let mut texts: HashMap<String, String> = HashMap::new();
+    for line in read("queries.jsonl")?.lines().filter(|l| !l.trim().is_empty()) {
+        let q: Value =
+            serde_json::from_str(line).map_err(|e| bad(format!("queries.jsonl: {e}")))?;
+        if let (Some(id), Some(text)) = (json_id(&q), q.get("text").and_then(Value::as_str)) {
+            texts.insert(id, text.to_string());
+        }
+    }
+    let mut judged: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for (i, line) in read("qrels/test.tsv")?.lines().enumerate() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if cols.len() < 3 || (i == 0 && cols[2].parse::<f64>().is_err()) {
+            continue;
+        }
+        let score: f64 = cols[2].trim().parse().map_err(|_| {
+            bad(format!("qrels/test.tsv line {}: the score is not a number", i + 1))
+        })?;
+        judged.entry(cols[0].to_string()).or_default().insert(beir_path(cols[1]), score);
+    }
+    let mut queries = Vec::new();
+    for (id, grades) in judged {
+        let text = texts
+            .get(&id)
+            .ok_or_else(|| bad(format!("qrels name query {id}, which queries.jsonl lacks")))?;
+        queries.push(EvalQuery {
+            id: id.clone(),
+            text: text.clone(),
+            arm: Arm::Either,
+            relevant: Relevant::Graded(grades),
+            never: Vec::new(),
+            why: String::new(),
+        });
+    }
+    // Numeric ids in numeric order, so reports read naturally.
+    queries.sort_by(|a, b| match (a.id.parse::<u64>(), b.id.parse::<u64>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        _ => a.id.cmp(&b.id),
+    });
+    Ok(QuerySet { name: name.to_string(), queries })
+}
+
+fn json_id(v: &Value) -> Option<String> {
+    match v.get("_id")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Writes a BEIR corpus as a vault: one note per document (title as H1, then the text), at
+/// [`beir_path`]. Returns how many notes were written.
+pub fn write_beir_vault(beir: &Path, vault: &Path) -> Result<usize> {
+    let corpus = std::fs::read_to_string(beir.join("corpus.jsonl")).map_err(|e| {
+        Error::new(
+            ErrorCode::NotFound,
+            format!("cannot read {}: {e}", beir.join("corpus.jsonl").display()),
+        )
+    })?;
+    let mut n = 0;
+    for line in corpus.lines().filter(|l| !l.trim().is_empty()) {
+        let d: Value = serde_json::from_str(line).map_err(|e| bad(format!("corpus.jsonl: {e}")))?;
+        let Some(id) = json_id(&d) else { continue };
+        let title = d.get("title").and_then(Value::as_str).unwrap_or("").trim();
+        let text = d.get("text").and_then(Value::as_str).unwrap_or("").trim();
+        let body =
+            if title.is_empty() { format!("{text}\n") } else { format!("# {title}\n\n{text}\n") };
+        let path = vault.join(beir_path(&id));
+        let io = |e: std::io::Error| {
+            Error::new(ErrorCode::InternalError, format!("cannot write {}: {e}", path.display()))
+        };
+        std::fs::create_dir_all(path.parent().unwrap_or(vault)).map_err(io)?;
+        std::fs::write(&path, body).map_err(io)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// What one query's results earned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// The 1-based rank of the first relevant note, if any was returned.
+    pub rank: Option<usize>,
+    /// Reciprocal rank within the first ten notes.
+    pub mrr10: f64,
+    /// nDCG over the first ten notes.
+    pub ndcg10: f64,
+    /// Relevant notes among the first `k` returned, over all relevant notes.
+    pub recall: f64,
+    /// Relevant notes among the first 100 returned, over all relevant notes.
+    pub recall100: f64,
+    /// The most results any one note took.
+    pub max_per_note: usize,
+    /// `never` paths that were returned.
+    pub leaks: Vec<String>,
+}
+
+/// Scores one query's raw result paths (in rank order, passages of one note repeated).
+pub fn score(q: &EvalQuery, results: &[String], k: usize) -> Scored {
+    let mut seen = HashSet::new();
+    let notes: Vec<&str> = results.iter().map(String::as_str).filter(|p| seen.insert(*p)).collect();
+    let gains: Vec<f64> = notes.iter().map(|p| q.relevant.gain(p)).collect();
+    let rank = gains.iter().position(|g| *g > 0.0).map(|i| i + 1);
+    let dcg = |g: &[f64]| -> f64 {
+        g.iter().take(10).enumerate().map(|(i, g)| g / ((i + 2) as f64).log2()).sum()
+    };
+    let ideal = dcg(&q.relevant.ideal());
+    let relevant = q.relevant.count().max(1) as f64;
+    let found = |n: usize| -> f64 {
+        match &q.relevant {
+            // One substring is one relevant "note": count the substrings matched.
+            Relevant::Substrings(subs) => {
+                subs.iter().filter(|s| notes.iter().take(n).any(|p| p.contains(s.as_str()))).count()
+                    as f64
+            }
+            _ => gains.iter().take(n).filter(|g| **g > 0.0).count() as f64,
+        }
+    };
+    let mut per_note: HashMap<&str, usize> = HashMap::new();
+    for p in results {
+        *per_note.entry(p.as_str()).or_default() += 1;
+    }
+    let leaks = q
+        .never
+        .iter()
+        .filter(|n| {
+            let folder = format!("{}/", n.trim_end_matches('/'));
+            results.iter().any(|p| p == *n || p.starts_with(&folder))
+        })
+        .cloned()
+        .collect();
+    Scored {
+        rank,
+        mrr10: rank.filter(|r| *r <= 10).map_or(0.0, |r| 1.0 / r as f64),
+        ndcg10: if ideal > 0.0 { dcg(&gains) / ideal } else { 0.0 },
+        recall: found(k) / relevant,
+        recall100: found(100) / relevant,
+        max_per_note: per_note.values().copied().max().unwrap_or(0),
+        leaks,
+    }
+}
+
+/// Means over the scored queries of one mode.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Queries scored for hits.
+    pub scored: usize,
+    /// Fraction with a relevant note first.
+    pub hit1: f64,
+    /// Fraction with a relevant note in the first five.
+    pub hit5: f64,
+    /// Fraction with a relevant note in the first ten.
+    pub hit10: f64,
+    /// Mean recall at the eval's k.
+    pub recall: f64,
+    /// Mean reciprocal rank within ten.
+    pub mrr10: f64,
+    /// Mean nDCG@10.
+    pub ndcg10: f64,
+    /// Mean recall at 100.
+    pub recall100: f64,
+    /// Mean of the most results one note took, over queries that returned something.
+    pub mean_max_per_note: f64,
+    /// The worst crowding.
+    pub worst_max_per_note: usize,
+    /// `never` leaks over every query (scored or not).
+    pub leaks: usize,
+}
+
+/// Summarises one mode's queries. The flag says whether a query is scored for hits; queries
+/// that are not (threshold queries, unjudged ones) still count towards crowding and leaks.
+pub fn summarize(all: &[(bool, Scored)]) -> Summary {
+    let scored: Vec<&Scored> = all.iter().filter(|(s, _)| *s).map(|(_, x)| x).collect();
+    let n = scored.len().max(1) as f64;
+    let mean = |f: &dyn Fn(&Scored) -> f64| scored.iter().map(|s| f(s)).sum::<f64>() / n;
+    let hit = |k: usize| mean(&|s: &Scored| f64::from(u8::from(s.rank.is_some_and(|r| r <= k))));
+    let crowded: Vec<usize> = all.iter().map(|(_, s)| s.max_per_note).filter(|m| *m > 0).collect();
+    Summary {
+        scored: scored.len(),
+        hit1: hit(1),
+        hit5: hit(5),
+        hit10: hit(10),
+        recall: mean(&|s| s.recall),
+        mrr10: mean(&|s| s.mrr10),
+        ndcg10: mean(&|s| s.ndcg10),
+        recall100: mean(&|s| s.recall100),
+        mean_max_per_note: crowded.iter().sum::<usize>() as f64 / crowded.len().max(1) as f64,
+        worst_max_per_note: crowded.iter().copied().max().unwrap_or(0),
+        leaks: all.iter().map(|(_, s)| s.leaks.len()).sum(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(relevant: Relevant, never: &[&str]) -> EvalQuery {
+        EvalQuery {
+            id: "q".into(),
+            text: "q".into(),
+            arm: Arm::Either,
+            relevant,
+            never: never.iter().map(|s| s.to_string()).collect(),
+            why: String::new(),
+        }
+    }
+
+    fn paths(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn ranks_count_notes_not_passages() {
+        let query = q(Relevant::Paths(paths(&["b.md"])), &[]);
+        let s = score(&query, &paths(&["a.md", "a.md", "b.md"]), 6);
+        assert_eq!(s.rank, Some(2), "a.md twice is still one note ahead");
+        assert_eq!(s.mrr10, 0.5);
+        assert_eq!(s.max_per_note, 2);
+        assert!((s.ndcg10 - 1.0 / 3f64.log2()).abs() < 1e-9);
+        assert_eq!(s.recall, 1.0);
+        let miss = score(&query, &paths(&["a.md"]), 6);
+        assert_eq!((miss.rank, miss.mrr10, miss.ndcg10, miss.recall), (None, 0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn graded_ndcg_and_recall_follow_the_judgments() {
+        let grades: BTreeMap<String, f64> =
+            [("x.md".to_string(), 2.0), ("y.md".to_string(), 1.0)].into_iter().collect();
+        let query = q(Relevant::Graded(grades), &[]);
+        let perfect = score(&query, &paths(&["x.md", "y.md"]), 10);
+        assert!((perfect.ndcg10 - 1.0).abs() < 1e-9);
+        let swapped = score(&query, &paths(&["y.md", "x.md"]), 10);
+        assert!(swapped.ndcg10 < 1.0 && swapped.ndcg10 > 0.8, "{}", swapped.ndcg10);
+        let half = score(&query, &paths(&["x.md", "z.md"]), 1);
+        assert_eq!(half.recall, 0.5);
+    }
+
+    #[test]
+    fn substrings_and_never_folders_match_as_documented() {
+        let query = q(Relevant::Substrings(paths(&["Boiler"])), &["Workflows"]);
+        let s = score(&query, &paths(&["Home/Boiler.md", "Workflows/Logs/x.md"]), 6);
+        assert_eq!(s.rank, Some(1));
+        assert_eq!(s.leaks, ["Workflows"]);
+        let clean = score(&query, &paths(&["Workflows Archive/x.md"]), 6);
+        assert!(clean.leaks.is_empty(), "a sibling folder with a longer name is not a leak");
+    }
+
+    #[test]
+    fn the_three_formats_load() {
+        let json = r#"{"queries": [
+            {"q": "NB-7726041", "arm": "lexical", "expect": ["Home/Boiler.md"], "why": "plate"},
+            {"q": "is there anything about dragons", "arm": "threshold"},
+            {"q": "boiler", "never": "Workflows"}
+        ]}"#;
+        let qs = parse_json(json).unwrap();
+        assert_eq!(qs.len(), 3);
+        assert_eq!(qs[0].arm, Arm::Lexical);
+        assert!(qs[0].scored() && !qs[1].scored() && !qs[2].scored());
+        assert_eq!(qs[2].never, ["Workflows"]);
+        assert!(parse_json(r#"{"queries": [{"q": "x", "arm": "sideways"}]}"#).is_err());
+        let jsonl = "{\"query\": \"gas meter\", \"gold\": [\"Gas\"]}\n\n{\"query\": \"nothing\"}\n";
+        let qs = parse_jsonl(jsonl).unwrap();
+        assert_eq!(qs[0].relevant, Relevant::Substrings(paths(&["Gas"])));
+        assert_eq!(qs[1].arm, Arm::Threshold);
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("qrels")).unwrap();
+        std::fs::write(
+            dir.path().join("corpus.jsonl"),
+            "{\"_id\": \"101\", \"title\": \"T\", \"text\": \"Body.\"}\n{\"_id\": \"7\", \"title\": \"\", \"text\": \"Other.\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("queries.jsonl"),
+            "{\"_id\": \"2\", \"text\": \"second\"}\n{\"_id\": \"10\", \"text\": \"tenth\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("qrels/test.tsv"),
+            "query-id\tcorpus-id\tscore\n10\t101\t1\n2\t7\t1\n",
+        )
+        .unwrap();
+        let set = load(dir.path()).unwrap();
+        let ids: Vec<&str> = set.queries.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["2", "10"]);
+        assert_eq!(set.queries[1].relevant.gain("10/101.md"), 1.0);
+        let vault = tempfile::tempdir().unwrap();
+        assert_eq!(write_beir_vault(dir.path(), vault.path()).unwrap(), 2);
+        assert_eq!(
+            std::fs::read_to_string(vault.path().join("10/101.md")).unwrap(),
+            "# T\n\nBody.\n"
+        );
+        assert_eq!(std::fs::read_to_string(vault.path().join("7/7.md")).unwrap(), "Other.\n");
+    }
+
+    #[test]
+    fn summaries_average_only_scored_queries_but_count_every_leak() {
+        let hit = Scored {
+            rank: Some(1),
+            mrr10: 1.0,
+            ndcg10: 1.0,
+            recall: 1.0,
+            recall100: 1.0,
+            max_per_note: 2,
+            leaks: vec![],
+        };
+        let miss = Scored {
+            rank: None,
+            mrr10: 0.0,
+            ndcg10: 0.0,
+            recall: 0.0,
+            recall100: 0.0,
+            max_per_note: 1,
+            leaks: vec![],
+        };
+        let leak = Scored { leaks: vec!["W".into()], ..miss.clone() };
+        let s = summarize(&[(true, hit), (true, miss), (false, leak)]);
+        assert_eq!(s.scored, 2);
+        assert_eq!((s.hit1, s.mrr10, s.leaks, s.worst_max_per_note), (0.5, 0.5, 1, 2));
+    }
+}
