@@ -522,17 +522,6 @@ impl Engine {
         upkeep::frontmatter_query(self.vaults.get(vault)?, key, value, dir)
     }
 
-    /// Regenerates a vault's index.md now (whether or not the server keeps it up to date).
-    pub fn write_index_md(&self, vault: Option<&str>) -> Result<(String, indexmd::Outcome, usize)> {
-        let v = self.vaults.get(vault)?;
-        let generator = match self.index_md.get(v.name()) {
-            Some(g) => g.clone(),
-            None => Arc::new(indexmd::IndexMd::new(&self.config.index.exclude_dirs)),
-        };
-        let outcome = generator.rebuild(v)?;
-        Ok((v.name().to_string(), outcome, generator.status().entries))
-    }
-
     /// How each vault's index.md generator stands; empty when generation is off.
     pub fn index_md_status(&self) -> Vec<(String, indexmd::Status)> {
         self.vaults

@@ -197,10 +197,7 @@ fn render_checks(checks: Vec<crate::upkeep::CheckInfo>) -> String {
     let mut out = String::from("# Maintenance checks\n\n");
     for c in checks {
         let d = &c.declaration;
-        let from = match &c.source {
-            crate::upkeep::findings::Source::Builtin => "built in".to_string(),
-            crate::upkeep::findings::Source::Script { script } => script.clone(),
-        };
+        let from = c.source.label();
         out.push_str(&format!("- {} (`{}`, {from}): {}\n", d.title, d.check, d.description));
     }
     out

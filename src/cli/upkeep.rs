@@ -86,10 +86,7 @@ pub fn check(
             print(&format!("{}:", v.name()));
             for c in checks {
                 let d = &c.declaration;
-                let from = match &c.source {
-                    upkeep::findings::Source::Builtin => "built in".to_string(),
-                    upkeep::findings::Source::Script { script } => script.clone(),
-                };
+                let from = c.source.label();
                 let legacy = if c.legacy { ", legacy" } else { "" };
                 print(&format!("  {:<14} {} ({from}{legacy})", d.check, d.title));
             }

@@ -355,20 +355,13 @@ impl IndexMd {
             .take_while(|k| k.starts_with(&prefix))
             .collect();
         let mut changed = series;
-        let mut now: BTreeMap<String, Entry> = BTreeMap::new();
         let abs = vault.root().join(path);
-        if abs.is_dir() {
-            for item in walkdir::WalkDir::new(&abs).follow_links(false).into_iter().flatten() {
-                if !item.file_type().is_file() {
-                    continue;
-                }
-                let Ok(rel) = item.path().strip_prefix(vault.root()) else { continue };
-                let rel = rel.to_string_lossy().replace('\\', "/");
-                if let Some(e) = self.read_entry(vault, &rel) {
-                    now.insert(rel, e);
-                }
-            }
-        }
+        let now = if abs.is_dir() {
+            // Best effort: the next full pass reports what cannot be read.
+            self.read_tree(vault, &abs, false).unwrap_or_default()
+        } else {
+            BTreeMap::new()
+        };
         for key in before {
             if !now.contains_key(&key) {
                 entries.remove(&key);
@@ -408,8 +401,19 @@ impl IndexMd {
         if !root.is_dir() {
             return Err(failed(&"the vault folder is missing"));
         }
+        self.read_tree(vault, root, true).map_err(|e| failed(&e))
+    }
+
+    /// The entries of the listed notes under `dir` (hidden folders and `node_modules` pruned).
+    /// `strict` stops at the first unreadable folder; otherwise such folders are skipped.
+    fn read_tree(
+        &self,
+        vault: &Vault,
+        dir: &std::path::Path,
+        strict: bool,
+    ) -> std::result::Result<BTreeMap<String, Entry>, walkdir::Error> {
         let walker =
-            walkdir::WalkDir::new(root).follow_links(false).min_depth(1).into_iter().filter_entry(
+            walkdir::WalkDir::new(dir).follow_links(false).min_depth(1).into_iter().filter_entry(
                 |e| {
                     let name = e.file_name().to_string_lossy();
                     !name.starts_with('.') && !name.eq_ignore_ascii_case("node_modules")
@@ -417,11 +421,15 @@ impl IndexMd {
             );
         let mut entries = BTreeMap::new();
         for item in walker {
-            let item = item.map_err(|e| failed(&e))?;
+            let item = match item {
+                Ok(item) => item,
+                Err(e) if strict => return Err(e),
+                Err(_) => continue,
+            };
             if !item.file_type().is_file() {
                 continue;
             }
-            let Ok(rel) = item.path().strip_prefix(root) else { continue };
+            let Ok(rel) = item.path().strip_prefix(vault.root()) else { continue };
             let rel = rel.to_string_lossy().replace('\\', "/");
             if let Some(e) = self.read_entry(vault, &rel) {
                 entries.insert(rel, e);
