@@ -51,6 +51,9 @@ fn search(s: &Server, q: &str) -> Vec<Value> {
 
 const CONTRACT: &str = "Home/Utilities/Files/2026-10-12 Larkspire - Supply Agreement.pdf";
 
+/// The one PDF the fixture vault files itself, linked from `Home/Utilities/Broadband.md`.
+const NORDLICHT: &str = "Home/Utilities/Files/2026-05-02 Nordlicht - Contract.pdf";
+
 #[test]
 fn uploads_are_filed_extracted_searchable_and_refused_by_rule() {
     let v = TempVault::fixture();
@@ -199,7 +202,11 @@ fn uploads_are_filed_extracted_searchable_and_refused_by_rule() {
     }
     assert_eq!(v.snapshot(), before);
 
-    // Search finds facts that are only in the PDFs, cited by page or heading.
+    // Search finds facts that are only in the PDFs, cited by page or heading: in the one the
+    // fixture vault already holds (indexed at start-up) and in the uploaded ones.
+    let hits = search(&s, "NLF-ONT-60417Q");
+    assert_eq!(hits[0]["path"], NORDLICHT, "{hits:?}");
+    assert_eq!(hits[0]["document"], true);
     let hits = search(&s, "LK-5093-7261");
     assert_eq!(hits[0]["path"], CONTRACT, "{hits:?}");
     assert_eq!(hits[0]["document"], true);
@@ -215,20 +222,21 @@ fn uploads_are_filed_extracted_searchable_and_refused_by_rule() {
         "{handbook}"
     );
 
-    // A move keeps every byte and repoints the link in Broadband.md; kind changes are refused.
-    let linked = "Home/Utilities/Files/2026-05-02 Nordlicht - Contract.pdf";
-    let (status, _) = put(&s, linked, &contract, "");
-    assert_eq!(status, 201);
+    // The fixture's own PDF is already filed: its bytes again are `unchanged`. A move keeps
+    // every byte and repoints the link in Broadband.md; kind changes are refused.
+    let nordlicht = std::fs::read(crate::common::fixture_root().join(NORDLICHT)).unwrap();
+    let (status, r) = put(&s, NORDLICHT, &nordlicht, "");
+    assert_eq!((status, r["status"].as_str()), (200, Some("unchanged")), "{r}");
     let dest = "Home/Files/2026-05-02 Nordlicht - Contract.pdf";
     let r = s.call(
         "POST",
-        &format!("/move/{}", enc(linked)),
+        &format!("/move/{}", enc(NORDLICHT)),
         &[("Content-Type", "application/json")],
         Some(json!({"destination": dest}).to_string().as_bytes()),
     );
     assert_eq!(r.status, 200, "{}", r.body);
-    assert_eq!(std::fs::read(v.root().join(dest)).unwrap(), contract);
-    assert!(!v.root().join(linked).exists());
+    assert_eq!(std::fs::read(v.root().join(dest)).unwrap(), nordlicht);
+    assert!(!v.root().join(NORDLICHT).exists());
     let note = v.read("Home/Utilities/Broadband.md");
     assert!(note.contains("(/Home/Files/2026-05-02%20Nordlicht%20-%20Contract.pdf)"), "{note}");
     for (from, to) in

@@ -228,6 +228,11 @@ fn maintenance_runs_built_in_checks_and_the_vaults_scripts_under_the_contract() 
     assert_eq!(status("headings"), "failed", "Inbox/Scratch.md repeats a heading");
     assert_eq!(status("frontmatter"), "failed", "the fixture has one broken YAML block");
     assert_eq!(status("links"), "passed");
+    // Every link in the fixture resolves, the one to Broadband's filed contract PDF included,
+    // and that PDF is linked and readable.
+    assert_eq!(by["links"]["findings"], json!([]), "{}", by["links"]);
+    assert_eq!(status("documents"), "passed");
+    assert_eq!(by["documents"]["findings"], json!([]), "{}", by["documents"]);
     assert_eq!(run["exit_code"], 2, "a check that could not run wins");
     assert_eq!(run["summary"]["could_not_run"], 2);
     let md = run["markdown"].as_str().unwrap();
