@@ -218,7 +218,14 @@ impl Searcher<'_> {
         } else {
             Vec::new()
         };
-        let lexical_ids: Vec<i64> = lexical_hits.iter().map(|h| h.chunk_id as i64).collect();
+        // The store may still hold chunks of a vault that is no longer configured (the same
+        // data directory used with other `--vault`s); they are never results.
+        let configured = |vault: &str| self.index.vault_names().iter().any(|v| v == vault);
+        let lexical_ids: Vec<i64> = lexical_hits
+            .iter()
+            .map(|h| h.chunk_id as i64)
+            .filter(|id| self.index.chunk(*id).is_some_and(|m| configured(&m.vault)))
+            .collect();
 
         let mut dense_ids = Vec::new();
         if use_dense {
@@ -231,7 +238,8 @@ impl Searcher<'_> {
                 Ok(mut rows) if !rows.is_empty() => {
                     let q = rows.swap_remove(0);
                     let keep = |key: &crate::index::dense::RowKey| {
-                        vault_idx.is_none_or(|v| key.vault == v)
+                        key.vault != u32::MAX
+                            && vault_idx.is_none_or(|v| key.vault == v)
                             && prefix.as_deref().is_none_or(|p| under(&key.path, p))
                     };
                     dense_ids = self

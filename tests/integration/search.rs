@@ -211,6 +211,29 @@ fn a_store_out_of_step_with_the_lexical_index_is_repaired_on_open() {
 }
 
 #[test]
+fn chunks_of_a_vault_no_longer_configured_are_never_results() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let engine = Engine::with_embedder(config_for(&vault, data.path()), embedder()).unwrap();
+    engine.sync(None, false, &Silent).unwrap();
+    drop(engine);
+    // The same data directory, now serving another vault only.
+    let other = TempVault::empty();
+    other.write("Trips.md", "# Trips\n\nThe ferry to Carrow leaves at nine.\n");
+    let mut c = test_config(other.root(), data.path());
+    c.vaults[0].name = "other".into();
+    let engine = Engine::with_embedder(c, embedder()).unwrap();
+    engine.sync(None, false, &Silent).unwrap();
+    for mode in [Mode::Hybrid, Mode::Lexical, Mode::Dense] {
+        let mut req = SearchRequest::new("ferry booking CFY-77310");
+        req.mode = mode;
+        let paths: Vec<String> =
+            engine.search(&req).unwrap().results.into_iter().map(|h| h.path).collect();
+        assert_eq!(paths, ["Trips.md"], "{mode:?}");
+    }
+}
+
+#[test]
 fn the_store_is_private_and_outside_the_vault() {
     let f = shared();
     #[cfg(unix)]
