@@ -5,6 +5,7 @@
 //! or configuration problem exits 2. This module owns clap; nothing below it knows clap exists.
 
 mod bench;
+mod eval;
 pub(crate) mod notes;
 mod search;
 mod upkeep;
@@ -65,6 +66,12 @@ enum Command {
         after_help = "Examples:\n  mdvault bench\n  mdvault bench --scales 1000,10000 --json\n  mdvault bench --compare-python --real-vault ~/Notes"
     )]
     Bench(bench::BenchArgs),
+    /// Score search against judged queries, every mode side by side (hit@k, MRR, nDCG,
+    /// crowding, leaks, latency), and fail on a regression against a recorded baseline.
+    #[command(
+        after_help = "Examples:\n  mdvault eval tests/eval/queries.json --vault tests/fixtures/vault\n  mdvault eval queries.json --baseline baseline.json            # exit 1 on a regression\n  mdvault eval queries.json --baseline baseline.json --update-baseline\n  mdvault eval ~/beir/scifact --modes lexical,hybrid --json     # a BEIR folder"
+    )]
+    Eval(eval::EvalArgs),
     /// Serve REST and MCP over HTTP (MCP at /mcp), indexing in the background and watching
     /// the vaults. Needs MDVAULT_API_KEY.
     #[command(
@@ -179,6 +186,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Index(args) => search::index(&open_engine(config)?, only.as_deref(), args),
         Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
         Command::Bench(args) => bench::run(&config, args),
+        Command::Eval(args) => eval::run(&config, only.as_deref(), args),
         Command::Check(args) => {
             upkeep::check(&config, &open_vaults(&config)?, only.as_deref(), args)
         }

@@ -49,14 +49,14 @@ pub struct SearchArgs {
 }
 
 /// A terminal progress bar, or plain log lines when stderr is not a terminal.
-struct Report {
+pub(super) struct Report {
     bar: Option<indicatif::ProgressBar>,
     started: Instant,
     last: Mutex<(usize, Instant)>,
 }
 
 impl Report {
-    fn new() -> Report {
+    pub(super) fn new() -> Report {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = indicatif::ProgressBar::new(0);
             bar.set_style(
@@ -69,6 +69,13 @@ impl Report {
             bar
         });
         Report { bar, started: Instant::now(), last: Mutex::new((usize::MAX, Instant::now())) }
+    }
+
+    /// Clears the bar, if there is one.
+    pub(super) fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
     }
 
     fn step(&self, what: &str, done: usize, total: usize) {
@@ -109,9 +116,7 @@ impl Progress for Report {
 pub fn index(engine: &Engine, only: Option<&str>, args: IndexArgs) -> Result<(), Failure> {
     let report = Report::new();
     let results = engine.sync(only, args.full, &report)?;
-    if let Some(bar) = &report.bar {
-        bar.finish_and_clear();
-    }
+    report.finish();
     let (chunks, vectors) = engine.index().counts();
     for (vault, r) in &results {
         print(&format!(

@@ -117,6 +117,8 @@ pub struct SearchSettings {
     pub document_weight: f64,
     /// Relevance versus novelty in the diversity pass.
     pub mmr_lambda: f64,
+    /// Pin exact identifier matches first (the lookup override); off only to measure it.
+    pub lookup: bool,
 }
 
 /// The optional reranker (`rerank.*`).
@@ -362,6 +364,7 @@ struct RawSearch {
     lexical_weight: Option<f64>,
     document_weight: Option<f64>,
     mmr_lambda: Option<f64>,
+    lookup: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -506,9 +509,10 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         exclude_dirs: clean_dirs(s.exclude_dirs),
         candidates: positive("search.candidates", s.candidates.unwrap_or(50))?,
         rrf_k: s.rrf_k.unwrap_or(60.0),
-        lexical_weight: s.lexical_weight.unwrap_or(0.5),
-        document_weight: s.document_weight.unwrap_or(0.7),
+        lexical_weight: s.lexical_weight.unwrap_or(1.0),
+        document_weight: s.document_weight.unwrap_or(0.95),
         mmr_lambda: s.mmr_lambda.unwrap_or(0.9),
+        lookup: s.lookup.unwrap_or(true),
     };
     if !(0.0..=1.0).contains(&search.mmr_lambda) {
         return Err(err("search.mmr_lambda must be between 0 and 1"));

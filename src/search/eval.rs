@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -152,11 +153,21 @@ pub fn load(path: &Path) -> Result<QuerySet> {
             format!("cannot read the query file {}: {e}", path.display()),
         )
     })?;
-    let queries = if name.to_ascii_lowercase().ends_with(".jsonl") {
+    let mut queries = if name.to_ascii_lowercase().ends_with(".jsonl") {
         parse_jsonl(&text)?
     } else {
         parse_json(&text)?
     };
+    // Ids are the query texts, and a baseline keys ranks by id: the same question asked twice
+    // (perhaps with other judgments) must not share one.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for q in &mut queries {
+        let n = seen.entry(q.id.clone()).or_default();
+        *n += 1;
+        if *n > 1 {
+            q.id = format!("{} ({})", q.id, n);
+        }
+    }
     Ok(QuerySet { name, queries })
 }
 
@@ -302,7 +313,8 @@ fn json_id(v: &Value) -> Option<String> {
 }
 
 /// Writes a BEIR corpus as a vault: one note per document (title as H1, then the text), at
-/// [`beir_path`]. Returns how many notes were written.
+/// [`beir_path`], leaving notes that already say the same untouched. Returns how many
+/// documents the corpus holds.
 pub fn write_beir_vault(beir: &Path, vault: &Path) -> Result<usize> {
     let corpus = std::fs::read_to_string(beir.join("corpus.jsonl")).map_err(|e| {
         Error::new(
@@ -322,8 +334,11 @@ pub fn write_beir_vault(beir: &Path, vault: &Path) -> Result<usize> {
         let io = |e: std::io::Error| {
             Error::new(ErrorCode::InternalError, format!("cannot write {}: {e}", path.display()))
         };
-        std::fs::create_dir_all(path.parent().unwrap_or(vault)).map_err(io)?;
-        std::fs::write(&path, body).map_err(io)?;
+        // An unchanged note keeps its mtime, so a second eval re-chunks and re-embeds nothing.
+        if std::fs::read(&path).ok().as_deref() != Some(body.as_bytes()) {
+            std::fs::create_dir_all(path.parent().unwrap_or(vault)).map_err(io)?;
+            std::fs::write(&path, body).map_err(io)?;
+        }
         n += 1;
     }
     Ok(n)
@@ -394,7 +409,7 @@ pub fn score(q: &EvalQuery, results: &[String], k: usize) -> Scored {
 }
 
 /// Means over the scored queries of one mode.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Queries scored for hits.
     pub scored: usize,
@@ -441,6 +456,95 @@ pub fn summarize(all: &[(bool, Scored)]) -> Summary {
         worst_max_per_note: crowded.iter().copied().max().unwrap_or(0),
         leaks: all.iter().map(|(_, s)| s.leaks.len()).sum(),
     }
+}
+
+/// What a run recorded, so a later run can tell what got worse: the ranks, not the means,
+/// because one query falling out of the top k is the regression people notice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// The query file's name; runs of different sets are not compared.
+    pub queries: String,
+    /// The k the run used.
+    pub k: usize,
+    /// The embedding model; vectors from another model rank differently.
+    pub embedder: String,
+    /// Per mode, per scored query id: the rank of the first relevant note, or null for a miss.
+    pub ranks: BTreeMap<String, BTreeMap<String, Option<usize>>>,
+    /// Per mode, the means when it was recorded (for people reading the file; not compared).
+    #[serde(default)]
+    pub summaries: BTreeMap<String, Summary>,
+}
+
+/// One query whose rank moved (or that is new to the baseline).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// The mode.
+    pub mode: String,
+    /// The query id.
+    pub id: String,
+    /// The recorded rank (`None`: a miss, or not recorded).
+    pub before: Option<usize>,
+    /// This run's rank.
+    pub after: Option<usize>,
+}
+
+/// How a run compares with a baseline.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Hits that became misses, and ranks that worsened: these fail the gate.
+    pub regressions: Vec<Change>,
+    /// Misses that became hits, and ranks that improved.
+    pub improvements: Vec<Change>,
+    /// Queries the baseline does not know.
+    pub new: Vec<Change>,
+    /// Modes only one side ran (a reranker configured on one side only), so not compared.
+    pub modes_not_compared: Vec<String>,
+}
+
+/// Compares a run with a recorded one. Runs with another query file, k or embedder are not
+/// comparable, and saying so beats a comparison that means nothing.
+pub fn compare(recorded: &Baseline, run: &Baseline) -> Result<Comparison> {
+    let redo = "rerun with the same settings, or record this run with --update-baseline";
+    if recorded.queries != run.queries {
+        return Err(bad(format!(
+            "the baseline is for the query file {:?}, not {:?}; {redo}",
+            recorded.queries, run.queries
+        )));
+    }
+    if recorded.k != run.k {
+        return Err(bad(format!(
+            "the baseline was recorded with k={}, this run used k={}; pass --k {} or {redo}",
+            recorded.k, run.k, recorded.k
+        )));
+    }
+    if recorded.embedder != run.embedder {
+        return Err(bad(format!(
+            "the baseline was recorded with the embedder {:?}, this run used {:?}; {redo}",
+            recorded.embedder, run.embedder
+        )));
+    }
+    let mut out = Comparison::default();
+    for (mode, ranks) in &run.ranks {
+        let Some(before) = recorded.ranks.get(mode) else {
+            out.modes_not_compared.push(mode.clone());
+            continue;
+        };
+        for (id, after) in ranks {
+            let change =
+                |before| Change { mode: mode.clone(), id: id.clone(), before, after: *after };
+            match (before.get(id), after) {
+                (None, _) => out.new.push(change(None)),
+                (Some(Some(b)), None) => out.regressions.push(change(Some(*b))),
+                (Some(Some(b)), Some(a)) if a > b => out.regressions.push(change(Some(*b))),
+                (Some(Some(b)), Some(a)) if a < b => out.improvements.push(change(Some(*b))),
+                (Some(None), Some(_)) => out.improvements.push(change(None)),
+                _ => {}
+            }
+        }
+    }
+    out.modes_not_compared
+        .extend(recorded.ranks.keys().filter(|m| !run.ranks.contains_key(*m)).cloned());
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -570,5 +674,46 @@ mod tests {
         let s = summarize(&[(true, hit), (true, miss), (false, leak)]);
         assert_eq!(s.scored, 2);
         assert_eq!((s.hit1, s.mrr10, s.leaks, s.worst_max_per_note), (0.5, 0.5, 1, 2));
+    }
+
+    fn recorded(k: usize, ranks: &[(&str, Option<usize>)]) -> Baseline {
+        let ranks = ranks.iter().map(|(id, r)| (id.to_string(), *r)).collect();
+        Baseline {
+            queries: "q.json".into(),
+            k,
+            embedder: "m".into(),
+            ranks: [("hybrid".to_string(), ranks)].into_iter().collect(),
+            summaries: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn a_lost_hit_or_a_worse_rank_regresses_and_gains_are_only_reported() {
+        let before = recorded(6, &[("a", Some(1)), ("b", Some(2)), ("c", None), ("d", Some(3))]);
+        let after = recorded(
+            6,
+            &[("a", None), ("b", Some(3)), ("c", Some(4)), ("d", Some(1)), ("e", Some(1))],
+        );
+        let c = compare(&before, &after).unwrap();
+        let ids = |v: &[Change]| v.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&c.regressions), ["a", "b"]);
+        assert_eq!(ids(&c.improvements), ["c", "d"]);
+        assert_eq!(ids(&c.new), ["e"]);
+        assert_eq!((c.regressions[0].before, c.regressions[0].after), (Some(1), None));
+        assert!(compare(&before, &before).unwrap().regressions.is_empty());
+    }
+
+    #[test]
+    fn runs_with_another_k_embedder_or_query_file_are_not_compared() {
+        let base = recorded(6, &[("a", Some(1))]);
+        let e = compare(&base, &recorded(10, &[("a", Some(1))])).unwrap_err();
+        assert!(e.message().contains("--k 6"), "{}", e.message());
+        let other = Baseline { embedder: "x".into(), ..base.clone() };
+        assert!(compare(&base, &other).unwrap_err().message().contains("embedder"));
+        let other = Baseline { queries: "y.json".into(), ..base.clone() };
+        assert!(compare(&base, &other).unwrap_err().message().contains("query file"));
+        let mut extra = base.clone();
+        extra.ranks.insert("thorough".into(), BTreeMap::new());
+        assert_eq!(compare(&base, &extra).unwrap().modes_not_compared, ["thorough"]);
     }
 }

@@ -35,7 +35,7 @@ pub struct Weights {
     pub rrf_k: f64,
     /// The dense arm's weight (1.0).
     pub dense: f64,
-    /// The lexical arm's weight (0.5).
+    /// The lexical arm's weight (`search.lexical_weight`, 1.0 by default).
     pub lexical: f64,
 }
 

@@ -295,7 +295,7 @@ impl Searcher<'_> {
                 .filter(|n| *n > 0)
                 .min()
                 .unwrap_or(0);
-            if (1..=select::LOOKUP_MAX_MATCHES).contains(&rarest) {
+            if s.lookup && (1..=select::LOOKUP_MAX_MATCHES).contains(&rarest) {
                 texts.extend(self.index.store().chunk_texts(&lexical_ids)?);
                 let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
                 pins = select::lookup_pins(&lexical_ids, |id| {

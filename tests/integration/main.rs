@@ -11,6 +11,7 @@ mod cli;
 mod common;
 mod contract;
 mod documents;
+mod eval;
 mod gate;
 mod mcp_sdk;
 mod parity;

@@ -1,0 +1,185 @@
+//! `mdvault eval` end to end: the committed fixture query set passes its committed baseline
+//! with the local model, a deliberate ranking regression fails it, leaks always fail, and a
+//! BEIR folder is indexed once and scored with graded metrics.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{TempVault, mdvault_with, model_dir, stderr, stdout};
+
+fn eval_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/eval")
+}
+
+/// Runs `mdvault eval` with the fixture query set's config and the local model.
+fn eval(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let config = eval_dir().join("config.yaml");
+    let model = model_dir();
+    let mut all: Vec<(&str, &str)> = vec![
+        ("MDVAULT_CONFIG", config.to_str().unwrap()),
+        ("MDVAULT_EMBEDDING__MODEL_DIR", model.to_str().unwrap()),
+    ];
+    all.extend_from_slice(env);
+    let mut argv = vec!["eval"];
+    argv.extend_from_slice(args);
+    mdvault_with(&argv, &all, None)
+}
+
+fn json(o: &std::process::Output) -> Value {
+    serde_json::from_str(&stdout(o))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
+}
+
+#[test]
+fn the_fixture_set_passes_its_baseline_and_dropping_the_lookup_override_fails_it() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let queries = eval_dir().join("queries.json");
+    let baseline = eval_dir().join("baseline.json");
+    let args = [
+        queries.to_str().unwrap(),
+        "--vault",
+        vault.root().to_str().unwrap(),
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--baseline",
+        baseline.to_str().unwrap(),
+    ];
+
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let o = eval(&with_json, &[]);
+    let report = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{report:#}\n{}", stderr(&o));
+    assert!(report["count"].as_u64().unwrap() >= 40, "{report:#}");
+    assert_eq!(report["leaks"], 0);
+    assert_eq!(report["baseline"]["regressions"], Value::Array(vec![]), "{report:#}");
+    let modes: Vec<&str> =
+        report["modes"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["lexical", "dense", "hybrid"], "no reranker is configured");
+    let hybrid = &report["modes"][2]["summary"];
+    let lexical = &report["modes"][0]["summary"];
+    assert!(
+        hybrid["hit5"].as_f64() > lexical["hit5"].as_f64(),
+        "fusion must find what the lexical arm alone misses: {report:#}"
+    );
+
+    // Without the identifier lookup, exact identifiers drop below near neighbours: the gate
+    // names them and exits 1. The index is reused, so this run embeds nothing.
+    let o = eval(&args, &[("MDVAULT_SEARCH__LOOKUP", "false")]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(out.contains("REGRESSIONS"), "{out}");
+    assert!(out.contains("\"TBS-0048813-02\": #1 -> "), "{out}");
+    assert!(stderr(&o).contains(", 0 texts embedded"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_never_leak_fails_even_without_a_baseline_and_mismatched_baselines_are_refused() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let queries = dir.path().join("leaky.jsonl");
+    std::fs::write(
+        &queries,
+        "{\"query\": \"WN70 RXE\", \"gold\": [\"Vehicles/\"], \"never\": [\"Home/Insurance\"]}\n\
+         {\"query\": \"NB-7726041\", \"gold\": [\"Broadband\"]}\n",
+    )
+    .unwrap();
+    let base = [
+        "--vault",
+        vault.root().to_str().unwrap(),
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--modes",
+        "lexical,hybrid",
+    ];
+    let hashing = [("MDVAULT_EMBEDDING__BACKEND", "hashing")];
+    let mut args = vec![queries.to_str().unwrap()];
+    args.extend_from_slice(&base);
+    let o = eval(&args, &hashing);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "the car insurance note holds the plate too: {out}");
+    assert!(out.contains("LEAK  \"WN70 RXE\": returned Home/Insurance"), "{out}");
+    assert!(out.contains("lexical") && out.contains("hybrid") && !out.contains("dense "), "{out}");
+
+    // A leaking run is never recorded as a baseline.
+    let recorded = dir.path().join("base.json");
+    let mut rec = args.clone();
+    rec.extend_from_slice(&["--baseline", recorded.to_str().unwrap(), "--update-baseline"]);
+    let o = eval(&rec, &hashing);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("the baseline was not recorded"), "{}", stdout(&o));
+    assert!(!recorded.exists());
+
+    // Record a baseline, then compare at another k: refused with the fix, exit 2.
+    std::fs::write(&queries, "{\"query\": \"NB-7726041\", \"gold\": [\"Broadband\"]}\n").unwrap();
+    let o = eval(&rec, &hashing);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&recorded).unwrap()).unwrap();
+    assert_eq!(saved["ranks"]["hybrid"]["NB-7726041"], 1, "{saved:#}");
+    let mut other_k = args.clone();
+    other_k.extend_from_slice(&["--baseline", recorded.to_str().unwrap(), "-k", "3"]);
+    let o = eval(&other_k, &hashing);
+    assert_eq!(o.status.code(), Some(2), "a refusal, not a regression: {}", stderr(&o));
+    assert!(stderr(&o).contains("pass --k 6"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_beir_folder_is_indexed_once_and_scored_with_graded_judgments() {
+    let beir = tempfile::tempdir().unwrap();
+    let b = beir.path();
+    std::fs::create_dir_all(b.join("qrels")).unwrap();
+    std::fs::write(
+        b.join("corpus.jsonl"),
+        [
+            r#"{"_id": "101", "title": "Kestrel migration", "text": "Kestrels migrate south along the coast each autumn."}"#,
+            r#"{"_id": "102", "title": "Tidal pools", "text": "Rock pools hold anemones and small crabs at low tide."}"#,
+            r#"{"_id": "203", "title": "Sourdough", "text": "A sourdough starter needs flour and water fed daily."}"#,
+            r#"{"_id": "204", "title": "Bread ovens", "text": "Wood-fired ovens bake bread at very high heat."}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        b.join("queries.jsonl"),
+        "{\"_id\": \"1\", \"text\": \"where do kestrels fly in autumn\"}\n\
+         {\"_id\": \"2\", \"text\": \"feeding a sourdough starter\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        b.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\n1\t101\t1\n2\t203\t2\n2\t204\t1\n",
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let args = [b.to_str().unwrap(), "--data-dir", data.path().to_str().unwrap(), "--json"];
+    let o = eval(&args, &[]);
+    let report = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{report:#}\n{}", stderr(&o));
+    assert_eq!(report["k"], 10, "BEIR runs default to k=10");
+    assert_eq!(report["count"], 2);
+    let hybrid =
+        report["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "hybrid").unwrap();
+    assert_eq!(hybrid["summary"]["hit1"], 1.0, "{report:#}");
+    assert_eq!(hybrid["summary"]["recall100"], 1.0, "{report:#}");
+    let ndcg = hybrid["summary"]["ndcg10"].as_f64().unwrap();
+    assert!(ndcg > 0.8 && ndcg <= 1.0, "{report:#}");
+    assert!(stderr(&o).contains("4 documents as notes"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("4 files (4 re-chunked, 0 failed)"), "{}", stderr(&o));
+
+    // The corpus vault and its index are kept: a second run re-embeds nothing.
+    let o = eval(&args, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("4 files (0 re-chunked, 0 failed), 0 texts embedded"),
+        "{}",
+        stderr(&o)
+    );
+    let again = json(&o);
+    for (a, b) in again["modes"].as_array().unwrap().iter().zip(report["modes"].as_array().unwrap())
+    {
+        assert_eq!(a["summary"], b["summary"], "the same index gives the same scores");
+    }
+}
