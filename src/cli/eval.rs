@@ -75,6 +75,10 @@ const WAYS: [Way; 5] = [
 /// One query's outcome in one mode.
 struct Outcome {
     scored: bool,
+    /// The rank in the k run (what the gate compares).
+    rank: Option<usize>,
+    /// The figures: hit@n, MRR and nDCG from a k>=10 run, recall@k, crowding and leaks from
+    /// the k run, R@100 from a k=100 run.
     result: Scored,
     top: Vec<String>,
 }
@@ -103,8 +107,9 @@ fn fail(msg: impl Into<String>) -> Failure {
 /// The eval's own index, under `<data>/eval/`: it never touches the index a server may be
 /// using (tantivy admits one writer), and it holds only the vaults under test, so results
 /// from other vaults cannot creep in. Keyed by the query set and the vaults, so a second run
-/// re-embeds only what changed.
-fn eval_home(config: &Config, name: &str) -> PathBuf {
+/// re-embeds only what changed. Keyed by the vaults, not the query file, so every query set
+/// over the same vaults shares it.
+fn eval_home(config: &Config) -> PathBuf {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for v in &config.vaults {
@@ -114,20 +119,28 @@ fn eval_home(config: &Config, name: &str) -> PathBuf {
         h.update([0]);
     }
     let tag: String = h.finalize().iter().take(4).map(|b| format!("{b:02x}")).collect();
-    config.data_dir.join("eval").join(format!("{}-{tag}", sanitize(name)))
+    config.data_dir.join("eval").join(format!("vaults-{tag}"))
 }
 
 /// For a BEIR folder: the corpus written (or brought up to date) as a vault beside the eval's
-/// index.
-fn beir_config(config: &Config, folder: &Path, name: &str) -> Result<Config, Failure> {
-    let home = config.data_dir.join("eval").join(sanitize(name));
+/// index, under `<data>/eval/beir-<folder name>-<digest of its path>/`.
+fn beir_config(config: &Config, folder: &Path) -> Result<Config, Failure> {
+    use sha2::{Digest, Sha256};
+    let canonical = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
+    let tag: String = Sha256::digest(canonical.to_string_lossy().as_bytes())
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let name = sanitize(&folder.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+    let home = config.data_dir.join("eval").join(format!("beir-{name}-{tag}"));
     let vault = home.join("vault");
     std::fs::create_dir_all(&vault)
         .map_err(|e| fail(format!("cannot create {}: {e}", vault.display())))?;
-    let n = eval::write_beir_vault(folder, &vault)?;
+    let n = eval::write_beir_vault(folder, &vault).map_err(setup)?;
     eprintln!("{name}: {n} documents as notes in {}", vault.display());
     let mut c = config.clone();
-    c.vaults = vec![VaultEntry { name: sanitize(name), root: vault }];
+    c.vaults = vec![VaultEntry { name, root: vault }];
     c.data_dir = home.join("index");
     // The corpus is not the user's vault: none of its folders are special.
     c.search.exclude_dirs.clear();
@@ -142,23 +155,86 @@ fn sanitize(name: &str) -> String {
     if s.is_empty() { "beir".into() } else { s }
 }
 
+/// Any engine refusal during an eval is a setup problem (exit 2), never a regression (exit 1):
+/// CI must be able to tell "search got worse" from "the eval could not run".
+fn setup(e: crate::error::Error) -> Failure {
+    Failure::Config(format!("{} [{}]", e.message(), e.code()))
+}
+
 pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Failure> {
-    let set = eval::load(&args.queries)?;
+    let set = eval::load(&args.queries).map_err(setup)?;
     if set.queries.is_empty() {
         return Err(fail(format!("{} holds no queries", args.queries.display())));
     }
+    if let Some(bad) = args.modes.iter().find(|m| !WAYS.iter().any(|w| w.name == m.trim())) {
+        return Err(fail(format!(
+            "--modes {bad:?}: use lexical, dense, hybrid, rerank or thorough"
+        )));
+    }
     let beir = args.queries.is_dir();
+    let k = args.k.unwrap_or(if beir { 10 } else { config.search.default_k }).clamp(1, 100);
+    let reranker = !config.rerank.url.is_empty();
+    let ways: Vec<Way> = WAYS
+        .iter()
+        .copied()
+        .filter(|w| args.modes.is_empty() || args.modes.iter().any(|m| m.trim() == w.name))
+        .filter(|w| reranker || !w.rerank)
+        .collect();
+    if ways.is_empty() {
+        return Err(fail("no mode to run: rerank and thorough need rerank.url"));
+    }
     let config = if beir {
-        beir_config(config, &args.queries, &set.name)?
+        beir_config(config, &args.queries)?
     } else {
         let mut c = config.clone();
-        c.data_dir = eval_home(config, &set.name);
+        c.data_dir = eval_home(config);
         c
     };
-    let k = args.k.unwrap_or(if beir { 10 } else { config.search.default_k }).clamp(1, 100);
-    let engine = Engine::open(config).map_err(|e| fail(e.message().to_string()))?;
+    let engine = Engine::open(config).map_err(setup)?;
+    let embedder = engine.index().embedder().model_id().to_string();
+
+    // Everything that can refuse the comparison is checked before the (possibly long) sync.
+    let recorded_before = match &args.baseline {
+        Some(path) if path.exists() || !args.update_baseline => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                fail(format!(
+                    "cannot read the baseline {}: {e}; record one with --update-baseline",
+                    path.display()
+                ))
+            })?;
+            let old: Baseline = serde_json::from_str(&text)
+                .map_err(|e| fail(format!("{} is not an eval baseline: {e}", path.display())))?;
+            Some(old)
+        }
+        _ => None,
+    };
+    let header = Baseline {
+        queries: set.name.clone(),
+        k,
+        embedder: embedder.clone(),
+        ranks: Default::default(),
+        judgments: set.queries.iter().map(|q| (q.id.clone(), q.judgment())).collect(),
+        summaries: Default::default(),
+    };
+    if let Some(old) = recorded_before.as_ref().filter(|_| !args.update_baseline) {
+        old.comparable(&header).map_err(setup)?;
+        let missing: Vec<&String> = old
+            .ranks
+            .keys()
+            .filter(|m| !ways.iter().any(|w| w.name == m.as_str()))
+            .filter(|_| args.modes.is_empty())
+            .collect();
+        if !missing.is_empty() {
+            return Err(fail(format!(
+                "the baseline has the mode(s) {} and this run cannot run them (is rerank.url \
+                 set?); pass --modes to compare the others, or record with --update-baseline",
+                missing.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+
     let report = Report::new();
-    let synced = engine.sync(only, false, &report)?;
+    let synced = engine.sync(only, false, &report).map_err(setup)?;
     report.finish();
     for (vault, r) in &synced {
         eprintln!(
@@ -170,86 +246,90 @@ pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Fa
         );
     }
 
-    let embedder = engine.index().embedder().model_id().to_string();
     // The dense arm is judged only with a real model: hashed vectors know no paraphrase.
     let real_model = !embedder.starts_with("hashing");
-    let reranker = !engine.config().rerank.url.is_empty();
-    let ways: Vec<Way> = WAYS
-        .iter()
-        .copied()
-        .filter(|w| args.modes.is_empty() || args.modes.iter().any(|m| m.trim() == w.name))
-        .filter(|w| reranker || !w.rerank)
-        .collect();
-    if let Some(bad) = args.modes.iter().find(|m| !WAYS.iter().any(|w| w.name == m.trim())) {
-        return Err(fail(format!(
-            "--modes {bad:?}: use lexical, dense, hybrid, rerank or thorough"
-        )));
-    }
-    if ways.is_empty() {
-        return Err(fail("no mode to run: rerank and thorough need rerank.url"));
-    }
-    // R@100 needs a hundred results, but a k=100 search caps and diversifies differently:
-    // the first-k metrics come from the k run, recall@100 from a second one.
-    let deep = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
-
+    let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
     let mut runs = Vec::new();
     for way in &ways {
-        runs.push(run_mode(&engine, only, &set, *way, k, deep, real_model)?);
+        runs.push(run_mode(&engine, only, &set, *way, k, graded, real_model)?);
     }
 
-    let recorded = Baseline {
-        queries: set.name.clone(),
-        k,
-        embedder: embedder.clone(),
-        ranks: runs
-            .iter()
-            .map(|r| {
-                let ranks = set
-                    .queries
-                    .iter()
-                    .zip(&r.outcomes)
-                    .filter(|(q, o)| o.scored && r.way.gates(q.arm))
-                    .map(|(q, o)| (q.id.clone(), o.result.rank.filter(|r| *r <= k)))
-                    .collect();
-                (r.way.name.to_string(), ranks)
-            })
-            .collect(),
-        summaries: runs.iter().map(|r| (r.way.name.to_string(), r.summary.clone())).collect(),
-    };
+    let mut recorded = header;
+    recorded.ranks = runs
+        .iter()
+        .map(|r| {
+            let ranks = set
+                .queries
+                .iter()
+                .zip(&r.outcomes)
+                .filter(|(q, o)| o.scored && r.way.gates(q.arm))
+                .map(|(q, o)| (q.id.clone(), o.rank))
+                .collect();
+            (r.way.name.to_string(), ranks)
+        })
+        .collect();
+    recorded.summaries = runs.iter().map(|r| (r.way.name.to_string(), r.summary.clone())).collect();
 
+    let leaks: usize = runs.iter().map(|r| r.summary.leaks).sum();
     let mut comparison = None;
+    let mut saved = None;
     if let Some(path) = &args.baseline {
-        let leaking = runs.iter().any(|r| r.summary.leaks > 0);
-        if args.update_baseline && !leaking {
-            let text = serde_json::to_string_pretty(&recorded).unwrap_or_default();
-            std::fs::write(path, text + "\n")
-                .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
-        } else if !args.update_baseline {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                fail(format!(
-                    "cannot read the baseline {}: {e}; record one with --update-baseline",
-                    path.display()
-                ))
-            })?;
-            let old: Baseline = serde_json::from_str(&text)
-                .map_err(|e| fail(format!("{} is not an eval baseline: {e}", path.display())))?;
-            // Not comparable is a usage problem (exit 2), not a regression (exit 1).
-            comparison =
-                Some(eval::compare(&old, &recorded).map_err(|e| fail(e.message().to_string()))?);
+        if args.update_baseline {
+            if leaks == 0 {
+                // Modes this run skipped (`--modes`) keep their recorded ranks.
+                if let Some(old) = recorded_before.filter(|old| old.comparable(&recorded).is_ok()) {
+                    for (mode, ranks) in old.ranks {
+                        if !recorded.ranks.contains_key(&mode) {
+                            recorded.ranks.insert(mode.clone(), ranks);
+                            if let Some(s) = old.summaries.get(&mode) {
+                                recorded.summaries.insert(mode, s.clone());
+                            }
+                        }
+                    }
+                }
+                let text = serde_json::to_string_pretty(&recorded).unwrap_or_default();
+                std::fs::write(path, text + "\n")
+                    .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+                saved = Some(path.clone());
+            }
+        } else if let Some(old) = &recorded_before {
+            comparison = Some(eval::compare(old, &recorded).map_err(setup)?);
         }
     }
 
-    let leaks: usize = runs.iter().map(|r| r.summary.leaks).sum();
     let regressions = comparison.as_ref().map_or(0, |c| c.regressions.len());
+    let ctx = Finished {
+        set: &set,
+        engine: &engine,
+        k,
+        embedder: &embedder,
+        runs: &runs,
+        comparison: comparison.as_ref(),
+        saved: saved.as_deref(),
+        args: &args,
+    };
     if args.json {
-        print_json(&to_json(&set, &engine, k, &embedder, &runs, comparison.as_ref(), &args));
+        print_json(&to_json(&ctx));
     } else {
-        print(&render(&set, &engine, k, &embedder, &runs, comparison.as_ref(), &args));
+        print(&render(&ctx));
     }
     if leaks > 0 || regressions > 0 {
         return Err(Failure::Exit(1));
     }
     Ok(())
+}
+
+/// Runs one query in one way; a notice (an arm or the reranker fell back) means the run would
+/// not measure what its column says, so it stops the eval.
+fn search(engine: &Engine, req: &SearchRequest, way: Way) -> Result<Vec<String>, Failure> {
+    let resp = engine.search(req).map_err(setup)?;
+    if let Some(n) = resp.notices.first() {
+        return Err(fail(format!(
+            "the {} run degraded ({n}); fix that first, or leave the mode out with --modes",
+            way.name
+        )));
+    }
+    Ok(resp.results.into_iter().map(|h| h.path).collect())
 }
 
 fn run_mode(
@@ -258,32 +338,51 @@ fn run_mode(
     set: &QuerySet,
     way: Way,
     k: usize,
-    deep: bool,
+    graded: bool,
     real_model: bool,
 ) -> Result<ModeRun, Failure> {
+    let req = |text: &str, k: usize, candidates: Option<usize>| SearchRequest {
+        query: text.to_string(),
+        k: Some(k),
+        vault: only.map(str::to_string),
+        prefix: None,
+        thorough: way.thorough,
+        rerank: way.rerank,
+        mode: way.mode,
+        query_vector: None,
+        candidates,
+    };
+    // One untimed search first, so model warm-up is not the slowest query.
+    if let Some(q) = set.queries.first() {
+        search(engine, &req(&q.text, k, None), way)?;
+    }
     let mut outcomes = Vec::with_capacity(set.queries.len());
     let mut latencies = Vec::with_capacity(set.queries.len());
     for q in &set.queries {
-        let req = |k: usize| SearchRequest {
-            query: q.text.clone(),
-            k: Some(k),
-            vault: only.map(str::to_string),
-            prefix: None,
-            thorough: way.thorough,
-            rerank: way.rerank,
-            mode: way.mode,
-            query_vector: None,
-        };
         let started = Instant::now();
-        let resp = engine.search(&req(k))?;
+        let paths = search(engine, &req(&q.text, k, None), way)?;
         latencies.push(started.elapsed().as_secs_f64() * 1000.0);
-        let paths: Vec<String> = resp.results.iter().map(|h| h.path.clone()).collect();
-        let mut result = eval::score(q, &paths, k);
-        if deep && k < 100 {
-            let wide = engine.search(&req(100))?;
-            let wide: Vec<String> = wide.results.iter().map(|h| h.path.clone()).collect();
-            result.recall100 = eval::score(q, &wide, 100).recall100;
-        }
+        // The k run is what a caller gets: the gate's rank, recall@k, crowding and leaks.
+        let at_k = eval::score(q, &paths, k);
+        // The @10 figures need ten results; a smaller k caps and diversifies differently, so
+        // they come from their own k=10 search.
+        let mut result = if k < 10 {
+            eval::score(q, &search(engine, &req(&q.text, 10, None), way)?, 10)
+        } else {
+            at_k.clone()
+        };
+        result.recall = at_k.recall;
+        result.max_per_note = at_k.max_per_note;
+        result.leaks = at_k.leaks.clone();
+        // R@100 needs a hundred results from arms that each offer a hundred candidates.
+        result.recall100 = if !graded {
+            0.0
+        } else if k < 100 {
+            let wide = search(engine, &req(&q.text, 100, Some(100)), way)?;
+            eval::score(q, &wide, 100).recall100
+        } else {
+            at_k.recall100
+        };
         let scored = q.scored() && (q.arm != Arm::Dense || real_model);
         let mut top = Vec::new();
         for p in paths {
@@ -291,7 +390,8 @@ fn run_mode(
                 top.push(p);
             }
         }
-        outcomes.push(Outcome { scored, result, top });
+        let rank = at_k.rank.filter(|r| *r <= k);
+        outcomes.push(Outcome { scored, rank, result, top });
     }
     let summary =
         eval::summarize(&outcomes.iter().map(|o| (o.scored, o.result.clone())).collect::<Vec<_>>());
@@ -309,15 +409,21 @@ fn vault_list(engine: &Engine) -> String {
     engine.vaults().iter().map(|v| v.name().to_string()).collect::<Vec<_>>().join(", ")
 }
 
-fn render(
-    set: &QuerySet,
-    engine: &Engine,
+/// A finished run, for the two renderings.
+#[derive(Clone, Copy)]
+struct Finished<'a> {
+    set: &'a QuerySet,
+    engine: &'a Engine,
     k: usize,
-    embedder: &str,
-    runs: &[ModeRun],
-    comparison: Option<&Comparison>,
-    args: &EvalArgs,
-) -> String {
+    embedder: &'a str,
+    runs: &'a [ModeRun],
+    comparison: Option<&'a Comparison>,
+    saved: Option<&'a Path>,
+    args: &'a EvalArgs,
+}
+
+fn render(ctx: &Finished) -> String {
+    let Finished { set, engine, k, embedder, runs, comparison, saved, args } = *ctx;
     let scored = runs.first().map_or(0, |r| r.summary.scored);
     let mut out = format!(
         "{}: {} queries, {} scored · k={k} · embedder {embedder} · vaults: {}\n\n",
@@ -376,8 +482,8 @@ fn render(
             let first = o.top.first().map_or("(nothing)", String::as_str);
             if !o.result.leaks.is_empty() {
                 lines.push(format!("  LEAK  {:?}: returned {}", q.text, o.result.leaks.join(", ")));
-            } else if o.scored && o.result.rank != Some(1) {
-                let rank = o.result.rank.filter(|r| *r <= k);
+            } else if o.scored && o.rank != Some(1) {
+                let rank = o.rank;
                 lines.push(format!(
                     "  {:<5} {:?} [{}]: {}; first was {first}",
                     rank.map_or("miss".to_string(), |r| format!("#{r}")),
@@ -417,13 +523,13 @@ fn render(
                 c.new.len()
             ));
         }
-        if !c.modes_not_compared.is_empty() {
-            out.push_str(&format!(
-                "not compared (only one side ran them): {}\n",
-                c.modes_not_compared.join(", ")
-            ));
+        if !c.modes_new.is_empty() {
+            out.push_str(&format!("not in the baseline yet: {}\n", c.modes_new.join(", ")));
         }
-    } else if let Some(p) = args.baseline.as_ref().filter(|_| args.update_baseline && leaks == 0) {
+        if !c.modes_missing.is_empty() {
+            out.push_str(&format!("left out of this run: {}\n", c.modes_missing.join(", ")));
+        }
+    } else if let Some(p) = saved {
         out.push_str(&format!("\nrecorded this run as the baseline in {}\n", p.display()));
     }
     if leaks > 0 {
@@ -435,15 +541,9 @@ fn render(
     out
 }
 
-fn to_json(
-    set: &QuerySet,
-    engine: &Engine,
-    k: usize,
-    embedder: &str,
-    runs: &[ModeRun],
-    comparison: Option<&Comparison>,
-    args: &EvalArgs,
-) -> Value {
+fn to_json(ctx: &Finished) -> Value {
+    let Finished { set, engine, k, embedder, runs, comparison, saved, args: _ } = *ctx;
+    let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
     let modes: Vec<Value> = runs
         .iter()
         .map(|r| {
@@ -456,19 +556,24 @@ fn to_json(
                         "id": q.id,
                         "arm": q.arm.as_str(),
                         "scored": o.scored,
-                        "rank": o.result.rank,
+                        "rank": o.rank,
                         "mrr10": o.result.mrr10,
                         "ndcg10": o.result.ndcg10,
                         "recall": o.result.recall,
+                        "recall100": graded.then_some(o.result.recall100),
                         "max_per_note": o.result.max_per_note,
                         "leaks": o.result.leaks,
                         "top": o.top.iter().take(3).collect::<Vec<_>>(),
                     })
                 })
                 .collect();
+            let mut summary = json!(r.summary);
+            if !graded {
+                summary["recall100"] = Value::Null;
+            }
             json!({
                 "mode": r.way.name,
-                "summary": r.summary,
+                "summary": summary,
                 "latency_ms": {"p50": r.p50_ms, "p95": r.p95_ms},
                 "queries": queries,
             })
@@ -485,8 +590,8 @@ fn to_json(
     });
     if let Some(c) = comparison {
         out["baseline"] = json!(c);
-    } else if args.update_baseline {
-        out["baseline"] = json!({"recorded": args.baseline});
+    } else if let Some(p) = saved {
+        out["baseline"] = json!({ "recorded": p });
     }
     out
 }

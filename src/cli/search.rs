@@ -155,6 +155,7 @@ pub fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> Result<(
         rerank: !args.no_rerank,
         mode,
         query_vector: None,
+        candidates: None,
     };
     let resp = engine.search(&req)?;
     if args.json {

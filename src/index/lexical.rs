@@ -37,6 +37,9 @@ const WRITER_HEAP_BYTES: usize = 50_000_000;
 pub struct Filter<'a> {
     /// Only chunks of this vault (exact name).
     pub vault: Option<&'a str>,
+    /// Only chunks of these vaults (empty: any). The store can outlive a vault's place in the
+    /// configuration; filtering here keeps such chunks from taking candidate places.
+    pub vaults: &'a [String],
     /// Only chunks under this folder: case-insensitive, whole path segments.
     pub prefix: Option<&'a str>,
 }
@@ -215,6 +218,19 @@ impl LexicalIndex {
         // scores exactly as it would unfiltered.
         if let Some(vault) = filter.vault {
             clauses.push(zero_score_term(Term::from_field_text(self.fields.vault, vault)));
+        } else if !filter.vaults.is_empty() {
+            let any: Vec<(Occur, Box<dyn Query>)> = filter
+                .vaults
+                .iter()
+                .map(|v| {
+                    let term = Term::from_field_text(self.fields.vault, v);
+                    let q: Box<dyn Query> =
+                        Box::new(TermQuery::new(term, IndexRecordOption::Basic));
+                    (Occur::Should, q)
+                })
+                .collect();
+            let inner = Box::new(BooleanQuery::new(any));
+            clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(inner, 0.0))));
         }
         if let Some(prefix) = filter.prefix.map(normalise_folder).filter(|p| !p.is_empty()) {
             clauses.push(zero_score_term(Term::from_field_text(self.fields.folders, &prefix)));
@@ -573,7 +589,9 @@ mod tests {
             ids.sort();
             ids
         };
-        let by = |vault, prefix| sorted(search(&index, "gas", 50, &Filter { vault, prefix }));
+        let by = |vault, prefix| {
+            sorted(search(&index, "gas", 50, &Filter { vault, vaults: &[], prefix }))
+        };
         assert_eq!(by(None, None), vec![1, 2, 3, 4, 5]);
         assert_eq!(by(Some("main"), None), vec![1, 2, 3, 5]);
         assert_eq!(by(Some("work"), None), vec![4]);
@@ -602,7 +620,7 @@ mod tests {
         index.commit("1").unwrap();
         let unfiltered = index.search(&tokenize("boiler"), 5, &no_filter()).unwrap();
         assert!(unfiltered.iter().all(|h| h.chunk_id < 20));
-        let filter = Filter { vault: None, prefix: Some("in") };
+        let filter = Filter { vault: None, vaults: &[], prefix: Some("in") };
         let inside = index.search(&tokenize("boiler"), 5, &filter).unwrap();
         assert_eq!(inside.len(), 5);
         assert!(inside.iter().all(|h| (20..30).contains(&h.chunk_id)));

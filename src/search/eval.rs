@@ -126,6 +126,27 @@ impl EvalQuery {
     pub fn scored(&self) -> bool {
         self.arm != Arm::Threshold && !self.relevant.is_empty()
     }
+
+    /// A digest of what the query asks and how it is judged: a baseline rank means nothing
+    /// once the text, the arm or the judgments change.
+    pub fn judgment(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let relevant = match &self.relevant {
+            Relevant::Paths(p) => format!("paths:{}", p.join("\u{0}")),
+            Relevant::Substrings(s) => format!("substrings:{}", s.join("\u{0}")),
+            Relevant::Graded(g) => {
+                let pairs: Vec<String> = g.iter().map(|(p, v)| format!("{p}={v}")).collect();
+                format!("graded:{}", pairs.join("\u{0}"))
+            }
+        };
+        let text = format!(
+            "{}\u{1}{}\u{1}{relevant}\u{1}{}",
+            self.text,
+            self.arm.as_str(),
+            self.never.join("\u{0}")
+        );
+        Sha256::digest(text.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 /// A loaded query set.
@@ -160,12 +181,12 @@ pub fn load(path: &Path) -> Result<QuerySet> {
     };
     // Ids are the query texts, and a baseline keys ranks by id: the same question asked twice
     // (perhaps with other judgments) must not share one.
-    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut taken: HashSet<String> = HashSet::new();
     for q in &mut queries {
-        let n = seen.entry(q.id.clone()).or_default();
-        *n += 1;
-        if *n > 1 {
-            q.id = format!("{} ({})", q.id, n);
+        let mut n = 1;
+        while !taken.insert(q.id.clone()) {
+            n += 1;
+            q.id = format!("{} ({n})", q.text);
         }
     }
     Ok(QuerySet { name, queries })
@@ -249,10 +270,18 @@ fn strings(v: Option<&Value>, at: &str, key: &str) -> Result<Vec<String>> {
 /// The vault path a BEIR document becomes: sharded by the id's first two characters so no
 /// folder holds thousands of notes.
 pub fn beir_path(id: &str) -> String {
-    let safe: String = id
+    let mut safe: String = id
         .chars()
-        .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
         .collect();
+    // Two ids that differ only where characters were replaced (`a.b`, `a,b`), or only in case
+    // on a case-insensitive disk, must not share a note: such ids carry a digest of the original.
+    if safe != id || id.chars().any(|c| c.is_ascii_uppercase()) {
+        use sha2::{Digest, Sha256};
+        let tag: String =
+            Sha256::digest(id.as_bytes()).iter().take(4).map(|b| format!("{b:02x}")).collect();
+        safe = format!("{safe}-{tag}");
+    }
     let shard: String = safe.chars().take(2).collect();
     format!("{shard}/{safe}.md")
 }
@@ -322,7 +351,7 @@ pub fn write_beir_vault(beir: &Path, vault: &Path) -> Result<usize> {
             format!("cannot read {}: {e}", beir.join("corpus.jsonl").display()),
         )
     })?;
-    let mut n = 0;
+    let mut written: HashSet<std::path::PathBuf> = HashSet::new();
     for line in corpus.lines().filter(|l| !l.trim().is_empty()) {
         let d: Value = serde_json::from_str(line).map_err(|e| bad(format!("corpus.jsonl: {e}")))?;
         let Some(id) = json_id(&d) else { continue };
@@ -339,9 +368,21 @@ pub fn write_beir_vault(beir: &Path, vault: &Path) -> Result<usize> {
             std::fs::create_dir_all(path.parent().unwrap_or(vault)).map_err(io)?;
             std::fs::write(&path, body).map_err(io)?;
         }
-        n += 1;
+        written.insert(path);
     }
-    Ok(n)
+    // The folder is this corpus's cache: notes from an earlier, larger version of it go.
+    for entry in walkdir::WalkDir::new(vault).min_depth(1).into_iter().flatten() {
+        let p = entry.path();
+        if entry.file_type().is_file()
+            && p.extension().is_some_and(|e| e == "md")
+            && !written.contains(p)
+        {
+            std::fs::remove_file(p).map_err(|e| {
+                Error::new(ErrorCode::InternalError, format!("cannot remove {}: {e}", p.display()))
+            })?;
+        }
+    }
+    Ok(written.len())
 }
 
 /// What one query's results earned.
@@ -367,7 +408,27 @@ pub struct Scored {
 pub fn score(q: &EvalQuery, results: &[String], k: usize) -> Scored {
     let mut seen = HashSet::new();
     let notes: Vec<&str> = results.iter().map(String::as_str).filter(|p| seen.insert(*p)).collect();
-    let gains: Vec<f64> = notes.iter().map(|p| q.relevant.gain(p)).collect();
+    let gains: Vec<f64> = match &q.relevant {
+        // Each substring is one relevant "note": it earns its gain once, on the first note
+        // that matches it, so several notes under one gold folder cannot push nDCG past 1.
+        Relevant::Substrings(subs) => {
+            let mut credited = vec![false; subs.len()];
+            notes
+                .iter()
+                .map(|p| {
+                    let mut fresh = false;
+                    for (i, s) in subs.iter().enumerate() {
+                        if !credited[i] && p.contains(s.as_str()) {
+                            credited[i] = true;
+                            fresh = true;
+                        }
+                    }
+                    f64::from(u8::from(fresh))
+                })
+                .collect()
+        }
+        _ => notes.iter().map(|p| q.relevant.gain(p)).collect(),
+    };
     let rank = gains.iter().position(|g| *g > 0.0).map(|i| i + 1);
     let dcg = |g: &[f64]| -> f64 {
         g.iter().take(10).enumerate().map(|(i, g)| g / ((i + 2) as f64).log2()).sum()
@@ -470,9 +531,47 @@ pub struct Baseline {
     pub embedder: String,
     /// Per mode, per scored query id: the rank of the first relevant note, or null for a miss.
     pub ranks: BTreeMap<String, BTreeMap<String, Option<usize>>>,
+    /// Per query id, the digest of its text, arm and judgments ([`EvalQuery::judgment`]).
+    #[serde(default)]
+    pub judgments: BTreeMap<String, String>,
     /// Per mode, the means when it was recorded (for people reading the file; not compared).
     #[serde(default)]
     pub summaries: BTreeMap<String, Summary>,
+}
+
+impl Baseline {
+    /// The embedder as far as rankings go: a local model is its weights' digest, wherever its
+    /// folder is and whatever it is called.
+    fn model(&self) -> &str {
+        match self.embedder.strip_prefix("local:").and_then(|rest| rest.rsplit_once('@')) {
+            Some((_, digest)) => digest,
+            None => &self.embedder,
+        }
+    }
+
+    /// Whether `other` was recorded under the same query file, k and model.
+    pub fn comparable(&self, other: &Baseline) -> Result<()> {
+        let redo = "rerun with the same settings, or record this run with --update-baseline";
+        if self.queries != other.queries {
+            return Err(bad(format!(
+                "the baseline is for the query file {:?}, not {:?}; {redo}",
+                self.queries, other.queries
+            )));
+        }
+        if self.k != other.k {
+            return Err(bad(format!(
+                "the baseline was recorded with k={}, this run uses k={}; pass --k {} or {redo}",
+                self.k, other.k, self.k
+            )));
+        }
+        if self.model() != other.model() {
+            return Err(bad(format!(
+                "the baseline was recorded with the embedder {:?}, this run uses {:?}; {redo}",
+                self.embedder, other.embedder
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// One query whose rank moved (or that is new to the baseline).
@@ -497,36 +596,36 @@ pub struct Comparison {
     pub improvements: Vec<Change>,
     /// Queries the baseline does not know.
     pub new: Vec<Change>,
-    /// Modes only one side ran (a reranker configured on one side only), so not compared.
-    pub modes_not_compared: Vec<String>,
+    /// Modes this run added (a reranker configured since), not compared.
+    pub modes_new: Vec<String>,
+    /// Modes the baseline has and this run did not run.
+    pub modes_missing: Vec<String>,
 }
 
 /// Compares a run with a recorded one. Runs with another query file, k or embedder are not
 /// comparable, and saying so beats a comparison that means nothing.
 pub fn compare(recorded: &Baseline, run: &Baseline) -> Result<Comparison> {
-    let redo = "rerun with the same settings, or record this run with --update-baseline";
-    if recorded.queries != run.queries {
+    recorded.comparable(run)?;
+    // A query the baseline knows must still be asked, and judged, the same way: otherwise its
+    // recorded rank says nothing about this run.
+    let changed: Vec<&String> = recorded
+        .judgments
+        .iter()
+        .filter(|(id, digest)| run.judgments.get(*id) != Some(*digest))
+        .map(|(id, _)| id)
+        .collect();
+    if let Some(first) = changed.first() {
         return Err(bad(format!(
-            "the baseline is for the query file {:?}, not {:?}; {redo}",
-            recorded.queries, run.queries
-        )));
-    }
-    if recorded.k != run.k {
-        return Err(bad(format!(
-            "the baseline was recorded with k={}, this run used k={}; pass --k {} or {redo}",
-            recorded.k, run.k, recorded.k
-        )));
-    }
-    if recorded.embedder != run.embedder {
-        return Err(bad(format!(
-            "the baseline was recorded with the embedder {:?}, this run used {:?}; {redo}",
-            recorded.embedder, run.embedder
+            "{} of the baseline's queries are missing from the query file or judged differently \
+             now (the first is {first:?}); if that is deliberate, record the run with \
+             --update-baseline",
+            changed.len()
         )));
     }
     let mut out = Comparison::default();
     for (mode, ranks) in &run.ranks {
         let Some(before) = recorded.ranks.get(mode) else {
-            out.modes_not_compared.push(mode.clone());
+            out.modes_new.push(mode.clone());
             continue;
         };
         for (id, after) in ranks {
@@ -542,8 +641,8 @@ pub fn compare(recorded: &Baseline, run: &Baseline) -> Result<Comparison> {
             }
         }
     }
-    out.modes_not_compared
-        .extend(recorded.ranks.keys().filter(|m| !run.ranks.contains_key(*m)).cloned());
+    out.modes_missing =
+        recorded.ranks.keys().filter(|m| !run.ranks.contains_key(*m)).cloned().collect();
     Ok(out)
 }
 
@@ -683,6 +782,7 @@ mod tests {
             k,
             embedder: "m".into(),
             ranks: [("hybrid".to_string(), ranks)].into_iter().collect(),
+            judgments: BTreeMap::new(),
             summaries: BTreeMap::new(),
         }
     }
@@ -714,6 +814,56 @@ mod tests {
         assert!(compare(&base, &other).unwrap_err().message().contains("query file"));
         let mut extra = base.clone();
         extra.ranks.insert("thorough".into(), BTreeMap::new());
-        assert_eq!(compare(&base, &extra).unwrap().modes_not_compared, ["thorough"]);
+        assert_eq!(compare(&base, &extra).unwrap().modes_new, ["thorough"]);
+        assert_eq!(compare(&extra, &base).unwrap().modes_missing, ["thorough"]);
+        // The same model in another folder is the same model.
+        let a = Baseline { embedder: "local:all-MiniLM-L6-v2@53aa51172d14".into(), ..base.clone() };
+        let b = Baseline { embedder: "local:minilm@53aa51172d14".into(), ..base.clone() };
+        assert!(compare(&a, &b).is_ok());
+    }
+
+    #[test]
+    fn a_query_dropped_or_judged_differently_makes_the_baseline_incomparable() {
+        let mut before = recorded(6, &[("a", Some(1)), ("b", Some(2))]);
+        before.judgments = [("a".into(), "1".into()), ("b".into(), "2".into())].into();
+        let mut after = before.clone();
+        after.judgments.insert("c".into(), "3".into());
+        assert!(compare(&before, &after).is_ok(), "a new query is fine");
+        after.judgments.insert("b".into(), "changed".into());
+        let e = compare(&before, &after).unwrap_err();
+        assert!(e.message().contains("\"b\"") && e.message().contains("--update-baseline"));
+        after.judgments.remove("b");
+        assert!(compare(&before, &after).is_err(), "a dropped query too");
+    }
+
+    #[test]
+    fn repeated_queries_get_distinct_ids_and_judgments_follow_the_judging() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("q.json");
+        std::fs::write(
+            &file,
+            r#"[{"q": "X", "expect": ["a.md"]}, {"q": "X", "expect": ["b.md"]}, {"q": "X (2)"}]"#,
+        )
+        .unwrap();
+        let set = load(&file).unwrap();
+        let ids: Vec<&str> = set.queries.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["X", "X (2)", "X (2) (2)"]);
+        assert_ne!(set.queries[0].judgment(), set.queries[1].judgment());
+    }
+
+    #[test]
+    fn substring_gold_earns_each_gain_once() {
+        let query = q(Relevant::Substrings(paths(&["Vehicles/"])), &[]);
+        let s = score(&query, &paths(&["Vehicles/a.md", "Vehicles/b.md", "Vehicles/c.md"]), 6);
+        assert!((s.ndcg10 - 1.0).abs() < 1e-9, "{}", s.ndcg10);
+        assert_eq!((s.rank, s.recall), (Some(1), 1.0));
+    }
+
+    #[test]
+    fn beir_ids_that_would_collide_get_distinct_notes() {
+        assert_eq!(beir_path("4983"), "49/4983.md");
+        let (a, b, c) = (beir_path("a.b"), beir_path("a,b"), beir_path("Ab"));
+        assert!(a != b && a.starts_with("a_/a_b-") && b.starts_with("a_/a_b-"), "{a} {b}");
+        assert_ne!(c, beir_path("ab"));
     }
 }

@@ -2,9 +2,9 @@
 //!
 //! A chunk's fused score is the sum over the arms that found it of `weight / (rrf_k + rank)`,
 //! divided by the best possible sum (rank 1 in every active arm), so it lies in (0, 1]: with the
-//! defaults a chunk first in both arms scores 1.0, first in the dense arm only 0.667, first in
-//! the lexical arm only 0.333. Filed documents are then multiplied by the document weight, so
-//! the note written from a document outranks the document itself.
+//! defaults (both arms weighted 1.0) a chunk first in both arms scores 1.0 and a chunk first in
+//! one arm only 0.5. Filed documents are then multiplied by the document weight, so the note
+//! written from a document outranks the document itself when both answer as well.
 
 /// Which arm found a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

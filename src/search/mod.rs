@@ -55,6 +55,8 @@ pub struct SearchRequest {
     /// A query vector computed beforehand (the benchmark times embedding separately);
     /// `None` embeds the query text.
     pub query_vector: Option<Vec<f32>>,
+    /// Candidates per arm instead of `search.candidates` (the eval's R@100 needs 100).
+    pub candidates: Option<usize>,
 }
 
 impl SearchRequest {
@@ -69,6 +71,7 @@ impl SearchRequest {
             rerank: true,
             mode: Mode::Hybrid,
             query_vector: None,
+            candidates: None,
         }
     }
 }
@@ -206,26 +209,23 @@ impl Searcher<'_> {
             }
         }
 
+        let per_arm = req.candidates.filter(|n| *n > 0).unwrap_or(s.candidates);
         let tokens = unique(tokenize::tokenize(query));
         let mut notices = Vec::new();
         let use_lexical = req.mode != Mode::Dense && !tokens.is_empty();
         let mut use_dense = req.mode != Mode::Lexical;
 
         let lexical_hits = if use_lexical {
-            let filter =
-                lexical::Filter { vault: vault_name.as_deref(), prefix: prefix.as_deref() };
-            self.index.lexical().search(&tokens, s.candidates, &filter)?
+            let filter = lexical::Filter {
+                vault: vault_name.as_deref(),
+                vaults: self.index.vault_names(),
+                prefix: prefix.as_deref(),
+            };
+            self.index.lexical().search(&tokens, per_arm, &filter)?
         } else {
             Vec::new()
         };
-        // The store may still hold chunks of a vault that is no longer configured (the same
-        // data directory used with other `--vault`s); they are never results.
-        let configured = |vault: &str| self.index.vault_names().iter().any(|v| v == vault);
-        let lexical_ids: Vec<i64> = lexical_hits
-            .iter()
-            .map(|h| h.chunk_id as i64)
-            .filter(|id| self.index.chunk(*id).is_some_and(|m| configured(&m.vault)))
-            .collect();
+        let lexical_ids: Vec<i64> = lexical_hits.iter().map(|h| h.chunk_id as i64).collect();
 
         let mut dense_ids = Vec::new();
         if use_dense {
@@ -237,6 +237,8 @@ impl Searcher<'_> {
             match embedded {
                 Ok(mut rows) if !rows.is_empty() => {
                     let q = rows.swap_remove(0);
+                    // The store may still hold chunks of a vault that is no longer configured
+                    // (the same data directory used with other `--vault`s): never results.
                     let keep = |key: &crate::index::dense::RowKey| {
                         key.vault != u32::MAX
                             && vault_idx.is_none_or(|v| key.vault == v)
@@ -245,7 +247,7 @@ impl Searcher<'_> {
                     dense_ids = self
                         .index
                         .dense()
-                        .top(&q, s.candidates, &keep)
+                        .top(&q, per_arm, &keep)
                         .into_iter()
                         .map(|(id, _)| id)
                         .collect();
@@ -380,7 +382,7 @@ impl Searcher<'_> {
                 mode: req.mode,
                 rrf_k: s.rrf_k,
                 lexical_weight: s.lexical_weight,
-                candidates: s.candidates,
+                candidates: per_arm,
                 document_weight: s.document_weight,
                 mmr_lambda: s.mmr_lambda,
                 cap,

@@ -124,6 +124,13 @@ fn a_never_leak_fails_even_without_a_baseline_and_mismatched_baselines_are_refus
     let o = eval(&other_k, &hashing);
     assert_eq!(o.status.code(), Some(2), "a refusal, not a regression: {}", stderr(&o));
     assert!(stderr(&o).contains("pass --k 6"), "{}", stderr(&o));
+
+    // A query file that is not there is a setup problem too, never a regression.
+    let mut missing = args.clone();
+    missing[0] = "/nonexistent/queries.json";
+    let o = eval(&missing, &hashing);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot read the query file"), "{}", stderr(&o));
 }
 
 #[test]
@@ -168,8 +175,21 @@ fn a_beir_folder_is_indexed_once_and_scored_with_graded_judgments() {
     assert!(ndcg > 0.8 && ndcg <= 1.0, "{report:#}");
     assert!(stderr(&o).contains("4 documents as notes"), "{}", stderr(&o));
     assert!(stderr(&o).contains("4 files (4 re-chunked, 0 failed)"), "{}", stderr(&o));
+    let notes = || -> Vec<(std::path::PathBuf, std::time::SystemTime)> {
+        let mut v: Vec<_> = walkdir::WalkDir::new(data.path().join("eval"))
+            .into_iter()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+            .map(|e| (e.path().to_path_buf(), e.metadata().unwrap().modified().unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let written = notes();
+    assert_eq!(written.len(), 4);
 
-    // The corpus vault and its index are kept: a second run re-embeds nothing.
+    // The corpus vault and its index are kept: a second run rewrites no note and re-embeds
+    // nothing.
     let o = eval(&args, &[]);
     assert_eq!(o.status.code(), Some(0));
     assert!(
@@ -177,6 +197,7 @@ fn a_beir_folder_is_indexed_once_and_scored_with_graded_judgments() {
         "{}",
         stderr(&o)
     );
+    assert_eq!(notes(), written, "unchanged notes keep their modification times");
     let again = json(&o);
     for (a, b) in again["modes"].as_array().unwrap().iter().zip(report["modes"].as_array().unwrap())
     {
