@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Sets everything up and runs the main job: builds the release binary, installs the default
-# embedding model, writes an example config and an API key on first run, then serves $VAULT (or
-# a copy of the bundled fixture vault) over REST and MCP on $MDVAULT_LISTEN (default
+# Sets everything up and runs the main job: builds the binary, installs the default embedding
+# model, writes an example config and an API key on first run, then serves $VAULT (or a copy
+# of the bundled example vault, examples/vault) over REST and MCP on $MDVAULT_LISTEN (default
 # 127.0.0.1:8080), indexing it in the background and following its changes.
 # Re-running it is fast: nothing is downloaded again and unchanged notes are not re-indexed.
+#
+# MDVAULT_PROFILE=debug builds and runs the debug binary instead of the release one (the
+# first-run test uses it to reuse the test build); anything else means release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,11 +15,11 @@ if [ -n "${VAULT:-}" ]; then
   vault="$VAULT"
 else
   # The server writes (a generated index.md, and whatever a client edits), so it serves a copy
-  # of the bundled vault, made once beside the data directory, never the test fixture itself.
+  # of the bundled vault, made once beside the data directory, never the repository's own.
   vault="${XDG_DATA_HOME:-$HOME/.local/share}/mdvault-example-vault"
   if [ ! -d "$vault" ]; then
     mkdir -p "$vault"
-    cp -R tests/fixtures/vault/. "$vault/"
+    cp -R examples/vault/. "$vault/"
     echo "copied the example vault to $vault"
   fi
 fi
@@ -24,8 +27,13 @@ config_dir="${XDG_CONFIG_HOME:-$HOME/.config}/mdvault"
 
 ./scripts/fetch-model.sh "$data_dir"
 ./scripts/system-deps.sh --optional
-cargo build --release --locked
-bin="$PWD/target/release/mdvault"
+if [ "${MDVAULT_PROFILE:-release}" = debug ]; then
+  cargo build --locked
+  bin="$PWD/target/debug/mdvault"
+else
+  cargo build --release --locked
+  bin="$PWD/target/release/mdvault"
+fi
 export MDVAULT_DATA_DIR="$data_dir"
 
 # An example config the user can edit; never overwrite one that is there.
@@ -51,10 +59,24 @@ fi
 listen="${MDVAULT_LISTEN:-127.0.0.1:8080}"
 cat <<MSG
 
-Serving $vault on http://$listen (Ctrl-C stops it). In another shell:
-  export MDVAULT_API_KEY=\$(cat $key_file)
+Serving $vault
+  REST  http://$listen/vault/   search: http://$listen/search?q=...
+  MCP   http://$listen/mcp      (header  Authorization: Bearer <key>)
+  key   $key_file   (export MDVAULT_API_KEY=\$(cat $key_file))
+
+Try it from another shell:
   curl -H "Authorization: Bearer \$MDVAULT_API_KEY" "http://$listen/search?q=boiler+pressure"
-  curl -H "Authorization: Bearer \$MDVAULT_API_KEY" "http://$listen/vault/Home/Boiler.md"
-MCP clients: http://$listen/mcp with the same bearer header, or stdio: $bin mcp --vault $vault
+
+Connect an AI client (the server must be running):
+  Claude Code:     claude mcp add --transport http mdvault http://$listen/mcp \\
+                     --header "Authorization: Bearer \$(cat $key_file)"
+  Claude Desktop:  Settings > Developer > Edit Config, then under "mcpServers":
+                     "mdvault": {"command": "npx", "args": ["-y", "mcp-remote",
+                       "http://$listen/mcp", "--header", "Authorization: Bearer <key>"]}
+  Any MCP client:  streamable HTTP at http://$listen/mcp with that bearer header, or
+                   stdio: $bin mcp --vault $vault   (when no server is running on this data)
+Ctrl-C stops the server; run this script again to start it (nothing is downloaded or
+re-embedded twice).
+
 MSG
 exec "$bin" serve --vault "$vault" --listen "$listen"

@@ -2,7 +2,8 @@
 # The whole test suite: unit tests, integration tests (the real binary, its HTTP server and both
 # MCP transports, the real local model, fixture vaults and copies of the evaluation vaults), doc
 # tests, the official Python MCP SDK driving the server, and the schemathesis fuzzer against
-# openapi.yaml. This is the README's test command and the one .ci/run calls. It installs the
+# openapi.yaml, and the first-run test (the README's first command in a fresh HOME). This is
+# the README's test command and the one .ci/run calls. It installs the
 # default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are
 # already there).
 set -euo pipefail
@@ -14,3 +15,4 @@ MDVAULT_PYENV="$(./scripts/pyenv.sh | tail -n 1)"
 export MDVAULT_PYENV
 cargo test --all-targets --locked
 ./scripts/fuzz-api.sh target/debug/mdvault
+./scripts/first-run-test.sh

@@ -11,6 +11,7 @@ use crate::config::{Config, EmbeddingBackend};
 use crate::embed::hashing::HashingEmbedder;
 use crate::embed::{Embedder, http::HttpConfig, http::HttpEmbedder, local::LocalEmbedder};
 use crate::error::{Error, ErrorCode, Result};
+use crate::index::coverage::Coverage;
 use crate::index::watch::{self, Watcher};
 use crate::index::{Index, IndexSettings, Progress, SyncReport};
 use crate::search::rerank::Reranker;
@@ -134,6 +135,23 @@ impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine").field("vaults", &self.vaults.names()).finish()
     }
+}
+
+fn coverage_of(
+    config: &Config,
+    vaults: &Vaults,
+    store: &crate::index::store::Store,
+    vault: Option<&str>,
+) -> Result<Vec<Coverage>> {
+    if let Some(name) = vault {
+        vaults.get(Some(name))?;
+    }
+    let settings = IndexSettings::from_config(config);
+    vaults
+        .iter()
+        .filter(|v| vault.is_none_or(|n| n == v.name()))
+        .map(|v| crate::index::coverage::coverage(store, &settings, v))
+        .collect()
 }
 
 /// Loads the configured embedder.
@@ -282,6 +300,33 @@ impl Engine {
     /// The build phase alone (cheap: no store query).
     pub fn phase(&self) -> Phase {
         self.readiness.state.lock().unwrap_or_else(|p| p.into_inner()).phase
+    }
+
+    /// What of each vault (or of one) is searchable, what is not and why: see
+    /// [`crate::index::coverage`].
+    pub fn coverage(&self, vault: Option<&str>) -> Result<Vec<Coverage>> {
+        coverage_of(&self.config, &self.vaults, self.index.store(), vault)
+    }
+
+    /// [`Engine::coverage`] without opening the engine (no model, no lexical index): for
+    /// `mdvault status`, which must work while a server holds the index or the model is
+    /// missing. Refuses when there is no index in the data directory yet.
+    pub fn coverage_offline(
+        config: &Config,
+        vaults: &Vaults,
+        vault: Option<&str>,
+    ) -> Result<Vec<Coverage>> {
+        if !config.data_dir.join("index.db").is_file() {
+            return Err(Error::new(
+                ErrorCode::NotReady,
+                format!(
+                    "there is no index in {} yet; run `mdvault index` (or start the server) to                      build one",
+                    config.data_dir.display()
+                ),
+            ));
+        }
+        let store = crate::index::store::Store::open(&config.data_dir)?;
+        coverage_of(config, vaults, &store, vault)
     }
 
     /// The build phase, the index's counts and whether watching runs.

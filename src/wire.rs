@@ -181,6 +181,11 @@ pub fn frontmatter_matches(paths: &[String]) -> Value {
     Value::Array(paths.iter().map(|p| json!({ "filename": p })).collect())
 }
 
+/// `/status`: per vault, what is searchable, what is not and why.
+pub fn status(coverage: &[crate::index::coverage::Coverage]) -> Value {
+    json!({ "vaults": coverage })
+}
+
 /// `/expiries`: live dates oldest first, dismissals, untracked notes and malformed entries.
 pub fn expiries(r: &crate::upkeep::expiries::Report, within: Option<i64>) -> Value {
     let mut untracked = json!({ "count": r.untracked_count });

@@ -139,6 +139,10 @@ pub fn render_search(query: &str, r: &SearchResponse) -> String {
     out
 }
 
+fn render_status(vaults: Vec<crate::index::coverage::Coverage>) -> String {
+    crate::index::coverage::render(&vaults)
+}
+
 fn render_expiries(r: crate::upkeep::expiries::Report) -> String {
     let mut out = format!("# Expiry dates (today is {})\n\n", r.today);
     if r.entries.is_empty() {
@@ -464,6 +468,18 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         answer(self.run(&ctx, move |e, t| tools::delete_folder(e, t, a)).await, change)
+    }
+
+    /// How much of each vault is searchable: notes, documents and chunks indexed, files that
+    /// failed or gave no text (and why), files skipped by rule, entries out of step with the
+    /// disk, and the last build. Use it when a search misses something that should be there.
+    #[tool(name = "vault_status", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_status(
+        &self,
+        Parameters(a): Parameters<tools::StatusArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::status(e, t, a)).await, render_status)
     }
 
     /// Every dated commitment in the vault (the `expires` frontmatter lists), one row per date,

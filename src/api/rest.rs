@@ -9,7 +9,7 @@
 //! Routes (also `/v/<name>/...` for a named vault, see `guard.rs`):
 //! `/vault/<path>` (GET, PUT, POST, PATCH, DELETE, and MOVE with `Destination`),
 //! `/folder/<path>` (GET, PUT, DELETE), `/move/<path>` (POST), `/search` (GET, POST),
-//! `/reindex` (POST), the upkeep routes (`/frontmatter`, `/expiries`, `/callouts`,
+//! `/reindex` (POST), `/status`, the upkeep routes (`/frontmatter`, `/expiries`, `/callouts`,
 //! `/maintenance`, `/maintenance/checks`), `/healthz`, `/readyz`, `/openapi.yaml`, and MCP at
 //! `/mcp` and `/mcp/only/<scope>`.
 
@@ -54,6 +54,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/reindex", &["post"]),
     ("/frontmatter", &["get"]),
     ("/expiries", &["get"]),
+    ("/status", &["get"]),
     ("/callouts", &["get", "post"]),
     ("/maintenance", &["get", "post"]),
     ("/maintenance/checks", &["get"]),
@@ -800,6 +801,16 @@ async fn frontmatter_route(
     )
 }
 
+/// `GET /status`: index coverage of every vault (of one under `/v/{vault}`).
+async fn status_route(State(app): State<App>, Extension(target): Extension<Target>) -> Response {
+    let engine = app.engine.clone();
+    finish(
+        blocking(move || tools::status(&engine, &target, tools::StatusArgs {}))
+            .await
+            .map(|c| json_body(wire::status(&c))),
+    )
+}
+
 /// `GET /expiries[?within=N][&untracked=1][&dir=]`.
 async fn expiries_route(
     State(app): State<App>,
@@ -948,6 +959,7 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
         .route("/reindex", post(reindex_route))
         .route("/frontmatter", get(frontmatter_route))
         .route("/expiries", get(expiries_route))
+        .route("/status", get(status_route))
         .route("/callouts", get(callouts_route).post(callouts_route))
         .route("/maintenance", get(maintenance_route).post(maintenance_route))
         .route("/maintenance/checks", get(checks_route))

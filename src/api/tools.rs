@@ -236,6 +236,11 @@ pub struct ReindexArgs {
     pub full: bool,
 }
 
+/// `vault_status`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusArgs {}
+
 /// `vault_expiries`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -501,6 +506,15 @@ pub fn delete_folder(engine: &Engine, t: &Target, a: DeleteFolderArgs) -> Result
     let v = vault(engine, t)?;
     in_scope(v, t, &a.path, true)?;
     Ok(refreshed(engine, v.delete_folder(&a.path, a.recursive)?, &[]))
+}
+
+/// Index coverage per vault (only the target vault when one is named).
+pub fn status(
+    engine: &Engine,
+    t: &Target,
+    _a: StatusArgs,
+) -> Result<Vec<crate::index::coverage::Coverage>> {
+    engine.coverage(t.vault.as_deref())
 }
 
 /// The dated commitments (`expires` frontmatter), one row per date.

@@ -5,6 +5,7 @@
 //! or configuration problem exits 2. This module owns clap; nothing below it knows clap exists.
 
 mod bench;
+mod doctor;
 mod eval;
 pub(crate) mod notes;
 mod search;
@@ -90,6 +91,15 @@ enum Command {
         after_help = "Examples:\n  mdvault check\n  mdvault check --list\n  mdvault check --json > findings.json"
     )]
     Check(upkeep::CheckArgs),
+    /// How much of each vault is searchable: notes, documents and chunks indexed, files that
+    /// failed or gave no text (and why), files skipped by rule, stale entries, the last build.
+    /// Reads the index without loading the model, so it works beside a running server.
+    #[command(after_help = "Examples:\n  mdvault status\n  mdvault status --vault notes --json")]
+    Status(doctor::StatusArgs),
+    /// Check that this setup can work: config, API key, vaults, model, store, watcher limits
+    /// and PDF tools. One line per check; each problem says how to fix it. Exits 1 on a problem.
+    #[command(after_help = "Examples:\n  mdvault doctor\n  mdvault doctor --json")]
+    Doctor(doctor::DoctorArgs),
     /// Regenerate the vault's index.md now (a server keeps it up to date by itself).
     #[command(name = "index-md")]
     IndexMd,
@@ -171,8 +181,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let only = selectors.into_iter().next();
     let overrides =
         Overrides { config_file: cli.global.config, vaults: specs, data_dir: cli.global.data_dir };
-    let config = config::load(&overrides, &config::ProcessEnv)?;
+    let loaded = config::load(&overrides, &config::ProcessEnv);
+    if let Command::Doctor(args) = cli.command {
+        // The doctor reports a configuration that does not load instead of stopping at it.
+        return doctor::doctor(loaded, args);
+    }
+    let config = loaded?;
     match cli.command {
+        Command::Doctor(_) => unreachable!("handled above"),
         Command::Notes(cmd) => {
             if let Some(name) = &only {
                 return Err(Failure::Config(format!(
@@ -187,6 +203,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
         Command::Bench(args) => bench::run(&config, args),
         Command::Eval(args) => eval::run(&config, only.as_deref(), args),
+        Command::Status(args) => {
+            doctor::status(&config, &open_vaults(&config)?, only.as_deref(), args)
+        }
         Command::Check(args) => {
             upkeep::check(&config, &open_vaults(&config)?, only.as_deref(), args)
         }

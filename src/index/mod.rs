@@ -12,6 +12,7 @@
 //! background build), `update_paths` for watcher events, and hand `&Index` to `search`.
 
 pub mod chunker;
+pub mod coverage;
 pub mod dense;
 pub mod lexical;
 pub mod store;
@@ -136,15 +137,37 @@ impl IndexSettings {
     /// True for a vault path that is indexed: a note or an allowlisted document outside
     /// hidden, excluded and generated places.
     pub fn is_indexed(&self, rel: &str) -> bool {
+        self.skip_reason(rel).is_none()
+    }
+
+    /// Why the indexer leaves `rel` out, in words (one phrase per rule, so `status` can group
+    /// files by it); `None` when it is indexed.
+    pub fn skip_reason(&self, rel: &str) -> Option<String> {
         let note = rel.to_ascii_lowercase().ends_with(".md");
-        if (!note && self.document_suffix(rel).is_none()) || rel.eq_ignore_ascii_case("index.md") {
-            return false;
+        if !note && self.document_suffix(rel).is_none() {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+            return Some(match ext.filter(|e| !e.is_empty()) {
+                Some(e) => format!(
+                    "neither a note (.md) nor a document suffix in vault.doc_suffixes (.{e})"
+                ),
+                None => "neither a note (.md) nor a document (no suffix)".to_string(),
+            });
+        }
+        if rel.eq_ignore_ascii_case("index.md") {
+            return Some("the generated index.md at the root".to_string());
         }
         let parts: Vec<&str> = rel.split('/').collect();
-        if parts.iter().any(|p| p.starts_with('.') || p.eq_ignore_ascii_case("node_modules")) {
-            return false;
+        if parts.iter().any(|p| p.starts_with('.')) {
+            return Some("inside a hidden folder".to_string());
         }
-        !self.exclude_dirs.iter().any(|d| under(rel, d))
+        if parts.iter().any(|p| p.eq_ignore_ascii_case("node_modules")) {
+            return Some("inside node_modules".to_string());
+        }
+        self.exclude_dirs
+            .iter()
+            .find(|d| under(rel, d))
+            .map(|d| format!("in {d}/, listed in search.exclude_dirs"))
     }
 }
 
@@ -493,6 +516,18 @@ impl Index {
             self.store.prune_extractions()?;
         }
         report.seconds = started.elapsed().as_secs_f64();
+        let last = coverage::LastBuild {
+            at: crate::vault::now_timestamp(),
+            seconds: report.seconds,
+            files_seen: report.files_seen,
+            files_chunked: report.files_chunked,
+            files_removed: report.files_removed,
+            failed: report.failed.len(),
+            texts_embedded: report.texts_embedded,
+        };
+        if let Ok(json) = serde_json::to_string(&last) {
+            self.store.set_meta(&coverage::LastBuild::key(vault.name()), &json)?;
+        }
         Ok(report)
     }
 

@@ -673,6 +673,20 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
 
+    /// One vault's chunks, and how many of them still have no vector.
+    pub fn vault_chunk_counts(&self, vault: &str) -> Result<(u64, u64)> {
+        self.lock()
+            .query_row(
+                "SELECT COUNT(*), COALESCE(SUM(v.hash IS NULL), 0)
+                 FROM chunks c JOIN files f ON f.id = c.file_id
+                 LEFT JOIN vectors v ON v.hash = c.embed_hash
+                 WHERE f.vault = ?1",
+                [vault],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(|e| db_err(&self.path, e))
+    }
+
     /// Removes vectors no chunk refers to; returns how many.
     pub fn prune_vectors(&self) -> Result<usize> {
         self.lock()

@@ -349,6 +349,7 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
         call("/reindex", "post", &p("/reindex"), &[], None),
         call("/frontmatter", "get", &p("/frontmatter?key=type&value=asset&dir=Home"), &[], None),
         call("/expiries", "get", &p("/expiries?within=90&untracked=1"), &[], None),
+        call("/status", "get", &p("/status"), &[], None),
         call("/callouts", "get", &p("/callouts"), &[], None),
         call("/callouts", "post", &p("/callouts?dir=Tech"), &[], None),
         call("/maintenance", "get", &p("/maintenance"), &[], None),

@@ -10,6 +10,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod cli;
 mod common;
 mod contract;
+mod daily;
 mod documents;
 mod eval;
 mod gate;

@@ -171,6 +171,18 @@ fn cases() -> Vec<Case> {
             }),
         },
         Case {
+            tool: "vault_status",
+            args: json!({}),
+            rest: Rest("GET", "/status", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                let v = &j["vaults"][0];
+                let line = format!("indexed   {} notes", v["notes"]);
+                assert!(m.contains(&line), "{line} missing from {m}");
+                assert!(m.contains(&format!("{} chunks", v["chunks"])), "{m}");
+            }),
+        },
+        Case {
             tool: "vault_expiries",
             args: json!({"within": 400}),
             rest: Rest("GET", "/expiries?within=400", vec![], None),

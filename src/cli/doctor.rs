@@ -1,0 +1,431 @@
+//! `mdvault doctor` and `mdvault status`: is this setup able to work, and how much of each
+//! vault is searchable.
+//!
+//! `doctor` checks, in order: the configuration, the API key, the vaults (present, readable,
+//! writable), the embedding model, the store, the watcher's inotify limits and the PDF/OCR
+//! tools. Each check prints one line; a problem's line says how to fix it. It exits 1 when
+//! anything fails (warnings alone exit 0), and it never writes to a vault.
+//! `status` reads the store without loading the model, so it works while a server runs.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::json;
+
+use super::{Failure, print, print_json};
+use crate::config::{Config, ConfigError, EmbeddingBackend};
+use crate::engine::Engine;
+use crate::vault::Vaults;
+use crate::wire;
+
+/// `mdvault status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `mdvault doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn status(
+    config: &Config,
+    vaults: &Vaults,
+    only: Option<&str>,
+    args: StatusArgs,
+) -> Result<(), Failure> {
+    let coverage = Engine::coverage_offline(config, vaults, only)?;
+    if args.json {
+        print_json(&wire::status(&coverage));
+    } else {
+        print(&crate::index::coverage::render(&coverage));
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    Ok,
+    Warn,
+    Fail,
+}
+
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::Ok => "ok",
+            Level::Warn => "warn",
+            Level::Fail => "FAIL",
+        }
+    }
+}
+
+/// One line of the report.
+struct Check {
+    level: Level,
+    area: &'static str,
+    what: String,
+    fix: Option<String>,
+}
+
+fn ok(area: &'static str, what: impl Into<String>) -> Check {
+    Check { level: Level::Ok, area, what: what.into(), fix: None }
+}
+
+fn warn(area: &'static str, what: impl Into<String>, fix: impl Into<String>) -> Check {
+    Check { level: Level::Warn, area, what: what.into(), fix: Some(fix.into()) }
+}
+
+fn fail(area: &'static str, what: impl Into<String>, fix: impl Into<String>) -> Check {
+    Check { level: Level::Fail, area, what: what.into(), fix: Some(fix.into()) }
+}
+
+/// Runs every check. `loaded` is the configuration, or why it could not be loaded.
+pub fn doctor(loaded: Result<Config, ConfigError>, args: DoctorArgs) -> Result<(), Failure> {
+    let mut checks = Vec::new();
+    let key = std::env::var("MDVAULT_API_KEY").unwrap_or_default();
+    match loaded {
+        Err(e) => {
+            checks.push(fail(
+                "config",
+                e.0,
+                "fix the setting it names, or run with MDVAULT_CONFIG= to ignore the file",
+            ));
+            checks.push(api_key(&key, None));
+        }
+        Ok(config) => {
+            checks.push(ok(
+                "config",
+                match &config.file {
+                    Some(f) => format!("{} loaded", f.display()),
+                    None => "no config file; defaults and MDVAULT_ variables".to_string(),
+                },
+            ));
+            checks.push(api_key(&key, Some(&config.data_dir)));
+            checks.extend(vaults(&config));
+            checks.push(model(&config));
+            checks.extend(store(&config.data_dir));
+            checks.push(watcher(&config));
+            checks.extend(tools(&config));
+        }
+    }
+    let worst = checks.iter().map(|c| c.level).max().unwrap_or(Level::Ok);
+    if args.json {
+        print_json(&json!({
+            "ok": worst != Level::Fail,
+            "checks": checks.iter().map(|c| json!({
+                "level": c.level.as_str().to_ascii_lowercase(),
+                "area": c.area,
+                "what": c.what,
+                "fix": c.fix,
+            })).collect::<Vec<_>>(),
+        }));
+    } else {
+        let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let mut out = String::new();
+        for c in &checks {
+            let label = format!("{:<4}", c.level.as_str());
+            let label = match (colour, c.level) {
+                (false, _) => label,
+                (true, Level::Ok) => format!("\x1b[32m{label}\x1b[0m"),
+                (true, Level::Warn) => format!("\x1b[33m{label}\x1b[0m"),
+                (true, Level::Fail) => format!("\x1b[1;31m{label}\x1b[0m"),
+            };
+            out.push_str(&format!("{label}  {:<8} {}", c.area, c.what));
+            if let Some(fix) = &c.fix {
+                out.push_str(&format!(" -> {fix}"));
+            }
+            out.push('\n');
+        }
+        let fails = checks.iter().filter(|c| c.level == Level::Fail).count();
+        let warns = checks.iter().filter(|c| c.level == Level::Warn).count();
+        out.push_str(&match (fails, warns) {
+            (0, 0) => "\nall good\n".to_string(),
+            (0, w) => format!("\nworks, with {w} warning(s)\n"),
+            (f, _) => format!("\n{f} problem(s) to fix before mdvault can do its job\n"),
+        });
+        print(&out);
+    }
+    if worst == Level::Fail { Err(Failure::Exit(1)) } else { Ok(()) }
+}
+
+fn api_key(key: &str, data_dir: Option<&Path>) -> Check {
+    let kept = data_dir.map(|d| d.join("api-key")).filter(|p| p.is_file());
+    if key.trim().is_empty() {
+        let fix = match kept {
+            Some(p) => format!("export MDVAULT_API_KEY=$(cat {})", p.display()),
+            None => "export MDVAULT_API_KEY=$(openssl rand -hex 24) (scripts/start.sh makes and \
+                     keeps one for you)"
+                .to_string(),
+        };
+        return fail("api key", "MDVAULT_API_KEY is not set, so `serve` will not start", fix);
+    }
+    if key.trim().len() < 16 {
+        return warn(
+            "api key",
+            format!("MDVAULT_API_KEY is only {} characters", key.trim().len()),
+            "use at least 16 random characters, e.g. $(openssl rand -hex 24)",
+        );
+    }
+    ok("api key", "MDVAULT_API_KEY is set")
+}
+
+/// `access(2)`: whether this process may read (or write) `path`.
+fn may(path: &Path, mode: libc::c_int) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
+    unsafe { libc::access(c.as_ptr(), mode) == 0 }
+}
+
+fn vaults(config: &Config) -> Vec<Check> {
+    if config.vaults.is_empty() {
+        return vec![fail(
+            "vaults",
+            "no vault is configured",
+            "pass --vault ~/Notes, set MDVAULT_VAULTS, or list vaults: in the config file",
+        )];
+    }
+    config
+        .vaults
+        .iter()
+        .map(|v| {
+            let root = &v.root;
+            let name = format!("{} ({})", v.name, root.display());
+            if !root.is_dir() {
+                return fail(
+                    "vault",
+                    format!("{name} is not a folder"),
+                    "create it, or point the vault at the folder that holds your notes",
+                );
+            }
+            if !may(root, libc::R_OK | libc::X_OK) {
+                return fail(
+                    "vault",
+                    format!("{name} cannot be read by this user"),
+                    format!("chmod u+rx {}, or run mdvault as the vault's owner", root.display()),
+                );
+            }
+            if !may(root, libc::W_OK) {
+                return warn(
+                    "vault",
+                    format!("{name} is read-only for this user: search works, edits will fail"),
+                    format!("chmod u+w {} if agents should edit notes", root.display()),
+                );
+            }
+            ok("vault", format!("{name} readable and writable"))
+        })
+        .collect()
+}
+
+fn model(config: &Config) -> Check {
+    match &config.embedding.backend {
+        EmbeddingBackend::Local { model_dir } => {
+            let fix = if *model_dir == Config::default_model_dir(&config.data_dir) {
+                format!(
+                    "run scripts/fetch-model.sh {} to install the default model there",
+                    config.data_dir.display()
+                )
+            } else {
+                "point embedding.model_dir at a folder with model.safetensors, tokenizer.json \
+                 and config.json, or unset it to use the default model"
+                    .to_string()
+            };
+            if !model_dir.is_dir() {
+                return fail("model", format!("no model folder at {}", model_dir.display()), fix);
+            }
+            let missing: Vec<&str> = ["model.safetensors", "tokenizer.json", "config.json"]
+                .into_iter()
+                .filter(|f| !model_dir.join(f).is_file())
+                .collect();
+            if !missing.is_empty() {
+                return fail(
+                    "model",
+                    format!("{} lacks {}", model_dir.display(), missing.join(", ")),
+                    fix,
+                );
+            }
+            match crate::embed::local::LocalEmbedder::load(model_dir) {
+                Ok(e) => {
+                    ok("model", format!("{} loads ({} dimensions)", model_dir.display(), e.dims()))
+                }
+                Err(e) => fail("model", format!("{} does not load: {e}", model_dir.display()), fix),
+            }
+        }
+        EmbeddingBackend::Http { url, model, .. } => {
+            let mut probe = config.clone();
+            probe.embedding.max_attempts = 1;
+            let tried = crate::engine::load_embedder(&probe)
+                .map_err(|e| e.message().to_string())
+                .and_then(|e| e.embed(&["mdvault doctor"]).map_err(|e| e.to_string()));
+            match tried {
+                Ok(_) => ok("model", format!("{url} answers for {model}")),
+                Err(e) => fail(
+                    "model",
+                    format!("the embedding endpoint {url} failed: {e}"),
+                    "start the embedding server, or check embedding.url and embedding.model",
+                ),
+            }
+        }
+        EmbeddingBackend::Hashing { .. } => warn(
+            "model",
+            "the hashing embedder is configured: search matches words, not meaning",
+            "set embedding.backend: local (the default) for real vectors",
+        ),
+    }
+}
+
+fn store(data_dir: &Path) -> Vec<Check> {
+    let shown = data_dir.display();
+    if data_dir.exists() && !data_dir.is_dir() {
+        return vec![fail(
+            "store",
+            format!("the data directory {shown} is not a folder"),
+            "move that file away, or pick another place with --data-dir or MDVAULT_DATA_DIR",
+        )];
+    }
+    // The data directory is ours, so a probe file there is fine; the vaults are never probed.
+    let probe = data_dir.join(format!(".doctor-{}", std::process::id()));
+    let writable = std::fs::create_dir_all(data_dir)
+        .and_then(|()| std::fs::write(&probe, b"probe"))
+        .and_then(|()| std::fs::remove_file(&probe));
+    if let Err(e) = writable {
+        return vec![fail(
+            "store",
+            format!("cannot write to the data directory {shown}: {e}"),
+            "make it writable by this user, or pick another place with --data-dir or \
+             MDVAULT_DATA_DIR",
+        )];
+    }
+    let mut out = Vec::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(data_dir)
+            && m.permissions().mode() & 0o077 != 0
+        {
+            out.push(warn(
+                "store",
+                format!("{shown} is readable by other users (it holds your notes' text)"),
+                format!("chmod 700 {shown}"),
+            ));
+        }
+    }
+    let db = data_dir.join("index.db");
+    if !db.exists() {
+        out.push(ok(
+            "store",
+            format!("{shown} is writable; no index yet (the first run builds it)"),
+        ));
+        return out;
+    }
+    let checked = rusqlite::Connection::open_with_flags(
+        &db,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .and_then(|c| c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)));
+    out.push(match checked {
+        Ok(s) if s == "ok" => ok("store", format!("{} is healthy", db.display())),
+        Ok(s) => fail(
+            "store",
+            format!("{} is damaged: {s}", db.display()),
+            format!("move it aside (mv {0} {0}.broken) and run `mdvault index`", db.display()),
+        ),
+        Err(e) => fail(
+            "store",
+            format!("{} cannot be read: {e}", db.display()),
+            format!("move it aside (mv {0} {0}.broken) and run `mdvault index`", db.display()),
+        ),
+    });
+    out
+}
+
+/// How many folders the watcher would watch: one inotify watch each.
+fn folders(root: &Path) -> usize {
+    walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .flatten()
+        .filter(|e| e.file_type().is_dir())
+        .count()
+}
+
+fn watcher(config: &Config) -> Check {
+    let read = |p: &str| -> Option<usize> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+    let Some(limit) = read("/proc/sys/fs/inotify/max_user_watches") else {
+        return ok("watcher", "no inotify limits to check on this system");
+    };
+    let needed: usize = config.vaults.iter().map(|v| folders(&v.root)).sum();
+    let fix = "raise it: echo fs.inotify.max_user_watches=524288 | sudo tee \
+               /etc/sysctl.d/40-mdvault.conf && sudo sysctl --system";
+    if needed >= limit {
+        fail(
+            "watcher",
+            format!("the vaults have {needed} folders but inotify allows {limit} watches"),
+            fix,
+        )
+    } else if needed * 2 >= limit {
+        warn(
+            "watcher",
+            format!(
+                "the vaults' {needed} folders use over half of the {limit} inotify watches \
+                 (other programs need some too)"
+            ),
+            fix,
+        )
+    } else {
+        ok("watcher", format!("{needed} folders to watch; inotify allows {limit}"))
+    }
+}
+
+fn on_path(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Some(PathBuf::from(program)).filter(|p| p.is_file());
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).map(|d| d.join(program)).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+fn tools(config: &Config) -> Vec<Check> {
+    let mut out = Vec::new();
+    if config.vault.doc_ocr {
+        let missing: Vec<&str> =
+            ["pdftoppm", "tesseract"].into_iter().filter(|p| on_path(p).is_none()).collect();
+        out.push(if missing.is_empty() {
+            ok("pdf", "pdftoppm and tesseract found: scanned PDFs get OCR")
+        } else {
+            warn(
+                "pdf",
+                format!(
+                    "{} not found: scanned PDFs are filed but not searchable",
+                    missing.join(" and ")
+                ),
+                "sudo apt-get install poppler-utils tesseract-ocr (or set vault.doc_ocr: false)",
+            )
+        });
+    }
+    let scripts = config.vaults.iter().any(|v| v.root.join(".scripts").is_dir());
+    if scripts {
+        let python = &config.maintenance.python;
+        out.push(match on_path(python) {
+            Some(p) => ok("checks", format!("{} runs the vault's .scripts checks", p.display())),
+            None => warn(
+                "checks",
+                format!("{python} (maintenance.python) is not on PATH: .scripts checks cannot run"),
+                "install Python 3, or set maintenance.python to its path",
+            ),
+        });
+    }
+    out
+}

@@ -1,0 +1,348 @@
+//! Index coverage: what of a vault is searchable, what is not, and why.
+//!
+//! [`coverage`] compares a vault on disk with the store's record of it: notes, documents and
+//! chunks indexed; files that failed or yielded no text, with the reason the indexer recorded;
+//! visible files the indexer skips by rule (grouped by rule); entries that are stale (changed,
+//! added or deleted on disk since they were indexed, chunked under other settings, or waiting
+//! for vectors); and the last build. It reads the store and walks the vault; it never writes and
+//! never needs the embedding model, so `mdvault status` works when the model does not.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::IndexSettings;
+use super::store::{FileKind, Store};
+use crate::error::Result;
+use crate::vault::Vault;
+
+/// How many example paths a group of skipped files names.
+const EXAMPLES: usize = 5;
+
+/// What the last full pass over a vault did (`mdvault index`, or a server's background build).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LastBuild {
+    /// When it finished (UTC, RFC 3339).
+    pub at: String,
+    /// How long it took.
+    pub seconds: f64,
+    /// Files looked at.
+    pub files_seen: usize,
+    /// Files (re-)chunked.
+    pub files_chunked: usize,
+    /// Files removed from the index.
+    pub files_removed: usize,
+    /// Files that could not be indexed.
+    pub failed: usize,
+    /// Texts embedded.
+    pub texts_embedded: usize,
+}
+
+impl LastBuild {
+    /// The store key it is kept under.
+    pub fn key(vault: &str) -> String {
+        format!("last_build:{vault}")
+    }
+}
+
+/// A file the indexer read but could not make fully searchable.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    /// Vault-relative path.
+    pub path: String,
+    /// The recorded status: `failed`, `no_text`, `needs_ocr`, ...
+    pub status: String,
+    /// Why.
+    pub detail: String,
+}
+
+/// Visible files one rule keeps out of the index.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    /// The rule, in words.
+    pub reason: String,
+    /// How many files.
+    pub count: usize,
+    /// A few of them.
+    pub examples: Vec<String>,
+}
+
+/// An index entry out of step with the disk.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stale {
+    /// Vault-relative path.
+    pub path: String,
+    /// What is out of step.
+    pub why: String,
+}
+
+/// One vault's coverage.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Coverage {
+    /// The vault.
+    pub vault: String,
+    /// Notes indexed.
+    pub notes: usize,
+    /// Filed documents indexed.
+    pub documents: usize,
+    /// Chunks.
+    pub chunks: u64,
+    /// Chunks still waiting for a vector (found lexically only until they get one).
+    pub chunks_without_vectors: u64,
+    /// Files that failed or gave no text.
+    pub problems: Vec<Problem>,
+    /// Visible files skipped by rule.
+    pub skipped: Vec<Skipped>,
+    /// Entries out of step with the disk.
+    pub stale: Vec<Stale>,
+    /// The last full pass, if one finished since this store was made.
+    pub last_build: Option<LastBuild>,
+}
+
+/// Compares `vault` on disk with the store's record of it.
+pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Result<Coverage> {
+    let rows = store.files(vault.name())?;
+    let (chunks, chunks_without_vectors) = store.vault_chunk_counts(vault.name())?;
+    let fingerprint = settings.fingerprint();
+    let mut out = Coverage {
+        vault: vault.name().to_string(),
+        notes: 0,
+        documents: 0,
+        chunks,
+        chunks_without_vectors,
+        problems: Vec::new(),
+        skipped: Vec::new(),
+        stale: Vec::new(),
+        last_build: store
+            .meta(&LastBuild::key(vault.name()))?
+            .and_then(|v| serde_json::from_str(&v).ok()),
+    };
+    for r in &rows {
+        match r.kind {
+            FileKind::Note => out.notes += 1,
+            FileKind::Document => out.documents += 1,
+        }
+        // A document's verdict is `extracted` or `ocr` when it has text; a note's is `indexed`.
+        if !matches!(r.status.as_str(), "indexed" | "extracted" | "ocr") {
+            out.problems.push(Problem {
+                path: r.path.clone(),
+                status: r.status.clone(),
+                detail: r.detail.clone(),
+            });
+        }
+    }
+
+    let mut known: HashMap<&str, &super::store::FileRow> =
+        rows.iter().map(|r| (r.path.as_str(), r)).collect();
+    let mut skipped: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for stat in vault.scan() {
+        if let Some(reason) = settings.skip_reason(&stat.path) {
+            skipped.entry(reason).or_default().push(stat.path);
+            continue;
+        }
+        let why = match known.remove(stat.path.as_str()) {
+            None => Some("on disk but not indexed yet".to_string()),
+            Some(r) if r.size != stat.size || r.mtime_ns != stat.mtime_ns => {
+                Some("changed on disk since it was indexed".to_string())
+            }
+            Some(r) if r.fingerprint != fingerprint => {
+                Some("chunked under other chunking settings; the next pass re-chunks it".into())
+            }
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            out.stale.push(Stale { path: stat.path, why });
+        }
+    }
+    let mut gone: Vec<&str> = known.into_keys().collect();
+    gone.sort_unstable();
+    out.stale.extend(gone.into_iter().map(|p| Stale {
+        path: p.to_string(),
+        why: "deleted or moved on disk, still in the index".to_string(),
+    }));
+    out.skipped = skipped
+        .into_iter()
+        .map(|(reason, paths)| Skipped {
+            reason,
+            count: paths.len(),
+            examples: paths.into_iter().take(EXAMPLES).collect(),
+        })
+        .collect();
+    Ok(out)
+}
+
+/// A plain-text report, one block per vault (the CLI prints it, MCP returns it).
+pub fn render(vaults: &[Coverage]) -> String {
+    let mut out = String::new();
+    for c in vaults {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        out.push_str(&format!("{}\n", c.vault));
+        let vectors = if c.chunks_without_vectors == 0 {
+            "all with vectors".to_string()
+        } else {
+            format!(
+                "{} still waiting for vectors (found by exact words only until then)",
+                c.chunks_without_vectors
+            )
+        };
+        out.push_str(&format!(
+            "  indexed   {}, {}, {} chunks ({vectors})\n",
+            plural(c.notes, "note", "notes"),
+            plural(c.documents, "document", "documents"),
+            c.chunks
+        ));
+        match &c.last_build {
+            Some(b) => out.push_str(&format!(
+                "  last build {} in {:.1} s: {} files seen, {} re-chunked, {} removed, {} failed, \
+                 {} texts embedded\n",
+                b.at,
+                b.seconds,
+                b.files_seen,
+                b.files_chunked,
+                b.files_removed,
+                b.failed,
+                b.texts_embedded
+            )),
+            None => out.push_str("  last build none recorded yet; run `mdvault index`\n"),
+        }
+        if c.problems.is_empty() {
+            out.push_str("  problems  none\n");
+        } else {
+            out.push_str(&format!("  problems  {}\n", c.problems.len()));
+            for p in &c.problems {
+                let detail =
+                    if p.detail.is_empty() { String::new() } else { format!(": {}", p.detail) };
+                out.push_str(&format!("    {} [{}]{detail}\n", p.path, p.status));
+            }
+        }
+        let skipped: usize = c.skipped.iter().map(|s| s.count).sum();
+        if skipped == 0 {
+            out.push_str("  skipped   none\n");
+        } else {
+            out.push_str(&format!("  skipped   {}\n", plural(skipped, "file", "files")));
+            for s in &c.skipped {
+                let more = if s.count > s.examples.len() { ", ..." } else { "" };
+                out.push_str(&format!(
+                    "    {:>4}  {} ({}{more})\n",
+                    s.count,
+                    s.reason,
+                    s.examples.join(", ")
+                ));
+            }
+        }
+        if c.stale.is_empty() {
+            out.push_str("  stale     none: the index matches the disk\n");
+        } else {
+            out.push_str(&format!(
+                "  stale     {} (a running server catches up by itself; otherwise run \
+                 `mdvault index`)\n",
+                plural(c.stale.len(), "entry", "entries")
+            ));
+            for s in c.stale.iter().take(20) {
+                out.push_str(&format!("    {}: {}\n", s.path, s.why));
+            }
+            if c.stale.len() > 20 {
+                out.push_str(&format!("    ... and {} more\n", c.stale.len() - 20));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::VaultSettings;
+    use crate::embed::Embedder;
+    use crate::embed::hashing::HashingEmbedder;
+    use crate::index::{Index, Silent};
+
+    fn settings(exclude: &[&str]) -> IndexSettings {
+        IndexSettings {
+            chunking: crate::index::chunker::ChunkConfig {
+                target_tokens: 400,
+                overlap_tokens: 60,
+                min_tokens: 120,
+            },
+            exclude_dirs: exclude.iter().map(|d| d.to_string()).collect(),
+            document_prefix: String::new(),
+            doc_suffixes: vec![".pdf".into()],
+            files_dir: "Files".into(),
+            extract: crate::docs::ExtractSettings::default(),
+        }
+    }
+
+    fn vault(dir: &std::path::Path) -> Vault {
+        let vs = VaultSettings {
+            doc_suffixes: vec![".pdf".into()],
+            doc_files_dir: "Files".into(),
+            doc_ocr: false,
+            doc_max_bytes: 1 << 20,
+        };
+        Vault::open("v", dir, &vs).unwrap()
+    }
+
+    #[test]
+    fn coverage_counts_skips_problems_and_stale_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &[u8]| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("A.md", b"# A\n\nAlpha.\n");
+        write("B.md", b"# B\n\nBeta.\n");
+        write("Bad.md", b"\xff\xfe not text");
+        write("Reports/R.md", b"# R\n");
+        write("img/photo.png", b"png");
+        write("index.md", b"# generated\n");
+        let data = tempfile::tempdir().unwrap();
+        let s = settings(&["Reports"]);
+        let index = Index::open(
+            data.path(),
+            vec!["v".into()],
+            s.clone(),
+            std::sync::Arc::new(Embedder::Hashing(HashingEmbedder::new(16))),
+        )
+        .unwrap();
+        let v = vault(root);
+        index.sync(&v, false, &Silent).unwrap();
+
+        let c = coverage(index.store(), &s, &v).unwrap();
+        assert_eq!((c.notes, c.documents), (3, 0));
+        assert_eq!(c.chunks_without_vectors, 0);
+        assert!(c.chunks >= 2);
+        assert_eq!(c.problems.len(), 1, "{c:?}");
+        assert_eq!(
+            (c.problems[0].path.as_str(), c.problems[0].status.as_str()),
+            ("Bad.md", "failed")
+        );
+        let reasons: Vec<(&str, usize)> =
+            c.skipped.iter().map(|s| (s.reason.as_str(), s.count)).collect();
+        assert_eq!(reasons.len(), 3, "{reasons:?}");
+        assert!(c.skipped.iter().any(|s| s.reason.contains("search.exclude_dirs")
+            && s.examples == ["Reports/R.md"]));
+        assert!(c.skipped.iter().any(|s| s.reason.contains(".png")));
+        assert!(c.skipped.iter().any(|s| s.reason.contains("generated")));
+        assert!(c.stale.is_empty(), "{:?}", c.stale);
+        let built = c.last_build.expect("a sync records itself");
+        assert_eq!((built.files_seen, built.failed), (3, 1));
+
+        // Change, add and delete behind the index's back.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write("A.md", b"# A\n\nAlpha, edited at length.\n");
+        write("C.md", b"# C\n");
+        std::fs::remove_file(root.join("B.md")).unwrap();
+        let c = coverage(index.store(), &s, &v).unwrap();
+        let stale: Vec<(&str, &str)> =
+            c.stale.iter().map(|s| (s.path.as_str(), s.why.as_str())).collect();
+        assert_eq!(stale.len(), 3, "{stale:?}");
+        assert!(stale[0].0 == "A.md" && stale[0].1.contains("changed"));
+        assert!(stale[1].0 == "C.md" && stale[1].1.contains("not indexed yet"));
+        assert!(stale[2].0 == "B.md" && stale[2].1.contains("deleted"));
+        index.sync(&v, false, &Silent).unwrap();
+        assert!(coverage(index.store(), &s, &v).unwrap().stale.is_empty());
+    }
+}
