@@ -7,8 +7,10 @@
 mod bench;
 mod doctor;
 mod eval;
+mod model;
 pub(crate) mod notes;
 mod search;
+mod service;
 mod upkeep;
 
 use std::io::{IsTerminal, Write};
@@ -101,10 +103,29 @@ enum Command {
     #[command(after_help = "Examples:\n  mdvault doctor\n  mdvault doctor --json")]
     Doctor(doctor::DoctorArgs),
     /// Regenerate the vault's index.md now (a server keeps it up to date by itself).
-    #[command(name = "index-md")]
+    #[command(name = "index-md", after_help = "Example:\n  mdvault index-md --vault ~/Notes")]
     IndexMd,
     /// List the open callouts (`> [!todo]`, `> [!warning]`, ...), most urgent first.
+    #[command(
+        after_help = "Examples:\n  mdvault callouts\n  mdvault callouts --dir Projects --json"
+    )]
     Callouts(upkeep::CalloutsArgs),
+    /// Which embedding model the index uses; install the default one; switch to another
+    /// (states the re-embedding cost first).
+    #[command(subcommand)]
+    Model(model::ModelCommand),
+    /// Install the systemd user units (serve, and a nightly index) with the API key in a
+    /// private environment file. Prints how to enable them; enables nothing itself.
+    #[command(subcommand)]
+    Service(service::ServiceCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
+    #[command(
+        after_help = "Examples:\n  mdvault completions bash > ~/.local/share/bash-completion/completions/mdvault\n  mdvault completions zsh > ~/.zfunc/_mdvault\n  mdvault completions fish > ~/.config/fish/completions/mdvault.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// List every dated commitment (the `expires` frontmatter), oldest first.
     #[command(
         after_help = "Examples:\n  mdvault expiries --within 60\n  mdvault expiries --untracked --dir Home"
@@ -181,6 +202,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let only = selectors.into_iter().next();
     let overrides =
         Overrides { config_file: cli.global.config, vaults: specs, data_dir: cli.global.data_dir };
+    let kept = overrides.clone();
+    if let Command::Completions { shell } = cli.command {
+        // Needs no configuration: it only describes the command line.
+        let mut cmd = <Cli as clap::CommandFactory>::command();
+        let mut out = std::io::stdout().lock();
+        clap_complete::generate(shell, &mut cmd, "mdvault", &mut out);
+        return Ok(());
+    }
     let loaded = config::load(&overrides, &config::ProcessEnv);
     if let Command::Doctor(args) = cli.command {
         // The doctor reports a configuration that does not load instead of stopping at it.
@@ -188,7 +217,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
     let config = loaded?;
     match cli.command {
-        Command::Doctor(_) => unreachable!("handled above"),
+        Command::Doctor(_) | Command::Completions { .. } => unreachable!("handled above"),
+        Command::Service(cmd) => service::run(&config, cmd),
+        Command::Model(cmd) => model::run(&config, &kept, cmd),
         Command::Notes(cmd) => {
             if let Some(name) = &only {
                 return Err(Failure::Config(format!(
@@ -199,7 +230,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Vaults::open(&config).map_err(|e| Failure::Config(e.message().to_string()))?;
             notes::run(&config, &vaults, cmd)
         }
-        Command::Index(args) => search::index(&open_engine(config)?, only.as_deref(), args),
+        Command::Index(args) => search::index(config, only.as_deref(), args),
         Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
         Command::Bench(args) => bench::run(&config, args),
         Command::Eval(args) => eval::run(&config, only.as_deref(), args),

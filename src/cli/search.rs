@@ -113,7 +113,95 @@ impl Progress for Report {
     }
 }
 
-pub fn index(engine: &Engine, only: Option<&str>, args: IndexArgs) -> Result<(), Failure> {
+/// When a server already serves these vaults (it holds the index, and only one process may
+/// write it), `index` asks it to do the pass over REST instead. Needs MDVAULT_API_KEY; any
+/// doubt (no key, nothing listening, other vaults) means "no server", and the local pass runs.
+fn via_server(
+    config: &crate::config::Config,
+    only: Option<&str>,
+    full: bool,
+) -> Result<Option<serde_json::Value>, Failure> {
+    let Some(key) = std::env::var("MDVAULT_API_KEY").ok().filter(|k| !k.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let listen = std::env::var("MDVAULT_LISTEN")
+        .ok()
+        .filter(|l| !l.trim().is_empty())
+        .unwrap_or_else(|| config.server.listen.clone());
+    let base = format!("http://{listen}");
+    let auth = format!("Bearer {}", key.trim());
+    let probe = ureq::Agent::config_builder()
+        .timeout_global(Some(std::time::Duration::from_secs(3)))
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let Ok(mut ready) = probe.get(format!("{base}/readyz")).header("Authorization", &auth).call()
+    else {
+        return Ok(None);
+    };
+    let Ok(body) = ready.body_mut().read_json::<serde_json::Value>() else { return Ok(None) };
+    let served: Vec<String> = body["vaults"]
+        .as_array()
+        .map(|v| v.iter().filter_map(|v| v["root"].as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    let mine: Vec<String> = config
+        .vaults
+        .iter()
+        .map(|v| v.root.canonicalize().unwrap_or_else(|_| v.root.clone()).display().to_string())
+        .collect();
+    if served.is_empty() || served != mine {
+        return Ok(None);
+    }
+    let prefix = only.map(|n| format!("/v/{n}")).unwrap_or_default();
+    let url = format!("{base}{prefix}/reindex{}", if full { "?full=1" } else { "" });
+    eprintln!("a server at {base} holds the index; asking it to do the pass");
+    // The pass may take as long as a build: no overall timeout.
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
+    let mut resp = agent
+        .post(&url)
+        .header("Authorization", &auth)
+        .send_empty()
+        .map_err(|e| Failure::Config(format!("the server at {base} did not answer: {e}")))?;
+    let status = resp.status().as_u16();
+    let answer: serde_json::Value = resp.body_mut().read_json().unwrap_or_default();
+    if status != 200 {
+        return Err(Failure::Config(format!(
+            "the server at {base} refused the pass ({status}): {}",
+            answer["error"].as_str().unwrap_or("no reason given")
+        )));
+    }
+    Ok(Some(answer))
+}
+
+pub fn index(
+    config: crate::config::Config,
+    only: Option<&str>,
+    args: IndexArgs,
+) -> Result<(), Failure> {
+    if let Some(answer) = via_server(&config, only, args.full)? {
+        for v in answer["vaults"].as_array().into_iter().flatten() {
+            print(&format!(
+                "{}: {} files ({} re-chunked, {} removed, {} failed), {} texts embedded in {} s",
+                v["vault"].as_str().unwrap_or("?"),
+                v["files_seen"],
+                v["files_chunked"],
+                v["files_removed"],
+                v["failed"].as_array().map_or(0, Vec::len),
+                v["texts_embedded"],
+                v["seconds"]
+            ));
+            for f in v["failed"].as_array().into_iter().flatten() {
+                print(&format!(
+                    "  failed: {}: {}",
+                    f["path"].as_str().unwrap_or("?"),
+                    f["error"].as_str().unwrap_or("?")
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let engine = super::open_engine(config)?;
+    let engine = &engine;
     let report = Report::new();
     let results = engine.sync(only, args.full, &report)?;
     report.finish();

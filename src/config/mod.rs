@@ -8,7 +8,9 @@
 //! it comes from `MDVAULT_API_KEY` only, and a key in the file refuses to start.
 //!
 //! This module knows nothing of clap: the command line hands it an [`Overrides`]. It reads but
-//! never writes.
+//! never writes; [`edit`] rewrites config text for a caller that writes it.
+
+pub mod edit;
 
 use std::path::{Path, PathBuf};
 
@@ -649,6 +651,16 @@ fn clean_dirs(list: Option<StringList>) -> Vec<String> {
         .collect()
 }
 
+/// Where the config file is looked for when no `--config` or `MDVAULT_CONFIG` names one:
+/// `$XDG_CONFIG_HOME/mdvault/config.yaml`, else `~/.config/mdvault/config.yaml`.
+pub fn default_file(env: &dyn Env) -> Option<PathBuf> {
+    env.var("XDG_CONFIG_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| env.var("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|b| b.join("mdvault/config.yaml"))
+}
+
 fn read_file(
     overrides: &Overrides,
     env: &dyn Env,
@@ -671,17 +683,10 @@ fn read_file(
             }
             absolute(p)
         }
-        None => {
-            let base = env
-                .var("XDG_CONFIG_HOME")
-                .filter(|s| !s.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| env.var("HOME").map(|h| PathBuf::from(h).join(".config")));
-            match base.map(|b| b.join("mdvault/config.yaml")) {
-                Some(p) if p.is_file() => p,
-                _ => return Ok((None, Map::new())),
-            }
-        }
+        None => match default_file(env) {
+            Some(p) if p.is_file() => p,
+            _ => return Ok((None, Map::new())),
+        },
     };
     let text = std::fs::read_to_string(&path)
         .map_err(|e| err(format!("cannot read the config file {}: {e}", path.display())))?;

@@ -11,6 +11,7 @@
 mod bert;
 pub mod hashing;
 pub mod http;
+pub mod install;
 pub mod local;
 
 use std::path::PathBuf;

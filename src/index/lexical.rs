@@ -338,7 +338,8 @@ fn open_writer(index: &Index, dir: &Path) -> Result<IndexWriter> {
             ErrorCode::InternalError,
             format!(
                 "{} is in use by another process; stop the other mdvault server using this \
-                 data folder (or let it do the indexing) and try again",
+                 data folder and try again, or let it do the indexing (with MDVAULT_API_KEY \
+                 set, `mdvault index` asks a running server to)",
                 describe(dir)
             ),
         )),

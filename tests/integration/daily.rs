@@ -131,3 +131,159 @@ fn doctor_passes_a_working_setup_and_names_the_fix_for_each_broken_part() {
     assert!(stdout(&o).contains("FAIL  config"), "{}", stdout(&o));
     assert!(stdout(&o).contains("search.default_k"), "{}", stdout(&o));
 }
+
+#[test]
+fn service_install_writes_units_and_a_private_key_file_and_enables_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let vault = TempVault::fixture();
+    let root = vault.root().to_str().unwrap().to_string();
+    let h = home.path().to_str().unwrap().to_string();
+    let env = [("HOME", h.as_str())];
+    let o = mdvault_with(&["service", "install", "--vault", &root], &env, None);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("Nothing is enabled yet"), "{out}");
+    assert!(out.contains("systemctl --user enable --now mdvault.service mdvault-index.timer"));
+    let units = home.path().join(".config/systemd/user");
+    let serve = std::fs::read_to_string(units.join("mdvault.service")).unwrap();
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_mdvault")).unwrap();
+    assert!(serve.contains(&format!("ExecStart={} serve\n", bin.display())), "{serve}");
+    let env_file = home.path().join(".config/mdvault/env");
+    assert!(serve.contains(&format!("EnvironmentFile={}\n", env_file.display())), "{serve}");
+    assert!(!serve.contains('@'), "every placeholder is filled: {serve}");
+    let index = std::fs::read_to_string(units.join("mdvault-index.service")).unwrap();
+    assert!(index.contains(&format!("ExecStart={} index\n", bin.display())), "{index}");
+    assert!(
+        std::fs::read_to_string(units.join("mdvault-index.timer")).unwrap().contains("OnCalendar=")
+    );
+    let written = std::fs::read_to_string(&env_file).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&env_file).unwrap().permissions().mode() & 0o777, 0o600);
+    let key = written.lines().find_map(|l| l.strip_prefix("MDVAULT_API_KEY=")).unwrap();
+    assert_eq!(key.len(), 48, "a fresh random key: {written}");
+    let vaults = written.lines().find_map(|l| l.strip_prefix("MDVAULT_VAULTS=")).unwrap();
+    assert!(vaults.ends_with(&format!("={root}")), "{written}");
+
+    // Idempotent: the same install changes nothing and keeps the key.
+    let o = mdvault_with(&["service", "install", "--vault", &root], &env, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("unchanged").count(), 4, "{}", stdout(&o));
+    assert_eq!(std::fs::read_to_string(&env_file).unwrap(), written);
+
+    // Another key is not silently swapped in.
+    let other = [("HOME", h.as_str()), ("MDVAULT_API_KEY", "another-key-0123456789")];
+    let o = mdvault_with(&["service", "install", "--vault", &root], &other, None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&env_file).unwrap(), written);
+    let o = mdvault_with(&["service", "install", "--force", "--vault", &root], &other, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&env_file).unwrap().contains("=another-key-0123456789\n"));
+}
+
+#[test]
+fn completions_cover_the_subcommands_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = mdvault_with(&["completions", shell], &[], None);
+        assert_eq!(o.status.code(), Some(0), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        for sub in ["search", "status", "doctor", "eval", "service"] {
+            assert!(script.contains(sub), "{shell} lacks {sub}");
+        }
+    }
+    let o = mdvault_with(&["completions", "tcsh"], &[], None);
+    assert_eq!(o.status.code(), Some(2), "an unknown shell is a usage error");
+}
+
+#[test]
+fn index_asks_a_running_server_to_do_the_pass() {
+    use crate::common::{KEY, Server};
+    let vault = TempVault::fixture();
+    let spec = format!("fixture={}", vault.root().display());
+    let hashing = [("MDVAULT_EMBEDDING__BACKEND", "hashing")];
+    let s = Server::start(std::slice::from_ref(&spec), &hashing);
+    vault.write("Inbox/Added.md", "# Added\n\nA note the server has not seen yet.\n");
+    let listen = s.base.trim_start_matches("http://").to_string();
+    let env = [
+        ("MDVAULT_EMBEDDING__BACKEND", "hashing"),
+        ("MDVAULT_API_KEY", KEY),
+        ("MDVAULT_LISTEN", listen.as_str()),
+    ];
+    let o = mdvault_with(&["index", "--vault", &spec], &env, None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("holds the index; asking it"), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("fixture: "), "{}", stdout(&o));
+    let (status, body) = s.get("/search?q=has+not+seen+yet&k=1");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Inbox/Added.md"), "the server indexed it: {body}");
+}
+
+#[test]
+fn model_list_fetch_and_use_state_the_cost_and_edit_only_the_embedding_section() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    std::fs::create_dir_all(data.join("models")).unwrap();
+    std::os::unix::fs::symlink(model_dir(), data.join("models/all-MiniLM-L6-v2")).unwrap();
+    let config_dir = home.path().join(".config/mdvault");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let config = config_dir.join("config.yaml");
+    let original = "# my settings\nembedding:\n  backend: hashing   # for now\n  batch_size: 16\n\
+                    search:\n  default_k: 5\n";
+    std::fs::write(&config, original).unwrap();
+    let vault = TempVault::fixture();
+    let (h, d, root) = (
+        home.path().to_str().unwrap().to_string(),
+        data.to_str().unwrap().to_string(),
+        vault.root().to_str().unwrap().to_string(),
+    );
+    let env = [("HOME", h.as_str())];
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["--vault", &root, "--data-dir", &d]);
+        mdvault_with(&all, &env, None)
+    };
+    assert_eq!(run(&["index"]).status.code(), Some(0));
+
+    let o = run(&["model", "list", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let listed = json(&o);
+    let models = listed["models"].as_array().unwrap();
+    assert_eq!(models[0]["name"], "default");
+    assert_eq!(models[0]["state"], "installed", "{listed:#}");
+    assert_eq!(models[0]["active"], false);
+    assert!(models.iter().any(|m| m["name"] == "hashing" && m["active"] == true), "{listed:#}");
+    assert!(listed["index_model"].as_str().unwrap().starts_with("hashing"), "{listed:#}");
+
+    let o = run(&["model", "fetch"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("already installed"), "nothing is downloaded: {}", stdout(&o));
+
+    // Without --yes and without a terminal: the cost is stated, nothing changes.
+    let o = run(&["model", "use", "default"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("re-embeds 63 texts"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("texts/s it managed just now"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("--yes"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+
+    let o = run(&["model", "use", "default", "--yes"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "# my settings\nembedding:\n  model_dir: \"\"\n  backend: local\n  batch_size: 16\n\
+         search:\n  default_k: 5\n",
+        "only the embedding keys changed; comments and other sections are kept"
+    );
+    let o = run(&["model", "list", "--json"]);
+    assert_eq!(json(&o)["models"][0]["active"], true);
+
+    // Things that cannot embed are refused before the file is touched.
+    let edited = std::fs::read_to_string(&config).unwrap();
+    let o = run(&["model", "use", home.path().to_str().unwrap(), "--yes"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not a model folder"), "{}", stderr(&o));
+    let o = run(&["model", "use", "http://127.0.0.1:9/v1/embeddings", "--yes"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("pass --dims"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), edited);
+}
