@@ -64,6 +64,8 @@ Serving $vault
   MCP   http://$listen/mcp      (header  Authorization: Bearer <key>)
   key   $key_file   (export MDVAULT_API_KEY=\$(cat $key_file))
 
+The command line: $bin (put it on your PATH, e.g. ln -s $bin ~/.local/bin/mdvault)
+
 Try it from another shell:
   curl -H "Authorization: Bearer \$MDVAULT_API_KEY" "http://$listen/search?q=boiler+pressure"
 
