@@ -320,7 +320,7 @@ impl Engine {
             return Err(Error::new(
                 ErrorCode::NotReady,
                 format!(
-                    "there is no index in {} yet; run `mdvault index` (or start the server) to                      build one",
+                    "there is no index in {} yet; run `mdvault index` (or start the server) to build one",
                     config.data_dir.display()
                 ),
             ));

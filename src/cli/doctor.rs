@@ -230,7 +230,7 @@ fn model(config: &Config) -> Check {
         EmbeddingBackend::Local { model_dir } => {
             let fix = if *model_dir == Config::default_model_dir(&config.data_dir) {
                 format!(
-                    "run scripts/fetch-model.sh {} to install the default model there",
+                    "run `mdvault model fetch --data-dir {}` to install the default model there",
                     config.data_dir.display()
                 )
             } else {
@@ -293,7 +293,9 @@ fn store(data_dir: &Path) -> Vec<Check> {
     }
     // The data directory is ours, so a probe file there is fine; the vaults are never probed.
     let probe = data_dir.join(format!(".doctor-{}", std::process::id()));
-    let writable = std::fs::create_dir_all(data_dir)
+    let created = crate::index::store::create_private_dir(data_dir)
+        .map_err(|e| std::io::Error::other(e.message().to_string()));
+    let writable = created
         .and_then(|()| std::fs::write(&probe, b"probe"))
         .and_then(|()| std::fs::remove_file(&probe));
     if let Err(e) = writable {
@@ -347,12 +349,12 @@ fn store(data_dir: &Path) -> Vec<Check> {
     out
 }
 
-/// How many folders the watcher would watch: one inotify watch each.
+/// How many folders the watcher would watch: one inotify watch each, hidden ones (`.git`,
+/// `.obsidian`) included, since the recursive watch takes every folder.
 fn folders(root: &Path) -> usize {
     walkdir::WalkDir::new(root)
         .follow_links(false)
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
         .flatten()
         .filter(|e| e.file_type().is_dir())
         .count()

@@ -112,11 +112,14 @@ enum Command {
     Callouts(upkeep::CalloutsArgs),
     /// Which embedding model the index uses; install the default one; switch to another
     /// (states the re-embedding cost first).
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  mdvault model list\n  mdvault model fetch\n  mdvault model use ~/models/bge-small-en-v1.5"
+    )]
     Model(model::ModelCommand),
     /// Install the systemd user units (serve, and a nightly index) with the API key in a
     /// private environment file. Prints how to enable them; enables nothing itself.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example:\n  mdvault service install --vault ~/Notes")]
     Service(service::ServiceCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
     #[command(

@@ -199,7 +199,7 @@ fn workload(config: &Config, n: usize) -> (u64, Vec<String>) {
     let Ok(store) = crate::index::store::Store::open(&config.data_dir) else {
         return (0, Vec::new());
     };
-    let vectors = store.counts().map(|(_, _, v)| v).unwrap_or(0);
+    let vectors = store.distinct_texts().unwrap_or(0);
     let infos = store.all_chunk_infos().unwrap_or_default();
     let ids: Vec<i64> = infos.iter().take(n).map(|c| c.id).collect();
     let texts = store.chunk_texts(&ids).unwrap_or_default().into_values().collect();
@@ -257,7 +257,11 @@ fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), F
     let embedder = crate::engine::load_embedder(&next)
         .map_err(|e| fail(format!("{label} cannot be used: {}", e.message())))?;
     let new_id = format!("{}#{}", embedder.model_id(), embedder.dims());
-    if stored_model(config).as_deref() == Some(new_id.as_str()) {
+    let configured =
+        crate::engine::load_embedder(config).ok().map(|e| format!("{}#{}", e.model_id(), e.dims()));
+    if configured.as_deref() == Some(new_id.as_str())
+        && stored_model(config).is_none_or(|m| m == new_id)
+    {
         print(&format!("the index already uses {label}; nothing to change"));
         return Ok(());
     }

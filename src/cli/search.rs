@@ -140,37 +140,62 @@ fn via_server(
         return Ok(None);
     };
     let Ok(body) = ready.body_mut().read_json::<serde_json::Value>() else { return Ok(None) };
-    let served: Vec<String> = body["vaults"]
+    // (server name, root) pairs; the roots must be ours, in order, for the server to be ours.
+    let served: Vec<(String, String)> = body["vaults"]
         .as_array()
-        .map(|v| v.iter().filter_map(|v| v["root"].as_str().map(str::to_string)).collect())
+        .map(|v| {
+            v.iter()
+                .filter_map(|v| {
+                    Some((v["name"].as_str()?.to_string(), v["root"].as_str()?.to_string()))
+                })
+                .collect()
+        })
         .unwrap_or_default();
-    let mine: Vec<String> = config
+    let mine: Vec<(String, String)> = config
         .vaults
         .iter()
-        .map(|v| v.root.canonicalize().unwrap_or_else(|_| v.root.clone()).display().to_string())
+        .map(|v| {
+            let root = v.root.canonicalize().unwrap_or_else(|_| v.root.clone());
+            (v.name.clone(), root.display().to_string())
+        })
         .collect();
-    if served.is_empty() || served != mine {
+    if served.is_empty() || served.iter().map(|s| &s.1).ne(mine.iter().map(|m| &m.1)) {
         return Ok(None);
     }
-    let prefix = only.map(|n| format!("/v/{n}")).unwrap_or_default();
-    let url = format!("{base}{prefix}/reindex{}", if full { "?full=1" } else { "" });
+    // A bare /reindex means the server's default vault only: ask for each vault by the
+    // server's own name for it (the names may differ from ours; the roots do not).
+    let wanted: Vec<&String> = served
+        .iter()
+        .zip(&mine)
+        .filter(|(_, m)| only.is_none_or(|n| n == m.0))
+        .map(|(s, _)| &s.0)
+        .collect();
     eprintln!("a server at {base} holds the index; asking it to do the pass");
-    // The pass may take as long as a build: no overall timeout.
-    let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
-    let mut resp = agent
-        .post(&url)
-        .header("Authorization", &auth)
-        .send_empty()
-        .map_err(|e| Failure::Config(format!("the server at {base} did not answer: {e}")))?;
-    let status = resp.status().as_u16();
-    let answer: serde_json::Value = resp.body_mut().read_json().unwrap_or_default();
-    if status != 200 {
-        return Err(Failure::Config(format!(
-            "the server at {base} refused the pass ({status}): {}",
-            answer["error"].as_str().unwrap_or("no reason given")
-        )));
+    // A pass may take as long as a build, but never forever (a nightly unit waits on it).
+    let agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(std::time::Duration::from_secs(10)))
+        .timeout_global(Some(std::time::Duration::from_secs(6 * 3600)))
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let mut vaults = Vec::new();
+    for name in wanted {
+        let url = format!("{base}/v/{name}/reindex{}", if full { "?full=1" } else { "" });
+        let mut resp =
+            agent.post(&url).header("Authorization", &auth).send_empty().map_err(|e| {
+                Failure::Config(format!("the server at {base} did not answer: {e}"))
+            })?;
+        let status = resp.status().as_u16();
+        let answer: serde_json::Value = resp.body_mut().read_json().unwrap_or_default();
+        if status != 200 {
+            return Err(Failure::Config(format!(
+                "the server at {base} refused the pass for {name} ({status}): {}",
+                answer["error"].as_str().unwrap_or("no reason given")
+            )));
+        }
+        vaults.extend(answer["vaults"].as_array().cloned().unwrap_or_default());
     }
-    Ok(Some(answer))
+    Ok(Some(serde_json::json!({ "vaults": vaults })))
 }
 
 pub fn index(

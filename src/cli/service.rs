@@ -81,7 +81,15 @@ fn api_key(config: &Config, env_file: &Path) -> Result<(String, &'static str), F
 fn put(path: &Path, text: &str, private: bool, force: bool) -> Result<&'static str, Failure> {
     let io = |e: std::io::Error| fail(format!("cannot write {}: {e}", path.display()));
     match std::fs::read_to_string(path) {
-        Ok(old) if old == text => return Ok("unchanged"),
+        Ok(old) if old == text => {
+            #[cfg(unix)]
+            if private {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                    .map_err(io)?;
+            }
+            return Ok("unchanged");
+        }
         Ok(_) if !force => {
             return Err(fail(format!(
                 "{} exists and differs; pass --force to replace it (or remove it first)",
@@ -92,12 +100,19 @@ fn put(path: &Path, text: &str, private: bool, force: bool) -> Result<&'static s
     }
     std::fs::create_dir_all(path.parent().unwrap_or(Path::new("."))).map_err(io)?;
     let tmp = path.with_extension("mdvault-tmp");
-    std::fs::write(&tmp, text).map_err(io)?;
-    #[cfg(unix)]
+    let _ = std::fs::remove_file(&tmp);
     {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = if private { 0o600 } else { 0o644 };
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode)).map_err(io)?;
+        // Created with its final mode, so the key is never readable by others, not even
+        // for a moment.
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(if private { 0o600 } else { 0o644 })
+            .open(&tmp)
+            .map_err(io)?;
+        f.write_all(text.as_bytes()).map_err(io)?;
     }
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok("written")

@@ -11,6 +11,26 @@ pub fn yaml_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
+/// The ` # comment` at the end of a `key: value` line, with the spaces before it, if any
+/// (a `#` inside quotes is part of the value).
+fn trailing_comment(line: &str) -> Option<&str> {
+    let mut quote = None;
+    let mut prev_space = false;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '#') if prev_space => {
+                let start = line[..i].trim_end().len();
+                return Some(&line[start..]);
+            }
+            _ => {}
+        }
+        prev_space = c.is_whitespace();
+    }
+    None
+}
+
 fn is_top_level(line: &str) -> bool {
     let t = line.trim_end();
     !t.is_empty() && !t.starts_with(char::is_whitespace) && !t.starts_with('#')
@@ -62,7 +82,11 @@ pub fn set_keys(text: &str, section: &str, keys: &[(&str, String)]) -> Result<St
         let prefix = format!("{indent}{key}:");
         let new = format!("{indent}{key}: {value}");
         match (start + 1..block_end(&lines)).find(|i| lines[*i].starts_with(&prefix)) {
-            Some(i) => lines[i] = new,
+            Some(i) => {
+                // The user's note on the line stays with it.
+                let comment = trailing_comment(&lines[i]).map(str::to_string).unwrap_or_default();
+                lines[i] = format!("{new}{comment}");
+            }
             None => {
                 lines.insert(insert_at, new);
                 insert_at += 1;
@@ -100,6 +124,10 @@ mod tests {
              dims: 768\n  # the backend\n  backend: http\n  model_dir: \"\"   # default\n  \
              batch_size: 8\nsearch:\n  default_k: 4\n"
         );
+        let out = set_keys(FILE, "embedding", &[("model_dir", yaml_string("/m #1"))]).unwrap();
+        assert!(out.contains("  model_dir: \"/m #1\"   # default\n"), "{out}");
+        assert_eq!(trailing_comment("url: \"http://h/#x\" # note"), Some(" # note"));
+        assert_eq!(trailing_comment("a: b#c"), None);
     }
 
     #[test]

@@ -118,17 +118,19 @@ pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Resul
             .and_then(|v| serde_json::from_str(&v).ok()),
     };
     for r in &rows {
-        match r.kind {
-            FileKind::Note => out.notes += 1,
-            FileKind::Document => out.documents += 1,
-        }
         // A document's verdict is `extracted` or `ocr` when it has text; a note's is `indexed`.
+        // Anything else is a problem, and not counted as searchable.
         if !matches!(r.status.as_str(), "indexed" | "extracted" | "ocr") {
             out.problems.push(Problem {
                 path: r.path.clone(),
                 status: r.status.clone(),
                 detail: r.detail.clone(),
             });
+            continue;
+        }
+        match r.kind {
+            FileKind::Note => out.notes += 1,
+            FileKind::Document => out.documents += 1,
         }
     }
 
@@ -136,11 +138,18 @@ pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Resul
         rows.iter().map(|r| (r.path.as_str(), r)).collect();
     let mut skipped: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for stat in vault.scan() {
+        let row = known.remove(stat.path.as_str());
         if let Some(reason) = settings.skip_reason(&stat.path) {
+            if row.is_some() {
+                out.stale.push(Stale {
+                    path: stat.path.clone(),
+                    why: format!("indexed, but now skipped ({reason})"),
+                });
+            }
             skipped.entry(reason).or_default().push(stat.path);
             continue;
         }
-        let why = match known.remove(stat.path.as_str()) {
+        let why = match row {
             None => Some("on disk but not indexed yet".to_string()),
             Some(r) if r.size != stat.size || r.mtime_ns != stat.mtime_ns => {
                 Some("changed on disk since it was indexed".to_string())
@@ -311,7 +320,7 @@ mod tests {
         index.sync(&v, false, &Silent).unwrap();
 
         let c = coverage(index.store(), &s, &v).unwrap();
-        assert_eq!((c.notes, c.documents), (3, 0));
+        assert_eq!((c.notes, c.documents), (2, 0), "the failed note is a problem, not indexed");
         assert_eq!(c.chunks_without_vectors, 0);
         assert!(c.chunks >= 2);
         assert_eq!(c.problems.len(), 1, "{c:?}");
@@ -344,5 +353,13 @@ mod tests {
         assert!(stale[2].0 == "B.md" && stale[2].1.contains("deleted"));
         index.sync(&v, false, &Silent).unwrap();
         assert!(coverage(index.store(), &s, &v).unwrap().stale.is_empty());
+
+        // A folder excluded after it was indexed is stale until the next pass drops it.
+        write("Notes/N.md", b"# N\n");
+        index.sync(&v, false, &Silent).unwrap();
+        let later = settings(&["Reports", "Notes"]);
+        let c = coverage(index.store(), &later, &v).unwrap();
+        assert_eq!(c.stale.len(), 1, "{:?}", c.stale);
+        assert!(c.stale[0].why.starts_with("indexed, but now skipped (in Notes/"), "{:?}", c.stale);
     }
 }

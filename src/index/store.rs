@@ -673,6 +673,14 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
 
+    /// Distinct embed texts of the chunks stored now: what a model switch must embed again.
+    pub fn distinct_texts(&self) -> Result<u64> {
+        self.lock()
+            .query_row("SELECT COUNT(DISTINCT embed_hash) FROM chunks", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(|e| db_err(&self.path, e))
+    }
+
     /// One vault's chunks, and how many of them still have no vector.
     pub fn vault_chunk_counts(&self, vault: &str) -> Result<(u64, u64)> {
         self.lock()
