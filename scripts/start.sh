@@ -26,7 +26,13 @@ fi
 config_dir="${XDG_CONFIG_HOME:-$HOME/.config}/mdvault"
 
 ./scripts/fetch-model.sh "$data_dir"
-./scripts/system-deps.sh --optional
+# The PDF/OCR tools are tried once: when they could not be installed, later runs stay quiet
+# and offline (no apt-get, no sudo prompt); delete the marker to try again.
+deps_marker="$data_dir/.system-deps-tried"
+if [ ! -e "$deps_marker" ]; then
+  ./scripts/system-deps.sh --optional
+  mkdir -p "$data_dir" && chmod 700 "$data_dir" && touch "$deps_marker"
+fi
 if [ "${MDVAULT_PROFILE:-release}" = debug ]; then
   cargo build --locked
   bin="$PWD/target/debug/mdvault"
