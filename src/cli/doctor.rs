@@ -392,11 +392,7 @@ fn on_path(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
         return Some(PathBuf::from(program)).filter(|p| p.is_file());
     }
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).map(|d| d.join(program)).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .find(|p| p.is_file())
+    crate::docs::tools::on_path(program)
 }
 
 fn tools(config: &Config) -> Vec<Check> {
