@@ -11,7 +11,7 @@ use crate::config::{Config, EmbeddingBackend};
 use crate::embed::hashing::HashingEmbedder;
 use crate::embed::{Embedder, http::HttpConfig, http::HttpEmbedder, local::LocalEmbedder};
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::coverage::Coverage;
+use crate::index::coverage::{self, Coverage};
 use crate::index::watch::{self, Watcher};
 use crate::index::{Index, IndexSettings, Progress, SyncReport};
 use crate::search::rerank::Reranker;
@@ -142,16 +142,33 @@ fn coverage_of(
     vaults: &Vaults,
     store: &crate::index::store::Store,
     vault: Option<&str>,
-) -> Result<Vec<Coverage>> {
+    configured_model: std::result::Result<String, String>,
+) -> Result<coverage::Report> {
     if let Some(name) = vault {
         vaults.get(Some(name))?;
     }
     let settings = IndexSettings::from_config(config);
-    vaults
+    let vaults = vaults
         .iter()
         .filter(|v| vault.is_none_or(|n| n == v.name()))
-        .map(|v| crate::index::coverage::coverage(store, &settings, v))
-        .collect()
+        .map(|v| coverage::coverage(store, &settings, v))
+        .collect::<Result<Vec<Coverage>>>()?;
+    let stored = store.meta("model")?;
+    Ok(coverage::Report {
+        model: coverage::ModelState::new(stored.as_deref(), configured_model),
+        vaults,
+    })
+}
+
+/// The id the configured embedding model would have, without loading it (a local model's
+/// weights are hashed, nothing more; an endpoint is not contacted).
+pub fn configured_model_id(config: &Config) -> std::result::Result<String, String> {
+    match &config.embedding.backend {
+        EmbeddingBackend::Local { model_dir } => {
+            LocalEmbedder::identify(model_dir).map_err(|e| e.to_string())
+        }
+        _ => load_embedder(config).map(|e| e.model_id().to_string()).map_err(|e| e.to_string()),
+    }
 }
 
 /// Loads the configured embedder.
@@ -304,8 +321,11 @@ impl Engine {
 
     /// What of each vault (or of one) is searchable, what is not and why: see
     /// [`crate::index::coverage`].
-    pub fn coverage(&self, vault: Option<&str>) -> Result<Vec<Coverage>> {
-        coverage_of(&self.config, &self.vaults, self.index.store(), vault)
+    pub fn coverage(&self, vault: Option<&str>) -> Result<coverage::Report> {
+        // The model in use is the one loaded at start; a config edited since (`mdvault model
+        // use`) takes effect at the next start, and `mdvault status` reports it as pending.
+        let loaded = Ok(self.index.embedder().model_id().to_string());
+        coverage_of(&self.config, &self.vaults, self.index.store(), vault, loaded)
     }
 
     /// [`Engine::coverage`] without opening the engine (no model, no lexical index): for
@@ -315,7 +335,7 @@ impl Engine {
         config: &Config,
         vaults: &Vaults,
         vault: Option<&str>,
-    ) -> Result<Vec<Coverage>> {
+    ) -> Result<coverage::Report> {
         if !config.data_dir.join("index.db").is_file() {
             return Err(Error::new(
                 ErrorCode::NotReady,
@@ -326,7 +346,7 @@ impl Engine {
             ));
         }
         let store = crate::index::store::Store::open(&config.data_dir)?;
-        coverage_of(config, vaults, &store, vault)
+        coverage_of(config, vaults, &store, vault, configured_model_id(config))
     }
 
     /// The build phase, the index's counts and whether watching runs.

@@ -182,8 +182,8 @@ pub fn frontmatter_matches(paths: &[String]) -> Value {
 }
 
 /// `/status`: per vault, what is searchable, what is not and why.
-pub fn status(coverage: &[crate::index::coverage::Coverage]) -> Value {
-    json!({ "vaults": coverage })
+pub fn status(report: &crate::index::coverage::Report) -> Value {
+    json!(report)
 }
 
 /// `/expiries`: live dates oldest first, dismissals, untracked notes and malformed entries.

@@ -139,8 +139,8 @@ pub fn render_search(query: &str, r: &SearchResponse) -> String {
     out
 }
 
-fn render_status(vaults: Vec<crate::index::coverage::Coverage>) -> String {
-    crate::index::coverage::render(&vaults)
+fn render_status(report: crate::index::coverage::Report) -> String {
+    crate::index::coverage::render(&report)
 }
 
 fn render_expiries(r: crate::upkeep::expiries::Report) -> String {

@@ -513,7 +513,7 @@ pub fn status(
     engine: &Engine,
     t: &Target,
     _a: StatusArgs,
-) -> Result<Vec<crate::index::coverage::Coverage>> {
+) -> Result<crate::index::coverage::Report> {
     engine.coverage(t.vault.as_deref())
 }
 

@@ -75,11 +75,7 @@ impl LocalEmbedder {
             )));
         }
 
-        let folder = std::fs::canonicalize(model_dir)
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "model".to_string());
-        let model_id = format!("local:{folder}@{}", &digest[..12]);
+        let model_id = id_for(model_dir, &digest);
 
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let pool = rayon::ThreadPoolBuilder::new()
@@ -105,6 +101,19 @@ impl LocalEmbedder {
         &self.model_id
     }
 
+    /// The [`LocalEmbedder::model_id`] the model in `model_dir` would have, without loading
+    /// it: hashes the weights only (`mdvault status` uses it to see a pending model switch).
+    pub fn identify(model_dir: &Path) -> Result<String, EmbedError> {
+        let bad = |reason: String| EmbedError::ModelFiles { dir: model_dir.to_path_buf(), reason };
+        let mut file = std::fs::File::open(model_dir.join("model.safetensors"))
+            .map_err(|e| bad(format!("`model.safetensors` cannot be read: {e}")))?;
+        let mut hasher = Sha256::new();
+        std::io::copy(&mut file, &mut hasher)
+            .map_err(|e| bad(format!("`model.safetensors` cannot be read: {e}")))?;
+        let digest: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        Ok(id_for(model_dir, &digest))
+    }
+
     /// Embeds texts; rows are unit length and in input order.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
@@ -120,6 +129,16 @@ impl LocalEmbedder {
             Ok(self.encoder.encode(&ids))
         })
     }
+}
+
+/// `local:<folder name>@<first 12 hex digits of the weights' SHA-256>`. The folder is named
+/// after following links, so a `current` symlink names the model it points at.
+fn id_for(model_dir: &Path, digest: &str) -> String {
+    let folder = std::fs::canonicalize(model_dir)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "model".to_string());
+    format!("local:{folder}@{}", &digest[..12])
 }
 
 #[cfg(test)]
@@ -277,6 +296,7 @@ mod tests {
         let folder = folder.file_name().unwrap().to_str().unwrap().to_string();
         let want = format!("local:{folder}@{}", &golden().sha256[..12]);
         assert_eq!(id, want);
+        assert_eq!(LocalEmbedder::identify(&model_dir()).unwrap(), want, "same id unloaded");
         let via_enum = super::super::Embedder::Local(LocalEmbedder::load(&model_dir()).unwrap());
         assert_eq!(via_enum.model_id(), want);
         assert_eq!(via_enum.dims(), 384);

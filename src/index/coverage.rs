@@ -99,6 +99,44 @@ pub struct Coverage {
     pub last_build: Option<LastBuild>,
 }
 
+/// Which model the stored vectors come from, and which one the configuration names now.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelState {
+    /// The model the stored vectors were made with (`local:<folder>@<digest>`,
+    /// `http:<model>@<dims>`, ...); None before the first build.
+    pub index: Option<String>,
+    /// The model the configuration names; None when it cannot be identified (the reason is in
+    /// `problem`).
+    pub configured: Option<String>,
+    /// The two differ: the next start (or `mdvault index`) drops every vector and embeds all
+    /// chunks again with the configured model.
+    pub switch_pending: bool,
+    /// Why the configured model could not be identified.
+    pub problem: Option<String>,
+}
+
+impl ModelState {
+    /// Compares the store's model record (`<id>#<dims>`) with the configured model's id.
+    pub fn new(stored: Option<&str>, configured: std::result::Result<String, String>) -> Self {
+        let index = stored.map(|s| s.split_once('#').map_or(s, |(id, _)| id).to_string());
+        let (configured, problem) = match configured {
+            Ok(id) => (Some(id), None),
+            Err(e) => (None, Some(e)),
+        };
+        let switch_pending = matches!((&index, &configured), (Some(i), Some(c)) if i != c);
+        ModelState { index, configured, switch_pending, problem }
+    }
+}
+
+/// What `mdvault status`, `GET /status` and `vault_status` report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// The embedding model of the index and of the configuration.
+    pub model: ModelState,
+    /// Coverage, one entry per vault.
+    pub vaults: Vec<Coverage>,
+}
+
 /// Compares `vault` on disk with the store's record of it.
 pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Result<Coverage> {
     let rows = store.files(vault.name())?;
@@ -149,6 +187,25 @@ pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Resul
             skipped.entry(reason).or_default().push(stat.path);
             continue;
         }
+        // A file the indexer cannot open never gets a store row (nothing to record it under),
+        // so without this it would pass for "not indexed yet" forever. Only files the store
+        // does not match are opened; an indexed, unchanged file was readable when indexed.
+        if row.is_none_or(|r| r.size != stat.size || r.mtime_ns != stat.mtime_ns)
+            && let Err(e) = std::fs::File::open(vault.root().join(&stat.path))
+        {
+            // Names are listed lossily, so a name that is not UTF-8 cannot be opened by it.
+            let detail = if stat.path.contains('\u{fffd}') {
+                format!("{e}: its name is not valid UTF-8; rename the file")
+            } else {
+                format!("{e}; the indexer cannot open it (check its permissions)")
+            };
+            out.problems.push(Problem {
+                path: stat.path,
+                status: "unreadable".to_string(),
+                detail,
+            });
+            continue;
+        }
         let why = match row {
             None => Some("on disk but not indexed yet".to_string()),
             Some(r) if r.size != stat.size || r.mtime_ns != stat.mtime_ns => {
@@ -180,10 +237,24 @@ pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Resul
     Ok(out)
 }
 
-/// A plain-text report, one block per vault (the CLI prints it, MCP returns it).
-pub fn render(vaults: &[Coverage]) -> String {
+/// A plain-text report: the model, then one block per vault (the CLI prints it, MCP returns
+/// it).
+pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    for c in vaults {
+    let m = &report.model;
+    match (&m.index, &m.configured) {
+        (Some(i), Some(c)) if m.switch_pending => out.push_str(&format!(
+            "model     SWITCH PENDING: the index's vectors come from {i}, the configuration \
+             names {c}; the next start (or `mdvault index`) re-embeds every chunk\n"
+        )),
+        (Some(i), _) => out.push_str(&format!("model     {i}\n")),
+        (None, Some(c)) => out.push_str(&format!("model     {c} (no vectors made yet)\n")),
+        (None, None) => {}
+    }
+    if let Some(p) = &m.problem {
+        out.push_str(&format!("          the configured model cannot be identified: {p}\n"));
+    }
+    for c in &report.vaults {
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         out.push_str(&format!("{}\n", c.vault));
@@ -353,6 +424,19 @@ mod tests {
         assert!(stale[2].0 == "B.md" && stale[2].1.contains("deleted"));
         index.sync(&v, false, &Silent).unwrap();
         assert!(coverage(index.store(), &s, &v).unwrap().stale.is_empty());
+
+        // A file nobody can open by its listed name is a problem with a reason, not a file
+        // waiting for its first pass (and the pass does not change that).
+        use std::os::unix::ffi::OsStrExt;
+        std::fs::write(root.join(std::ffi::OsStr::from_bytes(b"Odd \xff name.md")), b"# O\n")
+            .unwrap();
+        let report = index.sync(&v, false, &Silent).unwrap();
+        assert_eq!(report.failed.len(), 1, "{:?}", report.failed);
+        let c = coverage(index.store(), &s, &v).unwrap();
+        assert!(c.stale.is_empty(), "{:?}", c.stale);
+        let odd = c.problems.iter().find(|p| p.status == "unreadable").expect("reported");
+        assert!(odd.path.starts_with("Odd ") && odd.detail.contains("rename"), "{odd:?}");
+        std::fs::remove_file(root.join(std::ffi::OsStr::from_bytes(b"Odd \xff name.md"))).unwrap();
 
         // A folder excluded after it was indexed is stale until the next pass drops it.
         write("Notes/N.md", b"# N\n");

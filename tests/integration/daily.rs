@@ -283,6 +283,53 @@ fn model_list_fetch_and_use_state_the_cost_and_edit_only_the_embedding_section()
     let o = run(&["model", "list", "--json"]);
     assert_eq!(json(&o)["models"][0]["active"], true);
 
+    // The switch waits for the next start or index pass, and status says so.
+    let o = run(&["status", "--json"]);
+    let m = &json(&o)["model"];
+    assert!(m["index"].as_str().unwrap().starts_with("hashing@"), "{m:#}");
+    assert!(m["configured"].as_str().unwrap().starts_with("local:all-MiniLM-L6-v2@"), "{m:#}");
+    assert_eq!(m["switch_pending"], true, "{m:#}");
+    assert!(stdout(&run(&["status"])).contains("SWITCH PENDING"));
+    assert_eq!(run(&["index"]).status.code(), Some(0));
+    let o = run(&["status", "--json"]);
+    let m = &json(&o)["model"];
+    assert_eq!(m["switch_pending"], false, "{m:#}");
+    assert_eq!(m["index"], m["configured"]);
+
+    // Another local model folder: a folder of its own (the same weights under another name).
+    let other = home.path().join("models/other-minilm");
+    std::fs::create_dir_all(&other).unwrap();
+    for f in ["model.safetensors", "tokenizer.json", "config.json"] {
+        std::os::unix::fs::symlink(model_dir().join(f), other.join(f)).unwrap();
+    }
+    let o = run(&["model", "use", other.to_str().unwrap(), "--yes"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("re-embeds 63 texts"), "{}", stdout(&o));
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains(&format!("model_dir: \"{}\"", other.display())), "{text}");
+    assert!(text.contains("backend: local   # for now"), "{text}");
+    let o = run(&["status", "--json"]);
+    let m = &json(&o)["model"];
+    assert!(m["configured"].as_str().unwrap().starts_with("local:other-minilm@"), "{m:#}");
+    assert_eq!(m["switch_pending"], true, "{m:#}");
+
+    // An HTTP endpoint: its width is asked of it, and the index follows it.
+    let url = crate::common::fake_embedding_endpoint(24);
+    let o = run(&["model", "use", &url, "--model", "toy", "--yes"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("24 dimensions"), "{}", stdout(&o));
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains("backend: http   # for now"), "{text}");
+    assert!(text.contains("dims: 24"), "{text}");
+    assert_eq!(run(&["index"]).status.code(), Some(0));
+    let o = run(&["status", "--json"]);
+    let s = json(&o);
+    assert_eq!(s["model"]["index"], "http:toy@24", "{s:#}");
+    assert_eq!(s["model"]["switch_pending"], false);
+    assert_eq!(s["vaults"][0]["chunks_without_vectors"], 0, "every chunk has a 24-wide vector");
+    let o = run(&["search", "boiler service", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
     // Things that cannot embed are refused before the file is touched.
     let edited = std::fs::read_to_string(&config).unwrap();
     let o = run(&["model", "use", home.path().to_str().unwrap(), "--yes"]);
