@@ -112,7 +112,7 @@ pub fn doctor(loaded: Result<Config, ConfigError>, args: DoctorArgs) -> Result<(
             checks.extend(vaults(&config));
             checks.push(model(&config));
             checks.extend(store(&config.data_dir));
-            checks.push(watcher(&config));
+            checks.extend(watcher(&config));
             checks.extend(tools(&config));
         }
     }
@@ -158,6 +158,34 @@ pub fn doctor(loaded: Result<Config, ConfigError>, args: DoctorArgs) -> Result<(
 
 fn api_key(key: &str, data_dir: Option<&Path>) -> Check {
     let kept = data_dir.map(|d| d.join("api-key")).filter(|p| p.is_file());
+    // The key `mdvault service install` put in the units' environment file: the service has
+    // a key even when this shell has none, and two different keys confuse clients.
+    let env_file = super::service::env_file().ok();
+    let installed =
+        env_file.as_deref().and_then(|f| super::service::env_file_value(f, "MDVAULT_API_KEY"));
+    if let (Some(file), Some(k)) = (&env_file, &installed) {
+        if key.trim().is_empty() {
+            return ok(
+                "api key",
+                format!(
+                    "MDVAULT_API_KEY is not set in this shell; the service's {} has one (to \
+                     serve by hand: set -a; . {0}; set +a)",
+                    file.display()
+                ),
+            );
+        }
+        if key.trim() != k {
+            return warn(
+                "api key",
+                format!("MDVAULT_API_KEY differs from the one in {}", file.display()),
+                format!(
+                    "clients set up with one key are refused by a server started with the \
+                     other; use the file's key (set -a; . {}; set +a) or re-install with --force",
+                    file.display()
+                ),
+            );
+        }
+    }
     if key.trim().is_empty() {
         let fix = match kept {
             Some(p) => format!("export MDVAULT_API_KEY=$(cat {})", p.display()),
@@ -360,32 +388,126 @@ fn folders(root: &Path) -> usize {
         .count()
 }
 
-fn watcher(config: &Config) -> Check {
+/// This user's inotify use now: instances (one per watched vault, per program) and watches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Inotify {
+    instances: usize,
+    watches: usize,
+}
+
+/// Counts the inotify instances and watches held by this user's processes, from `/proc`.
+/// Processes of other users are invisible and do not count against this user's limits anyway.
+fn inotify_in_use() -> Inotify {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let mut used = Inotify::default();
+    let Ok(procs) = std::fs::read_dir("/proc") else { return used };
+    for p in procs.flatten() {
+        let name = p.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if p.metadata().map(|m| m.uid()).ok() != Some(me) {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else { continue };
+        for fd in fds.flatten() {
+            let is_inotify =
+                std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:inotify");
+            if !is_inotify {
+                continue;
+            }
+            used.instances += 1;
+            let info = p.path().join("fdinfo").join(fd.file_name());
+            used.watches += std::fs::read_to_string(info).map_or(0, |t| watches_in_fdinfo(&t));
+        }
+    }
+    used
+}
+
+/// The watches an inotify descriptor holds: one `inotify wd:` line each in its fdinfo.
+fn watches_in_fdinfo(text: &str) -> usize {
+    text.lines().filter(|l| l.starts_with("inotify wd:")).count()
+}
+
+fn watcher(config: &Config) -> Vec<Check> {
     let read = |p: &str| -> Option<usize> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
-    let Some(limit) = read("/proc/sys/fs/inotify/max_user_watches") else {
-        return ok("watcher", "no inotify limits to check on this system");
+    let (Some(max_watches), Some(max_instances)) = (
+        read("/proc/sys/fs/inotify/max_user_watches"),
+        read("/proc/sys/fs/inotify/max_user_instances"),
+    ) else {
+        return vec![ok("watcher", "no inotify limits to check on this system")];
     };
-    let needed: usize = config.vaults.iter().map(|v| folders(&v.root)).sum();
+    let folders: usize = config.vaults.iter().map(|v| folders(&v.root)).sum();
+    judge_inotify(
+        Inotify { instances: config.vaults.len(), watches: folders },
+        inotify_in_use(),
+        Inotify { instances: max_instances, watches: max_watches },
+    )
+}
+
+/// The verdict on the watcher's needs (one instance per vault, one watch per folder) against
+/// what this user's programs already hold and the kernel's per-user limits.
+fn judge_inotify(need: Inotify, used: Inotify, max: Inotify) -> Vec<Check> {
+    // A running mdvault's own watches are among `used`; the wording says so rather than
+    // guessing which process is which.
+    let mut out = Vec::new();
     let fix = "raise it: echo fs.inotify.max_user_watches=524288 | sudo tee \
                /etc/sysctl.d/40-mdvault.conf && sudo sysctl --system";
-    if needed >= limit {
+    out.push(if need.watches >= max.watches {
         fail(
             "watcher",
-            format!("the vaults have {needed} folders but inotify allows {limit} watches"),
+            format!(
+                "the vaults have {} folders but inotify allows {} watches",
+                need.watches, max.watches
+            ),
             fix,
         )
-    } else if needed * 2 >= limit {
+    } else if need.watches + used.watches >= max.watches || need.watches * 2 >= max.watches {
         warn(
             "watcher",
             format!(
-                "the vaults' {needed} folders use over half of the {limit} inotify watches \
-                 (other programs need some too)"
+                "the vaults' {} folders and the {} watches your programs hold now (a running \
+                 mdvault's included) come close to the limit of {}",
+                need.watches, used.watches, max.watches
             ),
             fix,
         )
     } else {
-        ok("watcher", format!("{needed} folders to watch; inotify allows {limit}"))
-    }
+        ok(
+            "watcher",
+            format!(
+                "{} folders to watch; {} watches in use of {} allowed",
+                need.watches, used.watches, max.watches
+            ),
+        )
+    });
+    let fix = "raise it: echo fs.inotify.max_user_instances=512 | sudo tee \
+               /etc/sysctl.d/41-mdvault.conf && sudo sysctl --system";
+    out.push(if need.instances + used.instances > max.instances {
+        fail(
+            "watcher",
+            format!(
+                "your programs hold {} of the {} inotify instances allowed; serving {} vault(s) \
+                 needs {} more, so changes would go unnoticed until the periodic pass",
+                used.instances, max.instances, need.instances, need.instances
+            ),
+            fix,
+        )
+    } else if need.instances + used.instances + 8 > max.instances {
+        warn(
+            "watcher",
+            format!(
+                "{} of {} inotify instances in use; {} more for the vaults leaves little room",
+                used.instances, max.instances, need.instances
+            ),
+            fix,
+        )
+    } else {
+        ok("watcher", format!("{} of {} inotify instances in use", used.instances, max.instances))
+    });
+    out
 }
 
 fn on_path(program: &str) -> Option<PathBuf> {
@@ -426,4 +548,56 @@ fn tools(config: &Config) -> Vec<Check> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn levels(checks: &[Check]) -> Vec<Level> {
+        checks.iter().map(|c| c.level).collect()
+    }
+
+    #[test]
+    fn fdinfo_counts_one_watch_per_wd_line() {
+        let text = "pos:\t0\nflags:\t02004000\nmnt_id:\t15\nino:\t1057\n\
+                    inotify wd:2 ino:5d sdev:fd00 mask:fc6 ignored_mask:0 fhandle-bytes:8\n\
+                    inotify wd:1 ino:2 sdev:fd00 mask:fc6 ignored_mask:0 fhandle-bytes:8\n";
+        assert_eq!(watches_in_fdinfo(text), 2);
+        assert_eq!(watches_in_fdinfo("pos:\t0\n"), 0);
+    }
+
+    #[test]
+    fn inotify_verdicts_weigh_needs_against_use_and_limits() {
+        let n = |instances, watches| Inotify { instances, watches };
+        let max = n(128, 8192);
+        assert_eq!(levels(&judge_inotify(n(1, 100), n(3, 200), max)), [Level::Ok, Level::Ok]);
+        // Too many folders for the limit: nothing could watch them all.
+        let c = judge_inotify(n(1, 9000), n(0, 0), max);
+        assert_eq!(c[0].level, Level::Fail);
+        assert!(c[0].fix.as_deref().unwrap().contains("max_user_watches"));
+        // Fits alone, not beside what other programs already hold.
+        assert_eq!(judge_inotify(n(1, 3000), n(1, 6000), max)[0].level, Level::Warn);
+        // Every instance taken: the watcher cannot start.
+        let c = judge_inotify(n(2, 10), n(127, 10), max);
+        assert_eq!(c[1].level, Level::Fail);
+        assert!(c[1].what.contains("127 of the 128"), "{}", c[1].what);
+        assert!(c[1].fix.as_deref().unwrap().contains("max_user_instances"));
+        assert_eq!(judge_inotify(n(1, 10), n(120, 10), max)[1].level, Level::Warn);
+    }
+
+    #[test]
+    fn this_process_sees_its_own_inotify_instance() {
+        let before = inotify_in_use();
+        // SAFETY: plain syscalls on a descriptor this test owns and closes.
+        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+        assert!(fd >= 0);
+        let dir = std::ffi::CString::new("/tmp").unwrap();
+        let wd = unsafe { libc::inotify_add_watch(fd, dir.as_ptr(), libc::IN_CREATE) };
+        assert!(wd >= 0);
+        let during = inotify_in_use();
+        unsafe { libc::close(fd) };
+        // Other tests may open and close watchers meanwhile, so only a lower bound is certain.
+        assert!(during.instances >= 1 && during.watches >= 1, "{before:?} -> {during:?}");
+    }
 }

@@ -147,6 +147,7 @@ struct ServeArgs {
 }
 
 /// What went wrong, and so which exit status to use.
+#[derive(Debug)]
 pub enum Failure {
     /// An engine refusal: exit 1.
     Refused(Error),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use super::{Failure, print};
-use crate::config::Config;
+use crate::config::{Config, escape_vault_entry};
 
 const SERVE: &str = include_str!("../../contrib/systemd/mdvault.service");
 const INDEX: &str = include_str!("../../contrib/systemd/mdvault-index.service");
@@ -39,6 +39,102 @@ fn fail(msg: impl Into<String>) -> Failure {
     Failure::Config(msg.into())
 }
 
+/// The environment file the units read: `$XDG_CONFIG_HOME/mdvault/env` (`~/.config/...`).
+pub(super) fn env_file() -> Result<PathBuf, Failure> {
+    Ok(config_home()?.join("mdvault").join("env"))
+}
+
+/// One `KEY="value"` line of a systemd environment file. Inside double quotes systemd (and a
+/// shell that sources the file) unescapes `\\`, `\"`, `\$` and `` \` ``, so any value but
+/// one with a line break survives the trip.
+fn env_line(key: &str, value: &str) -> Result<String, Failure> {
+    if value.contains(['\n', '\r']) {
+        return Err(fail(format!(
+            "{key} would hold a line break, which an environment file cannot"
+        )));
+    }
+    let mut out = format!("{key}=\"");
+    for c in value.chars() {
+        if matches!(c, '\\' | '"' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push_str("\"\n");
+    Ok(out)
+}
+
+/// The assignments of an environment file, unquoted the way systemd reads them (double or
+/// single quotes, backslash escapes in double quotes); comments and malformed lines skipped.
+pub(super) fn read_env_file(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with(['#', ';']) {
+            continue;
+        }
+        let Some((key, raw)) = line.split_once('=') else { continue };
+        let raw = raw.trim();
+        let value = if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            let mut v = String::new();
+            let mut chars = inner.chars();
+            while let Some(c) = chars.next() {
+                match (c, chars.clone().next()) {
+                    ('\\', Some(n @ ('\\' | '"' | '$' | '`'))) => {
+                        v.push(n);
+                        chars.next();
+                    }
+                    _ => v.push(c),
+                }
+            }
+            v
+        } else if let Some(inner) = raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
+            inner.to_string()
+        } else {
+            raw.to_string()
+        };
+        out.push((key.trim().to_string(), value));
+    }
+    out
+}
+
+/// The value of `key` in the environment file at `path`, if it has a non-empty one.
+pub(super) fn env_file_value(path: &Path, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    read_env_file(&text)
+        .into_iter()
+        .rev()
+        .find(|(k, v)| k == key && !v.trim().is_empty())
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// This binary's path as the user reached it: `~/.local/bin/mdvault` stays that link rather
+/// than becoming the build folder it points into (a rebuild or a moved checkout then needs no
+/// re-install). Falls back to the resolved path when argv[0] does not lead to this binary.
+fn binary_path() -> Result<PathBuf, Failure> {
+    let real = std::env::current_exe()
+        .map_err(|e| fail(format!("cannot tell where this mdvault binary is: {e}")))?;
+    let same = |p: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(p), std::fs::metadata(&real)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    };
+    let invoked = std::env::args_os().next().map(PathBuf::from);
+    let found = invoked.and_then(|a| {
+        if a.components().count() > 1 {
+            std::path::absolute(&a).ok()
+        } else {
+            crate::docs::tools::on_path(&a.to_string_lossy())
+        }
+    });
+    Ok(match found {
+        Some(p) if same(&p) => p,
+        _ => real,
+    })
+}
+
 fn config_home() -> Result<PathBuf, Failure> {
     match std::env::var_os("XDG_CONFIG_HOME").filter(|s| !s.is_empty()) {
         Some(x) => Ok(PathBuf::from(x)),
@@ -57,11 +153,8 @@ fn api_key(config: &Config, env_file: &Path) -> Result<(String, &'static str), F
     {
         return Ok((k.trim().to_string(), "from MDVAULT_API_KEY"));
     }
-    let installed = std::fs::read_to_string(env_file).unwrap_or_default();
-    if let Some(k) = installed.lines().find_map(|l| l.strip_prefix("MDVAULT_API_KEY="))
-        && !k.trim().is_empty()
-    {
-        return Ok((k.trim().to_string(), "kept from the installed environment file"));
+    if let Some(k) = env_file_value(env_file, "MDVAULT_API_KEY") {
+        return Ok((k, "kept from the installed environment file"));
     }
     if let Ok(k) = std::fs::read_to_string(config.data_dir.join("api-key"))
         && !k.trim().is_empty()
@@ -120,38 +213,57 @@ fn put(path: &Path, text: &str, private: bool, force: bool) -> Result<&'static s
 
 pub fn run(config: &Config, cmd: ServiceCommand) -> Result<(), Failure> {
     let ServiceCommand::Install(args) = cmd;
-    let home = config_home()?;
-    let bin = std::env::current_exe()
-        .and_then(|p| p.canonicalize())
-        .map_err(|e| fail(format!("cannot tell where this mdvault binary is: {e}")))?;
-    let bin_text = bin.to_string_lossy();
-    if bin_text.contains(char::is_whitespace) {
-        return Err(fail(format!(
-            "the binary's path {bin_text} has a space, which systemd's ExecStart would split; \
-             copy mdvault to a path without one (e.g. ~/.local/bin) and run it from there"
-        )));
+    if config.vaults.is_empty() {
+        return Err(fail(
+            "no vault to serve: pass --vault ~/Notes (repeatable), set MDVAULT_VAULTS, or list \
+             vaults: in the config file, then install again",
+        ));
     }
-    let env_file = home.join("mdvault").join("env");
+    let home = config_home()?;
+    let bin = binary_path()?;
+    let env_file = env_file()?;
+    // systemd splits unit lines at whitespace and expands `%` specifiers; `%%` is a literal
+    // percent sign. A space is refused rather than quoted: `EnvironmentFile=` cannot quote.
+    let unit_path = |p: &Path, what: &str| -> Result<String, Failure> {
+        let text = p.to_string_lossy();
+        if text.contains(char::is_whitespace) {
+            return Err(fail(format!(
+                "{what} {text} has a space, which a systemd unit line would split; use a path \
+                 without one (for the binary, copy it to ~/.local/bin and run it from there)"
+            )));
+        }
+        Ok(text.replace('%', "%%"))
+    };
+    let (bin_text, env_text) =
+        (unit_path(&bin, "the binary's path")?, unit_path(&env_file, "the environment file")?);
     let units = home.join("systemd").join("user");
-    let fill =
-        |t: &str| t.replace("@BIN@", &bin_text).replace("@ENVFILE@", &env_file.to_string_lossy());
+    let fill = |t: &str| t.replace("@BIN@", &bin_text).replace("@ENVFILE@", &env_text);
 
     let (key, origin) = api_key(config, &env_file)?;
-    let mut env = format!(
-        "# mdvault's service environment (read by the systemd user units; keep it 0600).\n\
-         MDVAULT_API_KEY={key}\n"
-    );
+    let mut env =
+        "# mdvault's service environment (read by the systemd user units; keep it 0600).\n"
+            .to_string();
+    env.push_str(&env_line("MDVAULT_API_KEY", &key)?);
+    // An HTTP embedding endpoint's key travels the same way, so the service can embed.
+    let embedding_key = std::env::var("MDVAULT_EMBEDDING_API_KEY")
+        .ok()
+        .filter(|k| !k.trim().is_empty())
+        .or_else(|| env_file_value(&env_file, "MDVAULT_EMBEDDING_API_KEY"));
+    if let Some(k) = &embedding_key {
+        env.push_str(&env_line("MDVAULT_EMBEDDING_API_KEY", k.trim())?);
+    }
     // The vaults this command was given (--vault, MDVAULT_VAULTS or the config file): the
     // service must serve the same ones even if it runs with another environment.
-    let vaults: Vec<String> =
-        config.vaults.iter().map(|v| format!("{}={}", v.name, v.root.display())).collect();
-    if !vaults.is_empty() {
-        env.push_str(&format!("MDVAULT_VAULTS={}\n", vaults.join(",")));
-    }
+    let vaults: Vec<String> = config
+        .vaults
+        .iter()
+        .map(|v| escape_vault_entry(&format!("{}={}", v.name, v.root.display())))
+        .collect();
+    env.push_str(&env_line("MDVAULT_VAULTS", &vaults.join(","))?);
     if let Some(file) = &config.file {
-        env.push_str(&format!("MDVAULT_CONFIG={}\n", file.display()));
+        env.push_str(&env_line("MDVAULT_CONFIG", &file.to_string_lossy())?);
     }
-    env.push_str(&format!("MDVAULT_DATA_DIR={}\n", config.data_dir.display()));
+    env.push_str(&env_line("MDVAULT_DATA_DIR", &config.data_dir.to_string_lossy())?);
 
     let mut report = Vec::new();
     let env_state = put(&env_file, &env, true, args.force)?;
@@ -186,6 +298,27 @@ mod tests {
             assert!(t.contains("EnvironmentFile=@ENVFILE@"), "{t}");
         }
         assert!(TIMER.contains("OnCalendar=") && TIMER.contains("Persistent=true"));
+    }
+
+    #[test]
+    fn environment_lines_read_back_as_written() {
+        let values = [
+            "plain",
+            "notes=/home/me/Work, 2026,b=/x",
+            r#"odd "quoted" $HOME `cmd` back\slash"#,
+            "50% off",
+        ];
+        let mut text = String::from("# comment\n\nNOT AN ASSIGNMENT\n");
+        for (n, v) in values.iter().enumerate() {
+            text.push_str(&env_line(&format!("K{n}"), v).unwrap());
+        }
+        text.push_str("S='single $kept'\nBARE=as is\n");
+        let read = read_env_file(&text);
+        let got: Vec<&str> = read.iter().map(|(_, v)| v.as_str()).collect();
+        assert_eq!(got[..4], values, "{text}");
+        assert_eq!(read[4], ("S".into(), "single $kept".into()));
+        assert_eq!(read[5], ("BARE".into(), "as is".into()));
+        assert!(env_line("K", "two\nlines").is_err());
     }
 
     #[test]

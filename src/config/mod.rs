@@ -288,6 +288,36 @@ fn split_commas(s: &str) -> Vec<String> {
     s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
+/// Splits `MDVAULT_VAULTS` at commas, where `\,` is a comma inside a path and `\\` a
+/// backslash (so a folder named `Work, 2026` can be listed; `mdvault service install` writes
+/// it that way).
+pub fn split_vault_list(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(n @ (',' | '\\')) => cur.push(n),
+                Some(n) => {
+                    cur.push('\\');
+                    cur.push(n);
+                }
+                None => cur.push('\\'),
+            },
+            ',' => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+/// The inverse of [`split_vault_list`] for one entry.
+pub fn escape_vault_entry(s: &str) -> String {
+    s.replace('\\', "\\\\").replace(',', "\\,")
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
@@ -576,7 +606,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
             specs.push(parse_vault_spec(spec, home.as_deref()));
         }
     } else if let Some(list) = env.var("MDVAULT_VAULTS").filter(|s| !s.trim().is_empty()) {
-        for spec in split_commas(&list) {
+        for spec in split_vault_list(&list) {
             specs.push(parse_vault_spec(&spec, home.as_deref()));
         }
     } else if let Some(map) = raw.vaults {
@@ -874,6 +904,14 @@ mod tests {
         assert_eq!(c.vault.doc_suffixes, vec![".pdf"]);
         assert_eq!(c.search.default_k, 3);
         assert_eq!(c.search.exclude_dirs, ["Workflows", "Reports"]);
+
+        let c = load_with(Some(file), &[("MDVAULT_VAULTS", r"w=/n/Work\, 2026 , /y/b\\c")], &[])
+            .unwrap();
+        let roots: Vec<&Path> = c.vaults.iter().map(|v| v.root.as_path()).collect();
+        assert_eq!(roots, [Path::new("/n/Work, 2026"), Path::new(r"/y/b\c")]);
+        for raw in [r"w=/n/Work, 2026", r"/a\b,c\", "plain"] {
+            assert_eq!(split_vault_list(&escape_vault_entry(raw)), [raw.trim()], "{raw}");
+        }
 
         let c = load_with(Some(file), &[("MDVAULT_VAULTS", "a=/x")], &["/z/Mine"]).unwrap();
         assert_eq!(c.vaults, vec![VaultEntry { name: "Mine".into(), root: "/z/Mine".into() }]);

@@ -135,24 +135,52 @@ fn doctor_passes_a_working_setup_and_names_the_fix_for_each_broken_part() {
 #[test]
 fn service_install_writes_units_and_a_private_key_file_and_enables_nothing() {
     let home = tempfile::tempdir().unwrap();
-    let vault = TempVault::fixture();
-    let root = vault.root().to_str().unwrap().to_string();
+    // A vault whose folder name has a comma, a quote and a dollar sign: the environment file
+    // must carry it intact to systemd (and to a shell that sources the file).
+    let vault = home.path().join("Notes, \"2026\" $HOME");
+    crate::common::copy_tree(&crate::common::fixture_root(), &vault);
+    let root = vault.to_str().unwrap().to_string();
     let h = home.path().to_str().unwrap().to_string();
-    let env = [("HOME", h.as_str())];
-    let o = mdvault_with(&["service", "install", "--vault", &root], &env, None);
-    let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    // Installed the usual way: a link in ~/.local/bin, run by its bare name from PATH.
+    let bin_dir = home.path().join(".local/bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let link = bin_dir.join("mdvault");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_mdvault"), &link).unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let install = |args: &[&str], extra: &[(&str, &str)]| {
+        let o = std::process::Command::new("mdvault")
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", &h)
+            .envs(extra.iter().copied())
+            .args(["service", "install"])
+            .args(args)
+            .output()
+            .unwrap();
+        (o.status.code(), stdout(&o), stderr(&o))
+    };
+
+    let (code, _, err) = install(&[], &[]);
+    assert_eq!(code, Some(2), "no vault, no service: {err}");
+    assert!(err.contains("no vault to serve") && err.contains("--vault"), "{err}");
+    assert!(!home.path().join(".config/mdvault/env").exists(), "nothing written");
+
+    let embed_key = [("MDVAULT_EMBEDDING_API_KEY", "sk-embed-123")];
+    let (code, out, err) = install(&["--vault", &root], &embed_key);
+    assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("Nothing is enabled yet"), "{out}");
     assert!(out.contains("systemctl --user enable --now mdvault.service mdvault-index.timer"));
     let units = home.path().join(".config/systemd/user");
     let serve = std::fs::read_to_string(units.join("mdvault.service")).unwrap();
-    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_mdvault")).unwrap();
-    assert!(serve.contains(&format!("ExecStart={} serve\n", bin.display())), "{serve}");
+    assert!(
+        serve.contains(&format!("ExecStart={} serve\n", link.display())),
+        "the link, not the build folder it points into: {serve}"
+    );
     let env_file = home.path().join(".config/mdvault/env");
     assert!(serve.contains(&format!("EnvironmentFile={}\n", env_file.display())), "{serve}");
     assert!(!serve.contains('@'), "every placeholder is filled: {serve}");
     let index = std::fs::read_to_string(units.join("mdvault-index.service")).unwrap();
-    assert!(index.contains(&format!("ExecStart={} index\n", bin.display())), "{index}");
+    assert!(index.contains(&format!("ExecStart={} index\n", link.display())), "{index}");
     assert!(
         std::fs::read_to_string(units.join("mdvault-index.timer")).unwrap().contains("OnCalendar=")
     );
@@ -160,25 +188,57 @@ fn service_install_writes_units_and_a_private_key_file_and_enables_nothing() {
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&env_file).unwrap().permissions().mode() & 0o777, 0o600);
     let key = written.lines().find_map(|l| l.strip_prefix("MDVAULT_API_KEY=")).unwrap();
-    assert_eq!(key.len(), 48, "a fresh random key: {written}");
-    let vaults = written.lines().find_map(|l| l.strip_prefix("MDVAULT_VAULTS=")).unwrap();
-    assert!(vaults.ends_with(&format!("={root}")), "{written}");
+    assert_eq!(key.trim_matches('"').len(), 48, "a fresh random key: {written}");
+    assert!(written.contains("MDVAULT_EMBEDDING_API_KEY=\"sk-embed-123\"\n"), "{written}");
 
-    // Idempotent: the same install changes nothing and keeps the key.
-    let o = mdvault_with(&["service", "install", "--vault", &root], &env, None);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o).matches("unchanged").count(), 4, "{}", stdout(&o));
+    // Sourced the way systemd reads it, the file names the same vault, key and data folder.
+    let sourced = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("set -a; . '{}'; set +a; exec mdvault doctor --json", env_file.display()))
+        .env_clear()
+        .env("PATH", &path)
+        .env("HOME", &h)
+        .output()
+        .unwrap();
+    let report = json(&sourced);
+    let checks = report["checks"].as_array().unwrap();
+    let vault_check = checks.iter().find(|c| c["area"] == "vault").expect("one vault");
+    assert!(vault_check["what"].as_str().unwrap().contains(&format!("({root})")), "{report:#}");
+    let key_check = checks.iter().find(|c| c["area"] == "api key").unwrap();
+    assert_eq!(key_check["level"], "ok", "{report:#}");
+
+    // Without the key in this shell, doctor finds the service's.
+    let o = mdvault_with(&["doctor", "--json", "--vault", &root], &[("HOME", h.as_str())], None);
+    let report = json(&o);
+    let key_check =
+        report["checks"].as_array().unwrap().iter().find(|c| c["area"] == "api key").unwrap();
+    assert_eq!(key_check["level"], "ok", "{report:#}");
+    assert!(key_check["what"].as_str().unwrap().contains("the service's"), "{report:#}");
+
+    // Idempotent: the same install changes nothing and keeps both keys.
+    let (code, out, err) = install(&["--vault", &root], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.matches("unchanged").count(), 4, "{out}");
     assert_eq!(std::fs::read_to_string(&env_file).unwrap(), written);
 
-    // Another key is not silently swapped in.
-    let other = [("HOME", h.as_str()), ("MDVAULT_API_KEY", "another-key-0123456789")];
-    let o = mdvault_with(&["service", "install", "--vault", &root], &other, None);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    // Another key is not silently swapped in, and doctor notices the mismatch.
+    let other = [("MDVAULT_API_KEY", "another-key-0123456789")];
+    let (code, _, err) = install(&["--vault", &root], &other);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--force"), "{err}");
     assert_eq!(std::fs::read_to_string(&env_file).unwrap(), written);
-    let o = mdvault_with(&["service", "install", "--force", "--vault", &root], &other, None);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(std::fs::read_to_string(&env_file).unwrap().contains("=another-key-0123456789\n"));
+    let o = mdvault_with(
+        &["doctor", "--json", "--vault", &root],
+        &[("HOME", h.as_str()), other[0]],
+        None,
+    );
+    let report = json(&o);
+    let key_check =
+        report["checks"].as_array().unwrap().iter().find(|c| c["area"] == "api key").unwrap();
+    assert_eq!(key_check["level"], "warn", "{report:#}");
+    let (code, _, err) = install(&["--force", "--vault", &root], &other);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(std::fs::read_to_string(&env_file).unwrap().contains("=\"another-key-0123456789\"\n"));
 }
 
 #[test]
