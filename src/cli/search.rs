@@ -115,7 +115,8 @@ impl Progress for Report {
 
 /// When a server already serves these vaults (it holds the index, and only one process may
 /// write it), `index` asks it to do the pass over REST instead. Needs MDVAULT_API_KEY; any
-/// doubt (no key, nothing listening, other vaults) means "no server", and the local pass runs.
+/// doubt (no key, nothing listening, other vaults, another data directory) means "no server",
+/// and the local pass runs.
 fn via_server(
     config: &crate::config::Config,
     only: Option<&str>,
@@ -160,6 +161,16 @@ fn via_server(
         })
         .collect();
     if served.is_empty() || served.iter().map(|s| &s.1).ne(mine.iter().map(|m| &m.1)) {
+        return Ok(None);
+    }
+    // The same vaults indexed into another data directory (`--data-dir`) are another index:
+    // that one is ours to write, and the server's must not be updated in its place.
+    let same_store = body["store"]["path"].as_str().is_some_and(|theirs| {
+        let canon = |p: &std::path::Path| p.canonicalize().ok();
+        canon(std::path::Path::new(theirs))
+            .is_some_and(|t| canon(&config.data_dir.join("index.db")) == Some(t))
+    });
+    if !same_store {
         return Ok(None);
     }
     // A bare /reindex means the server's default vault only: ask for each vault by the

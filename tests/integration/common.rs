@@ -157,7 +157,8 @@ pub const KEY: &str = "test-key-0123456789";
 pub struct Server {
     child: std::process::Child,
     pub base: String,
-    _data: tempfile::TempDir,
+    /// The data directory it serves from.
+    pub data: tempfile::TempDir,
     _home: tempfile::TempDir,
 }
 
@@ -196,8 +197,7 @@ impl Server {
             cmd.env(k, v);
         }
         let child = cmd.spawn().unwrap();
-        let s =
-            Server { child, base: format!("http://127.0.0.1:{port}"), _data: data, _home: home };
+        let s = Server { child, base: format!("http://127.0.0.1:{port}"), data, _home: home };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while std::time::Instant::now() < deadline {
             if ureq::get(&format!("{}/healthz", s.base)).call().is_ok() {

@@ -264,7 +264,12 @@ fn index_asks_a_running_server_to_do_the_pass() {
     let spec = format!("fixture={}", vault.root().display());
     // The CLI may call the second vault by another name; the roots decide.
     let other = format!("trips={}", second.root().display());
-    let hashing = [("MDVAULT_EMBEDDING__BACKEND", "hashing")];
+    // The server notices changes only when asked: no watcher events, no periodic pass.
+    let hashing = [
+        ("MDVAULT_EMBEDDING__BACKEND", "hashing"),
+        ("MDVAULT_WATCH__DEBOUNCE_SECONDS", "3600"),
+        ("MDVAULT_INDEX__RECONCILE_SECONDS", "0"),
+    ];
     let s = Server::start(&[spec.clone(), format!("second={}", second.root().display())], &hashing);
     vault.write("Inbox/Added.md", "# Added\n\nA note the server has not seen yet.\n");
     second.write("Later.md", "# Later\n\nWritten after the server started.\n");
@@ -274,7 +279,20 @@ fn index_asks_a_running_server_to_do_the_pass() {
         ("MDVAULT_API_KEY", KEY),
         ("MDVAULT_LISTEN", listen.as_str()),
     ];
-    let o = mdvault_with(&["index", "--vault", &spec, "--vault", &other], &env, None);
+    // The same vaults into another data directory: another index, built here.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let d = elsewhere.path().to_str().unwrap();
+    let o =
+        mdvault_with(&["index", "--vault", &spec, "--vault", &other, "--data-dir", d], &env, None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stderr(&o).contains("holds the index"), "{}", stderr(&o));
+    assert!(elsewhere.path().join("index.db").is_file());
+    let (_, body) = s.get("/search?q=has+not+seen+yet&k=1");
+    assert!(!body.contains("Inbox/Added.md"), "the server's index was not touched: {body}");
+
+    let d = s.data.path().to_str().unwrap();
+    let o =
+        mdvault_with(&["index", "--vault", &spec, "--vault", &other, "--data-dir", d], &env, None);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("holds the index; asking it"), "{}", stderr(&o));
     let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
