@@ -128,7 +128,7 @@ pub fn doctor(loaded: Result<Config, ConfigError>, args: DoctorArgs) -> Result<(
             })).collect::<Vec<_>>(),
         }));
     } else {
-        let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let colour = super::colour(std::io::stdout().is_terminal());
         let mut out = String::new();
         for c in &checks {
             let label = format!("{:<4}", c.level.as_str());

@@ -304,6 +304,12 @@ fn print_json(value: &serde_json::Value) {
     print(&serde_json::to_string_pretty(value).unwrap_or_default());
 }
 
+/// Whether to colour output bound for a stream: only a terminal, and never when `NO_COLOR`
+/// is set to anything but the empty string (the no-color.org convention).
+pub(crate) fn colour(is_terminal: bool) -> bool {
+    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Logs go to stderr (stdout belongs to results, and to the MCP protocol under `mcp`).
 /// `MDVAULT_LOG` (or `RUST_LOG`) sets the filter; the default is `default`.
 fn init_logging(default: &str) {
@@ -316,6 +322,6 @@ fn init_logging(default: &str) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(colour(std::io::stderr().is_terminal()))
         .try_init();
 }

@@ -115,7 +115,7 @@ struct Colour(bool);
 
 impl Colour {
     fn detect() -> Colour {
-        Colour(std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+        Colour(super::colour(std::io::stdout().is_terminal()))
     }
 
     fn paint(&self, code: &str, text: &str) -> String {

@@ -418,3 +418,47 @@ fn model_list_fetch_and_use_state_the_cost_and_edit_only_the_embedding_section()
     assert!(stderr(&o).contains("pass --dims"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&config).unwrap(), edited);
 }
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    // `script` gives the command a pseudo-terminal, as a person's shell would.
+    let vault = TempVault::fixture();
+    let on_a_terminal = |no_color: Option<&str>| {
+        // A fresh data directory each time, so every run builds and logs.
+        let data = tempfile::tempdir().unwrap();
+        let command = format!(
+            "{} index --vault '{}' --data-dir '{}' && {0} doctor --vault '{1}' --data-dir '{2}'",
+            env!("CARGO_BIN_EXE_mdvault"),
+            vault.root().display(),
+            data.path().display()
+        );
+        let mut cmd = std::process::Command::new("script");
+        cmd.args(["-qec", &command, "/dev/null"])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", data.path())
+            .env("MDVAULT_LOG", "info")
+            .env("MDVAULT_EMBEDDING__BACKEND", "hashing")
+            .stdin(std::process::Stdio::null());
+        if let Some(v) = no_color {
+            cmd.env("NO_COLOR", v);
+        }
+        String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned()
+    };
+    // Colour codes (SGR): green INFO in the log, the doctor's labels.
+    let coloured = |t: &str| t.contains("\x1b[32m") || t.contains("\x1b[33m");
+    let plain = on_a_terminal(None);
+    assert!(plain.contains(" INFO") && plain.contains("watcher"), "{plain}");
+    assert!(coloured(&plain), "a terminal gets colour: {plain:?}");
+    let text = on_a_terminal(Some("1"));
+    assert!(text.contains(" INFO") && text.contains("watcher"), "{text}");
+    assert!(!coloured(&text), "{text:?}");
+    // An empty NO_COLOR does not count (no-color.org), and a pipe never gets colour.
+    assert!(coloured(&on_a_terminal(Some(""))));
+    let piped = mdvault_with(
+        &["doctor", "--vault", vault.root().to_str().unwrap()],
+        &[("MDVAULT_EMBEDDING__BACKEND", "hashing")],
+        None,
+    );
+    assert!(!stdout(&piped).contains('\x1b') && !stderr(&piped).contains('\x1b'));
+}
