@@ -21,5 +21,6 @@ mod resolver;
 mod search;
 mod serve;
 mod tidy;
+mod tour;
 mod upkeep;
 mod vault_ops;
