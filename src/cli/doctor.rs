@@ -395,14 +395,16 @@ struct Inotify {
     watches: usize,
 }
 
-/// Counts the inotify instances and watches held by this user's processes, from `/proc`.
-/// Processes of other users are invisible and do not count against this user's limits anyway.
-fn inotify_in_use() -> Inotify {
+/// Counts the inotify instances and watches held by this user's processes, from `/proc`:
+/// those of other programs, and those of running mdvault processes (which already watch the
+/// vaults a new server would). Processes of other users do not count against this user's
+/// limits; a few of this user's (non-dumpable ones) cannot be inspected and are missed.
+fn inotify_in_use() -> (Inotify, Inotify) {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
-    let mut used = Inotify::default();
-    let Ok(procs) = std::fs::read_dir("/proc") else { return used };
+    let (mut others, mut ours) = (Inotify::default(), Inotify::default());
+    let Ok(procs) = std::fs::read_dir("/proc") else { return (others, ours) };
     for p in procs.flatten() {
         let name = p.file_name();
         if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
@@ -412,6 +414,8 @@ fn inotify_in_use() -> Inotify {
             continue;
         }
         let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else { continue };
+        let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+        let used = if comm.trim() == "mdvault" { &mut ours } else { &mut others };
         for fd in fds.flatten() {
             let is_inotify =
                 std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:inotify");
@@ -423,7 +427,7 @@ fn inotify_in_use() -> Inotify {
             used.watches += std::fs::read_to_string(info).map_or(0, |t| watches_in_fdinfo(&t));
         }
     }
-    used
+    (others, ours)
 }
 
 /// The watches an inotify descriptor holds: one `inotify wd:` line each in its fdinfo.
@@ -440,18 +444,28 @@ fn watcher(config: &Config) -> Vec<Check> {
         return vec![ok("watcher", "no inotify limits to check on this system")];
     };
     let folders: usize = config.vaults.iter().map(|v| folders(&v.root)).sum();
-    judge_inotify(
+    let (others, ours) = inotify_in_use();
+    let mut checks = judge_inotify(
         Inotify { instances: config.vaults.len(), watches: folders },
-        inotify_in_use(),
+        others,
         Inotify { instances: max_instances, watches: max_watches },
-    )
+    );
+    if ours.instances > 0 {
+        checks.push(ok(
+            "watcher",
+            format!(
+                "a running mdvault holds {} instance(s) and {} watches, left out above (a \
+                 server started from this setup would replace it, not add to it)",
+                ours.instances, ours.watches
+            ),
+        ));
+    }
+    checks
 }
 
 /// The verdict on the watcher's needs (one instance per vault, one watch per folder) against
 /// what this user's programs already hold and the kernel's per-user limits.
 fn judge_inotify(need: Inotify, used: Inotify, max: Inotify) -> Vec<Check> {
-    // A running mdvault's own watches are among `used`; the wording says so rather than
-    // guessing which process is which.
     let mut out = Vec::new();
     let fix = "raise it: echo fs.inotify.max_user_watches=524288 | sudo tee \
                /etc/sysctl.d/40-mdvault.conf && sudo sysctl --system";
@@ -468,8 +482,8 @@ fn judge_inotify(need: Inotify, used: Inotify, max: Inotify) -> Vec<Check> {
         warn(
             "watcher",
             format!(
-                "the vaults' {} folders and the {} watches your programs hold now (a running \
-                 mdvault's included) come close to the limit of {}",
+                "the vaults' {} folders and the {} watches your other programs hold now come \
+                 close to the limit of {}",
                 need.watches, used.watches, max.watches
             ),
             fix,
@@ -489,7 +503,7 @@ fn judge_inotify(need: Inotify, used: Inotify, max: Inotify) -> Vec<Check> {
         fail(
             "watcher",
             format!(
-                "your programs hold {} of the {} inotify instances allowed; serving {} vault(s) \
+                "your other programs hold {} of the {} inotify instances allowed; serving {} vault(s) \
                  needs {} more, so changes would go unnoticed until the periodic pass",
                 used.instances, max.instances, need.instances, need.instances
             ),
@@ -588,14 +602,14 @@ mod tests {
 
     #[test]
     fn this_process_sees_its_own_inotify_instance() {
-        let before = inotify_in_use();
+        let (before, _) = inotify_in_use();
         // SAFETY: plain syscalls on a descriptor this test owns and closes.
         let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
         assert!(fd >= 0);
         let dir = std::ffi::CString::new("/tmp").unwrap();
         let wd = unsafe { libc::inotify_add_watch(fd, dir.as_ptr(), libc::IN_CREATE) };
         assert!(wd >= 0);
-        let during = inotify_in_use();
+        let (during, _) = inotify_in_use();
         unsafe { libc::close(fd) };
         // Other tests may open and close watchers meanwhile, so only a lower bound is certain.
         assert!(during.instances >= 1 && during.watches >= 1, "{before:?} -> {during:?}");

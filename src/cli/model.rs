@@ -298,8 +298,10 @@ fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), F
         ),
     };
     print(&format!(
-        "Switching to {label} {cost}. Chunks are kept; vectors are recomputed by the next \
-         `mdvault index` or server start, and search is lexical-only for a chunk until then."
+        "Switching to {label} {cost}. Chunks are kept; vectors are recomputed when the server \
+         next starts (restart a running one: systemctl --user restart mdvault, or start.sh \
+         again) or by `mdvault index` when no server runs; search is lexical-only for a chunk \
+         until then."
     ));
 
     if !args.yes {

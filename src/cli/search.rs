@@ -113,34 +113,65 @@ impl Progress for Report {
     }
 }
 
-/// When a server already serves these vaults (it holds the index, and only one process may
-/// write it), `index` asks it to do the pass over REST instead. Needs MDVAULT_API_KEY; any
-/// doubt (no key, nothing listening, other vaults, another data directory) means "no server",
-/// and the local pass runs.
+/// When a server already serves these vaults from this data directory (it holds the index,
+/// and only one process may write it), `index` asks it to do the pass over REST instead. The
+/// key is MDVAULT_API_KEY, else the one `service install` or `start.sh` kept. Nothing
+/// listening, another data directory or no key it accepts means "no server", and the local
+/// pass runs; a server writing this data directory's index for other vaults is a refusal.
 fn via_server(
     config: &crate::config::Config,
     only: Option<&str>,
     full: bool,
 ) -> Result<Option<serde_json::Value>, Failure> {
-    let Some(key) = std::env::var("MDVAULT_API_KEY").ok().filter(|k| !k.trim().is_empty()) else {
-        return Ok(None);
+    let mut keys: Vec<String> = Vec::new();
+    let mut add = |k: Option<String>| {
+        if let Some(k) = k.map(|k| k.trim().to_string()).filter(|k| !k.is_empty())
+            && !keys.contains(&k)
+        {
+            keys.push(k);
+        }
     };
+    add(std::env::var("MDVAULT_API_KEY").ok());
+    add(super::service::env_file()
+        .ok()
+        .and_then(|f| super::service::env_file_value(&f, "MDVAULT_API_KEY")));
+    add(std::fs::read_to_string(config.data_dir.join("api-key")).ok());
     let listen = std::env::var("MDVAULT_LISTEN")
         .ok()
         .filter(|l| !l.trim().is_empty())
         .unwrap_or_else(|| config.server.listen.clone());
     let base = format!("http://{listen}");
-    let auth = format!("Bearer {}", key.trim());
     let probe = ureq::Agent::config_builder()
         .timeout_global(Some(std::time::Duration::from_secs(3)))
         .http_status_as_error(false)
         .build()
         .new_agent();
-    let Ok(mut ready) = probe.get(format!("{base}/readyz")).header("Authorization", &auth).call()
-    else {
+    let mut found = None;
+    for key in keys {
+        let auth = format!("Bearer {key}");
+        let Ok(mut ready) =
+            probe.get(format!("{base}/readyz")).header("Authorization", &auth).call()
+        else {
+            return Ok(None);
+        };
+        if matches!(ready.status().as_u16(), 401 | 403) {
+            continue;
+        }
+        let Ok(body) = ready.body_mut().read_json::<serde_json::Value>() else { return Ok(None) };
+        found = Some((auth, body));
+        break;
+    }
+    let Some((auth, body)) = found else { return Ok(None) };
+    // The same vaults indexed into another data directory (`--data-dir`) are another index:
+    // that one is ours to write, and the server's must not be updated in its place.
+    let same_store = body["store"]["path"].as_str().is_some_and(|theirs| {
+        let canon = |p: &std::path::Path| p.canonicalize().ok();
+        canon(std::path::Path::new(theirs))
+            .is_some_and(|t| canon(&config.data_dir.join("index.db")) == Some(t))
+    });
+    if !same_store {
         return Ok(None);
-    };
-    let Ok(body) = ready.body_mut().read_json::<serde_json::Value>() else { return Ok(None) };
+    }
     // (server name, root) pairs; the roots must be ours, in order, for the server to be ours.
     let served: Vec<(String, String)> = body["vaults"]
         .as_array()
@@ -160,18 +191,18 @@ fn via_server(
             (v.name.clone(), root.display().to_string())
         })
         .collect();
-    if served.is_empty() || served.iter().map(|s| &s.1).ne(mine.iter().map(|m| &m.1)) {
-        return Ok(None);
-    }
-    // The same vaults indexed into another data directory (`--data-dir`) are another index:
-    // that one is ours to write, and the server's must not be updated in its place.
-    let same_store = body["store"]["path"].as_str().is_some_and(|theirs| {
-        let canon = |p: &std::path::Path| p.canonicalize().ok();
-        canon(std::path::Path::new(theirs))
-            .is_some_and(|t| canon(&config.data_dir.join("index.db")) == Some(t))
-    });
-    if !same_store {
-        return Ok(None);
+    if served.iter().map(|s| &s.1).ne(mine.iter().map(|m| &m.1)) {
+        let roots = |v: &[(String, String)]| {
+            v.iter().map(|(_, r)| r.as_str()).collect::<Vec<_>>().join(", ")
+        };
+        return Err(Failure::Config(format!(
+            "the server at {base} writes the index in {} for other vaults ({}), so this pass \
+             for {} cannot run beside it; give `index` the server's vaults, stop the server, or \
+             use another --data-dir",
+            config.data_dir.display(),
+            roots(&served),
+            roots(&mine)
+        )));
     }
     // A bare /reindex means the server's default vault only: ask for each vault by the
     // server's own name for it (the names may differ from ours; the roots do not).

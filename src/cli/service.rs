@@ -222,20 +222,27 @@ pub fn run(config: &Config, cmd: ServiceCommand) -> Result<(), Failure> {
     let home = config_home()?;
     let bin = binary_path()?;
     let env_file = env_file()?;
-    // systemd splits unit lines at whitespace and expands `%` specifiers; `%%` is a literal
-    // percent sign. A space is refused rather than quoted: `EnvironmentFile=` cannot quote.
-    let unit_path = |p: &Path, what: &str| -> Result<String, Failure> {
+    // systemd expands `%` specifiers in unit lines (`%%` is a literal percent sign), splits
+    // ExecStart= at whitespace and unquotes it, refuses a backslash in an executable's name,
+    // and wants EnvironmentFile= normalised. Paths it would misread are refused, not mangled.
+    let unit_path = |p: &Path, what: &str, spaces: bool| -> Result<String, Failure> {
         let text = p.to_string_lossy();
-        if text.contains(char::is_whitespace) {
+        let odd =
+            text.contains(['\\', '"', '\'']) || (!spaces && text.contains(char::is_whitespace));
+        let unnormalised = p
+            .components()
+            .any(|c| matches!(c, std::path::Component::CurDir | std::path::Component::ParentDir));
+        if odd || unnormalised {
             return Err(fail(format!(
-                "{what} {text} has a space, which a systemd unit line would split; use a path \
-                 without one (for the binary, copy it to ~/.local/bin and run it from there)"
+                "{what} {text} has a space, quote, backslash or `..` that a systemd unit would \
+                 misread; use a plain path (for the binary, copy it to ~/.local/bin and run it \
+                 from there; for the environment file, set XDG_CONFIG_HOME to a plain folder)"
             )));
         }
         Ok(text.replace('%', "%%"))
     };
-    let (bin_text, env_text) =
-        (unit_path(&bin, "the binary's path")?, unit_path(&env_file, "the environment file")?);
+    let bin_text = unit_path(&bin, "the binary's path", false)?;
+    let env_text = unit_path(&env_file, "the environment file", true)?;
     let units = home.join("systemd").join("user");
     let fill = |t: &str| t.replace("@BIN@", &bin_text).replace("@ENVFILE@", &env_text);
 
@@ -244,11 +251,13 @@ pub fn run(config: &Config, cmd: ServiceCommand) -> Result<(), Failure> {
         "# mdvault's service environment (read by the systemd user units; keep it 0600).\n"
             .to_string();
     env.push_str(&env_line("MDVAULT_API_KEY", &key)?);
-    // An HTTP embedding endpoint's key travels the same way, so the service can embed.
+    // An HTTP embedding endpoint's key travels the same way, so the service can embed; a local
+    // model needs none, and a key kept from an earlier endpoint is dropped.
+    let http = matches!(config.embedding.backend, crate::config::EmbeddingBackend::Http { .. });
     let embedding_key = std::env::var("MDVAULT_EMBEDDING_API_KEY")
         .ok()
-        .filter(|k| !k.trim().is_empty())
-        .or_else(|| env_file_value(&env_file, "MDVAULT_EMBEDDING_API_KEY"));
+        .filter(|k| http && !k.trim().is_empty())
+        .or_else(|| http.then(|| env_file_value(&env_file, "MDVAULT_EMBEDDING_API_KEY")).flatten());
     if let Some(k) = &embedding_key {
         env.push_str(&env_line("MDVAULT_EMBEDDING_API_KEY", k.trim())?);
     }
@@ -266,7 +275,17 @@ pub fn run(config: &Config, cmd: ServiceCommand) -> Result<(), Failure> {
     env.push_str(&env_line("MDVAULT_DATA_DIR", &config.data_dir.to_string_lossy())?);
 
     let mut report = Vec::new();
-    let env_state = put(&env_file, &env, true, args.force)?;
+    // A file that says the same in another layout (an earlier version wrote values unquoted)
+    // is rewritten without --force: nothing it sets changes.
+    let values = |text: &str| {
+        read_env_file(text).into_iter().collect::<std::collections::BTreeMap<String, String>>()
+    };
+    let same_values = std::fs::read_to_string(&env_file)
+        .is_ok_and(|old| old != env && values(&old) == values(&env));
+    let env_state = match put(&env_file, &env, true, args.force || same_values)? {
+        "written" if same_values => "reformatted",
+        state => state,
+    };
     report.push(format!("{env_state:<9} {} (API key {origin})", env_file.display()));
     for (name, template) in [
         ("mdvault.service", SERVE),

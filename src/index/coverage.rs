@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::IndexSettings;
 use super::store::{FileKind, Store};
-use crate::error::Result;
+use crate::error::{ErrorCode, Result};
 use crate::vault::Vault;
 
 /// How many example paths a group of skipped files names.
@@ -118,7 +118,8 @@ pub struct ModelState {
 impl ModelState {
     /// Compares the store's model record (`<id>#<dims>`) with the configured model's id.
     pub fn new(stored: Option<&str>, configured: std::result::Result<String, String>) -> Self {
-        let index = stored.map(|s| s.split_once('#').map_or(s, |(id, _)| id).to_string());
+        // The record is `<id>#<dims>`; an endpoint's model name may itself hold a `#`.
+        let index = stored.map(|s| s.rsplit_once('#').map_or(s, |(id, _)| id).to_string());
         let (configured, problem) = match configured {
             Ok(id) => (Some(id), None),
             Err(e) => (None, Some(e)),
@@ -135,6 +136,11 @@ pub struct Report {
     pub model: ModelState,
     /// Coverage, one entry per vault.
     pub vaults: Vec<Coverage>,
+}
+
+/// Whether a recorded verdict means the file's text is in the index.
+fn searchable(status: &str) -> bool {
+    matches!(status, "indexed" | "extracted" | "ocr")
 }
 
 /// Compares `vault` on disk with the store's record of it.
@@ -158,7 +164,7 @@ pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Resul
     for r in &rows {
         // A document's verdict is `extracted` or `ocr` when it has text; a note's is `indexed`.
         // Anything else is a problem, and not counted as searchable.
-        if !matches!(r.status.as_str(), "indexed" | "extracted" | "ocr") {
+        if !searchable(&r.status) {
             out.problems.push(Problem {
                 path: r.path.clone(),
                 status: r.status.clone(),
@@ -189,16 +195,31 @@ pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Resul
         }
         // A file the indexer cannot open never gets a store row (nothing to record it under),
         // so without this it would pass for "not indexed yet" forever. Only files the store
-        // does not match are opened; an indexed, unchanged file was readable when indexed.
+        // does not match are probed; an indexed, unchanged file was readable when indexed.
         if row.is_none_or(|r| r.size != stat.size || r.mtime_ns != stat.mtime_ns)
-            && let Err(e) = std::fs::File::open(vault.root().join(&stat.path))
+            && let Err(e) = vault.probe(&stat.path)
         {
             // Names are listed lossily, so a name that is not UTF-8 cannot be opened by it.
             let detail = if stat.path.contains('\u{fffd}') {
-                format!("{e}: its name is not valid UTF-8; rename the file")
+                "its name is not valid UTF-8, so it cannot be opened by it; rename the file"
+                    .to_string()
             } else {
-                format!("{e}; the indexer cannot open it (check its permissions)")
+                match e.code() {
+                    // Gone between the walk and the probe (an editor's save): nothing to say.
+                    ErrorCode::NotFound => continue,
+                    ErrorCode::Unreadable => format!("{}; check its permissions", e.message()),
+                    _ => format!("{}; rename the file", e.message()),
+                }
             };
+            if let Some(r) = row
+                && searchable(&r.status)
+            {
+                // Its old text is still searchable; count it once, as the problem it now is.
+                match r.kind {
+                    FileKind::Note => out.notes = out.notes.saturating_sub(1),
+                    FileKind::Document => out.documents = out.documents.saturating_sub(1),
+                }
+            }
             out.problems.push(Problem {
                 path: stat.path,
                 status: "unreadable".to_string(),
@@ -245,7 +266,8 @@ pub fn render(report: &Report) -> String {
     match (&m.index, &m.configured) {
         (Some(i), Some(c)) if m.switch_pending => out.push_str(&format!(
             "model     SWITCH PENDING: the index's vectors come from {i}, the configuration \
-             names {c}; the next start (or `mdvault index`) re-embeds every chunk\n"
+             names {c}; restart the server (or run `mdvault index` when none runs) to embed \
+             every chunk again\n"
         )),
         (Some(i), _) => out.push_str(&format!("model     {i}\n")),
         (None, Some(c)) => out.push_str(&format!("model     {c} (no vectors made yet)\n")),
@@ -437,6 +459,13 @@ mod tests {
         let odd = c.problems.iter().find(|p| p.status == "unreadable").expect("reported");
         assert!(odd.path.starts_with("Odd ") && odd.detail.contains("rename"), "{odd:?}");
         std::fs::remove_file(root.join(std::ffi::OsStr::from_bytes(b"Odd \xff name.md"))).unwrap();
+        // A backslash is part of a name here, and no vault path can hold one.
+        write("Back\\slash.md", b"# B\n");
+        let c = coverage(index.store(), &s, &v).unwrap();
+        let odd = c.problems.iter().find(|p| p.status == "unreadable").expect("reported");
+        assert_eq!(odd.path, "Back\\slash.md");
+        assert!(odd.detail.contains("backslash") && odd.detail.contains("rename"), "{odd:?}");
+        std::fs::remove_file(root.join("Back\\slash.md")).unwrap();
 
         // A folder excluded after it was indexed is stale until the next pass drops it.
         write("Notes/N.md", b"# N\n");

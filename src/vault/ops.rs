@@ -255,6 +255,14 @@ pub fn now_timestamp() -> String {
 }
 
 /// Modification time in nanoseconds since the epoch (0 when the filesystem has none).
+/// A walked file's vault-relative path with `/` separators. Only Windows separates with `\`;
+/// elsewhere a backslash is part of a name, kept so the gate can refuse it by name instead of
+/// the file turning into a path that does not exist.
+fn rel_string(rel: &std::path::Path) -> String {
+    let s = rel.to_string_lossy();
+    if cfg!(windows) { s.replace('\\', "/") } else { s.into_owned() }
+}
+
 fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.modified()
         .ok()
@@ -1066,11 +1074,7 @@ impl Vault {
                 continue;
             };
             let mtime_ns = mtime_ns(&meta);
-            out.push(FileStat {
-                path: rel.to_string_lossy().replace('\\', "/"),
-                size: meta.len(),
-                mtime_ns,
-            });
+            out.push(FileStat { path: rel_string(rel), size: meta.len(), mtime_ns });
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         out
@@ -1085,6 +1089,13 @@ impl Vault {
         }
         let mtime_ns = mtime_ns(&meta);
         Some(FileStat { path: target.rel, size: meta.len(), mtime_ns })
+    }
+
+    /// Whether the indexer could read a listed file: the gate accepts its name and it opens.
+    /// Reads nothing (for `mdvault status`).
+    pub fn probe(&self, rel: &str) -> Result<()> {
+        let target = self.gate(rel, Access::Read)?;
+        std::fs::File::open(&target.abs).map(drop).map_err(|e| Error::read_io(&target.rel, &e))
     }
 
     /// The bytes of a file, through the gate (for the indexer).
@@ -1119,7 +1130,7 @@ impl Vault {
             if entry.file_type().is_file()
                 && let Ok(rel) = entry.path().strip_prefix(&self.root)
             {
-                out.push(rel.to_string_lossy().replace('\\', "/"));
+                out.push(rel_string(rel));
             }
         }
         out.sort();

@@ -135,9 +135,9 @@ fn doctor_passes_a_working_setup_and_names_the_fix_for_each_broken_part() {
 #[test]
 fn service_install_writes_units_and_a_private_key_file_and_enables_nothing() {
     let home = tempfile::tempdir().unwrap();
-    // A vault whose folder name has a comma, a quote and a dollar sign: the environment file
-    // must carry it intact to systemd (and to a shell that sources the file).
-    let vault = home.path().join("Notes, \"2026\" $HOME");
+    // A vault whose folder name has a comma, a quote, a dollar sign and a backslash: the
+    // environment file must carry it intact to systemd (and to a shell that sources the file).
+    let vault = home.path().join("Notes, \"2026\" $HOME \\ too");
     crate::common::copy_tree(&crate::common::fixture_root(), &vault);
     let root = vault.to_str().unwrap().to_string();
     let h = home.path().to_str().unwrap().to_string();
@@ -165,7 +165,14 @@ fn service_install_writes_units_and_a_private_key_file_and_enables_nothing() {
     assert!(err.contains("no vault to serve") && err.contains("--vault"), "{err}");
     assert!(!home.path().join(".config/mdvault/env").exists(), "nothing written");
 
-    let embed_key = [("MDVAULT_EMBEDDING_API_KEY", "sk-embed-123")];
+    // An HTTP embedder's key goes with the service; a local model's setup has none.
+    let embed_key = [
+        ("MDVAULT_EMBEDDING_API_KEY", "sk-embed-123"),
+        ("MDVAULT_EMBEDDING__BACKEND", "http"),
+        ("MDVAULT_EMBEDDING__URL", "http://127.0.0.1:9/v1/embeddings"),
+        ("MDVAULT_EMBEDDING__MODEL", "m"),
+        ("MDVAULT_EMBEDDING__DIMS", "8"),
+    ];
     let (code, out, err) = install(&["--vault", &root], &embed_key);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("Nothing is enabled yet"), "{out}");
@@ -216,9 +223,30 @@ fn service_install_writes_units_and_a_private_key_file_and_enables_nothing() {
     assert!(key_check["what"].as_str().unwrap().contains("the service's"), "{report:#}");
 
     // Idempotent: the same install changes nothing and keeps both keys.
-    let (code, out, err) = install(&["--vault", &root], &[]);
+    let (code, out, err) = install(&["--vault", &root], &embed_key);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out.matches("unchanged").count(), 4, "{out}");
+    assert_eq!(std::fs::read_to_string(&env_file).unwrap(), written);
+
+    // Back on the local model, the endpoint's key is dropped (a change: it takes --force).
+    let (code, _, err) = install(&["--force", "--vault", &root], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let written = std::fs::read_to_string(&env_file).unwrap();
+    assert!(!written.contains("MDVAULT_EMBEDDING_API_KEY"), "{written}");
+
+    // The same values in an older layout (unquoted) are rewritten without --force.
+    let unquoted: String = written
+        .lines()
+        .filter(|l| !l.starts_with("MDVAULT_VAULTS") && !l.starts_with('#'))
+        .map(|l| format!("{}\n", l.replacen("=\"", "=", 1).trim_end_matches('"')))
+        .chain(
+            written.lines().filter(|l| l.starts_with("MDVAULT_VAULTS")).map(|l| format!("{l}\n")),
+        )
+        .collect();
+    std::fs::write(&env_file, &unquoted).unwrap();
+    let (code, out, err) = install(&["--vault", &root], &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("reformatted"), "{out}");
     assert_eq!(std::fs::read_to_string(&env_file).unwrap(), written);
 
     // Another key is not silently swapped in, and doctor notices the mismatch.
@@ -300,6 +328,23 @@ fn index_asks_a_running_server_to_do_the_pass() {
     let (status, body) = s.get("/search?q=has+not+seen+yet&k=1");
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("Inbox/Added.md"), "the server indexed it: {body}");
+
+    // No key in this shell: the one kept in the data directory (start.sh's) is used.
+    std::fs::write(s.data.path().join("api-key"), format!("{KEY}\n")).unwrap();
+    let no_key = [env[0], env[2]];
+    let o = mdvault_with(
+        &["index", "--vault", &spec, "--vault", &other, "--data-dir", d],
+        &no_key,
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("holds the index; asking it"), "{}", stderr(&o));
+
+    // The server's data directory with other vaults: refused, not written beside the server.
+    let o = mdvault_with(&["index", "--vault", &spec, "--data-dir", d], &env, None);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("for other vaults"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("another --data-dir"), "{}", stderr(&o));
 }
 
 #[test]

@@ -94,6 +94,14 @@ fn the_example_vault_tour_does_what_it_says() {
         stderr(&o)
     );
 
-    // index.md is kept by the server.
-    assert!(vault.read("index.md").contains("Garden Shed"));
+    // index.md is kept by the server: the moved note's entry follows it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let page = vault.read("index.md");
+        if page.contains("(Projects/Ideas.md)") && !page.contains("(Inbox/Ideas.md)") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "index.md did not follow the move:\n{page}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
