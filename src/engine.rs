@@ -33,6 +33,9 @@ pub struct Engine {
     /// One maintenance run at a time: each runs every script of the vault, and a burst of
     /// requests must not start a burst of interpreters.
     maintenance_runs: std::sync::Mutex<()>,
+    /// The store held a finished build of every vault, with every chunk's vector, when the
+    /// engine opened: a restart's first pass is catching up, and search serves meanwhile.
+    warm: bool,
 }
 
 /// Where the background build stands.
@@ -212,6 +215,12 @@ impl Engine {
             IndexSettings::from_config(&config),
             Arc::new(embedder),
         )?;
+        // A model change drops every vector in `Index::open`, so a switch is never warm.
+        let warm = vaults.iter().all(|v| {
+            let store = index.store();
+            let built = store.meta(&coverage::LastBuild::key(v.name())).ok().flatten().is_some();
+            built && store.vault_chunk_counts(v.name()).is_ok_and(|(_, missing)| missing == 0)
+        });
         let reranker = Reranker::new(&config.rerank);
         let index_md = if config.index.index_md {
             vaults
@@ -234,6 +243,7 @@ impl Engine {
             readiness: Arc::new(Readiness::new()),
             index_md: Arc::new(index_md),
             maintenance_runs: std::sync::Mutex::new(()),
+            warm,
         })
     }
 
@@ -278,9 +288,17 @@ impl Engine {
     }
 
     /// Runs a search. While the first background build runs (or after it failed) this is
-    /// `not_ready`: an empty answer then would read as "nothing matches".
+    /// `not_ready`: an empty answer then would read as "nothing matches". A restart over a
+    /// finished index is the exception: its first pass only catches up with what changed while
+    /// the server was stopped, so search answers from the index as it is, and says so.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        let mut catching_up = None;
         match self.phase() {
+            Phase::Building if self.warm => {
+                // The phase's age only: `status()` would query a store the pass is writing.
+                let since = self.readiness.state.lock().unwrap_or_else(|p| p.into_inner()).since;
+                catching_up = Some(since.elapsed().as_secs_f64());
+            }
             Phase::Building => {
                 let status = self.status();
                 return Err(Error::new(
@@ -305,13 +323,21 @@ impl Engine {
             }
             Phase::Idle | Phase::Ready => {}
         }
-        Searcher {
+        let mut resp = Searcher {
             index: &self.index,
             settings: &self.config.search,
             query_prefix: &self.config.embedding.query_prefix,
             reranker: self.reranker.as_ref(),
         }
-        .search(req)
+        .search(req)?;
+        if let Some(seconds) = catching_up {
+            resp.notices.push(format!(
+                "the index is catching up with changes made while the server was stopped \
+                 ({seconds:.0} s so far); a note edited in that time may be missing or stale \
+                 for a moment"
+            ));
+        }
+        Ok(resp)
     }
 
     /// The build phase alone (cheap: no store query).

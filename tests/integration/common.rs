@@ -384,51 +384,71 @@ impl DeadEmbedder {
 /// test process ends) with `dims`-wide vectors made from each input's bytes: a real HTTP
 /// embedder for the CLI to switch to, ask for its width and time.
 pub fn fake_embedding_endpoint(dims: usize) -> String {
-    use std::io::{BufRead, BufReader, Read, Write};
+    fake_embedding_endpoint_slow(dims, "", std::time::Duration::ZERO)
+}
+
+/// [`fake_embedding_endpoint`], but a request with an input containing `marker` is answered
+/// only after `delay` (each connection has its own thread, so other requests do not wait).
+pub fn fake_embedding_endpoint_slow(
+    dims: usize,
+    marker: &'static str,
+    delay: std::time::Duration,
+) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1/embeddings", listener.local_addr().unwrap());
     std::thread::spawn(move || {
         for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            if reader.read_exact(&mut body).is_err() {
-                continue;
-            }
-            let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-            let rows: Vec<serde_json::Value> = req["input"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-                .map(|(i, t)| {
-                    let mut v = vec![0.0f32; dims];
-                    for (n, b) in t.as_str().unwrap_or("").bytes().enumerate() {
-                        v[(b as usize + n) % dims] += 1.0;
-                    }
-                    v[0] += 1.0;
-                    serde_json::json!({ "index": i, "embedding": v })
-                })
-                .collect();
-            let reply = serde_json::json!({ "data": rows }).to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{reply}",
-                reply.len()
-            );
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || answer_embedding(stream, dims, marker, delay));
         }
     });
     url
+}
+
+fn answer_embedding(
+    mut stream: std::net::TcpStream,
+    dims: usize,
+    marker: &str,
+    delay: std::time::Duration,
+) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let inputs = req["input"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if !marker.is_empty() && inputs.iter().any(|t| t.as_str().unwrap_or("").contains(marker)) {
+        std::thread::sleep(delay);
+    }
+    let rows: Vec<serde_json::Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut v = vec![0.0f32; dims];
+            for (n, b) in t.as_str().unwrap_or("").bytes().enumerate() {
+                v[(b as usize + n) % dims] += 1.0;
+            }
+            v[0] += 1.0;
+            serde_json::json!({ "index": i, "embedding": v })
+        })
+        .collect();
+    let reply = serde_json::json!({ "data": rows }).to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{reply}",
+        reply.len()
+    );
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use mdvault::ErrorCode;
 use mdvault::config::Config;
 use mdvault::embed::Embedder;
-use mdvault::engine::Engine;
+use mdvault::engine::{Engine, Phase};
 use mdvault::index::Silent;
 use mdvault::search::{Matched, Mode, SearchRequest};
 
@@ -436,4 +436,41 @@ fn chunks_left_without_vectors_are_embedded_on_the_next_sync() {
     let (chunks, vectors) = reopened.index().counts();
     assert_eq!(chunks, vectors);
     assert!(!top(&reopened, "how can I get back a photo I deleted by mistake", 3).is_empty());
+}
+
+/// A restart over a finished index serves search while its first pass catches up (saying
+/// so); a store that never finished a build still answers `not_ready`.
+#[test]
+fn a_restart_over_a_finished_index_searches_while_it_catches_up() {
+    let url = crate::common::fake_embedding_endpoint_slow(
+        16,
+        "SLOWPOKE",
+        std::time::Duration::from_secs(4),
+    );
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let mut config = config_for(&vault, data.path());
+    config.embedding.backend =
+        mdvault::config::EmbeddingBackend::Http { url: url.clone(), model: "toy".into(), dims: 16 };
+    let first = std::sync::Arc::new(Engine::open(config.clone()).unwrap());
+    first.sync(None, false, &Silent).unwrap();
+    drop(first);
+
+    // While it was stopped a note arrived whose embedding takes a while.
+    vault.write("Inbox/Arrived.md", "# Arrived\n\nSLOWPOKE: written while the server was down.\n");
+    let engine = std::sync::Arc::new(Engine::open(config.clone()).unwrap());
+    let _background = engine.start_background();
+    let got = engine.search(&SearchRequest::new("boiler pressure")).expect("served meanwhile");
+    assert_eq!(engine.phase(), Phase::Building, "the first pass is still embedding");
+    assert!(!got.results.is_empty());
+    assert!(got.notices.iter().any(|n| n.contains("catching up")), "{:?}", got.notices);
+
+    // A data directory that never finished a build refuses instead of answering from nothing.
+    let cold = tempfile::tempdir().unwrap();
+    let mut config = config_for(&vault, cold.path());
+    config.embedding = engine.config().embedding.clone();
+    let engine = std::sync::Arc::new(Engine::open(config).unwrap());
+    let _background = engine.start_background();
+    let err = engine.search(&SearchRequest::new("boiler pressure")).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotReady, "{err}");
 }
