@@ -293,10 +293,13 @@ impl Engine {
     /// the server was stopped, so search answers from the index as it is, and says so.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
         let mut catching_up = None;
-        match self.phase() {
+        // One look at the state: `status()` would also query a store the pass is writing.
+        let (phase, since) = {
+            let s = self.readiness.state.lock().unwrap_or_else(|p| p.into_inner());
+            (s.phase, s.since)
+        };
+        match phase {
             Phase::Building if self.warm => {
-                // The phase's age only: `status()` would query a store the pass is writing.
-                let since = self.readiness.state.lock().unwrap_or_else(|p| p.into_inner()).since;
                 catching_up = Some(since.elapsed().as_secs_f64());
             }
             Phase::Building => {

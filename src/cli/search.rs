@@ -123,19 +123,7 @@ fn via_server(
     only: Option<&str>,
     full: bool,
 ) -> Result<Option<serde_json::Value>, Failure> {
-    let mut keys: Vec<String> = Vec::new();
-    let mut add = |k: Option<String>| {
-        if let Some(k) = k.map(|k| k.trim().to_string()).filter(|k| !k.is_empty())
-            && !keys.contains(&k)
-        {
-            keys.push(k);
-        }
-    };
-    add(std::env::var("MDVAULT_API_KEY").ok());
-    add(super::service::env_file()
-        .ok()
-        .and_then(|f| super::service::env_file_value(&f, "MDVAULT_API_KEY")));
-    add(std::fs::read_to_string(config.data_dir.join("api-key")).ok());
+    let keys = super::service::known_keys(&config.data_dir);
     let listen = std::env::var("MDVAULT_LISTEN")
         .ok()
         .filter(|l| !l.trim().is_empty())
@@ -147,7 +135,7 @@ fn via_server(
         .build()
         .new_agent();
     let mut found = None;
-    for key in keys {
+    for (key, _) in keys {
         let auth = format!("Bearer {key}");
         let Ok(mut ready) =
             probe.get(format!("{base}/readyz")).header("Authorization", &auth).call()

@@ -145,21 +145,36 @@ fn config_home() -> Result<PathBuf, Failure> {
     }
 }
 
-/// The key for the environment file: the one in use, the one installed before, the one
-/// `start.sh` kept, or a new one.
-fn api_key(config: &Config, env_file: &Path) -> Result<(String, &'static str), Failure> {
-    if let Ok(k) = std::env::var("MDVAULT_API_KEY")
-        && !k.trim().is_empty()
-    {
-        return Ok((k.trim().to_string(), "from MDVAULT_API_KEY"));
+/// The API keys this user already has, most authoritative first and without repeats: the
+/// shell's MDVAULT_API_KEY, the one installed in the units' environment file, and the one
+/// `start.sh` kept in the data directory. Each comes with where it was found.
+pub(super) fn known_keys(data_dir: &Path) -> Vec<(String, &'static str)> {
+    let candidates = [
+        (std::env::var("MDVAULT_API_KEY").ok(), "from MDVAULT_API_KEY"),
+        (
+            env_file().ok().and_then(|f| env_file_value(&f, "MDVAULT_API_KEY")),
+            "kept from the installed environment file",
+        ),
+        (
+            std::fs::read_to_string(data_dir.join("api-key")).ok(),
+            "from the data directory's api-key",
+        ),
+    ];
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    for (key, origin) in candidates {
+        if let Some(k) = key.map(|k| k.trim().to_string()).filter(|k| !k.is_empty())
+            && !out.iter().any(|(seen, _)| *seen == k)
+        {
+            out.push((k, origin));
+        }
     }
-    if let Some(k) = env_file_value(env_file, "MDVAULT_API_KEY") {
-        return Ok((k, "kept from the installed environment file"));
-    }
-    if let Ok(k) = std::fs::read_to_string(config.data_dir.join("api-key"))
-        && !k.trim().is_empty()
-    {
-        return Ok((k.trim().to_string(), "from the data directory's api-key"));
+    out
+}
+
+/// The key for the environment file: the first of [`known_keys`], or a new one.
+fn api_key(config: &Config) -> Result<(String, &'static str), Failure> {
+    if let Some(first) = known_keys(&config.data_dir).into_iter().next() {
+        return Ok(first);
     }
     let mut bytes = [0u8; 24];
     let mut urandom = std::fs::File::open("/dev/urandom")
@@ -246,7 +261,7 @@ pub fn run(config: &Config, cmd: ServiceCommand) -> Result<(), Failure> {
     let units = home.join("systemd").join("user");
     let fill = |t: &str| t.replace("@BIN@", &bin_text).replace("@ENVFILE@", &env_text);
 
-    let (key, origin) = api_key(config, &env_file)?;
+    let (key, origin) = api_key(config)?;
     let mut env =
         "# mdvault's service environment (read by the systemd user units; keep it 0600).\n"
             .to_string();

@@ -5,6 +5,16 @@ use serde_json::Value;
 
 use crate::common::{TempVault, mdvault_with, model_dir, stderr, stdout};
 
+/// The first check of a `doctor --json` report in `area`.
+fn doctor_check<'a>(report: &'a Value, area: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["area"] == area)
+        .unwrap_or_else(|| panic!("no {area} check: {report:#}"))
+}
+
 fn json(o: &std::process::Output) -> Value {
     serde_json::from_str(&stdout(o))
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
@@ -208,17 +218,14 @@ fn service_install_writes_units_and_a_private_key_file_and_enables_nothing() {
         .output()
         .unwrap();
     let report = json(&sourced);
-    let checks = report["checks"].as_array().unwrap();
-    let vault_check = checks.iter().find(|c| c["area"] == "vault").expect("one vault");
+    let vault_check = doctor_check(&report, "vault");
     assert!(vault_check["what"].as_str().unwrap().contains(&format!("({root})")), "{report:#}");
-    let key_check = checks.iter().find(|c| c["area"] == "api key").unwrap();
-    assert_eq!(key_check["level"], "ok", "{report:#}");
+    assert_eq!(doctor_check(&report, "api key")["level"], "ok", "{report:#}");
 
     // Without the key in this shell, doctor finds the service's.
     let o = mdvault_with(&["doctor", "--json", "--vault", &root], &[("HOME", h.as_str())], None);
     let report = json(&o);
-    let key_check =
-        report["checks"].as_array().unwrap().iter().find(|c| c["area"] == "api key").unwrap();
+    let key_check = doctor_check(&report, "api key");
     assert_eq!(key_check["level"], "ok", "{report:#}");
     assert!(key_check["what"].as_str().unwrap().contains("the service's"), "{report:#}");
 
@@ -261,9 +268,7 @@ fn service_install_writes_units_and_a_private_key_file_and_enables_nothing() {
         None,
     );
     let report = json(&o);
-    let key_check =
-        report["checks"].as_array().unwrap().iter().find(|c| c["area"] == "api key").unwrap();
-    assert_eq!(key_check["level"], "warn", "{report:#}");
+    assert_eq!(doctor_check(&report, "api key")["level"], "warn", "{report:#}");
     let (code, _, err) = install(&["--force", "--vault", &root], &other);
     assert_eq!(code, Some(0), "{err}");
     assert!(std::fs::read_to_string(&env_file).unwrap().contains("=\"another-key-0123456789\"\n"));
