@@ -11,10 +11,9 @@
 //! naming the addressed vault and its path no longer has the prefix.
 
 use axum::body::Body;
-use axum::http::{HeaderMap, Request, Uri, header};
-use axum::response::Response;
+use axum::http::{HeaderMap, Request, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
 
-use super::rest::refusal;
 use super::tools::Target;
 use crate::error::{Error, ErrorCode};
 
@@ -190,6 +189,14 @@ pub async fn gate(
             resp
         }
     }
+}
+
+/// A refusal as REST answers it: the code's status and `{"code","error"}`. The gate and every
+/// route answer through this one function.
+pub fn refusal(e: &Error) -> Response {
+    let status =
+        StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, axum::Json(crate::wire::error(e))).into_response()
 }
 
 #[cfg(test)]

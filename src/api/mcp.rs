@@ -90,7 +90,9 @@ fn change(c: Change) -> String {
 }
 
 /// Search results as Markdown: one block per passage, the passage text in full.
-pub fn render_search(query: &str, r: &SearchResponse) -> String {
+/// Search results as prose. A hit outside `default_vault` is shown as `vault:path`, the form
+/// every path argument accepts, so the follow-up read reaches the same note.
+pub fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> String {
     if r.results.is_empty() {
         let mut out = format!(
             "No passages match \"{query}\". Try other words, a shorter query, or vault_list to \
@@ -103,9 +105,12 @@ pub fn render_search(query: &str, r: &SearchResponse) -> String {
     }
     let n = r.results.len();
     let mut out = format!("{n} result{} for \"{query}\":\n", if n == 1 { "" } else { "s" });
-    let several_vaults = r.results.iter().any(|h| h.vault != r.results[0].vault);
     for (i, h) in r.results.iter().enumerate() {
-        out.push_str(&format!("\n### {}. {}", i + 1, h.path));
+        if h.vault == default_vault {
+            out.push_str(&format!("\n### {}. {}", i + 1, h.path));
+        } else {
+            out.push_str(&format!("\n### {}. {}:{}", i + 1, h.vault, h.path));
+        }
         if !h.heading.is_empty() {
             out.push_str(&format!(" > {}", h.heading));
         }
@@ -124,9 +129,6 @@ pub fn render_search(query: &str, r: &SearchResponse) -> String {
             line.push_str(" - from a filed document (read it whole with vault_read)");
         } else {
             line.push_str(&format!(" - line {}", h.line));
-        }
-        if several_vaults {
-            line.push_str(&format!(" - vault {}", h.vault));
         }
         line.push_str("_\n\n");
         out.push_str(&line);
@@ -242,8 +244,10 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let query = a.query.clone();
+        let default =
+            self.engine.vaults().get(None).map(|v| v.name().to_string()).unwrap_or_default();
         answer(self.run(&ctx, move |e, t| tools::search(e, t, a)).await, |r| {
-            render_search(&query, &r)
+            render_search(&query, &r, &default)
         })
     }
 
@@ -517,10 +521,13 @@ impl VaultMcp {
         Parameters(a): Parameters<tools::MaintenanceArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let vault = a.vault.clone();
         if a.list_only {
-            return answer(self.run(&ctx, tools::checks).await, render_checks);
+            let checks = self.run(&ctx, move |e, t| tools::checks(e, t, vault.as_deref())).await;
+            return answer(checks, render_checks);
         }
-        answer(self.run(&ctx, tools::maintenance).await, |run| run.markdown())
+        let run = self.run(&ctx, move |e, t| tools::maintenance(e, t, vault.as_deref())).await;
+        answer(run, |run| run.markdown())
     }
 
     /// The notes whose frontmatter `key` holds exactly `value` (equal to a plain value, or one

@@ -72,12 +72,7 @@ pub struct App {
     started: Instant,
 }
 
-/// A refusal as `{"code","error"}` with its status.
-pub fn refusal(e: &Error) -> Response {
-    let status =
-        StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, axum::Json(wire::error(e))).into_response()
-}
+pub use super::guard::refusal;
 
 /// The methods [`ROUTES`] documents for a concrete path, as an `Allow` value.
 fn allowed_for(path: &str) -> String {
@@ -288,7 +283,7 @@ async fn vault_route(
             async {
                 let content = body_text(&engine, body)?;
                 let expected = if_match(&headers)?;
-                let a = tools::WriteArgs { path, content, overwrite: true };
+                let a = tools::WriteArgs { vault: None, path, content, overwrite: true };
                 let c = blocking(move || tools::write(&engine, &target, a, expected.as_deref()))
                     .await?;
                 Ok(change_response(&headers, c))
@@ -299,7 +294,7 @@ async fn vault_route(
             async {
                 let content = body_text(&engine, body)?;
                 let expected = if_match(&headers)?;
-                let a = tools::AppendArgs { path, content, create_if_missing: true };
+                let a = tools::AppendArgs { vault: None, path, content, create_if_missing: true };
                 let c = blocking(move || tools::append(&engine, &target, a, expected.as_deref()))
                     .await?;
                 Ok(change_response(&headers, c))
@@ -310,7 +305,7 @@ async fn vault_route(
         "DELETE" => {
             async {
                 let expected = if_match(&headers)?;
-                let a = tools::DeleteArgs { path };
+                let a = tools::DeleteArgs { vault: None, path };
                 let c = blocking(move || tools::delete(&engine, &target, a, expected.as_deref()))
                     .await?;
                 Ok(change_response(&headers, c))
@@ -328,7 +323,7 @@ async fn vault_route(
                     .into_owned();
                 let expected = if_match(&headers)?;
                 let update_links = param(&q, "update_links").is_none() || flag(&q, "update_links");
-                let a = tools::MoveArgs { source: path, destination, update_links };
+                let a = tools::MoveArgs { vault: None, source: path, destination, update_links };
                 let c =
                     blocking(move || tools::move_file(&engine, &target, a, expected.as_deref()))
                         .await?;
@@ -349,13 +344,13 @@ async fn read_route(
 ) -> Result<Response> {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
     if flag(q, "map") || accept.contains("document-map") {
-        let a = tools::MapArgs { path };
+        let a = tools::MapArgs { vault: None, path };
         let m = blocking(move || tools::map(&engine, &target, a)).await?;
         return Ok(with_etag(json_body(wire::map(&m)), Some(&m.etag)));
     }
     let json = wants_json(headers);
     let list = |engine: Arc<Engine>, target: Target, path: String| async move {
-        let a = tools::ListArgs { path };
+        let a = tools::ListArgs { vault: None, path };
         let l = blocking(move || tools::list(&engine, &target, a)).await?;
         Ok::<Response, Error>(if json { json_body(wire::listing(&l)) } else { text(l.render()) })
     };
@@ -363,7 +358,7 @@ async fn read_route(
         return list(engine, target, path).await;
     }
     let section = param(q, "section").map(str::to_string);
-    let a = tools::ReadArgs { path: path.clone(), section };
+    let a = tools::ReadArgs { vault: None, path: path.clone(), section };
     let (e2, t2) = (engine.clone(), target.clone());
     match blocking(move || tools::read(&e2, &t2, a)).await {
         Ok(r) => {
@@ -408,7 +403,7 @@ async fn patch_route(
                      POST to /vault/{path} instead (operation was {operation})"
                 )));
             }
-            let a = tools::SetBodyArgs { path, content: body_text(&engine, body)? };
+            let a = tools::SetBodyArgs { vault: None, path, content: body_text(&engine, body)? };
             blocking(move || tools::set_body(&engine, &target, a, expected.as_deref())).await?
         }
         "text" => {
@@ -430,6 +425,7 @@ async fn patch_route(
                 ))
             })?;
             let a = tools::ReplaceTextArgs {
+                vault: None,
                 path,
                 find: edit.find,
                 replace: edit.replace,
@@ -467,6 +463,7 @@ async fn patch_route(
                     }
                 };
                 let a = tools::SetFrontmatterArgs {
+                    vault: None,
                     path,
                     key: raw_target,
                     delete: value.is_none(),
@@ -482,6 +479,7 @@ async fn patch_route(
                     raw_target.split(delimiter).collect::<Vec<_>>().join("::")
                 };
                 let a = tools::PatchArgs {
+                    vault: None,
                     path,
                     target: target_path,
                     operation,
@@ -520,7 +518,7 @@ async fn folder_route(
     finish(match method.as_str() {
         "GET" | "HEAD" => {
             async {
-                let a = tools::ListArgs { path };
+                let a = tools::ListArgs { vault: None, path };
                 let l = blocking(move || tools::list(&engine, &target, a)).await?;
                 Ok(if wants_json(&headers) {
                     json_body(wire::listing(&l))
@@ -532,7 +530,7 @@ async fn folder_route(
         }
         "PUT" => {
             async {
-                let a = tools::CreateFolderArgs { path };
+                let a = tools::CreateFolderArgs { vault: None, path };
                 Ok(change_response(
                     &headers,
                     blocking(move || tools::create_folder(&engine, &target, a)).await?,
@@ -542,7 +540,8 @@ async fn folder_route(
         }
         "DELETE" => {
             async {
-                let a = tools::DeleteFolderArgs { path, recursive: flag(&q, "recursive") };
+                let a =
+                    tools::DeleteFolderArgs { vault: None, path, recursive: flag(&q, "recursive") };
                 Ok(change_response(
                     &headers,
                     blocking(move || tools::delete_folder(&engine, &target, a)).await?,
@@ -591,6 +590,7 @@ async fn move_route(
             };
             let expected = if_match(&headers)?;
             let a = tools::MoveArgs {
+                vault: None,
                 source,
                 destination: b.destination,
                 update_links: b.update_links.unwrap_or(true),
@@ -690,7 +690,7 @@ async fn reindex_route(
     let full = flag(&pairs(&query), "full");
     let engine = app.engine.clone();
     finish(
-        blocking(move || tools::reindex(&engine, &target, tools::ReindexArgs { full }))
+        blocking(move || tools::reindex(&engine, &target, tools::ReindexArgs { vault: None, full }))
             .await
             .map(|reports| {
                 json_body(json!({
@@ -716,7 +716,8 @@ pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
     // A failing index.md (a hand-written one in the way, say) degrades the server but does
     // not make it unready: search and the note verbs are unaffected.
     let index_md = engine.index_md_status();
-    let status = match (ready, s.watching && index_md.iter().all(|(_, st)| st.ok)) {
+    let watching = s.watching || !s.owner;
+    let status = match (ready, watching && index_md.iter().all(|(_, st)| st.ok)) {
         (true, true) => "ready",
         (true, false) => "degraded",
         _ => s.phase.as_str(),
@@ -744,6 +745,8 @@ pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
             "model": engine.index().embedder().model_id(),
         },
         "watcher": { "ok": s.watching },
+        // A reader searches the index another mdvault process keeps (and watches for).
+        "indexer": { "owner": s.owner },
         "index_md": {
             "enabled": engine.config().index.index_md,
             "vaults": index_md.iter().map(|(name, st)| json!({
@@ -789,6 +792,7 @@ async fn frontmatter_route(
         ));
     };
     let a = tools::FrontmatterQueryArgs {
+        vault: None,
         key: key.to_string(),
         value: value.to_string(),
         dir: param(&q, "dir").map(str::to_string),
@@ -805,7 +809,7 @@ async fn frontmatter_route(
 async fn status_route(State(app): State<App>, Extension(target): Extension<Target>) -> Response {
     let engine = app.engine.clone();
     finish(
-        blocking(move || tools::status(&engine, &target, tools::StatusArgs {}))
+        blocking(move || tools::status(&engine, &target, tools::StatusArgs { vault: None }))
             .await
             .map(|c| json_body(wire::status(&c))),
     )
@@ -831,6 +835,7 @@ async fn expiries_route(
         },
     };
     let a = tools::ExpiriesArgs {
+        vault: None,
         within,
         untracked: flag(&q, "untracked"),
         dir: param(&q, "dir").map(str::to_string),
@@ -850,7 +855,7 @@ async fn callouts_route(
     RawQuery(query): RawQuery,
 ) -> Response {
     let q = pairs(&query);
-    let a = tools::CalloutsArgs { dir: param(&q, "dir").map(str::to_string) };
+    let a = tools::CalloutsArgs { vault: None, dir: param(&q, "dir").map(str::to_string) };
     let engine = app.engine.clone();
     let started = Instant::now();
     finish(
@@ -874,7 +879,7 @@ async fn maintenance_route(
 ) -> Response {
     let engine = app.engine.clone();
     finish(
-        blocking(move || tools::maintenance(&engine, &target))
+        blocking(move || tools::maintenance(&engine, &target, None))
             .await
             .map(|run| json_body(wire::maintenance(&run))),
     )
@@ -884,7 +889,7 @@ async fn maintenance_route(
 async fn checks_route(State(app): State<App>, Extension(target): Extension<Target>) -> Response {
     let engine = app.engine.clone();
     finish(
-        blocking(move || tools::checks(&engine, &target))
+        blocking(move || tools::checks(&engine, &target, None))
             .await
             .map(|checks| json_body(wire::checks(&checks))),
     )

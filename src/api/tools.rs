@@ -59,7 +59,7 @@ pub struct SearchArgs {
     /// Only this folder, e.g. "Projects/Alpha" (case-insensitive, whole folder names).
     #[serde(default)]
     pub prefix: Option<String>,
-    /// Only this vault (by name); by default every vault is searched.
+    /// Only this vault (by name); by default, or with "all", every vault is searched.
     #[serde(default)]
     pub vault: Option<String>,
     /// Spend longer for a better order (more candidates for the reranker, when one is set up).
@@ -71,6 +71,10 @@ pub struct SearchArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative path of the note, e.g. "Projects/Alpha.md".
     pub path: String,
     /// Only this section: a heading path from vault_map such as "Plan::Risks", or a unique
@@ -83,6 +87,10 @@ pub struct ReadArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative folder; empty for the vault root.
     #[serde(default)]
     pub path: String,
@@ -92,6 +100,10 @@ pub struct ListArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MapArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative path of the note.
     pub path: String,
 }
@@ -100,6 +112,10 @@ pub struct MapArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative path of the note.
     pub path: String,
     /// The heading to edit, as vault_map shows it ("Plan::Risks"); a unique trailing part
@@ -121,6 +137,10 @@ pub struct PatchArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReplaceTextArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative path of the note.
     pub path: String,
     /// The exact text to find (literal, case-sensitive).
@@ -139,6 +159,10 @@ pub struct ReplaceTextArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppendArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative path of the note.
     pub path: String,
     /// The Markdown to add at the end.
@@ -152,6 +176,10 @@ pub struct AppendArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative path of the note (ending in .md); missing folders are created.
     pub path: String,
     /// The whole note, frontmatter included.
@@ -165,6 +193,10 @@ pub struct WriteArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetBodyArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative path of the note.
     pub path: String,
     /// The new body; the frontmatter block is kept as it is.
@@ -175,6 +207,10 @@ pub struct SetBodyArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetFrontmatterArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative path of the note.
     pub path: String,
     /// The frontmatter key.
@@ -191,6 +227,10 @@ pub struct SetFrontmatterArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative path of the note or document.
     pub path: String,
 }
@@ -199,6 +239,10 @@ pub struct DeleteArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Where the note or document is now.
     pub source: String,
     /// Where it should go (must not exist).
@@ -212,6 +256,10 @@ pub struct MoveArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateFolderArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative folder; missing parents are created too.
     pub path: String,
 }
@@ -220,6 +268,10 @@ pub struct CreateFolderArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteFolderArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Vault-relative folder.
     pub path: String,
     /// Delete everything inside too (otherwise only an empty folder is deleted).
@@ -231,6 +283,10 @@ pub struct DeleteFolderArgs {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReindexArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Re-read and re-chunk every file instead of only the changed ones.
     #[serde(default)]
     pub full: bool,
@@ -239,12 +295,21 @@ pub struct ReindexArgs {
 /// `vault_status`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct StatusArgs {}
+pub struct StatusArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
+}
 
 /// `vault_expiries`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpiriesArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Only dates at most this many days away; lapsed dates are always included.
     #[serde(default)]
     pub within: Option<i64>,
@@ -260,6 +325,10 @@ pub struct ExpiriesArgs {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CalloutsArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Only notes under this folder, e.g. "Projects".
     #[serde(default)]
     pub dir: Option<String>,
@@ -269,6 +338,10 @@ pub struct CalloutsArgs {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MaintenanceArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// Only list the checks, without running them.
     #[serde(default)]
     pub list_only: bool,
@@ -278,6 +351,10 @@ pub struct MaintenanceArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FrontmatterQueryArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
     /// The frontmatter key, e.g. "status" or "tags".
     pub key: String,
     /// The exact value to match: equal to a plain value, or one item of a list. May be "".
@@ -287,8 +364,63 @@ pub struct FrontmatterQueryArgs {
     pub dir: Option<String>,
 }
 
-fn vault<'e>(engine: &'e Engine, t: &Target) -> Result<&'e std::sync::Arc<Vault>> {
-    engine.vaults().get(t.vault.as_deref())
+pub use crate::vault::ALL_VAULTS;
+
+/// The vault a request means: the `vault` argument, else the connection's (`/v/<name>/`), else
+/// the default vault. The two may not disagree.
+fn chosen<'a>(t: &'a Target, arg: Option<&'a str>) -> Result<Option<&'a str>> {
+    let arg = arg.map(str::trim).filter(|v| !v.is_empty());
+    match (arg, t.vault.as_deref()) {
+        (Some(a), Some(b)) if a != b => Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "this connection is bound to vault '{b}' by its URL, and the request names vault \
+                 '{a}'; leave the vault out, or connect without /v/{b}/"
+            ),
+        )),
+        (Some(a), _) => Ok(Some(a)),
+        (None, b) => Ok(b),
+    }
+}
+
+/// The vault and vault-relative path a request means, by the one rule every surface uses
+/// ([`crate::vault::Vaults::locate`]): a `NAME:` prefix on the path picks a configured vault,
+/// else [`chosen`]. A connection bound to a vault (by URL or by a write scope) cannot reach
+/// another one through a prefix.
+fn locate<'e, 'p>(
+    engine: &'e Engine,
+    t: &Target,
+    arg: Option<&str>,
+    raw: &'p str,
+) -> Result<(&'e std::sync::Arc<Vault>, &'p str)> {
+    let default = chosen(t, arg)?;
+    let (v, path) = engine.vaults().locate(default, raw)?;
+    let bound = match (&t.vault, &t.scope) {
+        (Some(name), _) => Some(name.as_str()),
+        (None, Some(_)) => Some(engine.vaults().get(None)?.name()),
+        (None, None) => None,
+    };
+    if let Some(bound) = bound
+        && v.name() != bound
+    {
+        return Err(Error::new(
+            ErrorCode::OutOfScope,
+            format!(
+                "this connection is confined to vault '{bound}'; '{raw}' is in vault '{}'",
+                v.name()
+            ),
+        ));
+    }
+    Ok((v, path))
+}
+
+/// The vault a request without a path means.
+fn vault<'e>(
+    engine: &'e Engine,
+    t: &Target,
+    arg: Option<&str>,
+) -> Result<&'e std::sync::Arc<Vault>> {
+    engine.vaults().get(chosen(t, arg)?)
 }
 
 fn in_scope(v: &Vault, t: &Target, raw: &str, folder: bool) -> Result<()> {
@@ -319,7 +451,23 @@ pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchRespon
         Some(k) => k,
     }
     .clamp(1, MAX_K);
-    let vault = a.vault.filter(|v| !v.trim().is_empty()).or_else(|| t.vault.clone());
+    // "all" (or nothing) searches every vault, unless a vault is called that.
+    let named = a.vault.filter(|v| !v.trim().is_empty());
+    let named = match named {
+        Some(v) if v.trim() == ALL_VAULTS && engine.vaults().get(Some(ALL_VAULTS)).is_err() => {
+            if let Some(bound) = &t.vault {
+                return Err(Error::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "this connection is bound to vault '{bound}' by its URL; it cannot search every vault"
+                    ),
+                ));
+            }
+            None
+        }
+        other => other,
+    };
+    let vault = chosen(t, named.as_deref())?.map(str::to_string);
     if let Some(name) = &vault {
         engine.vaults().get(Some(name))?;
     }
@@ -334,30 +482,33 @@ pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchRespon
 /// Reads a note or one section.
 pub fn read(engine: &Engine, t: &Target, a: ReadArgs) -> Result<NoteRead> {
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
-    vault(engine, t)?.read(&a.path, section, engine.index().as_ref())
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    v.read(path, section, engine.index().as_ref())
 }
 
 /// Lists a folder.
 pub fn list(engine: &Engine, t: &Target, a: ListArgs) -> Result<Listing> {
-    vault(engine, t)?.list(&a.path)
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    v.list(path)
 }
 
 /// Maps a note: frontmatter and heading paths.
 pub fn map(engine: &Engine, t: &Target, a: MapArgs) -> Result<NoteMap> {
-    vault(engine, t)?.map(&a.path, engine.index().as_ref())
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    v.map(path, engine.index().as_ref())
 }
 
 /// Edits one section.
 pub fn patch(engine: &Engine, t: &Target, a: PatchArgs, expected: Option<&str>) -> Result<Change> {
-    let v = vault(engine, t)?;
-    in_scope(v, t, &a.path, false)?;
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, false)?;
     let req = PatchRequest {
         target: &a.target,
         operation: a.operation.parse::<Operation>()?,
         scope: a.target_scope.parse::<Scope>()?,
         content: &a.content,
     };
-    Ok(refreshed(engine, v.patch(&a.path, &req, expected)?, &[]))
+    Ok(refreshed(engine, v.patch(path, &req, expected)?, &[]))
 }
 
 /// Replaces literal text.
@@ -367,12 +518,12 @@ pub fn replace_text(
     a: ReplaceTextArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let v = vault(engine, t)?;
-    in_scope(v, t, &a.path, false)?;
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, false)?;
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
     Ok(refreshed(
         engine,
-        v.replace_text(&a.path, &a.find, &a.replace, section, a.count, expected)?,
+        v.replace_text(path, &a.find, &a.replace, section, a.count, expected)?,
         &[],
     ))
 }
@@ -384,16 +535,16 @@ pub fn append(
     a: AppendArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let v = vault(engine, t)?;
-    in_scope(v, t, &a.path, false)?;
-    Ok(refreshed(engine, v.append(&a.path, &a.content, a.create_if_missing, expected)?, &[]))
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, false)?;
+    Ok(refreshed(engine, v.append(path, &a.content, a.create_if_missing, expected)?, &[]))
 }
 
 /// Creates or overwrites a note.
 pub fn write(engine: &Engine, t: &Target, a: WriteArgs, expected: Option<&str>) -> Result<Change> {
-    let v = vault(engine, t)?;
-    in_scope(v, t, &a.path, false)?;
-    Ok(refreshed(engine, v.write(&a.path, &a.content, a.overwrite, expected)?, &[]))
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, false)?;
+    Ok(refreshed(engine, v.write(path, &a.content, a.overwrite, expected)?, &[]))
 }
 
 /// Files a document (REST and CLI only: MCP carries no binary uploads) and extracts it.
@@ -404,7 +555,7 @@ pub fn file_document(
     bytes: &[u8],
     overwrite: bool,
 ) -> Result<(Filed, Verdict)> {
-    let v = vault(engine, t)?;
+    let (v, path) = locate(engine, t, None, path)?;
     in_scope(v, t, path, false)?;
     let filed = v.file_document(path, bytes, overwrite)?;
     let (_, extraction) = engine.index().extraction(&filed.path, bytes)?;
@@ -421,9 +572,9 @@ pub fn set_body(
     a: SetBodyArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let v = vault(engine, t)?;
-    in_scope(v, t, &a.path, false)?;
-    Ok(refreshed(engine, v.set_body(&a.path, &a.content, expected)?, &[]))
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, false)?;
+    Ok(refreshed(engine, v.set_body(path, &a.content, expected)?, &[]))
 }
 
 /// Sets or removes one frontmatter key.
@@ -433,8 +584,8 @@ pub fn set_frontmatter(
     a: SetFrontmatterArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let v = vault(engine, t)?;
-    in_scope(v, t, &a.path, false)?;
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, false)?;
     if a.key.trim().is_empty() {
         return Err(Error::new(ErrorCode::InvalidRequest, "the frontmatter key is empty"));
     }
@@ -452,7 +603,7 @@ pub fn set_frontmatter(
         }
         (false, Some(v)) => Some(v),
     };
-    Ok(refreshed(engine, v.set_frontmatter(&a.path, &a.key, value.as_ref(), expected)?, &[]))
+    Ok(refreshed(engine, v.set_frontmatter(path, &a.key, value.as_ref(), expected)?, &[]))
 }
 
 /// Deletes a note or document.
@@ -462,9 +613,9 @@ pub fn delete(
     a: DeleteArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let v = vault(engine, t)?;
-    in_scope(v, t, &a.path, false)?;
-    Ok(refreshed(engine, v.delete(&a.path, expected)?, &[]))
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, false)?;
+    Ok(refreshed(engine, v.delete(path, expected)?, &[]))
 }
 
 /// Moves a note or document; refused under any write scope.
@@ -474,7 +625,14 @@ pub fn move_file(
     a: MoveArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let v = vault(engine, t)?;
+    let (v, source) = locate(engine, t, a.vault.as_deref(), &a.source)?;
+    let (to, destination) = engine.vaults().locate(Some(v.name()), &a.destination)?;
+    if to.name() != v.name() {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            "a move stays inside one vault; copy across vaults with read and write, then delete",
+        ));
+    }
     if let Some(scope) = &t.scope {
         return Err(Error::new(
             ErrorCode::OutOfScope,
@@ -485,36 +643,36 @@ pub fn move_file(
             ),
         ));
     }
-    let change = v.move_file(&a.source, &a.destination, a.update_links, expected)?;
+    let change = v.move_file(source, destination, a.update_links, expected)?;
     // The source as the vault spells it (`./Inbox/x.md` is `Inbox/x.md`), so the index and
     // index.md find the entry to drop.
-    let from = crate::vault::path::normalize(&a.source)
+    let from = crate::vault::path::normalize(source)
         .map(|parts| parts.join("/"))
-        .unwrap_or_else(|_| a.source.clone());
+        .unwrap_or_else(|_| source.to_string());
     Ok(refreshed(engine, change, &[&from]))
 }
 
 /// Creates a folder and its parents.
 pub fn create_folder(engine: &Engine, t: &Target, a: CreateFolderArgs) -> Result<Change> {
-    let v = vault(engine, t)?;
-    in_scope(v, t, &a.path, true)?;
-    v.create_folder(&a.path)
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, true)?;
+    v.create_folder(path)
 }
 
 /// Deletes a folder.
 pub fn delete_folder(engine: &Engine, t: &Target, a: DeleteFolderArgs) -> Result<Change> {
-    let v = vault(engine, t)?;
-    in_scope(v, t, &a.path, true)?;
-    Ok(refreshed(engine, v.delete_folder(&a.path, a.recursive)?, &[]))
+    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, true)?;
+    Ok(refreshed(engine, v.delete_folder(path, a.recursive)?, &[]))
 }
 
 /// Index coverage per vault (only the target vault when one is named).
 pub fn status(
     engine: &Engine,
     t: &Target,
-    _a: StatusArgs,
+    a: StatusArgs,
 ) -> Result<crate::index::coverage::Report> {
-    engine.coverage(t.vault.as_deref())
+    engine.coverage(chosen(t, a.vault.as_deref())?)
 }
 
 /// The dated commitments (`expires` frontmatter), one row per date.
@@ -524,7 +682,7 @@ pub fn expiries(
     a: ExpiriesArgs,
 ) -> Result<crate::upkeep::expiries::Report> {
     let query = crate::upkeep::expiries::Query { within: a.within, list_untracked: a.untracked };
-    engine.expiries(t.vault.as_deref(), a.dir.as_deref().unwrap_or(""), &query)
+    engine.expiries(chosen(t, a.vault.as_deref())?, a.dir.as_deref().unwrap_or(""), &query)
 }
 
 /// The open callouts.
@@ -533,17 +691,25 @@ pub fn callouts(
     t: &Target,
     a: CalloutsArgs,
 ) -> Result<crate::upkeep::callouts::Report> {
-    engine.callouts(t.vault.as_deref(), a.dir.as_deref().unwrap_or(""))
+    engine.callouts(chosen(t, a.vault.as_deref())?, a.dir.as_deref().unwrap_or(""))
 }
 
 /// Runs every maintenance check.
-pub fn maintenance(engine: &Engine, t: &Target) -> Result<crate::upkeep::findings::Run> {
-    engine.maintenance(t.vault.as_deref())
+pub fn maintenance(
+    engine: &Engine,
+    t: &Target,
+    vault: Option<&str>,
+) -> Result<crate::upkeep::findings::Run> {
+    engine.maintenance(chosen(t, vault)?)
 }
 
 /// Lists the maintenance checks without running them.
-pub fn checks(engine: &Engine, t: &Target) -> Result<Vec<crate::upkeep::CheckInfo>> {
-    engine.checks(t.vault.as_deref())
+pub fn checks(
+    engine: &Engine,
+    t: &Target,
+    vault: Option<&str>,
+) -> Result<Vec<crate::upkeep::CheckInfo>> {
+    engine.checks(chosen(t, vault)?)
 }
 
 /// The notes whose frontmatter `key` holds exactly `value`.
@@ -552,12 +718,17 @@ pub fn frontmatter_query(
     t: &Target,
     a: FrontmatterQueryArgs,
 ) -> Result<Vec<String>> {
-    engine.frontmatter_query(t.vault.as_deref(), &a.key, &a.value, a.dir.as_deref().unwrap_or(""))
+    engine.frontmatter_query(
+        chosen(t, a.vault.as_deref())?,
+        &a.key,
+        &a.value,
+        a.dir.as_deref().unwrap_or(""),
+    )
 }
 
 /// Brings the index of the addressed vault up to date (or rebuilds it with `full`).
 pub fn reindex(engine: &Engine, t: &Target, a: ReindexArgs) -> Result<Vec<(String, SyncReport)>> {
-    let name = vault(engine, t)?.name().to_string();
+    let name = vault(engine, t, a.vault.as_deref())?.name().to_string();
     engine.sync(Some(&name), a.full, &crate::index::Silent)
 }
 

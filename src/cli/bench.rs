@@ -350,7 +350,7 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         std::fs::write(&path, format!("{text}\nA late addition mentions {word} once.\n"))
             .map_err(|e| fail(e.to_string()))?;
         let t = Instant::now();
-        engine.index().update_paths(&bench_vault, std::slice::from_ref(&rel))?;
+        engine.update(bench_vault.name(), std::slice::from_ref(&rel))?;
         let found =
             engine.search(&SearchRequest::new(&word))?.results.iter().any(|h| h.path == rel);
         let took = ms(t.elapsed());

@@ -190,13 +190,21 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
-    // `--vault NAME` (a bare word that is no folder) selects a configured vault; anything else
-    // declares one. Both spellings are in the interface, so both are honoured.
-    let (selectors, specs): (Vec<String>, Vec<String>) = cli
-        .global
-        .vaults
-        .into_iter()
-        .partition(|v| !v.contains(['=', '/']) && !std::path::Path::new(v).is_dir());
+    // `--vault NAME` selects a configured vault; `--vault PATH` or `NAME=PATH` declares one.
+    // Both spellings are in the interface, so both are honoured, by one rule: a bare word
+    // that names a configured vault is that vault, even when a folder of that name is in the
+    // working directory (write `./notes` for the folder); any other bare word must be a folder.
+    let configured: Vec<String> = {
+        let plain = Overrides {
+            config_file: cli.global.config.clone(),
+            vaults: Vec::new(),
+            data_dir: cli.global.data_dir.clone(),
+        };
+        config::load(&plain, &config::ProcessEnv)
+            .map(|c| c.vaults.into_iter().map(|v| v.name).collect())
+            .unwrap_or_default()
+    };
+    let (selectors, specs) = split_vault_flags(cli.global.vaults, &configured)?;
     if selectors.len() > 1 {
         return Err(Failure::Config(format!(
             "pick at most one vault, not {}",
@@ -225,14 +233,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Service(cmd) => service::run(&config, cmd),
         Command::Model(cmd) => model::run(&config, &kept, cmd),
         Command::Notes(cmd) => {
-            if let Some(name) = &only {
-                return Err(Failure::Config(format!(
-                    "--vault {name}: no such folder; to pick a configured vault, write the path as {name}:path/in/vault"
-                )));
-            }
             let vaults =
                 Vaults::open(&config).map_err(|e| Failure::Config(e.message().to_string()))?;
-            notes::run(&config, &vaults, cmd)
+            notes::run(&config, &vaults, only.as_deref(), cmd)
         }
         Command::Index(args) => search::index(config, only.as_deref(), args),
         Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
@@ -278,6 +281,44 @@ fn run(cli: Cli) -> Result<(), Failure> {
             crate::api::serve_stdio(engine).map_err(|e| Failure::Config(e.0))
         }
     }
+}
+
+/// Sorts `--vault` values into selectors of configured vaults and declarations of vaults: see
+/// the rule in [`run`]. A bare word that is neither a configured name nor a folder is refused.
+fn split_vault_flags(
+    flags: Vec<String>,
+    configured: &[String],
+) -> Result<(Vec<String>, Vec<String>), Failure> {
+    let (mut selectors, mut specs) = (Vec::new(), Vec::new());
+    for flag in flags {
+        let bare = !flag.contains(['=', '/']);
+        if bare && flag == crate::vault::ALL_VAULTS && !configured.contains(&flag) {
+            // Every vault: what no selection means.
+            continue;
+        }
+        if bare && configured.contains(&flag) {
+            if std::path::Path::new(&flag).is_dir() {
+                eprintln!(
+                    "note: --vault {flag} is the configured vault '{flag}', not the folder ./{flag} \
+                     (write --vault ./{flag} for the folder)"
+                );
+            }
+            selectors.push(flag);
+        } else if bare && !std::path::Path::new(&flag).is_dir() {
+            let names = if configured.is_empty() {
+                "no vault is configured".to_string()
+            } else {
+                format!("the configured vaults are {}", configured.join(", "))
+            };
+            return Err(Failure::Config(format!(
+                "--vault {flag}: there is no configured vault of that name and no folder \
+                 ./{flag}; {names}"
+            )));
+        } else {
+            specs.push(flag);
+        }
+    }
+    Ok((selectors, specs))
 }
 
 /// Opens the vaults alone, for commands that need no model or index.

@@ -271,15 +271,15 @@ impl ContentArgs {
     }
 }
 
-/// Splits `NAME:path` when NAME is a configured vault; otherwise the whole string is a path in
-/// the default vault.
-fn locate<'a>(vaults: &'a Vaults, raw: &'a str) -> Result<(&'a Vault, &'a str), Failure> {
-    if let Some((name, rest)) = raw.split_once(':')
-        && vaults.names().contains(&name)
-    {
-        return Ok((vaults.get(Some(name))?, rest));
-    }
-    Ok((vaults.get(None)?, raw))
+/// The vault and path a `[VAULT:]path` argument means: see [`crate::vault::Vaults::locate`];
+/// `--vault NAME` picks the vault for paths without a prefix.
+fn locate<'a>(
+    vaults: &'a Vaults,
+    default: Option<&str>,
+    raw: &'a str,
+) -> Result<(&'a Vault, &'a str), Failure> {
+    let (vault, path) = vaults.locate(default, raw)?;
+    Ok((vault.as_ref(), path))
 }
 
 fn confirm(change: crate::vault::Change, json: bool) {
@@ -315,11 +315,16 @@ impl DocumentText for LazyDocuments<'_> {
     }
 }
 
-pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Failure> {
+pub fn run(
+    config: &Config,
+    vaults: &Vaults,
+    only: Option<&str>,
+    cmd: NoteCommand,
+) -> Result<(), Failure> {
     let docs = LazyDocuments::new(config);
     match cmd {
         NoteCommand::Read { path, section, json } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let note = vault.read(path, section.as_deref(), &docs)?;
             if json {
                 print_json(&wire::note(&note));
@@ -328,7 +333,7 @@ pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Fai
             }
         }
         NoteCommand::Map { path, json } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let map = vault.map(path, &docs)?;
             if json {
                 print_json(&wire::map(&map));
@@ -337,7 +342,7 @@ pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Fai
             }
         }
         NoteCommand::Ls { path, json } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let listing = vault.list(path)?;
             if json {
                 print_json(&wire::listing(&listing));
@@ -346,17 +351,17 @@ pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Fai
             }
         }
         NoteCommand::Write { path, content, overwrite, common } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let text = content.read()?;
             confirm(vault.write(path, &text, overwrite, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::Append { path, content, create, common } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let text = content.read()?;
             confirm(vault.append(path, &text, create, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::Patch { path, target, operation, scope, content, common } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let operation: Operation = operation.parse()?;
             let scope: Scope = scope.parse()?;
             let text = content.read()?;
@@ -364,12 +369,12 @@ pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Fai
             confirm(vault.patch(path, &req, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::SetBody { path, content, common } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let text = content.read()?;
             confirm(vault.set_body(path, &text, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::SetFrontmatter { path, key, value, json_value, delete, common } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let value = match (value, json_value, delete) {
                 (_, _, true) => None,
                 (Some(v), None, false) => Some(serde_json::Value::String(v)),
@@ -390,7 +395,7 @@ pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Fai
             confirm(change, common.json);
         }
         NoteCommand::ReplaceText { path, find, replace, section, count, common } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let change = vault.replace_text(
                 path,
                 &find,
@@ -402,14 +407,9 @@ pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Fai
             confirm(change, common.json);
         }
         NoteCommand::Move { source, destination, no_update_links, common } => {
-            let (vault, source) = locate(vaults, &source)?;
+            let (vault, source) = locate(vaults, only, &source)?;
             // An unprefixed destination stays in the source's vault.
-            let (dest_vault, destination) = match destination.split_once(':') {
-                Some((name, rest)) if vaults.names().contains(&name) => {
-                    (vaults.get(Some(name))?.as_ref(), rest)
-                }
-                _ => (vault, destination.as_str()),
-            };
+            let (dest_vault, destination) = vaults.locate(Some(vault.name()), &destination)?;
             if dest_vault.name() != vault.name() {
                 return Err(Error::new(
                     ErrorCode::InvalidRequest,
@@ -426,19 +426,19 @@ pub fn run(config: &Config, vaults: &Vaults, cmd: NoteCommand) -> Result<(), Fai
             confirm(change, common.json);
         }
         NoteCommand::Remove { path, common } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             confirm(vault.delete(path, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::Mkdir { path, json } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             confirm(vault.create_folder(path)?, json);
         }
         NoteCommand::Rmdir { path, recursive, json } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             confirm(vault.delete_folder(path, recursive)?, json);
         }
         NoteCommand::File { local, path, overwrite, json } => {
-            let (vault, path) = locate(vaults, &path)?;
+            let (vault, path) = locate(vaults, only, &path)?;
             let bytes = std::fs::read(&local)
                 .map_err(|e| Failure::Config(format!("cannot read {}: {e}", local.display())))?;
             let filed = vault.file_document(path, &bytes, overwrite)?;

@@ -15,7 +15,9 @@ use crate::wire;
 /// `mdvault index`.
 #[derive(Debug, Args)]
 pub struct IndexArgs {
-    /// Drop the index and rebuild it from scratch (re-chunk and re-embed everything).
+    /// Re-read and re-chunk every file of the vault (only the vault given with --vault, or
+    /// every vault), even unchanged ones; texts that already have vectors are not embedded
+    /// again.
     #[arg(long)]
     full: bool,
 }
@@ -113,154 +115,34 @@ impl Progress for Report {
     }
 }
 
-/// When a server already serves these vaults from this data directory (it holds the index,
-/// and only one process may write it), `index` asks it to do the pass over REST instead. The
-/// key is MDVAULT_API_KEY, else the one `service install` or `start.sh` kept. Nothing
-/// listening, another data directory or no key it accepts means "no server", and the local
-/// pass runs; a server writing this data directory's index for other vaults is a refusal.
-fn via_server(
-    config: &crate::config::Config,
-    only: Option<&str>,
-    full: bool,
-) -> Result<Option<serde_json::Value>, Failure> {
-    let keys = super::service::known_keys(&config.data_dir);
-    let listen = std::env::var("MDVAULT_LISTEN")
-        .ok()
-        .filter(|l| !l.trim().is_empty())
-        .unwrap_or_else(|| config.server.listen.clone());
-    let base = format!("http://{listen}");
-    let probe = ureq::Agent::config_builder()
-        .timeout_global(Some(std::time::Duration::from_secs(3)))
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
-    let mut found = None;
-    for (key, _) in keys {
-        let auth = format!("Bearer {key}");
-        let Ok(mut ready) =
-            probe.get(format!("{base}/readyz")).header("Authorization", &auth).call()
-        else {
-            return Ok(None);
-        };
-        if matches!(ready.status().as_u16(), 401 | 403) {
-            continue;
-        }
-        let Ok(body) = ready.body_mut().read_json::<serde_json::Value>() else { return Ok(None) };
-        found = Some((auth, body));
-        break;
-    }
-    let Some((auth, body)) = found else { return Ok(None) };
-    // The same vaults indexed into another data directory (`--data-dir`) are another index:
-    // that one is ours to write, and the server's must not be updated in its place.
-    let same_store = body["store"]["path"].as_str().is_some_and(|theirs| {
-        let canon = |p: &std::path::Path| p.canonicalize().ok();
-        canon(std::path::Path::new(theirs))
-            .is_some_and(|t| canon(&config.data_dir.join("index.db")) == Some(t))
-    });
-    if !same_store {
-        return Ok(None);
-    }
-    // (server name, root) pairs; the roots must be ours, in order, for the server to be ours.
-    let served: Vec<(String, String)> = body["vaults"]
-        .as_array()
-        .map(|v| {
-            v.iter()
-                .filter_map(|v| {
-                    Some((v["name"].as_str()?.to_string(), v["root"].as_str()?.to_string()))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mine: Vec<(String, String)> = config
-        .vaults
-        .iter()
-        .map(|v| {
-            let root = v.root.canonicalize().unwrap_or_else(|_| v.root.clone());
-            (v.name.clone(), root.display().to_string())
-        })
-        .collect();
-    if served.iter().map(|s| &s.1).ne(mine.iter().map(|m| &m.1)) {
-        let roots = |v: &[(String, String)]| {
-            v.iter().map(|(_, r)| r.as_str()).collect::<Vec<_>>().join(", ")
-        };
-        return Err(Failure::Config(format!(
-            "the server at {base} writes the index in {} for other vaults ({}), so this pass \
-             for {} cannot run beside it; give `index` the server's vaults, stop the server, or \
-             use another --data-dir",
-            config.data_dir.display(),
-            roots(&served),
-            roots(&mine)
-        )));
-    }
-    // A bare /reindex means the server's default vault only: ask for each vault by the
-    // server's own name for it (the names may differ from ours; the roots do not).
-    let wanted: Vec<&String> = served
-        .iter()
-        .zip(&mine)
-        .filter(|(_, m)| only.is_none_or(|n| n == m.0))
-        .map(|(s, _)| &s.0)
-        .collect();
-    eprintln!("a server at {base} holds the index; asking it to do the pass");
-    // A pass may take as long as a build, but never forever (a nightly unit waits on it).
-    let agent = ureq::Agent::config_builder()
-        .timeout_connect(Some(std::time::Duration::from_secs(10)))
-        .timeout_global(Some(std::time::Duration::from_secs(6 * 3600)))
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
-    let mut vaults = Vec::new();
-    for name in wanted {
-        let url = format!("{base}/v/{name}/reindex{}", if full { "?full=1" } else { "" });
-        let mut resp =
-            agent.post(&url).header("Authorization", &auth).send_empty().map_err(|e| {
-                Failure::Config(format!("the server at {base} did not answer: {e}"))
-            })?;
-        let status = resp.status().as_u16();
-        let answer: serde_json::Value = resp.body_mut().read_json().unwrap_or_default();
-        if status != 200 {
-            return Err(Failure::Config(format!(
-                "the server at {base} refused the pass for {name} ({status}): {}",
-                answer["error"].as_str().unwrap_or("no reason given")
-            )));
-        }
-        vaults.extend(answer["vaults"].as_array().cloned().unwrap_or_default());
-    }
-    Ok(Some(serde_json::json!({ "vaults": vaults })))
-}
-
+/// `mdvault index`. One process at a time writes a data directory's index: when a server (or
+/// another command) owns it, the pass is asked of that process, which runs it on its indexer
+/// and answers with the report; otherwise this process owns the index for the pass.
 pub fn index(
     config: crate::config::Config,
     only: Option<&str>,
     args: IndexArgs,
 ) -> Result<(), Failure> {
-    if let Some(answer) = via_server(&config, only, args.full)? {
-        for v in answer["vaults"].as_array().into_iter().flatten() {
-            print(&format!(
-                "{}: {} files ({} re-chunked, {} removed, {} failed), {} texts embedded in {} s",
-                v["vault"].as_str().unwrap_or("?"),
-                v["files_seen"],
-                v["files_chunked"],
-                v["files_removed"],
-                v["failed"].as_array().map_or(0, Vec::len),
-                v["texts_embedded"],
-                v["seconds"]
-            ));
-            for f in v["failed"].as_array().into_iter().flatten() {
-                print(&format!(
-                    "  failed: {}: {}",
-                    f["path"].as_str().unwrap_or("?"),
-                    f["error"].as_str().unwrap_or("?")
-                ));
-            }
-        }
-        return Ok(());
-    }
     let engine = super::open_engine(config)?;
     let engine = &engine;
+    let owner = engine.owner_info();
+    if let Some(o) = &owner {
+        eprintln!(
+            "mdvault `{}` (pid {}) owns this index; asking it to do the pass",
+            o.command, o.pid
+        );
+    }
     let report = Report::new();
-    let results = engine.sync(only, args.full, &report)?;
+    let results = engine.sync(only, args.full, &report);
     report.finish();
-    let (chunks, vectors) = engine.index().counts();
+    let results = match results {
+        Ok(r) => r,
+        // The owner indexes other vaults: a setup problem, not a refusal of this request.
+        Err(e) if owner.is_some() && e.code() == crate::error::ErrorCode::NotReady => {
+            return Err(Failure::Config(e.message().to_string()));
+        }
+        Err(e) => return Err(e.into()),
+    };
     for (vault, r) in &results {
         print(&format!(
             "{vault}: {} files ({} re-chunked, {} unchanged, {} removed, {} failed), {} texts embedded in {:.1} s",
@@ -276,7 +158,10 @@ pub fn index(
             print(&format!("  failed: {path}: {why}"));
         }
     }
-    print(&format!("index: {chunks} chunks, {vectors} with vectors"));
+    if owner.is_none() {
+        let (chunks, vectors) = engine.index().counts();
+        print(&format!("index: {chunks} chunks, {vectors} with vectors"));
+    }
     Ok(())
 }
 

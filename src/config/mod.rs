@@ -222,6 +222,11 @@ impl Config {
     }
 }
 
+/// The callout types listed as open when `callouts.open_types` names none: the ones that ask
+/// the reader to act or warn of something wrong.
+pub const DEFAULT_OPEN_CALLOUTS: &[&str] =
+    &["danger", "bug", "failure", "warning", "todo", "question"];
+
 /// What the command line contributes (the top layer).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -596,7 +601,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
                 .map(|t| t.trim().to_lowercase())
                 .filter(|t| !t.is_empty())
                 .collect(),
-            None => crate::upkeep::callouts::DEFAULT_OPEN.iter().map(|t| t.to_string()).collect(),
+            None => DEFAULT_OPEN_CALLOUTS.iter().map(|t| t.to_string()).collect(),
         },
     };
 

@@ -64,6 +64,8 @@ pub struct LexicalIndex {
     reader: IndexReader,
     payload: RwLock<Option<String>>,
     was_reset: bool,
+    /// Opened with [`LexicalIndex::open_reader`]: never takes the writer.
+    read_only: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -128,7 +130,48 @@ impl LexicalIndex {
             reader,
             payload: RwLock::new(opened.payload),
             was_reset,
+            read_only: false,
         })
+    }
+
+    /// Opens an existing index for searching only: no writer is ever taken, nothing is created
+    /// or wiped. For a process beside the owner, which keeps the index; refuses when there is
+    /// no usable index (the owner is creating or rebuilding it).
+    pub fn open_reader(dir: &Path) -> Result<LexicalIndex> {
+        let (schema, fields) = build_schema();
+        let opened =
+            if dir.join("meta.json").exists() { open_existing(dir, &schema)? } else { None };
+        let Some(opened) = opened else {
+            return Err(Error::new(
+                ErrorCode::NotReady,
+                format!(
+                    "the lexical index in {} is missing or being rebuilt by the process that \
+                     owns it; retry in a moment",
+                    describe(dir)
+                ),
+            ));
+        };
+        let reader = opened
+            .index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::OnCommitWithDelay)
+            .try_into()
+            .map_err(|err| internal(dir, "open a reader on", &err))?;
+        Ok(LexicalIndex {
+            dir: dir.to_path_buf(),
+            fields,
+            index: opened.index,
+            writer: Mutex::new(None),
+            reader,
+            payload: RwLock::new(opened.payload),
+            was_reset: false,
+            read_only: true,
+        })
+    }
+
+    /// Makes the owner's latest commit visible now (a reader that knows the owner wrote).
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload().map_err(|err| internal(&self.dir, "reload", &err))
     }
 
     /// Whether `open` had to wipe an unusable or outdated index (the caller must re-add everything).
@@ -286,6 +329,16 @@ impl LexicalIndex {
     fn with_writer<T>(&self, f: impl FnOnce(&mut IndexWriter) -> Result<T>) -> Result<T> {
         // A panic while holding the lock leaves tantivy's writer consistent (its own state is
         // behind its own locks), so a poisoned mutex is still usable.
+        if self.read_only {
+            return Err(Error::new(
+                ErrorCode::InternalError,
+                format!(
+                    "the lexical index in {} was opened read-only and cannot be written; this \
+                     is a bug, please report it",
+                    describe(&self.dir)
+                ),
+            ));
+        }
         let mut guard = self.writer.lock().unwrap_or_else(|poison| poison.into_inner());
         let writer = match guard.as_mut() {
             Some(writer) => writer,

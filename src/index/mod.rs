@@ -303,8 +303,15 @@ pub struct Index {
     settings: IndexSettings,
     /// Reads filed documents; results are cached in the store by content hash.
     extractions: Extractions,
-    /// Serialises syncs and updates: one writer at a time, readers never wait for it.
-    writer: Mutex<()>,
+    /// Opened beside an owner: never writes, follows the owner's commits instead.
+    read_only: bool,
+    /// The store's `data_version` when the in-memory state was last loaded (readers only).
+    seen_version: Mutex<i64>,
+}
+
+/// The model identity stored with the vectors.
+fn model_key(embedder: &Embedder) -> String {
+    format!("{}#{}", embedder.model_id(), embedder.dims())
 }
 
 impl std::fmt::Debug for Index {
@@ -314,8 +321,9 @@ impl std::fmt::Debug for Index {
 }
 
 impl Index {
-    /// Opens the store in `data_dir`, reconciles it with the embedder and chunker in use, and
-    /// loads the lexical index, the catalog and the dense matrix.
+    /// Opens the store in `data_dir` for writing, reconciles it with the embedder and chunker in
+    /// use, and loads the lexical index, the catalog and the dense matrix. Only the data
+    /// directory's owner opens it this way (see `engine::owner`).
     pub fn open(
         data_dir: &Path,
         vault_names: Vec<String>,
@@ -324,7 +332,7 @@ impl Index {
     ) -> Result<Index> {
         let store = Store::open(data_dir)?;
         // A model change makes every vector meaningless; chunks stay (they are model-free).
-        let model = format!("{}#{}", embedder.model_id(), embedder.dims());
+        let model = model_key(&embedder);
         if store.meta("model")?.as_deref() != Some(model.as_str()) {
             if store.meta("model")?.is_some() {
                 tracing::info!("embedding model changed; dropping stored vectors");
@@ -333,7 +341,61 @@ impl Index {
             store.set_meta("model", &model)?;
         }
         let lexical = LexicalIndex::open(&data_dir.join("lexical"))?;
-        let index = Index {
+        let index = Index::assemble(store, lexical, vault_names, settings, embedder, false);
+        index.load()?;
+        Ok(index)
+    }
+
+    /// Opens the index of `data_dir` without writing anything: for a process beside the
+    /// owner, which keeps the index up to date. Refuses when there is no index yet, or when it
+    /// was built with another model (its vectors would not match this process's queries).
+    pub fn open_reader(
+        data_dir: &Path,
+        vault_names: Vec<String>,
+        settings: IndexSettings,
+        embedder: Arc<Embedder>,
+    ) -> Result<Index> {
+        if !data_dir.join("index.db").is_file() {
+            return Err(Error::new(
+                ErrorCode::NotReady,
+                format!(
+                    "there is no index in {} yet; the process that owns it is still creating it, \
+                     retry in a moment",
+                    data_dir.display()
+                ),
+            ));
+        }
+        let store = Store::open(data_dir)?;
+        let model = model_key(&embedder);
+        if let Some(stored) = store.meta("model")?
+            && stored != model
+        {
+            return Err(Error::new(
+                ErrorCode::NotReady,
+                format!(
+                    "the index in {} holds vectors of {stored}, and this process embeds queries \
+                     with {model}; use the same embedding settings as the process that owns \
+                     the index, or another --data-dir",
+                    data_dir.display()
+                ),
+            ));
+        }
+        let lexical = LexicalIndex::open_reader(&data_dir.join("lexical"))?;
+        let index = Index::assemble(store, lexical, vault_names, settings, embedder, true);
+        index.load()?;
+        Ok(index)
+    }
+
+    fn assemble(
+        store: Store,
+        lexical: LexicalIndex,
+        vault_names: Vec<String>,
+        settings: IndexSettings,
+        embedder: Arc<Embedder>,
+        read_only: bool,
+    ) -> Index {
+        let seen = store.data_version().unwrap_or(0);
+        Index {
             dense: RwLock::new(Dense::new(embedder.dims())),
             catalog: RwLock::new(HashMap::new()),
             store,
@@ -342,18 +404,42 @@ impl Index {
             vault_names,
             extractions: Extractions::new(&settings),
             settings,
-            writer: Mutex::new(()),
-        };
-        index.load()?;
-        Ok(index)
+            read_only,
+            seen_version: Mutex::new(seen),
+        }
     }
 
-    /// Rebuilds the in-memory state (and, if it disagrees with the store, the lexical index).
+    /// Whether this index was opened read-only ([`Index::open_reader`]).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// For a read-only index: when the owner has committed since the last look, reloads the
+    /// catalog and the dense matrix from the store and the lexical reader from disk, so search
+    /// follows the owner. A no-op for the owner's own index, which it changes itself.
+    pub fn follow_owner(&self) -> Result<()> {
+        if !self.read_only {
+            return Ok(());
+        }
+        let now = self.store.data_version()?;
+        let mut seen = self.seen_version.lock().unwrap_or_else(|p| p.into_inner());
+        if *seen == now {
+            return Ok(());
+        }
+        self.lexical.reload()?;
+        self.load()?;
+        *seen = now;
+        Ok(())
+    }
+
+    /// Rebuilds the in-memory state (and, if it disagrees with the store and this index may
+    /// write, the lexical index).
     fn load(&self) -> Result<()> {
         let infos = self.store.all_chunk_infos()?;
         let generation = self.store.generation()?.to_string();
-        if self.lexical.was_reset()
-            || self.lexical.payload().as_deref() != Some(generation.as_str())
+        if !self.read_only
+            && (self.lexical.was_reset()
+                || self.lexical.payload().as_deref() != Some(generation.as_str()))
         {
             tracing::info!("rebuilding the lexical index from the store");
             self.lexical.delete_all()?;
@@ -450,9 +536,16 @@ impl Index {
         (self.catalog.read().unwrap_or_else(|p| p.into_inner()).len(), self.dense().len())
     }
 
-    /// Brings one vault up to date. `full` re-reads and re-chunks every file.
-    pub fn sync(&self, vault: &Vault, full: bool, progress: &dyn Progress) -> Result<SyncReport> {
-        let _guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+    /// Brings one vault up to date. `full` re-reads and re-chunks every file of this vault (and
+    /// of no other); vectors are keyed by their text, so unchanged texts keep theirs and only
+    /// new texts are embedded. Only the indexer thread calls this.
+    pub(crate) fn sync(
+        &self,
+        vault: &Vault,
+        full: bool,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
+        self.writable()?;
         let started = Instant::now();
         let mut report = SyncReport::default();
         let files: Vec<FileStat> =
@@ -531,34 +624,24 @@ impl Index {
         Ok(report)
     }
 
-    /// Re-indexes some paths of a vault (watcher events): changed files are re-chunked,
-    /// vanished ones removed, new vectors embedded.
-    pub fn update_paths(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
-        let _guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+    /// Re-indexes some paths of a vault (a write, watcher events): changed files are
+    /// re-chunked, vanished ones removed, new vectors embedded. Only the indexer thread calls
+    /// this.
+    pub(crate) fn update_paths(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
+        self.writable()?;
         self.update_paths_locked(vault, paths)
     }
 
-    /// [`Index::update_paths`] if the writer is free within `wait`, else `None`: a caller
-    /// answering a request may wait for a watcher update to finish, but not for a whole
-    /// rebuild; the watcher and the reconcile pass will reach the paths.
-    pub fn try_update_paths(
-        &self,
-        vault: &Vault,
-        paths: &[String],
-        wait: std::time::Duration,
-    ) -> Option<Result<SyncReport>> {
-        let deadline = Instant::now() + wait;
-        let _guard = loop {
-            match self.writer.try_lock() {
-                Ok(g) => break g,
-                Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner(),
-                Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                Err(std::sync::TryLockError::WouldBlock) => return None,
-            }
-        };
-        Some(self.update_paths_locked(vault, paths))
+    /// Refuses a write on a read-only index: a reader's jobs go to the owner.
+    fn writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::new(
+                ErrorCode::InternalError,
+                "this process opened the index read-only beside its owner and cannot write it; \
+                 this is a bug, please report it",
+            ));
+        }
+        Ok(())
     }
 
     fn update_paths_locked(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
@@ -759,7 +842,8 @@ impl Index {
     }
 
     /// Embeds every chunk whose embed text has no vector yet; returns how many texts.
-    pub fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
+    pub(crate) fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
+        self.writable()?;
         let missing = self.store.chunks_missing_vectors()?;
         if missing.is_empty() {
             return Ok(0);
@@ -816,15 +900,6 @@ impl Index {
             progress.embedded(done, total);
         }
         Ok(total)
-    }
-
-    /// Drops everything derived and rebuilds it from the vaults (`index --full`).
-    pub fn clear(&self) -> Result<()> {
-        let _guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        self.store.clear()?;
-        self.lexical.delete_all()?;
-        self.lexical.commit(&self.store.generation()?.to_string())?;
-        self.load()
     }
 }
 

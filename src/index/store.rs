@@ -390,6 +390,14 @@ impl Store {
             .map_err(|e| db_err(&self.path, e))
     }
 
+    /// SQLite's `data_version`: it changes whenever another connection (another process)
+    /// commits, so a reader can tell cheaply whether the owner has written since it last looked.
+    pub fn data_version(&self) -> Result<i64> {
+        self.lock()
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(|e| db_err(&self.path, e))
+    }
+
     /// The current chunk generation (bumped by every transaction that changes chunks).
     pub fn generation(&self) -> Result<u64> {
         Ok(self.meta("generation")?.and_then(|g| g.parse().ok()).unwrap_or(0))
@@ -707,16 +715,6 @@ impl Store {
         self.lock()
             .execute("DELETE FROM vectors", [])
             .map(|_| ())
-            .map_err(|e| db_err(&self.path, e))
-    }
-
-    /// Drops every file, chunk and vector (a full rebuild).
-    pub fn clear(&self) -> Result<()> {
-        self.lock()
-            .execute_batch(
-                "BEGIN; DELETE FROM chunks; DELETE FROM files; DELETE FROM vectors;
-                 DELETE FROM extractions; COMMIT;",
-            )
             .map_err(|e| db_err(&self.path, e))
     }
 

@@ -17,9 +17,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::vault::frontmatter::locate;
 
-/// The callout types listed as open when the configuration names none: the ones that ask the
-/// reader to act or warn of something wrong.
-pub const DEFAULT_OPEN: &[&str] = &["danger", "bug", "failure", "warning", "todo", "question"];
+/// The callout types listed as open when the configuration names none (the configuration owns
+/// every default).
+pub use crate::config::DEFAULT_OPEN_CALLOUTS as DEFAULT_OPEN;
 
 /// The deepest blockquote nesting searched for callouts. Real notes never come close; the cap
 /// keeps the recursion (and its stack) bounded on a line of thousands of `>`.

@@ -95,6 +95,10 @@ impl Vault {
     }
 }
 
+/// The word that means every vault where a search or a pass may cover several. A configured
+/// vault of that name still wins: names always beat keywords.
+pub const ALL_VAULTS: &str = "all";
+
 /// The configured vaults; the first is the default.
 #[derive(Debug, Clone)]
 pub struct Vaults {
@@ -131,6 +135,23 @@ impl Vaults {
                 )
             }),
         }
+    }
+
+    /// The vault and vault-relative path that a caller's `[NAME:]path` means, the one rule every
+    /// surface uses: a prefix that names a configured vault picks it (the rest is the path);
+    /// anything else is a path in `default` (a vault name, or the default vault when `None`).
+    /// A colon that names no vault stays part of the path, which the gate then judges.
+    pub fn locate<'a>(
+        &self,
+        default: Option<&str>,
+        raw: &'a str,
+    ) -> Result<(&Arc<Vault>, &'a str)> {
+        if let Some((name, rest)) = raw.split_once(':')
+            && let Some(v) = self.list.iter().find(|v| v.name == name)
+        {
+            return Ok((v, rest));
+        }
+        Ok((self.get(default)?, raw))
     }
 
     /// Every vault, the default first.

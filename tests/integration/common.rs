@@ -170,8 +170,20 @@ impl Server {
         s
     }
 
+    /// Starts the server over an existing data directory (shared with other processes) and
+    /// waits until it is ready.
+    pub fn start_in(vaults: &[String], env: &[(&str, &str)], data_dir: &Path) -> Server {
+        let s = Server::spawn_in(vaults, env, Some(data_dir));
+        s.wait_ready();
+        s
+    }
+
     /// Starts the server and waits only for the port (`/healthz`).
     pub fn spawn(vaults: &[String], env: &[(&str, &str)]) -> Server {
+        Server::spawn_in(vaults, env, None)
+    }
+
+    fn spawn_in(vaults: &[String], env: &[(&str, &str)], data_dir: Option<&Path>) -> Server {
         let port = free_port();
         let data = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
@@ -180,7 +192,7 @@ impl Server {
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .arg("--data-dir")
-            .arg(data.path());
+            .arg(data_dir.unwrap_or(data.path()));
         for v in vaults {
             cmd.arg("--vault").arg(v);
         }
@@ -394,12 +406,33 @@ pub fn fake_embedding_endpoint_slow(
     marker: &'static str,
     delay: std::time::Duration,
 ) -> String {
+    serve_embeddings(dims, marker, delay, None)
+}
+
+/// Every input an embedding endpoint was sent, in arrival order, across every process that
+/// used it.
+pub type Embedded = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// [`fake_embedding_endpoint`] that also records every input it is sent: to count how often a
+/// text was embedded, whichever process asked.
+pub fn counting_embedding_endpoint(dims: usize) -> (String, Embedded) {
+    let seen = Embedded::default();
+    (serve_embeddings(dims, "", std::time::Duration::ZERO, Some(seen.clone())), seen)
+}
+
+fn serve_embeddings(
+    dims: usize,
+    marker: &'static str,
+    delay: std::time::Duration,
+    record: Option<Embedded>,
+) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1/embeddings", listener.local_addr().unwrap());
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
-            std::thread::spawn(move || answer_embedding(stream, dims, marker, delay));
+            let record = record.clone();
+            std::thread::spawn(move || answer_embedding(stream, dims, marker, delay, record));
         }
     });
     url
@@ -410,6 +443,7 @@ fn answer_embedding(
     dims: usize,
     marker: &str,
     delay: std::time::Duration,
+    record: Option<Embedded>,
 ) {
     use std::io::{BufRead, BufReader, Read, Write};
     let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -429,6 +463,10 @@ fn answer_embedding(
     }
     let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     let inputs = req["input"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if let Some(record) = &record {
+        let mut seen = record.lock().unwrap();
+        seen.extend(inputs.iter().map(|t| t.as_str().unwrap_or("").to_string()));
+    }
     if !marker.is_empty() && inputs.iter().any(|t| t.as_str().unwrap_or("").contains(marker)) {
         std::thread::sleep(delay);
     }

@@ -290,7 +290,7 @@ fn completions_cover_the_subcommands_for_each_shell() {
 
 #[test]
 fn index_asks_a_running_server_to_do_the_pass() {
-    use crate::common::{KEY, Server};
+    use crate::common::Server;
     let vault = TempVault::fixture();
     let second = TempVault::empty();
     second.write("Trips.md", "# Trips\n\nThe ferry leaves at nine.\n");
@@ -306,19 +306,15 @@ fn index_asks_a_running_server_to_do_the_pass() {
     let s = Server::start(&[spec.clone(), format!("second={}", second.root().display())], &hashing);
     vault.write("Inbox/Added.md", "# Added\n\nA note the server has not seen yet.\n");
     second.write("Later.md", "# Later\n\nWritten after the server started.\n");
-    let listen = s.base.trim_start_matches("http://").to_string();
-    let env = [
-        ("MDVAULT_EMBEDDING__BACKEND", "hashing"),
-        ("MDVAULT_API_KEY", KEY),
-        ("MDVAULT_LISTEN", listen.as_str()),
-    ];
+    // No key and no address: the server is found through the data directory it owns.
+    let env = [("MDVAULT_EMBEDDING__BACKEND", "hashing")];
     // The same vaults into another data directory: another index, built here.
     let elsewhere = tempfile::tempdir().unwrap();
     let d = elsewhere.path().to_str().unwrap();
     let o =
         mdvault_with(&["index", "--vault", &spec, "--vault", &other, "--data-dir", d], &env, None);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-    assert!(!stderr(&o).contains("holds the index"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("owns this index"), "{}", stderr(&o));
     assert!(elsewhere.path().join("index.db").is_file());
     let (_, body) = s.get("/search?q=has+not+seen+yet&k=1");
     assert!(!body.contains("Inbox/Added.md"), "the server's index was not touched: {body}");
@@ -327,28 +323,27 @@ fn index_asks_a_running_server_to_do_the_pass() {
     let o =
         mdvault_with(&["index", "--vault", &spec, "--vault", &other, "--data-dir", d], &env, None);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-    assert!(stderr(&o).contains("holds the index; asking it"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("owns this index; asking it"), "{}", stderr(&o));
+    // Reported under this command's own names for the vaults.
     let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
-    assert!(lines[0].starts_with("fixture: ") && lines[1].starts_with("second: "), "{lines:?}");
+    assert!(lines[0].starts_with("fixture: ") && lines[1].starts_with("trips: "), "{lines:?}");
     let (status, body) = s.get("/search?q=has+not+seen+yet&k=1");
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("Inbox/Added.md"), "the server indexed it: {body}");
+    let (_, body) = s.get("/search?q=written+after+the+server+started&k=3");
+    assert!(body.contains("Later.md"), "the server indexed the second vault: {body}");
 
-    // No key in this shell: the one kept in the data directory (start.sh's) is used.
-    std::fs::write(s.data.path().join("api-key"), format!("{KEY}\n")).unwrap();
-    let no_key = [env[0], env[2]];
-    let o = mdvault_with(
-        &["index", "--vault", &spec, "--vault", &other, "--data-dir", d],
-        &no_key,
-        None,
-    );
-    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-    assert!(stderr(&o).contains("holds the index; asking it"), "{}", stderr(&o));
-
-    // The server's data directory with other vaults: refused, not written beside the server.
+    // One of the server's vaults alone: the server does that pass.
     let o = mdvault_with(&["index", "--vault", &spec, "--data-dir", d], &env, None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).starts_with("fixture: "), "{}", stdout(&o));
+
+    // A vault the server does not index: refused, not written beside the server.
+    let stranger = TempVault::empty();
+    let spec3 = format!("stranger={}", stranger.root().display());
+    let o = mdvault_with(&["index", "--vault", &spec3, "--data-dir", d], &env, None);
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
-    assert!(stderr(&o).contains("for other vaults"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("owns the index"), "{}", stderr(&o));
     assert!(stderr(&o).contains("another --data-dir"), "{}", stderr(&o));
 }
 

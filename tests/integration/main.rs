@@ -15,6 +15,7 @@ mod documents;
 mod eval;
 mod gate;
 mod mcp_sdk;
+mod multivault;
 mod parity;
 mod real_vaults;
 mod resolver;

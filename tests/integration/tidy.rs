@@ -107,3 +107,98 @@ fn architecture_names_every_module() {
     }
     assert!(missing.is_empty(), "ARCHITECTURE.md does not mention: {missing:?}");
 }
+
+/// The library's modules from the bottom up: a module may use only modules of lower layers
+/// (and itself). Modules of one layer stay independent of each other. `markdown` is the pure
+/// line model every text scanner shares.
+const LAYERS: &[&[&str]] = &[
+    &["error"],
+    &["docs", "embed", "markdown"],
+    &["config"],
+    &["vault"],
+    &["index"],
+    &["search", "upkeep"],
+    &["engine", "wire"],
+    &["api"],
+    &["cli"],
+];
+
+/// Inside `api`, the same rule between its files: the tool calls, then the gate, then the MCP
+/// server, then the router that mounts them, then the entry points.
+const API_LAYERS: &[&str] = &["tools", "guard", "mcp", "rest", "mod"];
+
+/// The `crate::NAME` and `super::NAME` modules a source text names outside comments.
+fn references(text: &str, prefix: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for (i, _) in code.match_indices(prefix) {
+            let rest = &code[i + prefix.len()..];
+            let name: String =
+                rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+            let before = code[..i].chars().last();
+            if !name.is_empty() && !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                out.push((n + 1, name));
+            }
+        }
+    }
+    out
+}
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+#[test]
+fn modules_use_only_the_layers_below_them() {
+    let mut offences = Vec::new();
+    for (rel, text) in sources() {
+        let Some(module) = rel
+            .strip_prefix("src/")
+            .and_then(|r| r.split(['/', '.']).next().filter(|m| *m != "lib" && *m != "main"))
+        else {
+            continue;
+        };
+        let Some(mine) = layer_of(module) else {
+            offences.push(format!("{rel}: module `{module}` has no layer in LAYERS"));
+            continue;
+        };
+        let body = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (line, used) in references(body, "crate::") {
+            if used == module {
+                continue;
+            }
+            match layer_of(&used) {
+                Some(theirs) if theirs < mine => {}
+                _ => offences.push(format!("{rel}:{line}: `{module}` uses `{used}`")),
+            }
+        }
+    }
+    assert!(offences.is_empty(), "layering broken:\n{}", offences.join("\n"));
+}
+
+#[test]
+fn the_api_files_use_only_the_files_below_them() {
+    let mut offences = Vec::new();
+    for (rel, text) in sources() {
+        let Some(file) = rel.strip_prefix("src/api/").and_then(|f| f.strip_suffix(".rs")) else {
+            continue;
+        };
+        let mine = API_LAYERS.iter().position(|f| *f == file).expect("every api file is listed");
+        let body = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (line, used) in references(body, "super::") {
+            match API_LAYERS.iter().position(|f| *f == used) {
+                Some(theirs) if theirs < mine => {}
+                _ => offences.push(format!("{rel}:{line}: `{file}` uses `{used}`")),
+            }
+        }
+    }
+    assert!(offences.is_empty(), "api layering broken:\n{}", offences.join("\n"));
+}
+
+#[test]
+fn the_layer_check_notices_an_upward_import() {
+    let found = references("use crate::upkeep::callouts; // crate::cli in a comment\n", "crate::");
+    assert_eq!(found, vec![(1, "upkeep".to_string())]);
+    assert!(layer_of("config") < layer_of("upkeep"), "config sits below upkeep");
+}

@@ -1,10 +1,21 @@
 //! The engine façade: the configured vaults, their index and the search settings in one value.
 //!
-//! Surfaces (the CLI now, REST and MCP next) build one [`Engine`] from a [`Config`] and call it;
+//! Surfaces (the CLI, REST and MCP) build one [`Engine`] from a [`Config`] and call it;
 //! nothing below this knows which surface asked. Opening it loads the embedder (a local model
 //! folder or an HTTP endpoint) and the index store; it never downloads anything.
+//!
+//! An engine is either the **owner** of its data directory's index, with the one
+//! [`indexer`] thread that writes it and a socket that other processes reach it on
+//! ([`owner`]), or a **reader** beside another process that owns it: it searches the index
+//! read-only, following the owner's commits, and sends its index work to the owner. Which one
+//! is decided when it opens; a reader that serves (`start_background`) takes over when the
+//! owner ends.
 
-use std::sync::Arc;
+pub mod indexer;
+pub mod owner;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use crate::config::{Config, EmbeddingBackend};
@@ -18,24 +29,45 @@ use crate::search::rerank::Reranker;
 use crate::search::{SearchRequest, SearchResponse, Searcher};
 use crate::upkeep::{self, findings::Run, indexmd};
 use crate::vault::Vaults;
+use indexer::{Indexer, IndexerThread};
+use owner::{Endpoint, OwnerClient, OwnerInfo, Ownership, VaultRoot};
 
 /// The index.md generator of each vault, by name (empty when `index.index_md` is off).
 type IndexMds = Arc<std::collections::HashMap<String, Arc<indexmd::IndexMd>>>;
+
+/// How long a write's re-index may hold its reply: long enough for a note's few chunks, short
+/// enough that a write never waits for a whole pass queued before it (the pass reaches the
+/// paths anyway, and so do the watcher and the reconcile pass).
+const REFRESH_WAIT: Duration = Duration::from_secs(5);
+/// How long a reader keeps trying to open an index that its owner is still creating.
+const READER_OPEN_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Vaults, index and settings, ready to serve.
 pub struct Engine {
     config: Config,
     vaults: Vaults,
-    index: Arc<Index>,
+    embedder: Arc<crate::embed::Embedder>,
+    /// Replaced once, when a reader takes over as owner and reopens the index for writing.
+    index: RwLock<Arc<Index>>,
+    role: Mutex<Role>,
     reranker: Option<Reranker>,
     readiness: Arc<Readiness>,
     index_md: IndexMds,
     /// One maintenance run at a time: each runs every script of the vault, and a burst of
     /// requests must not start a burst of interpreters.
     maintenance_runs: std::sync::Mutex<()>,
-    /// The store held a finished build of every vault, with every chunk's vector, when the
-    /// engine opened: a restart's first pass is catching up, and search serves meanwhile.
-    warm: bool,
+    /// The store held a finished build of every vault, with every chunk's vector, when this
+    /// engine became the owner: its first pass is catching up, and search serves meanwhile.
+    warm: AtomicBool,
+}
+
+/// Whether this engine writes its data directory's index, or reads beside the process that does.
+enum Role {
+    /// This engine owns the index. Field order is drop order: stop taking requests from other
+    /// processes, then stop the indexer.
+    Owner { _endpoint: Option<Endpoint>, indexer: Indexer, _thread: IndexerThread },
+    /// Another process owns it.
+    Reader { client: OwnerClient },
 }
 
 /// Where the background build stands.
@@ -105,6 +137,8 @@ pub struct Status {
     pub vectors: u64,
     /// Whether the store answered.
     pub store_ok: bool,
+    /// Whether this process owns (writes) the index; a reader follows another process's.
+    pub owner: bool,
 }
 
 impl Readiness {
@@ -208,19 +242,22 @@ impl Engine {
     /// Opens the engine with an embedder chosen by the caller (tests, benchmarks).
     pub fn with_embedder(config: Config, embedder: Embedder) -> Result<Engine> {
         let vaults = Vaults::open(&config)?;
-        let names = vaults.names().iter().map(|s| s.to_string()).collect();
-        let index = Index::open(
-            &config.data_dir,
-            names,
-            IndexSettings::from_config(&config),
-            Arc::new(embedder),
-        )?;
-        // A model change drops every vector in `Index::open`, so a switch is never warm.
-        let warm = vaults.iter().all(|v| {
-            let store = index.store();
-            let built = store.meta(&coverage::LastBuild::key(v.name())).ok().flatten().is_some();
-            built && store.vault_chunk_counts(v.name()).is_ok_and(|(_, missing)| missing == 0)
-        });
+        let embedder = Arc::new(embedder);
+        let names: Vec<String> = vaults.names().iter().map(|s| s.to_string()).collect();
+        let settings = IndexSettings::from_config(&config);
+        let (index, role) = match owner::try_own(&config.data_dir)? {
+            Some(ownership) => {
+                let index =
+                    Arc::new(Index::open(&config.data_dir, names, settings, embedder.clone())?);
+                let role = Engine::owner_role(&config, &vaults, &index, ownership)?;
+                (index, role)
+            }
+            None => {
+                let index = Arc::new(open_reader(&config, names, settings, &embedder)?);
+                (index, Role::Reader { client: OwnerClient::new(&config.data_dir) })
+            }
+        };
+        let warm = is_warm(&vaults, &index);
         let reranker = Reranker::new(&config.rerank);
         let index_md = if config.index.index_md {
             vaults
@@ -238,13 +275,91 @@ impl Engine {
         Ok(Engine {
             config,
             vaults,
-            index: Arc::new(index),
+            embedder,
+            index: RwLock::new(index),
+            role: Mutex::new(role),
             reranker,
             readiness: Arc::new(Readiness::new()),
             index_md: Arc::new(index_md),
             maintenance_runs: std::sync::Mutex::new(()),
-            warm,
+            warm: AtomicBool::new(warm),
         })
+    }
+
+    /// Starts the indexer (which holds `ownership` from now on) and the socket that other
+    /// processes reach it on.
+    fn owner_role(
+        config: &Config,
+        vaults: &Vaults,
+        index: &Arc<Index>,
+        ownership: Ownership,
+    ) -> Result<Role> {
+        let (indexer, thread) = indexer::start(index.clone(), vaults.clone(), ownership)?;
+        let info = OwnerInfo {
+            pid: std::process::id(),
+            command: std::env::args().nth(1).unwrap_or_else(|| "mdvault".into()),
+            vaults: vaults
+                .iter()
+                .map(|v| VaultRoot { name: v.name().to_string(), root: v.root().to_path_buf() })
+                .collect(),
+        };
+        // Without the socket this process still indexes its own vaults; only other processes
+        // lose their way to it (they say so when they try).
+        let endpoint = match Endpoint::bind(&config.data_dir, info, indexer.clone()) {
+            Ok(e) => Some(e),
+            Err(e) => {
+                tracing::warn!("other mdvault processes cannot reach this one's indexer: {e}");
+                None
+            }
+        };
+        Ok(Role::Owner { _endpoint: endpoint, indexer, _thread: thread })
+    }
+
+    /// Whether this engine owns (writes) its data directory's index.
+    pub fn is_owner(&self) -> bool {
+        matches!(*self.role.lock().unwrap_or_else(|p| p.into_inner()), Role::Owner { .. })
+    }
+
+    /// The owner's indexer, when this engine is the owner.
+    fn indexer(&self) -> Option<Indexer> {
+        match &*self.role.lock().unwrap_or_else(|p| p.into_inner()) {
+            Role::Owner { indexer, .. } => Some(indexer.clone()),
+            Role::Reader { .. } => None,
+        }
+    }
+
+    /// Becomes the owner after the previous one ended: reopens the index for writing (which
+    /// reconciles it with this process's model and settings) and starts the indexer.
+    fn take_over(&self, ownership: Ownership) -> Result<()> {
+        let names: Vec<String> = self.vaults.names().iter().map(|s| s.to_string()).collect();
+        let index = Arc::new(Index::open(
+            &self.config.data_dir,
+            names,
+            IndexSettings::from_config(&self.config),
+            self.embedder.clone(),
+        )?);
+        let role = Engine::owner_role(&self.config, &self.vaults, &index, ownership)?;
+        self.warm.store(is_warm(&self.vaults, &index), Ordering::SeqCst);
+        *self.index.write().unwrap_or_else(|p| p.into_inner()) = index;
+        *self.role.lock().unwrap_or_else(|p| p.into_inner()) = role;
+        tracing::info!("this process now owns the index in {}", self.config.data_dir.display());
+        Ok(())
+    }
+
+    /// Asks the owning process who it is, and pairs each of our vaults with its name for the
+    /// same root (`None` where it does not index that root).
+    fn owner_names(&self, client: &OwnerClient) -> Result<(OwnerInfo, Vec<Option<String>>)> {
+        let info = client.hello()?;
+        let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let names = self
+            .vaults
+            .iter()
+            .map(|v| {
+                let root = canon(v.root());
+                info.vaults.iter().find(|o| canon(&o.root) == root).map(|o| o.name.clone())
+            })
+            .collect();
+        Ok((info, names))
     }
 
     /// The configuration.
@@ -257,41 +372,96 @@ impl Engine {
         &self.vaults
     }
 
-    /// The index.
-    pub fn index(&self) -> &Arc<Index> {
-        &self.index
+    /// The index (the owner's, or this reader's read-only view of it).
+    pub fn index(&self) -> Arc<Index> {
+        self.index.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Brings one vault (or, with `None`, every vault) up to date.
+    /// Brings one vault (or, with `None`, every vault) up to date: `full` re-reads and
+    /// re-chunks every file of those vaults and of no other, reusing the vectors of unchanged
+    /// texts. An owner runs the passes on its indexer; a reader asks the owning process to
+    /// run them, and refuses for a vault the owner does not index.
     pub fn sync(
         &self,
         vault: Option<&str>,
         full: bool,
         progress: &dyn Progress,
     ) -> Result<Vec<(String, SyncReport)>> {
-        if full {
-            self.index.clear()?;
-        }
-        let mut out = Vec::new();
-        for v in self.vaults.iter() {
-            if vault.is_some_and(|n| n != v.name()) {
-                continue;
-            }
-            out.push((v.name().to_string(), self.index.sync(v, full, progress)?));
-        }
-        if let Some(name) = vault
-            && out.is_empty()
-        {
+        if let Some(name) = vault {
             self.vaults.get(Some(name))?;
         }
+        let wanted: Vec<&Arc<crate::vault::Vault>> =
+            self.vaults.iter().filter(|v| vault.is_none_or(|n| n == v.name())).collect();
+        let mut out = Vec::new();
+        if let Some(indexer) = self.indexer() {
+            for v in wanted {
+                out.push((v.name().to_string(), indexer.sync(v.name(), full, progress)?));
+            }
+            return Ok(out);
+        }
+        let client = OwnerClient::new(&self.config.data_dir);
+        let (info, theirs) = self.owner_names(&client)?;
+        for v in wanted {
+            let pos = self.vaults.iter().position(|x| x.name() == v.name()).unwrap_or(0);
+            let Some(name) = &theirs[pos] else {
+                return Err(Error::new(
+                    ErrorCode::NotReady,
+                    format!(
+                        "mdvault `{}` (pid {}) owns the index in {} and does not index {} ({}); \
+                         stop it, add this vault to its configuration, or use another --data-dir",
+                        info.command,
+                        info.pid,
+                        self.config.data_dir.display(),
+                        v.name(),
+                        v.root().display()
+                    ),
+                ));
+            };
+            progress.files(0, 0);
+            out.push((v.name().to_string(), client.sync(name, full)?));
+        }
         Ok(out)
+    }
+
+    /// Re-indexes `paths` of `vault` now and waits for the report, however long a pass queued
+    /// before it takes (the benchmark's edit-to-searchable; surfaces use [`Engine::refresh`]).
+    pub fn update(&self, vault: &str, paths: &[String]) -> Result<SyncReport> {
+        let v = self.vaults.get(Some(vault))?;
+        if let Some(indexer) = self.indexer() {
+            return indexer.update(v.name(), paths.to_vec(), None).unwrap_or_else(|| {
+                Err(Error::new(ErrorCode::NotReady, "the index queue is full"))
+            });
+        }
+        let client = OwnerClient::new(&self.config.data_dir);
+        let (_, theirs) = self.owner_names(&client)?;
+        let pos = self.vaults.iter().position(|x| x.name() == v.name()).unwrap_or(0);
+        match &theirs[pos] {
+            Some(name) => client.update(name, paths, Duration::from_secs(3600)),
+            None => Err(Error::new(
+                ErrorCode::NotReady,
+                format!("the process that owns the index does not index {vault}"),
+            )),
+        }
+    }
+
+    /// Who owns the index when this engine is a reader (`None` for the owner itself).
+    pub fn owner_info(&self) -> Option<OwnerInfo> {
+        if self.is_owner() {
+            return None;
+        }
+        OwnerClient::new(&self.config.data_dir).hello().ok()
     }
 
     /// Runs a search. While the first background build runs (or after it failed) this is
     /// `not_ready`: an empty answer then would read as "nothing matches". A restart over a
     /// finished index is the exception: its first pass only catches up with what changed while
-    /// the server was stopped, so search answers from the index as it is, and says so.
+    /// the server was stopped, so search answers from the index as it is, and says so. A vault
+    /// that has never been indexed is `not_ready` too when it is all that was asked for, and a
+    /// notice when it is one of several.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        let index = self.index();
+        // A reader first catches up with what the owner has committed.
+        index.follow_owner()?;
         let mut catching_up = None;
         // One look at the state: `status()` would also query a store the pass is writing.
         let (phase, since) = {
@@ -299,7 +469,7 @@ impl Engine {
             (s.phase, s.since)
         };
         match phase {
-            Phase::Building if self.warm => {
+            Phase::Building if self.warm.load(Ordering::SeqCst) => {
                 catching_up = Some(since.elapsed().as_secs_f64());
             }
             Phase::Building => {
@@ -326,13 +496,37 @@ impl Engine {
             }
             Phase::Idle | Phase::Ready => {}
         }
+        let scope: Vec<&str> = match req.vault.as_deref() {
+            Some(name) => vec![self.vaults.get(Some(name))?.name()],
+            None => self.vaults.names(),
+        };
+        let unbuilt: Vec<&str> =
+            scope.iter().copied().filter(|v| !ever_indexed(index.store(), v)).collect();
+        if !unbuilt.is_empty() && unbuilt.len() == scope.len() {
+            let list = unbuilt.join(", ");
+            return Err(Error::new(
+                ErrorCode::NotReady,
+                format!(
+                    "vault {list} has not been indexed yet, so there is nothing to search; run \
+                     `mdvault index --vault {}` (a running server indexes it by itself: retry \
+                     in a little while)",
+                    unbuilt[0]
+                ),
+            ));
+        }
         let mut resp = Searcher {
-            index: &self.index,
+            index: &index,
             settings: &self.config.search,
             query_prefix: &self.config.embedding.query_prefix,
             reranker: self.reranker.as_ref(),
         }
         .search(req)?;
+        if !unbuilt.is_empty() {
+            resp.notices.push(format!(
+                "vault {} has not been indexed yet, so its notes are missing from these results",
+                unbuilt.join(", ")
+            ));
+        }
         if let Some(seconds) = catching_up {
             resp.notices.push(format!(
                 "the index is catching up with changes made while the server was stopped \
@@ -353,8 +547,9 @@ impl Engine {
     pub fn coverage(&self, vault: Option<&str>) -> Result<coverage::Report> {
         // The model in use is the one loaded at start; a config edited since (`mdvault model
         // use`) takes effect at the next start, and `mdvault status` reports it as pending.
-        let loaded = Ok(self.index.embedder().model_id().to_string());
-        coverage_of(&self.config, &self.vaults, self.index.store(), vault, loaded)
+        let index = self.index();
+        let loaded = Ok(index.embedder().model_id().to_string());
+        coverage_of(&self.config, &self.vaults, index.store(), vault, loaded)
     }
 
     /// [`Engine::coverage`] without opening the engine (no model, no lexical index): for
@@ -382,7 +577,7 @@ impl Engine {
     pub fn status(&self) -> Status {
         // Copy the state out first: the store query may wait on a sync's transaction.
         let s = { self.readiness.state.lock().unwrap_or_else(|p| p.into_inner()).clone() };
-        let counts = self.index.store().counts();
+        let counts = self.index().store().counts();
         let (files, chunks, vectors) = counts.as_ref().copied().unwrap_or((0, 0, 0));
         Status {
             phase: s.phase,
@@ -396,14 +591,61 @@ impl Engine {
             chunks,
             vectors,
             store_ok: counts.is_ok(),
+            owner: self.is_owner(),
         }
     }
 
-    /// Starts serving in the background: watching every vault at once (so nothing changed
-    /// during the build is missed), the first build with retries, then the periodic reconcile
-    /// pass. Search is `not_ready` until the build succeeds. Dropping the handle stops the
-    /// watcher and the reconcile pass; the build thread finishes its current attempt.
+    /// Starts serving in the background. An owner starts at once: watching every vault (so
+    /// nothing changed during the build is missed), the first build with retries, then the
+    /// periodic reconcile pass and the index.md passes. A reader searches what the owner keeps
+    /// and waits on a thread of its own to take over when the owner ends, then starts the same.
+    /// Search is `not_ready` until the build succeeds. Dropping the handle stops the watcher and
+    /// the passes; the build thread finishes its current attempt.
     pub fn start_background(self: &Arc<Self>) -> Background {
+        let work = Arc::new(Mutex::new(None));
+        let cancelled = Arc::new(AtomicBool::new(false));
+        if self.is_owner() {
+            *work.lock().unwrap_or_else(|p| p.into_inner()) = Some(self.owner_work());
+            return Background { work, cancelled, _successor: None };
+        }
+        self.readiness.set_phase(Phase::Ready);
+        let (engine, slot, stop) = (self.clone(), work.clone(), cancelled.clone());
+        let data_dir = self.config.data_dir.clone();
+        match OwnerClient::new(&data_dir).hello() {
+            Ok(o) => tracing::info!(
+                "mdvault `{}` (pid {}) owns the index in {}; searching beside it, and taking \
+                 over when it ends",
+                o.command,
+                o.pid,
+                data_dir.display()
+            ),
+            Err(e) => tracing::warn!("{e}"),
+        }
+        let successor = std::thread::Builder::new()
+            .name("mdvault-successor".into())
+            .spawn(move || {
+                let ownership = match owner::own_when_free(&data_dir) {
+                    Ok(o) => o,
+                    Err(e) => return tracing::warn!("cannot wait to own the index: {e}"),
+                };
+                if stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                if let Err(e) = engine.take_over(ownership) {
+                    engine.readiness.update(|s| s.error = Some(e.to_string()));
+                    engine.readiness.set_phase(Phase::Failed);
+                    return tracing::error!("taking over the index failed: {e}");
+                }
+                let started = engine.owner_work();
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(started);
+            })
+            .map_err(|e| tracing::error!("cannot start the successor thread: {e}"))
+            .ok();
+        Background { work, cancelled, _successor: successor }
+    }
+
+    /// An owner's background work: watcher, first build, reconcile, index.md passes.
+    fn owner_work(self: &Arc<Self>) -> OwnerWork {
         let watcher = match self.watch() {
             Ok(w) => {
                 self.readiness.update(|s| s.watching = true);
@@ -429,7 +671,7 @@ impl Engine {
             .map_err(|e| tracing::error!("cannot start the index build: {e}"))
             .ok();
         let index_md = self.index_md_passes();
-        Background { _watcher: watcher, _reconciler: rx, _builder: builder, _index_md: index_md }
+        OwnerWork { _watcher: watcher, _reconciler: rx, _builder: builder, _index_md: index_md }
     }
 
     /// Starts the index.md passes on a thread of their own, apart from the index build (so
@@ -512,40 +754,63 @@ impl Engine {
         false
     }
 
-    /// Re-indexes paths a surface just wrote, so a search right after an edit sees it (the
+    /// Re-indexes paths a surface just wrote, so a search right after the write sees it (the
     /// watcher would, but only after its debounce). Failures are logged, never returned: the
-    /// write itself succeeded, and the watcher and reconcile pass will try again. While another
-    /// index pass runs this waits a few seconds for it (a watcher update finishes in that time)
-    /// and then gives up rather than make the write wait for a whole rebuild.
+    /// write itself succeeded, and the watcher and reconcile pass will try again. The job is
+    /// queued behind any pass already running; the write waits for it at most
+    /// [`REFRESH_WAIT`]. A reader asks the owning process to do it.
     pub fn refresh(&self, vault: &str, paths: &[String]) {
-        refresh_index_md(&self.vaults, &self.index_md, vault, paths);
-        // During the first build the build itself will reach these paths.
-        if !matches!(self.phase(), Phase::Ready | Phase::Idle) {
-            return;
-        }
         let Ok(v) = self.vaults.get(Some(vault)) else { return };
-        match self.index.try_update_paths(v, paths, Duration::from_secs(5)) {
-            Some(Err(e)) => {
-                tracing::warn!("re-indexing {paths:?} in {vault} after a write failed: {e}")
+        let role = {
+            let role = self.role.lock().unwrap_or_else(|p| p.into_inner());
+            match &*role {
+                Role::Owner { indexer, .. } => Ok(indexer.clone()),
+                Role::Reader { client } => Err(client.clone()),
             }
-            None => tracing::debug!("an index pass is running; the watcher will reach {paths:?}"),
-            Some(Ok(_)) => {}
+        };
+        match role {
+            Ok(indexer) => {
+                refresh_index_md(&self.vaults, &self.index_md, vault, paths);
+                match indexer.update(v.name(), paths.to_vec(), Some(REFRESH_WAIT)) {
+                    Some(Err(e)) => {
+                        tracing::warn!("re-indexing {paths:?} in {vault} after a write failed: {e}")
+                    }
+                    None => tracing::debug!("an index pass is running; it will reach {paths:?}"),
+                    Some(Ok(_)) => {}
+                }
+            }
+            // The owner's watcher keeps index.md; it is asked only for the index.
+            Err(client) => {
+                let theirs = self.owner_names(&client).ok().and_then(|(_, names)| {
+                    let pos = self.vaults.iter().position(|x| x.name() == v.name())?;
+                    names.into_iter().nth(pos).flatten()
+                });
+                let Some(name) = theirs else {
+                    return tracing::debug!(
+                        "the index owner does not index {vault}; {paths:?} wait for a takeover"
+                    );
+                };
+                if let Err(e) = client.update(&name, paths, REFRESH_WAIT) {
+                    tracing::debug!("the index owner did not confirm {paths:?} in time: {e}");
+                }
+            }
         }
     }
 
-    /// Starts the periodic reconcile pass: every `index.reconcile_seconds` each vault is synced
-    /// (a stat walk; only changed files are read), catching whatever the watcher missed
-    /// (events dropped by the OS, edits while the process was suspended). Stops when the
-    /// returned handle is dropped. `None` when the interval is 0.
+    /// Starts the periodic reconcile pass: every `index.reconcile_seconds` each vault gets a
+    /// pass on the indexer (a stat walk; only changed files are read), catching whatever the
+    /// watcher missed (events dropped by the OS, edits while the process was suspended). Stops
+    /// when the returned handle is dropped. `None` when the interval is 0 or this engine is not
+    /// the owner.
     pub fn reconcile(&self) -> Option<Reconciler> {
         let seconds = self.config.index.reconcile_seconds;
+        let indexer = self.indexer()?;
         if seconds <= 0.0 {
             return None;
         }
         let interval = Duration::from_secs_f64(seconds);
         let (stop, wait) = std::sync::mpsc::channel::<()>();
-        let index = self.index.clone();
-        let vaults = self.vaults.clone();
+        let names: Vec<String> = self.vaults.names().iter().map(|s| s.to_string()).collect();
         let thread = std::thread::Builder::new()
             .name("mdvault-reconcile".into())
             .spawn(move || {
@@ -553,17 +818,8 @@ impl Engine {
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                     wait.recv_timeout(interval)
                 {
-                    for vault in vaults.iter() {
-                        match index.sync(vault, false, &crate::index::Silent) {
-                            Ok(r) if r.files_chunked + r.files_removed > 0 => tracing::info!(
-                                "reconcile: {} changed and {} removed in {}",
-                                r.files_chunked,
-                                r.files_removed,
-                                vault.name()
-                            ),
-                            Ok(_) => {}
-                            Err(e) => tracing::warn!("reconcile of {} failed: {e}", vault.name()),
-                        }
+                    for name in &names {
+                        indexer.sync_later(name);
                     }
                 }
             })
@@ -581,7 +837,7 @@ impl Engine {
     pub fn maintenance(&self, vault: Option<&str>) -> Result<Run> {
         let v = self.vaults.get(vault)?;
         let _one = self.maintenance_runs.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(upkeep::maintenance(v, self.index.as_ref(), &self.upkeep_settings()))
+        Ok(upkeep::maintenance(v, self.index().as_ref(), &self.upkeep_settings()))
     }
 
     /// The maintenance checks of a vault, declared but not run.
@@ -624,11 +880,17 @@ impl Engine {
             .collect()
     }
 
-    /// Watches every vault and re-indexes changed paths as they settle.
+    /// Watches every vault and queues changed paths on the indexer as they settle (owner
+    /// only).
     pub fn watch(&self) -> Result<Watcher> {
+        let Some(indexer) = self.indexer() else {
+            return Err(Error::new(
+                ErrorCode::InternalError,
+                "only the process that owns the index watches the vaults",
+            ));
+        };
         let roots: Vec<(String, std::path::PathBuf)> =
             self.vaults.iter().map(|v| (v.name().to_string(), v.root().to_path_buf())).collect();
-        let index = self.index.clone();
         let vaults = self.vaults.clone();
         let generators = self.index_md.clone();
         let debounce = Duration::from_secs_f64(self.config.watch_debounce_seconds.max(0.05));
@@ -636,20 +898,56 @@ impl Engine {
             // index.md first: it is cheap, and it must not wait for (or fail with) the
             // embedder.
             refresh_index_md(&vaults, &generators, name, &paths);
-            let Ok(vault) = vaults.get(Some(name)) else { return };
-            match index.update_paths(vault, &paths) {
-                Ok(r) => tracing::info!(
-                    "re-indexed {} path(s) in {name}: {} chunked, {} removed, {} embedded in {:.0} ms",
-                    paths.len(),
-                    r.files_chunked,
-                    r.files_removed,
-                    r.texts_embedded,
-                    r.seconds * 1000.0
-                ),
-                Err(e) => tracing::warn!("re-indexing {name} failed: {e}"),
-            }
+            indexer.notify(name, paths);
         })
     }
+}
+
+/// Opens the index read-only beside its owner, waiting a moment for an owner that is still
+/// creating it.
+fn open_reader(
+    config: &Config,
+    names: Vec<String>,
+    settings: IndexSettings,
+    embedder: &Arc<crate::embed::Embedder>,
+) -> Result<Index> {
+    let started = std::time::Instant::now();
+    loop {
+        match Index::open_reader(
+            &config.data_dir,
+            names.clone(),
+            settings.clone(),
+            embedder.clone(),
+        ) {
+            Err(e)
+                if e.code() == ErrorCode::NotReady && started.elapsed() < READER_OPEN_PATIENCE =>
+            {
+                // The message names a model mismatch too; only a missing index is worth waiting for.
+                if e.message().contains("holds vectors of") {
+                    return Err(e);
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Whether the store held a finished build of every vault, with every chunk's vector.
+fn is_warm(vaults: &Vaults, index: &Index) -> bool {
+    // A model change drops every vector in `Index::open`, so a switch is never warm.
+    vaults.iter().all(|v| {
+        let store = index.store();
+        let built = store.meta(&coverage::LastBuild::key(v.name())).ok().flatten().is_some();
+        built && store.vault_chunk_counts(v.name()).is_ok_and(|(_, missing)| missing == 0)
+    })
+}
+
+/// Whether a vault has ever been indexed into this store: a finished pass was recorded, or
+/// (a store from before passes were recorded) it has chunks.
+fn ever_indexed(store: &crate::index::store::Store, vault: &str) -> bool {
+    store.meta(&coverage::LastBuild::key(vault)).ok().flatten().is_some()
+        || store.vault_chunk_counts(vault).is_ok_and(|(chunks, _)| chunks > 0)
 }
 
 /// Re-reads changed notes into a vault's index.md, logging (never returning) failures: the
@@ -663,6 +961,24 @@ fn refresh_index_md(vaults: &Vaults, generators: &IndexMds, name: &str, paths: &
 
 /// What [`Engine::start_background`] started; dropping it stops watching and reconciling.
 pub struct Background {
+    /// The owner's work, there from the start or once a reader has taken over.
+    work: Arc<Mutex<Option<OwnerWork>>>,
+    /// Tells a successor still waiting for ownership not to start anything.
+    cancelled: Arc<AtomicBool>,
+    // Left running when dropped: it waits on a lock that cannot be interrupted, and checks
+    // `cancelled` when it gets it.
+    _successor: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        drop(self.work.lock().unwrap_or_else(|p| p.into_inner()).take());
+    }
+}
+
+/// An owner's background threads.
+struct OwnerWork {
     _watcher: Option<Watcher>,
     _index_md: Option<Reconciler>,
     // The build thread sends the reconcile handle here once the first build succeeds; it

@@ -1,0 +1,278 @@
+//! The indexer: the one thread that writes the index of a data directory.
+//!
+//! Everything that changes the store's chunks and vectors or the lexical index is a [`Job`] on
+//! a bounded queue, and one thread takes them in order: the first build, a pass asked for by a
+//! surface (`/reindex`, `mdvault index`), the paths a write has just touched, the watcher's
+//! events, the periodic reconcile pass, and jobs that reader processes send through the owner's
+//! socket. Senders never touch the index; readers (search, status) never wait for the thread.
+//! That replaces a mutex that callers polled, and makes "one writer" a property of the design
+//! rather than of every caller's discipline.
+//!
+//! The thread holds the data directory's [`Ownership`] for as long as it runs, so another
+//! process cannot become the owner while a job is still writing.
+//!
+//! This module does not decide *when* to index (the engine's background work does) or which
+//! vault a caller means (the caller names it).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+use super::owner::Ownership;
+use crate::error::{Error, ErrorCode, Result};
+use crate::index::{Index, Progress, Silent, SyncReport};
+use crate::vault::Vaults;
+
+/// Jobs that may wait in the queue. A watcher burst beyond this blocks the watcher (which
+/// debounces anyway) rather than growing memory; a write's refresh finding the queue full
+/// leaves the paths to the watcher.
+const QUEUE: usize = 256;
+
+/// Where the answer to a job goes.
+type Answer = mpsc::Sender<Result<SyncReport>>;
+
+/// What a waiting caller of a pass hears: progress as it happens, then the report.
+enum PassMsg {
+    Files(usize, usize),
+    Embedded(usize, usize),
+    Done(Result<SyncReport>),
+}
+
+/// Progress of a pass, sent back to the thread that waits for it (which shows it on its own
+/// [`Progress`]: a terminal bar must be drawn by the thread that owns it, not the indexer).
+struct Relay(mpsc::Sender<PassMsg>);
+
+impl Progress for Relay {
+    fn files(&self, done: usize, total: usize) {
+        let _ = self.0.send(PassMsg::Files(done, total));
+    }
+    fn embedded(&self, done: usize, total: usize) {
+        let _ = self.0.send(PassMsg::Embedded(done, total));
+    }
+}
+
+/// One unit of index work.
+enum Job {
+    /// A pass over one vault.
+    Sync { vault: String, full: bool, answer: Option<mpsc::Sender<PassMsg>> },
+    /// Re-index some paths of one vault.
+    Update { vault: String, paths: Vec<String>, answer: Option<Answer> },
+    /// End the thread (what is still queued is abandoned).
+    Stop,
+}
+
+/// A handle for sending jobs to the indexer; cheap to clone.
+#[derive(Clone)]
+pub struct Indexer {
+    jobs: SyncSender<Job>,
+}
+
+/// The running indexer thread; dropping it stops the thread after the job in hand.
+pub struct IndexerThread {
+    jobs: SyncSender<Job>,
+    state: Arc<State>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Starts the indexer for `index` over `vaults`, holding `ownership` until it ends.
+pub fn start(
+    index: Arc<Index>,
+    vaults: Vaults,
+    ownership: Ownership,
+) -> Result<(Indexer, IndexerThread)> {
+    let (tx, rx) = mpsc::sync_channel::<Job>(QUEUE);
+    let state = Arc::new(State::default());
+    let shared = state.clone();
+    let thread = std::thread::Builder::new()
+        .name("mdvault-indexer".into())
+        .spawn(move || {
+            let _ownership = ownership;
+            run(&index, &vaults, &rx, &shared);
+        })
+        .map_err(|e| {
+            Error::new(ErrorCode::InternalError, format!("cannot start the indexer thread: {e}"))
+        })?;
+    Ok((Indexer { jobs: tx.clone() }, IndexerThread { jobs: tx, state, thread: Some(thread) }))
+}
+
+/// What the indexer thread shares with its handle.
+#[derive(Default)]
+struct State {
+    /// A job is writing the index right now (cleared before its caller hears the answer, so a
+    /// caller that drops the engine right after finds the thread idle).
+    busy: AtomicBool,
+    /// The handle was dropped: queued jobs are abandoned (their callers hear "stopped").
+    stopping: AtomicBool,
+}
+
+fn run(index: &Index, vaults: &Vaults, rx: &Receiver<Job>, state: &State) {
+    // Jobs taken off the queue early while folding updates; they run before anything newer.
+    let mut taken: VecDeque<Job> = VecDeque::new();
+    loop {
+        let job = match taken.pop_front() {
+            Some(job) => job,
+            None => match rx.recv() {
+                Ok(job) => job,
+                Err(_) => break,
+            },
+        };
+        if matches!(job, Job::Stop) || state.stopping.load(Ordering::SeqCst) {
+            break;
+        }
+        state.busy.store(true, Ordering::SeqCst);
+        let job = match job {
+            Job::Update { vault, paths, answer: None } => fold(rx, vault, paths, &mut taken),
+            other => other,
+        };
+        run_one(index, vaults, job, &state.busy);
+        state.busy.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Folds the queued updates of `vault` that nobody waits for into one job: a burst of watcher
+/// events becomes one pass and one embedding call. Stops at the first other job, which is kept
+/// in `taken` to run next.
+fn fold(
+    rx: &Receiver<Job>,
+    vault: String,
+    mut paths: Vec<String>,
+    taken: &mut VecDeque<Job>,
+) -> Job {
+    while let Ok(next) = rx.try_recv() {
+        match next {
+            Job::Update { vault: v, paths: more, answer: None } if v == vault => {
+                for path in more {
+                    if !paths.contains(&path) {
+                        paths.push(path);
+                    }
+                }
+            }
+            other => {
+                taken.push_back(other);
+                break;
+            }
+        }
+    }
+    Job::Update { vault, paths, answer: None }
+}
+
+/// Runs one job and answers it (or logs the outcome when nobody waits), clearing `busy` once
+/// the index is written and before anyone is told.
+fn run_one(index: &Index, vaults: &Vaults, job: Job, busy: &AtomicBool) {
+    let (what, vault, result, answer) = match job {
+        Job::Stop => return,
+        Job::Sync { vault, full, answer } => {
+            let result = match &answer {
+                Some(tx) => {
+                    let relay = Relay(tx.clone());
+                    vaults.get(Some(&vault)).and_then(|v| index.sync(v, full, &relay))
+                }
+                None => vaults.get(Some(&vault)).and_then(|v| index.sync(v, full, &Silent)),
+            };
+            if let Some(tx) = answer {
+                busy.store(false, Ordering::SeqCst);
+                let _ = tx.send(PassMsg::Done(result));
+                return;
+            }
+            ("pass over", vault, result, None)
+        }
+        Job::Update { vault, paths, answer } => {
+            let result = vaults.get(Some(&vault)).and_then(|v| index.update_paths(v, &paths));
+            ("re-index of", vault, result, answer)
+        }
+    };
+    busy.store(false, Ordering::SeqCst);
+    match (answer, result) {
+        (Some(a), result) => {
+            let _ = a.send(result);
+        }
+        (None, Ok(r)) if r.files_chunked + r.files_removed > 0 => tracing::info!(
+            "{what} {vault}: {} chunked, {} removed, {} embedded in {:.0} ms",
+            r.files_chunked,
+            r.files_removed,
+            r.texts_embedded,
+            r.seconds * 1000.0
+        ),
+        (None, Ok(_)) => {}
+        (None, Err(e)) => tracing::warn!("{what} {vault} failed: {e}"),
+    }
+}
+
+fn gone() -> Error {
+    Error::new(
+        ErrorCode::NotReady,
+        "the indexer has stopped (the process is shutting down); retry in a moment",
+    )
+}
+
+impl Indexer {
+    /// A pass over `vault`, waiting for its report; progress is shown on `progress` by the
+    /// calling thread.
+    pub fn sync(&self, vault: &str, full: bool, progress: &dyn Progress) -> Result<SyncReport> {
+        let (tx, rx) = mpsc::channel();
+        self.jobs
+            .send(Job::Sync { vault: vault.to_string(), full, answer: Some(tx) })
+            .map_err(|_| gone())?;
+        loop {
+            match rx.recv().map_err(|_| gone())? {
+                PassMsg::Files(done, total) => progress.files(done, total),
+                PassMsg::Embedded(done, total) => progress.embedded(done, total),
+                PassMsg::Done(result) => return result,
+            }
+        }
+    }
+
+    /// Queues a pass over `vault` and returns at once (the reconcile timer).
+    pub fn sync_later(&self, vault: &str) {
+        let _ = self.jobs.send(Job::Sync { vault: vault.to_string(), full: false, answer: None });
+    }
+
+    /// Re-indexes `paths` of `vault`. With `wait`, gives up waiting after it (`None`: the job
+    /// still runs, later); without, waits as long as it takes. Also `None` when the queue is
+    /// full, leaving the paths to the watcher and the reconcile pass.
+    pub fn update(
+        &self,
+        vault: &str,
+        paths: Vec<String>,
+        wait: Option<Duration>,
+    ) -> Option<Result<SyncReport>> {
+        let (tx, rx) = mpsc::channel();
+        let job = Job::Update { vault: vault.to_string(), paths, answer: Some(tx) };
+        match self.jobs.try_send(job) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => return None,
+            Err(TrySendError::Disconnected(_)) => return Some(Err(gone())),
+        }
+        match wait {
+            None => Some(rx.recv().unwrap_or_else(|_| Err(gone()))),
+            Some(w) => match rx.recv_timeout(w) {
+                Ok(r) => Some(r),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => Some(Err(gone())),
+            },
+        }
+    }
+
+    /// Queues paths of `vault` to re-index and returns at once (the watcher).
+    pub fn notify(&self, vault: &str, paths: Vec<String>) {
+        let _ = self.jobs.send(Job::Update { vault: vault.to_string(), paths, answer: None });
+    }
+}
+
+impl Drop for IndexerThread {
+    fn drop(&mut self) {
+        self.state.stopping.store(true, Ordering::SeqCst);
+        // Wakes a thread waiting for work; a full queue means it is awake anyway.
+        let _ = self.jobs.try_send(Job::Stop);
+        // Join an idle thread, so the data directory is free when this returns (an engine
+        // reopened at once becomes the owner again); a thread in the middle of a pass is left
+        // to finish it, still holding ownership, rather than making shutdown wait for a build.
+        if let Some(t) = self.thread.take()
+            && !self.state.busy.load(Ordering::SeqCst)
+        {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! The data directory's one writer: who owns the index, and how another process reaches it.
+//!
+//! Exactly one process at a time writes a data directory's index (the store's chunks and
+//! vectors, the lexical index). It proves ownership with an exclusive lock on `owner.lock`,
+//! which the kernel releases when the process ends however it ends, so a crash never leaves a
+//! stale owner behind. The owner listens on `indexer.sock` beside it: a Unix socket inside the
+//! data directory, which is private to the user (0700), so nothing guesses a port and no API key
+//! is involved. Every other process on that data directory is a reader: it searches the files
+//! read-only and sends its index jobs (a pass over a vault, paths it has just written) to the
+//! owner over the socket.
+//!
+//! The protocol is one JSON request line and one JSON reply line per connection, in the typed
+//! [`Request`] and [`Reply`] below, spoken only between processes of the same binary.
+//!
+//! This module does no indexing itself: the owner hands each job to the
+//! [`Indexer`](super::indexer::Indexer) and writes back what it answered.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::indexer::Indexer;
+use crate::error::{Error, ErrorCode, Result};
+use crate::index::{Silent, SyncReport};
+
+/// The lock file whose exclusive lock is ownership.
+const LOCK_FILE: &str = "owner.lock";
+/// The owner's socket.
+const SOCKET_FILE: &str = "indexer.sock";
+/// How long a reader waits for a socket that an owner has locked but not yet bound (an owner
+/// opens its store and index between the two, which takes a moment on a large index).
+const CONNECT_PATIENCE: Duration = Duration::from_secs(20);
+/// How long a request line may take to arrive: a client that connects and sends nothing must
+/// not hold a handler thread.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Who holds a data directory: told to any process that asks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnerInfo {
+    /// The owner's process id.
+    pub pid: u32,
+    /// What the owner is running (`serve`, `mcp`, `index`, ...), for messages.
+    pub command: String,
+    /// The vaults it indexes, by its names for them, with their canonical roots.
+    pub vaults: Vec<VaultRoot>,
+}
+
+/// A vault as the owner knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VaultRoot {
+    /// The owner's name for it.
+    pub name: String,
+    /// Its canonical root.
+    pub root: PathBuf,
+}
+
+/// What a reader asks of the owner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "job", rename_all = "snake_case")]
+pub enum Request {
+    /// Who are you?
+    Hello,
+    /// A pass over one vault (`full`: re-read and re-chunk every file).
+    Sync {
+        /// The owner's name of the vault.
+        vault: String,
+        /// Re-chunk every file, not only changed ones.
+        full: bool,
+    },
+    /// Re-index these paths of one vault (a reader has just written them).
+    Update {
+        /// The owner's name of the vault.
+        vault: String,
+        /// Vault-relative paths.
+        paths: Vec<String>,
+    },
+}
+
+/// The owner's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// The answer to [`Request::Hello`].
+    Owner(OwnerInfo),
+    /// What a sync or update did.
+    Report(ReportWire),
+    /// A refusal.
+    Error {
+        /// The error code's wire name.
+        code: String,
+        /// The message.
+        message: String,
+    },
+}
+
+/// [`SyncReport`] on the socket.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReportWire {
+    /// Files looked at.
+    pub files_seen: usize,
+    /// Files (re-)chunked.
+    pub files_chunked: usize,
+    /// Files whose bytes were unchanged.
+    pub files_unchanged: usize,
+    /// Files removed from the index.
+    pub files_removed: usize,
+    /// Files that could not be indexed, with why.
+    pub failed: Vec<(String, String)>,
+    /// Chunks written.
+    pub chunks_written: usize,
+    /// Texts embedded.
+    pub texts_embedded: usize,
+    /// Seconds taken.
+    pub seconds: f64,
+}
+
+impl From<&SyncReport> for ReportWire {
+    fn from(r: &SyncReport) -> ReportWire {
+        ReportWire {
+            files_seen: r.files_seen,
+            files_chunked: r.files_chunked,
+            files_unchanged: r.files_unchanged,
+            files_removed: r.files_removed,
+            failed: r.failed.clone(),
+            chunks_written: r.chunks_written,
+            texts_embedded: r.texts_embedded,
+            seconds: r.seconds,
+        }
+    }
+}
+
+impl From<ReportWire> for SyncReport {
+    fn from(r: ReportWire) -> SyncReport {
+        SyncReport {
+            files_seen: r.files_seen,
+            files_chunked: r.files_chunked,
+            files_unchanged: r.files_unchanged,
+            files_removed: r.files_removed,
+            failed: r.failed,
+            chunks_written: r.chunks_written,
+            texts_embedded: r.texts_embedded,
+            seconds: r.seconds,
+        }
+    }
+}
+
+fn error_reply(e: &Error) -> Reply {
+    Reply::Error { code: e.code().as_str().to_string(), message: e.message().to_string() }
+}
+
+fn error_from_reply(code: &str, message: String) -> Error {
+    let code = ErrorCode::ALL
+        .iter()
+        .copied()
+        .find(|c| c.as_str() == code)
+        .unwrap_or(ErrorCode::InternalError);
+    Error::new(code, message)
+}
+
+fn io_error(what: &str, path: &Path, e: &std::io::Error) -> Error {
+    Error::new(
+        ErrorCode::InternalError,
+        format!("cannot {what} {}: {e}; check the data directory's permissions", path.display()),
+    )
+}
+
+/// The exclusive lock that makes this process the data directory's owner; dropping it (or the
+/// process ending) gives ownership up.
+#[derive(Debug)]
+pub struct Ownership {
+    _file: std::fs::File,
+}
+
+/// Takes ownership of `data_dir` if no other process (or other engine of this process) holds
+/// it: `Ok(None)` when someone does.
+pub fn try_own(data_dir: &Path) -> Result<Option<Ownership>> {
+    let file = open_lock(data_dir)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(Ownership { _file: file })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(io_error("lock", &data_dir.join(LOCK_FILE), &e))
+        }
+    }
+}
+
+/// Waits until ownership of `data_dir` is free, then takes it (a reader that serves takes over
+/// when the owner ends).
+pub fn own_when_free(data_dir: &Path) -> Result<Ownership> {
+    let file = open_lock(data_dir)?;
+    file.lock().map_err(|e| io_error("lock", &data_dir.join(LOCK_FILE), &e))?;
+    Ok(Ownership { _file: file })
+}
+
+fn open_lock(data_dir: &Path) -> Result<std::fs::File> {
+    crate::index::store::create_private_dir(data_dir)?;
+    let path = data_dir.join(LOCK_FILE);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io_error("open", &path, &e))
+}
+
+/// The owner's listening socket; dropping it stops the listener and removes the socket file.
+pub struct Endpoint {
+    path: PathBuf,
+    /// The listening socket itself (a second handle on it), to shut down from `drop`.
+    socket: UnixListener,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Endpoint {
+    /// Binds `indexer.sock` in `data_dir` and answers requests with `info` and `indexer`. Only
+    /// the owner calls this (its indexer thread holds the [`Ownership`]): a socket left by a
+    /// dead owner is replaced.
+    pub fn bind(data_dir: &Path, info: OwnerInfo, indexer: Indexer) -> Result<Endpoint> {
+        let path = data_dir.join(SOCKET_FILE);
+        // Holding the lock proves any socket file here belongs to an owner that is gone.
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error("remove the stale socket", &path, &e)),
+        }
+        let listener = UnixListener::bind(&path).map_err(|e| io_error("listen on", &path, &e))?;
+        let socket = listener.try_clone().map_err(|e| io_error("listen on", &path, &e))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let info = Arc::new(info);
+        let thread = std::thread::Builder::new()
+            .name("mdvault-owner".into())
+            .spawn(move || {
+                for conn in listener.incoming() {
+                    if flag.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(conn) = conn else {
+                        // A failing listener (shut down, or out of descriptors) must not spin.
+                        std::thread::sleep(Duration::from_millis(20));
+                        continue;
+                    };
+                    let (info, indexer) = (info.clone(), indexer.clone());
+                    // One thread per connection: a long pass asked for by one reader must not
+                    // keep another reader's hello waiting. Jobs still run one at a time.
+                    let _ = std::thread::Builder::new()
+                        .name("mdvault-owner-conn".into())
+                        .spawn(move || answer(conn, &info, &indexer));
+                }
+            })
+            .map_err(|e| io_error("start the listener for", &path, &e))?;
+        Ok(Endpoint { path, socket, stop, thread: Some(thread) })
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        self.stop.store(true, Ordering::SeqCst);
+        // Shutting the listening socket down wakes the accept loop (with an error) even when
+        // the socket file is already gone, as it is when the data directory was removed
+        // first; connecting to the path would not reach it then.
+        // SAFETY: the descriptor belongs to `self.socket`, which is alive for the call.
+        let woken = unsafe { libc::shutdown(self.socket.as_raw_fd(), libc::SHUT_RDWR) } == 0;
+        if let Some(t) = self.thread.take()
+            && woken
+        {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer) {
+    let _ = conn.set_read_timeout(Some(REQUEST_TIMEOUT));
+    let mut line = String::new();
+    let Ok(mut writer) = conn.try_clone() else { return };
+    if BufReader::new(conn).read_line(&mut line).is_err() || line.trim().is_empty() {
+        return;
+    }
+    let reply = match serde_json::from_str::<Request>(&line) {
+        Err(e) => Reply::Error {
+            code: ErrorCode::InvalidRequest.as_str().to_string(),
+            message: format!(
+                "the owner could not read the request ({e}); are both processes the same mdvault version?"
+            ),
+        },
+        Ok(Request::Hello) => Reply::Owner(info.clone()),
+        Ok(Request::Sync { vault, full }) => match indexer.sync(&vault, full, &Silent) {
+            Ok(r) => Reply::Report(ReportWire::from(&r)),
+            Err(e) => error_reply(&e),
+        },
+        Ok(Request::Update { vault, paths }) => match indexer.update(&vault, paths, None) {
+            Some(Ok(r)) => Reply::Report(ReportWire::from(&r)),
+            Some(Err(e)) => error_reply(&e),
+            None => Reply::Error {
+                code: ErrorCode::NotReady.as_str().to_string(),
+                message: "the indexer is gone".into(),
+            },
+        },
+    };
+    if let Ok(mut text) = serde_json::to_string(&reply) {
+        text.push('\n');
+        let _ = writer.write_all(text.as_bytes());
+    }
+}
+
+/// A reader's line to the owner of a data directory.
+#[derive(Debug, Clone)]
+pub struct OwnerClient {
+    socket: PathBuf,
+}
+
+impl OwnerClient {
+    /// The client for `data_dir`'s owner (nothing is contacted yet).
+    pub fn new(data_dir: &Path) -> OwnerClient {
+        OwnerClient { socket: data_dir.join(SOCKET_FILE) }
+    }
+
+    /// Sends one request and waits up to `wait` for the reply (`None`: as long as it takes).
+    pub fn ask(&self, req: &Request, wait: Option<Duration>) -> Result<Reply> {
+        let started = std::time::Instant::now();
+        let mut conn = loop {
+            match UnixStream::connect(&self.socket) {
+                Ok(c) => break c,
+                // The owner holds the lock but has not bound yet, or has just ended.
+                Err(_) if started.elapsed() < CONNECT_PATIENCE => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => {
+                    return Err(Error::new(
+                        ErrorCode::NotReady,
+                        format!(
+                            "another mdvault process owns the index in {} but does not answer \
+                             on {} ({e}); wait for it to finish, or stop it",
+                            self.socket.parent().unwrap_or(Path::new(".")).display(),
+                            self.socket.display()
+                        ),
+                    ));
+                }
+            }
+        };
+        conn.set_read_timeout(wait).map_err(|e| io_error("talk to", &self.socket, &e))?;
+        let mut text = serde_json::to_string(req).unwrap_or_default();
+        text.push('\n');
+        conn.write_all(text.as_bytes()).map_err(|e| io_error("write to", &self.socket, &e))?;
+        let mut line = String::new();
+        BufReader::new(conn).read_line(&mut line).map_err(|e| {
+            Error::new(
+                ErrorCode::NotReady,
+                format!("the index owner did not answer in time ({e}); it will catch up by itself"),
+            )
+        })?;
+        serde_json::from_str::<Reply>(&line).map_err(|e| {
+            Error::new(
+                ErrorCode::InternalError,
+                format!(
+                    "the index owner's answer was unreadable ({e}); are both processes the same \
+                     mdvault version?"
+                ),
+            )
+        })
+    }
+
+    /// Who owns the index.
+    pub fn hello(&self) -> Result<OwnerInfo> {
+        match self.ask(&Request::Hello, Some(REQUEST_TIMEOUT))? {
+            Reply::Owner(info) => Ok(info),
+            Reply::Error { code, message } => Err(error_from_reply(&code, message)),
+            Reply::Report(_) => Err(unexpected()),
+        }
+    }
+
+    /// Asks the owner for a pass over its vault `vault` and waits for the report.
+    pub fn sync(&self, vault: &str, full: bool) -> Result<SyncReport> {
+        report(self.ask(&Request::Sync { vault: vault.to_string(), full }, None)?)
+    }
+
+    /// Asks the owner to re-index paths, waiting at most `wait`.
+    pub fn update(&self, vault: &str, paths: &[String], wait: Duration) -> Result<SyncReport> {
+        let req = Request::Update { vault: vault.to_string(), paths: paths.to_vec() };
+        report(self.ask(&req, Some(wait))?)
+    }
+}
+
+fn unexpected() -> Error {
+    Error::new(ErrorCode::InternalError, "the index owner answered something else than asked")
+}
+
+fn report(reply: Reply) -> Result<SyncReport> {
+    match reply {
+        Reply::Report(r) => Ok(r.into()),
+        Reply::Error { code, message } => Err(error_from_reply(&code, message)),
+        Reply::Owner(_) => Err(unexpected()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_one_engine_at_a_time_owns_a_data_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = try_own(dir.path()).unwrap();
+        assert!(first.is_some());
+        assert!(try_own(dir.path()).unwrap().is_none(), "a second owner while the first lives");
+        drop(first);
+        assert!(try_own(dir.path()).unwrap().is_some(), "ownership is free again after a drop");
+    }
+
+    #[test]
+    fn requests_and_replies_round_trip_as_one_json_line_each() {
+        let req = Request::Update { vault: "notes".into(), paths: vec!["a b.md".into()] };
+        let line = serde_json::to_string(&req).unwrap();
+        assert!(!line.contains('\n'));
+        assert_eq!(serde_json::from_str::<Request>(&line).unwrap(), req);
+        let reply = Reply::Error { code: "not_found".into(), message: "no vault".into() };
+        let back: Reply = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
+        assert_eq!(back, reply);
+        let Reply::Error { code, message } = back else { unreachable!() };
+        assert_eq!(error_from_reply(&code, message).code(), ErrorCode::NotFound);
+    }
+}
