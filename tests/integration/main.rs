@@ -11,6 +11,7 @@ mod cli;
 mod common;
 mod contract;
 mod daily;
+mod docs_links;
 mod documents;
 mod eval;
 mod gate;

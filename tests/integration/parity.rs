@@ -6,9 +6,10 @@
 //! tick between the two calls). Read-only tools must also agree on what they answer.
 //! A tool that `tools/list` offers without a case here fails the test.
 //!
-//! Documented asymmetries (README, "REST and MCP"): `PUT /vault/<path>` always overwrites
-//! (MCP's `vault_write` needs `overwrite`), and `POST /vault/<path>` always creates a missing
-//! note (MCP's `vault_append` needs `create_if_missing`); the cases pass those flags on MCP.
+//! Documented asymmetries (`docs/serving.md`, "REST and MCP do the same thing"):
+//! `PUT /vault/<path>` always overwrites (MCP's `vault_write` needs `overwrite`), and
+//! `POST /vault/<path>` always creates a missing note (MCP's `vault_append` needs
+//! `create_if_missing`); the cases pass those flags on MCP.
 
 use std::collections::BTreeMap;
 
