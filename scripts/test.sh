@@ -9,6 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Style first: a formatting slip or a lint fails in seconds, not after the whole suite.
+cargo fmt --all --check
+cargo clippy --all-targets --locked -- -D warnings
+
 ./scripts/fetch-model.sh
 ./scripts/system-deps.sh
 MDVAULT_PYENV="$(./scripts/pyenv.sh | tail -n 1)"
