@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod index;
 pub mod search;
+pub mod service;
 pub mod upkeep;
 pub mod vault;
 pub mod wire;

@@ -14,8 +14,8 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
-use super::tools::Target;
 use crate::error::{Error, ErrorCode};
+use crate::service::Target;
 
 /// What the gate checks against, fixed at startup.
 #[derive(Debug, Clone)]

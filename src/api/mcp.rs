@@ -1,6 +1,6 @@
 //! The MCP surface: the vault tools as an rmcp server, over streamable HTTP and stdio.
 //!
-//! Each tool deserialises its arguments into the structs of `tools.rs`, runs the shared
+//! Each tool deserialises its arguments into the structs of `crate::service`, runs the shared
 //! function on the blocking pool and renders the outcome as prose a model can act on. A
 //! refusal becomes a tool error (`isError`) whose text starts with the code and ends with what
 //! to do next; protocol errors are left to rmcp (unknown tool, malformed arguments).
@@ -17,11 +17,11 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 
-use super::tools::{self, Target};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::SyncReport;
 use crate::search::SearchResponse;
+use crate::service::{self as tools, Target};
 use crate::vault::Change;
 
 /// What the server tells a model before its first call.

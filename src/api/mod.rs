@@ -1,7 +1,8 @@
 //! The network surfaces: REST and MCP over one HTTP server, and MCP over stdio.
 //!
-//! `tools` holds the vault tools once (arguments and the engine calls); `mcp` renders them as
-//! an rmcp server; `rest` maps HTTP routes onto the same calls; `guard` authenticates and
+//! The vault tools live once in the engine's front door (`crate::service`: arguments and the
+//! engine calls); `mcp` renders them as an rmcp server; `rest` maps HTTP routes onto the same
+//! calls; `guard` authenticates and
 //! checks Host and Origin before any route runs. Both entry points start the engine's
 //! background work (first build, watcher, reconcile) and answer at once: search says
 //! `not_ready` until the build is done, everything else works from the first second.
@@ -11,7 +12,6 @@
 pub mod guard;
 pub mod mcp;
 pub mod rest;
-pub mod tools;
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! The REST surface: routes shaped like the Obsidian Local REST API, plus health and search.
 //!
-//! Every vault verb builds the argument struct of `tools.rs` and calls the same function MCP
+//! Every vault verb builds the argument struct of `crate::service` and calls the same function MCP
 //! calls; this module only translates HTTP (path, query flags, `Accept`, `If-Match`, the PATCH
 //! headers, raw bodies) and renders the outcome as text or JSON. Every refusal is
 //! `{"code","error"}` with the code's status; a 404 means a missing note, vault or route and
@@ -29,9 +29,9 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use super::mcp::VaultMcp;
-use super::tools::{self, Target};
 use crate::engine::{Engine, Phase};
 use crate::error::{Error, ErrorCode, Result};
+use crate::service::{self as tools, Target};
 use crate::wire;
 
 /// The OpenAPI document, served at `/openapi.yaml` and checked against this router by tests.

@@ -9,7 +9,7 @@ use clap::Args;
 use super::{Failure, print, print_json};
 use crate::engine::Engine;
 use crate::index::Progress;
-use crate::search::{Mode, SearchRequest};
+use crate::search::Mode;
 use crate::wire;
 
 /// `mdvault index`.
@@ -174,17 +174,22 @@ pub fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> Result<(
             return Err(Failure::Config(format!("--mode {other:?}: use hybrid, lexical or dense")));
         }
     };
-    let req = SearchRequest {
-        query: args.query.clone(),
-        k: args.k,
-        vault: only.map(str::to_string),
-        prefix: args.prefix.clone(),
-        thorough: args.thorough,
-        rerank: !args.no_rerank,
-        mode,
-        query_vector: None,
-        candidates: None,
-    };
+    // The same request every surface builds (the empty-query refusal, the k default and
+    // clamp, the vault rule); the CLI adds its own mode and reranker switch.
+    let args_k = args.k;
+    let mut req = crate::service::search_request(
+        engine,
+        &crate::service::Target::default(),
+        crate::service::SearchArgs {
+            query: args.query.clone(),
+            k: args_k,
+            prefix: args.prefix.clone(),
+            vault: only.map(str::to_string),
+            thorough: args.thorough,
+        },
+    )?;
+    req.mode = mode;
+    req.rerank = !args.no_rerank;
     let resp = engine.search(&req)?;
     if args.json {
         print_json(&wire::search(&resp, args.explain));

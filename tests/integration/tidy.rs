@@ -119,13 +119,14 @@ const LAYERS: &[&[&str]] = &[
     &["index"],
     &["search", "upkeep"],
     &["engine", "wire"],
+    &["service"],
     &["api"],
     &["cli"],
 ];
 
-/// Inside `api`, the same rule between its files: the tool calls, then the gate, then the MCP
-/// server, then the router that mounts them, then the entry points.
-const API_LAYERS: &[&str] = &["tools", "guard", "mcp", "rest", "mod"];
+/// Inside `api`, the same rule between its files: the gate, then the MCP server, then the
+/// router that mounts them, then the entry points.
+const API_LAYERS: &[&str] = &["guard", "mcp", "rest", "mod"];
 
 /// The `crate::NAME` and `super::NAME` modules a source text names outside comments.
 fn references(text: &str, prefix: &str) -> Vec<(usize, String)> {

@@ -1,14 +1,19 @@
-//! The vault tools, once: their arguments and what each one does to the engine.
+//! The front door: every request any surface makes, once, below all of them.
 //!
-//! MCP deserialises these argument structs straight from a tool call; REST builds the same
-//! structs from a path, query, headers and body, and calls the same function. So the two
-//! surfaces can phrase answers differently but cannot act differently: a scoped-write check,
-//! a clamp on `k` or the re-index after a write lives here and nowhere else.
+//! Each vault tool is an argument struct and one function that does, in order: vault choice
+//! (the one rule, [`crate::vault::Vaults::locate`]), the path gate (inside the vault
+//! operation), the write scope, the operation, and the re-index of what it wrote. MCP
+//! deserialises these structs straight from a tool call (their JSON schemas are the tools'
+//! input schemas); REST builds the same structs from a path, query, headers and body; the
+//! CLI's search and reindex call the same functions. So the surfaces can phrase answers
+//! differently but cannot act differently: a scoped-write check, a clamp on `k` or the
+//! re-index after a write lives here and nowhere else.
 //!
 //! Every function is blocking (file I/O, embedding); the async surfaces run them on the
-//! blocking pool. Rendering the outcome (prose for MCP, text or JSON for REST) is theirs.
+//! blocking pool. Rendering the outcome (prose for MCP, text or JSON for REST, lines for the
+//! terminal) is theirs: this module knows no HTTP, MCP or clap.
 
-use rmcp::schemars::{self, JsonSchema};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -440,6 +445,13 @@ fn refreshed(engine: &Engine, change: Change, also: &[&str]) -> Change {
 
 /// Searches; `k` of 0 or none is the configured default, then clamped to 1..=20.
 pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchResponse> {
+    engine.search(&search_request(engine, t, a)?)
+}
+
+/// The request a search means on every surface: the empty-query refusal, the default and the
+/// clamp of `k`, the vault rule with `all`, an empty prefix as none. A surface with options of
+/// its own (the CLI's `--mode`) sets them on the result.
+pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchRequest> {
     if a.query.trim().is_empty() {
         return Err(Error::new(
             ErrorCode::InvalidRequest,
@@ -476,7 +488,7 @@ pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchRespon
     req.vault = vault;
     req.prefix = a.prefix.filter(|p| !p.trim().is_empty());
     req.thorough = a.thorough;
-    engine.search(&req)
+    Ok(req)
 }
 
 /// Reads a note or one section.
