@@ -1,7 +1,8 @@
 //! The integration test binary: one binary, so the library links once.
 //!
 //! Each module drives the real library or the real `mdvault` binary against copies of the
-//! fixture vault in `tests/fixtures/vault`.
+//! fixture vault in `tests/fixtures/vault` (or of other committed fixtures). `real_vaults`
+//! also runs over copies of the evaluation vaults.
 
 // The same allocator as the binary, so the embedder behaves as it does in production.
 #[global_allocator]
@@ -13,6 +14,7 @@ mod contract;
 mod daily;
 mod documents;
 mod eval;
+mod frontmatter_shapes;
 mod gate;
 mod mcp_sdk;
 mod parity;
