@@ -1,29 +1,17 @@
 //! The evaluation vaults (real vaults, not ours to commit): frontmatter edits on copies of them
 //! touch only their own lines, including in notes whose YAML does not parse, and `mdvault
-//! check`, `/callouts` and `index-md` run over them. The vaults live in `../shared/eval/vaults`
-//! beside the repository; set `MDVAULT_EVAL_VAULTS` to point elsewhere. The surgery checks are
-//! `frontmatter_shapes.rs`'s, which also runs them over a committed fixture.
-
-use std::path::PathBuf;
+//! check`, `/callouts` and `index-md` run over them. The vaults are optional: these tests run
+//! when `MDVAULT_EVAL_VAULTS` names their folder or `MDVAULT_REQUIRE_EVAL_DATA=1` (CI) requires
+//! them, and say on stderr that they were skipped otherwise (see `eval_data.rs`). The surgery
+//! checks are `frontmatter_shapes.rs`'s, which also runs them over a committed fixture.
 
 use crate::common::TempVault;
+use crate::eval_data::{EVAL_VAULTS, find};
 use crate::frontmatter_shapes::{edit_every_note_through_the_vault, round_trip_every_note};
-
-fn eval_vaults() -> PathBuf {
-    let dir = std::env::var_os("MDVAULT_EVAL_VAULTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/vaults"));
-    assert!(
-        dir.join("obsidian-help").is_dir(),
-        "the evaluation vaults are missing at {}; set MDVAULT_EVAL_VAULTS to their folder",
-        dir.display()
-    );
-    dir
-}
 
 #[test]
 fn frontmatter_edits_through_the_vault_touch_only_their_own_lines() {
-    let vaults = eval_vaults();
+    let Some(vaults) = find(&EVAL_VAULTS) else { return };
     let copy = TempVault::copy_of(&vaults.join("obsidian-help"));
     let tally = edit_every_note_through_the_vault(&copy);
     assert!(tally.edited > 150, "only {} notes edited", tally.edited);
@@ -35,7 +23,7 @@ fn frontmatter_edits_through_the_vault_touch_only_their_own_lines() {
 
 #[test]
 fn set_then_delete_round_trips_every_note_of_the_large_vault() {
-    let vaults = eval_vaults();
+    let Some(vaults) = find(&EVAL_VAULTS) else { return };
     let tally = round_trip_every_note(&vaults.join("obsidian-hub"));
     assert!(tally.edited > 6000, "only {} notes checked", tally.edited);
     eprintln!(
@@ -46,7 +34,7 @@ fn set_then_delete_round_trips_every_note_of_the_large_vault() {
 
 #[test]
 fn the_real_vaults_run_through_check_callouts_and_index_md() {
-    let vaults = eval_vaults();
+    let Some(vaults) = find(&EVAL_VAULTS) else { return };
     for name in ["obsidian-help", "obsidian-hub", "foam-docs"] {
         let dir = vaults.join(name);
         let vault = format!("--vault={}", dir.display());
