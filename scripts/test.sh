@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests, integration tests (the real binary, its HTTP server and both
-# MCP transports, the real local model, fixture vaults and copies of the evaluation vaults), doc
-# tests, the official Python MCP SDK driving the server, and the schemathesis fuzzer against
+# MCP transports, the real local model, fixture vaults, and copies of the evaluation vaults when
+# MDVAULT_EVAL_VAULTS or MDVAULT_REQUIRE_EVAL_DATA=1 asks for them, else skipped with a note),
+# doc tests, the official Python MCP SDK driving the server, and the schemathesis fuzzer against
 # openapi.yaml, and the first-run test (the README's first command in a fresh HOME). This is
 # the README's test command and the one .ci/run calls. It installs the
 # default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are

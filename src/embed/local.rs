@@ -176,19 +176,26 @@ mod tests {
         items: Vec<(String, Vec<f32>)>,
     }
 
-    /// The numpy reference vectors of the shared evaluation tools (not ours to commit):
-    /// `../shared/eval/tools/minilm_golden.json`, or `MDVAULT_GOLDEN_VECTORS`.
-    fn golden() -> Golden {
-        let path = std::env::var_os("MDVAULT_GOLDEN_VECTORS")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../shared/eval/tools/minilm_golden.json")
-            });
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+    /// The committed reference vectors, made by sentence-transformers with
+    /// `scripts/golden-vectors.py`.
+    fn committed_golden() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minilm_golden.json")
+    }
+
+    fn read_json(path: &Path) -> serde_json::Value {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
             panic!("cannot read the golden vectors {}: {e}", path.display());
         });
-        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The reference vectors the embedder must reproduce: the committed ones, or any file of
+    /// the same shape named by `MDVAULT_GOLDEN_VECTORS` (to compare against another reference).
+    fn golden() -> Golden {
+        let path = std::env::var_os("MDVAULT_GOLDEN_VECTORS")
+            .map(PathBuf::from)
+            .unwrap_or_else(committed_golden);
+        let json = read_json(&path);
         let floats = |v: &serde_json::Value| -> Vec<f32> {
             v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
         };
@@ -221,7 +228,7 @@ mod tests {
     #[test]
     fn matches_golden_vectors_one_at_a_time() {
         let golden = golden();
-        assert_eq!(golden.items.len(), 4);
+        assert!(golden.items.len() >= 2, "the golden file holds too few texts");
         for (text, want) in &golden.items {
             let got = embedder().embed(&[text]).unwrap();
             let cos = cosine(&got[0], want);
@@ -243,6 +250,22 @@ mod tests {
         }
         let between = dot(&got[0], &got[1]);
         assert!((between - golden.cosine_0_1).abs() < 1e-3, "cosine_0_1 {between}");
+    }
+
+    #[test]
+    fn the_committed_golden_vectors_come_from_the_pinned_model_and_cover_truncation() {
+        let json = read_json(&committed_golden());
+        for (name, pinned) in super::super::install::FILES {
+            assert_eq!(json["model_files_sha256"][name], pinned, "{name}: re-run the script");
+        }
+        assert_eq!(json["max_seq_length"], MAX_TOKENS);
+        // At least one text must run past the cut, or a truncation slip would go unseen.
+        let items = json["items"].as_array().unwrap();
+        let cut = items.iter().filter(|it| {
+            it["tokens_before_truncation"].as_u64().unwrap() > MAX_TOKENS as u64
+                && it["tokens"] == MAX_TOKENS
+        });
+        assert!(cut.count() >= 1, "no golden text is longer than {MAX_TOKENS} tokens");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The integration test binary: one binary, so the library links once.
 //!
 //! Each module drives the real library or the real `mdvault` binary against copies of the
-//! fixture vault in `tests/fixtures/vault`.
+//! fixture vault in `tests/fixtures/vault` (or of other committed fixtures). `real_vaults`
+//! also runs over the evaluation vaults when they are present; `eval_data` decides that.
 
 // The same allocator as the binary, so the embedder behaves as it does in production.
 #[global_allocator]
@@ -14,6 +15,8 @@ mod daily;
 mod docs_links;
 mod documents;
 mod eval;
+mod eval_data;
+mod frontmatter_shapes;
 mod gate;
 mod mcp_sdk;
 mod multivault;
