@@ -14,6 +14,7 @@ mod daily;
 mod documents;
 mod eval;
 mod gate;
+mod line_model;
 mod mcp_sdk;
 mod parity;
 mod real_vaults;
