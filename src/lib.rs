@@ -1,7 +1,7 @@
 //! mdvault: a local-first knowledge server for a Markdown vault.
 //!
-//! Reading order: `error` (the closed set of codes), `config`, `vault` (notes on disk and every
-//! operation on them), `docs` (filed PDFs to Markdown), `embed` (text to vectors), `index` (the derived store, lexical index and
+//! Reading order: `error` (the closed set of codes), `config`, `markdown` (the line model every
+//! Markdown reader shares), `vault` (notes on disk and every operation on them), `docs` (filed PDFs to Markdown), `embed` (text to vectors), `index` (the derived store, lexical index and
 //! vectors), `search` (hybrid retrieval), `upkeep` (index.md, checks, callouts, expiries), `engine` (the façade the surfaces call), `wire`
 //! (JSON shapes), and the surfaces: `api` (REST and MCP) and `cli`. The engine modules know nothing of HTTP, MCP or
 //! clap. See `ARCHITECTURE.md` for the code map.
@@ -14,6 +14,7 @@ pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod index;
+pub(crate) mod markdown;
 pub mod search;
 pub mod service;
 pub mod upkeep;

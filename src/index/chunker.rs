@@ -9,12 +9,13 @@
 
 use serde_json::Value;
 
-use crate::vault::headings::{closes_fence, opens_fence};
+use crate::markdown::{self, Class, Classifier};
 use crate::vault::{frontmatter, headings};
 
 /// Bump whenever chunk output changes for the same input: the index store keys cached chunks
-/// on it.
-pub const CHUNKER_VERSION: u32 = 1;
+/// on it. 2: code is what the shared line model says (fences inside quotes and list items,
+/// indented code; a fence indented four columns is not one), for comments and list blocks.
+pub const CHUNKER_VERSION: u32 = 2;
 
 /// Estimated characters per model token; rough on purpose, the targets are soft.
 const CHARS_PER_TOKEN: f64 = 3.6;
@@ -187,7 +188,7 @@ fn file_stem(rel_path: &str) -> &str {
 }
 
 /// Removes Obsidian `%% ... %%` comments, inline or across lines, keeping every newline so
-/// line numbers survive. Fenced code and inline code spans are left alone, where `%%` is
+/// line numbers survive. Code blocks and inline code spans are left alone, where `%%` is
 /// literal. An unclosed `%%` hides the rest of the note, as it does in Obsidian.
 fn strip_comments(body: &str) -> String {
     if !body.contains("%%") {
@@ -195,7 +196,9 @@ fn strip_comments(body: &str) -> String {
     }
     let mut out = String::with_capacity(body.len());
     let mut in_comment = false;
-    let mut fence: Option<(char, usize)> = None;
+    // Fed line by line rather than over the whole body: a line a comment hides is not
+    // Markdown, so a fence marker inside a comment opens nothing.
+    let mut classifier = Classifier::new();
     for line in body.split_inclusive('\n') {
         let (content, newline) = match line.strip_suffix('\n') {
             Some(content) => (content, "\n"),
@@ -208,15 +211,7 @@ fn strip_comments(body: &str) -> String {
             out.push_str(newline);
             continue;
         }
-        if let Some((marker, len)) = fence {
-            if closes_fence(content, marker, len) {
-                fence = None;
-            }
-            out.push_str(line);
-            continue;
-        }
-        if let Some(open) = opens_fence(content) {
-            fence = Some(open);
+        if classifier.classify(content).class.is_code() {
             out.push_str(line);
             continue;
         }
@@ -379,18 +374,15 @@ fn list_item(line: &str) -> Option<Marker> {
 /// Cuts section lines into root blocks. Not a Markdown parser: it only has to tell how many
 /// root blocks are items of one list. An indented line continues the open block, as does a
 /// column-0 line straight after a non-blank one (lazy continuation); a column-0 line after a
-/// blank opens a paragraph; a fence swallows lines until it closes.
-fn root_blocks<'a>(lines: &[&'a str]) -> Vec<Block<'a>> {
+/// blank opens a paragraph; the lines inside a fence (`in_fence`, one flag per line, from the
+/// line model) join the open block whatever they look like.
+fn root_blocks<'a>(lines: &[&'a str], in_fence: &[bool]) -> Vec<Block<'a>> {
     let mut blocks: Vec<Block<'a>> = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
     let mut previous_blank = true;
     for (offset, &line) in lines.iter().enumerate() {
-        if let Some((marker, len)) = fence {
+        if in_fence.get(offset).copied().unwrap_or(false) {
             if let Some(open) = blocks.last_mut() {
                 open.lines.push(line);
-            }
-            if closes_fence(line, marker, len) {
-                fence = None;
             }
             continue;
         }
@@ -406,9 +398,6 @@ fn root_blocks<'a>(lines: &[&'a str]) -> Vec<Block<'a>> {
         match blocks.last_mut() {
             Some(open) if item.is_none() && (indented || !previous_blank) => open.lines.push(line),
             _ => blocks.push(Block { offset, lines: vec![line], item }),
-        }
-        if let Some(open) = opens_fence(line) {
-            fence = Some(open);
         }
         previous_blank = false;
     }
@@ -470,11 +459,13 @@ fn markdown_link_len(s: &str) -> Option<usize> {
 }
 
 /// One (line, text) piece per item when the section is a flat list, with any prose before
-/// or after the list as a piece of its own; `None` when any condition fails.
-fn flat_list_pieces(section: &Section) -> Option<Vec<(usize, String)>> {
+/// or after the list as a piece of its own; `None` when any condition fails. `in_fence` holds
+/// one flag per line of the whole file: a section's text is its file lines, edges trimmed.
+fn flat_list_pieces(section: &Section, in_fence: &[bool]) -> Option<Vec<(usize, String)>> {
     let lines: Vec<&str> = section.span.text.lines().collect();
     let skip = usize::from(section.heading).min(lines.len());
-    let blocks = root_blocks(&lines[skip..]);
+    let first = (section.span.line() - 1 + skip).min(in_fence.len());
+    let blocks = root_blocks(&lines[skip..], &in_fence[first..]);
     let positions: Vec<usize> =
         blocks.iter().enumerate().filter(|(_, b)| b.item.is_some()).map(|(i, _)| i).collect();
     let items: Vec<&Block> = positions.iter().map(|&i| &blocks[i]).collect();
@@ -675,12 +666,22 @@ fn flush_run(out: &mut Vec<Chunk>, run: Vec<Span>, cfg: &ChunkConfig) {
     }
 }
 
+/// One flag per line of `work`: true inside a fence (its closer included), where the flat-list
+/// rule must not see items or paragraph breaks. Classified once over the whole file, so a
+/// section sees the containers and fences open where it starts (cut out alone, it would not).
+fn swallowed_lines(work: &str) -> Vec<bool> {
+    markdown::lines(work)
+        .map(|line| matches!(line.class, Class::FencedCode | Class::FenceClose))
+        .collect()
+}
+
 /// Chunks a whole file's text (frontmatter included, comments already removed).
 fn chunk_markdown(work: &str, cfg: &ChunkConfig) -> Vec<Chunk> {
+    let in_fence = swallowed_lines(work);
     let mut out = Vec::new();
     let mut run = Vec::new();
     for section in sections(work) {
-        match flat_list_pieces(&section) {
+        match flat_list_pieces(&section, &in_fence) {
             None => run.push(section.span),
             Some(pieces) => {
                 flush_run(&mut out, std::mem::take(&mut run), cfg);
@@ -1037,6 +1038,15 @@ mod tests {
     }
 
     #[test]
+    fn comments_inside_any_code_block_are_literal() {
+        // Indented code and a fence inside a quote are code too, so their `%%` stays.
+        let body =
+            "Intro.\n\n    %% indented %%\n\n> ```\n> %% quoted %%\n> ```\n\nText %% gone %%.";
+        let kept = "Intro.\n\n    %% indented %%\n\n> ```\n> %% quoted %%\n> ```\n\nText .";
+        assert_eq!(note(body), vec![chunk("", 5, kept)]);
+    }
+
+    #[test]
     fn preamble_line_skips_blank_lines() {
         let out = chunk_note("n.md", "---\na: 1\n---\n\n\n\n  Hello.\n", &CFG).chunks;
         assert_eq!(out, vec![chunk("", 7, "Hello.")]);
@@ -1244,8 +1254,9 @@ mod tests {
             assert!(n.chunks.iter().all(|c| !c.text.trim().is_empty()), "{rel}: empty chunk");
             assert_eq!(n, chunk_note(&rel, &text, &CFG));
             let work = clean_endings(&text);
+            let in_fence = swallowed_lines(&work);
             for s in sections(&work) {
-                if flat_list_pieces(&s).is_some() {
+                if flat_list_pieces(&s, &in_fence).is_some() {
                     flat_sections.push(format!("{rel}: {}", s.span.breadcrumb));
                 }
             }

@@ -17,6 +17,7 @@ use std::time::Instant;
 use super::expiries;
 use super::findings::{CheckRun, Declaration, Finding, SCHEMA, Severity, Source};
 use crate::docs::Status as Extracted;
+use crate::markdown;
 use crate::vault::links::{self, PathSet};
 use crate::vault::{DocumentText, Vault, frontmatter, headings};
 
@@ -213,7 +214,7 @@ fn check_frontmatter(notes: &[(String, String)]) -> Vec<Finding> {
             )),
             Ok(None) => {
                 let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
-                if first.trim_end() == "---" {
+                if markdown::is_frontmatter_fence(first) {
                     out.push(Finding::new(
                         "frontmatter",
                         Severity::Warning,

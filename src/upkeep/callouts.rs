@@ -4,26 +4,28 @@
 //! A callout is a blockquote whose first line is `> [!type]`, with an optional fold marker
 //! (`+` or `-`) straight after the `]` and an optional title after that. Callouts nested in
 //! other blockquotes (`> > [!type]`) are reported on their own, with their nesting depth.
-//! Frontmatter and fenced code blocks (including fences inside blockquotes) are skipped.
+//! Lines are read through the shared line model (`markdown`), which decides what is
+//! frontmatter, code and a blockquote marker: a `> [!x]` in frontmatter or code (fenced, also
+//! inside a blockquote or list item, or indented) is not a callout.
 //!
 //! Deliberately not done: lazy continuation lines (text without a `>` that Obsidian still
 //! renders inside the quote) end the callout here, and so does a blank line; blockquotes nested
-//! deeper than [`MAX_DEPTH`] are not searched; indented code blocks are not recognised beyond
-//! the rule that a `>` needs at most three spaces before it. The body is returned as raw
-//! Markdown, never rendered. Nothing here reads files or decides which types count as open
-//! by default beyond [`DEFAULT_OPEN`]; the caller passes the configured list.
+//! deeper than [`MAX_DEPTH`] are not searched. The body is returned as raw Markdown, never
+//! rendered. Nothing here reads files or decides which types count as open by default beyond
+//! [`DEFAULT_OPEN`]; the caller passes the configured list.
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::vault::frontmatter::locate;
+use crate::markdown::{self, Class, Line};
 
 /// The callout types listed as open when the configuration names none (the configuration owns
 /// every default).
 pub use crate::config::DEFAULT_OPEN_CALLOUTS as DEFAULT_OPEN;
 
 /// The deepest blockquote nesting searched for callouts. Real notes never come close; the cap
-/// keeps the recursion (and its stack) bounded on a line of thousands of `>`.
-pub const MAX_DEPTH: usize = 32;
+/// keeps the recursion (and its stack) bounded on a line of thousands of `>`. It is as deep as
+/// the line model records marker positions, so every searched level's text can be cut out.
+pub const MAX_DEPTH: usize = markdown::MAX_QUOTE_MARKS;
 
 /// How urgent a callout type is, most urgent first, so sorting ascending puts the worst on top.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -128,57 +130,44 @@ pub fn severity_of(canonical: &str) -> Severity {
 /// Every callout in `text`, in document order (a parent before the callouts nested in it).
 /// `note` is copied into each result and not otherwise used.
 pub fn parse(note: &str, text: &str) -> Vec<Callout> {
-    // Lines up to and including the closing fence belong to the frontmatter; their `> [!x]`
-    // lines are YAML, not Markdown.
-    let skip = locate(text).map_or(0, |block| block.close_line + 1);
-    let lines: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
-        .skip(skip)
-        .map(|(idx, line)| {
-            // A BOM only survives here when there is no frontmatter; it is not content.
-            let line = if idx == 0 { line.strip_prefix('\u{feff}').unwrap_or(line) } else { line };
-            (idx + 1, line)
-        })
-        .collect();
+    // Frontmatter lines are YAML, not Markdown: a `> [!x]` in a block scalar is no callout.
+    let lines: Vec<Line<'_>> =
+        markdown::lines(text).filter(|line| line.class != Class::Frontmatter).collect();
     let mut out = Vec::new();
     scan(note, &lines, 1, &mut out);
     out
 }
 
-/// Finds the callouts in one container's lines (the document, or the inside of a blockquote
-/// with its markers removed). Blockquotes found here have nesting depth `depth`.
-fn scan(note: &str, lines: &[(usize, &str)], depth: usize, out: &mut Vec<Callout>) {
+/// Finds the blockquotes at nesting `depth` among `lines` (the document, or the inside of one
+/// blockquote at `depth - 1`): each is a run of consecutive lines that carry at least `depth`
+/// markers. A line inside code carries only the markers of the container the code is in, so
+/// code never starts or continues a deeper quote.
+fn scan(note: &str, lines: &[Line<'_>], depth: usize, out: &mut Vec<Callout>) {
     let mut i = 0;
     while i < lines.len() {
-        let line = lines[i].1;
-        if let Some((marker, len)) = opens_fence(line) {
-            // Code runs to its closer, or to the end of the container when unclosed (a fence
-            // opened inside a blockquote ends with the blockquote).
-            i += 1;
-            while i < lines.len() && !closes_fence(lines[i].1, marker, len) {
-                i += 1;
-            }
+        if lines[i].quote_depth < depth {
             i += 1;
             continue;
         }
-        if quote_inner(line).is_none() {
-            i += 1;
-            continue;
-        }
-        // One blockquote: the run of consecutive `>` lines. A blank or lazy line ends it.
-        let mut inner = Vec::new();
-        while let Some(rest) = lines.get(i).and_then(|(_, l)| quote_inner(l)) {
-            inner.push((lines[i].0, rest));
+        let start = i;
+        while i < lines.len() && lines[i].quote_depth >= depth {
             i += 1;
         }
-        if let Some((first_line, first)) = inner.first()
-            && let Some(header) = header(first)
+        let run = &lines[start..i];
+        let first = &run[0];
+        // The header is the quote's own first line: text with exactly this many markers.
+        if first.quote_depth == depth
+            && first.class == Class::Text
+            && let Some(header) = header(first.quoted())
         {
-            out.push(callout(note, *first_line, header, &inner[1..], depth));
+            let body: Vec<(usize, &str)> = run[1..]
+                .iter()
+                .map(|line| (line.number + 1, line.after_quotes(depth).unwrap_or("")))
+                .collect();
+            out.push(callout(note, first.number + 1, header, &body, depth));
         }
         if depth < MAX_DEPTH {
-            scan(note, &inner, depth + 1, out);
+            scan(note, run, depth + 1, out);
         }
     }
 }
@@ -190,9 +179,10 @@ struct Header<'a> {
     title: &'a str,
 }
 
-/// Parses the first line of a blockquote (markers already removed) as a callout header.
+/// Parses the first line of a blockquote (markers already removed, and known to be text, not
+/// indented code) as a callout header.
 fn header(line: &str) -> Option<Header<'_>> {
-    let rest = unindent(line)?.strip_prefix("[!")?;
+    let rest = line.trim_start_matches([' ', '\t']).strip_prefix("[!")?;
     let close = rest.find(']')?;
     let written = &rest[..close];
     // `[!some words]` or `[![x]` is prose or a link, not a type.
@@ -242,36 +232,6 @@ fn capitalise(s: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
-}
-
-/// Up to three spaces of indentation, as CommonMark allows before a block marker; more (or a
-/// tab, which reaches column four) makes the line indented code, not a marker.
-fn unindent(line: &str) -> Option<&str> {
-    let rest = line.trim_start_matches(' ');
-    (line.len() - rest.len() <= 3 && !rest.starts_with('\t')).then_some(rest)
-}
-
-/// The line with one blockquote level removed (`>` and one optional space), if it is quoted.
-fn quote_inner(line: &str) -> Option<&str> {
-    let rest = unindent(line)?.strip_prefix('>')?;
-    Some(rest.strip_prefix(' ').unwrap_or(rest))
-}
-
-/// A fence opener: three or more backticks (with no backtick in the info string) or tildes.
-fn opens_fence(line: &str) -> Option<(char, usize)> {
-    let rest = unindent(line)?;
-    let marker = rest.chars().next().filter(|c| matches!(c, '`' | '~'))?;
-    let after = rest.trim_start_matches(marker);
-    let len = rest.len() - after.len();
-    // A backtick run with another backtick later on the line is inline code, not a fence.
-    (len >= 3 && !(marker == '`' && after.contains('`'))).then_some((marker, len))
-}
-
-/// A fence closer: the same marker, at least as long, and nothing else on the line.
-fn closes_fence(line: &str, marker: char, len: usize) -> bool {
-    let Some(rest) = unindent(line) else { return false };
-    let after = rest.trim_start_matches(marker);
-    rest.len() - after.len() >= len && after.trim().is_empty()
 }
 
 /// The open callouts across a set of notes, with counts.
@@ -484,6 +444,15 @@ mod tests {
         assert!(all[0].body.contains("> [!bug] shown as code"));
         // A fence left open inside a blockquote ends with the blockquote.
         assert_eq!(kinds("> ```\n> > [!bug]\n\n> [!note]\n"), [("note".to_string(), 4, 1)]);
+    }
+
+    #[test]
+    fn code_and_containers_are_the_line_model_s() {
+        // A fence inside a list item hides its callout; a quote inside a list item is a quote,
+        // so its callout counts; indented code inside a quote is no header.
+        let text = "- step\n\n    ```\n    > [!bug] code\n    ```\n\n- > [!tip] in an item\n\n\
+                    >     [!bug] indented code\n";
+        assert_eq!(kinds(text), [("tip".to_string(), 7, 1)]);
     }
 
     #[test]

@@ -25,6 +25,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use super::fmquery;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::under;
+use crate::markdown::{self, Class};
 use crate::vault::{Vault, frontmatter, fs, headings, now_timestamp};
 
 /// The generated file, at the vault root.
@@ -68,7 +69,7 @@ impl Entry {
             .or_else(|| first_h1(text))
             .unwrap_or_else(|| stem(path).to_string());
         let description = fmquery::scalar(text, "description")
-            .or_else(|| first_sentence(frontmatter::split(text).1))
+            .or_else(|| first_sentence(text))
             .unwrap_or_default();
         Entry { path: path.to_string(), title, description }
     }
@@ -87,22 +88,15 @@ fn first_h1(text: &str) -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
-/// The first sentence of the first prose line: not blank, not a heading, quote, list item,
-/// table row, rule or code. Long sentences are cut at the last space before the limit.
-fn first_sentence(body: &str) -> Option<String> {
-    let mut fence: Option<(char, usize)> = None;
-    for line in body.lines() {
-        if let Some((marker, len)) = fence {
-            if headings::closes_fence(line, marker, len) {
-                fence = None;
-            }
+/// The first sentence of the first prose line after the frontmatter: not blank, not a heading,
+/// quote, list item, table row, rule or code. Long sentences are cut at the last space before
+/// the limit.
+fn first_sentence(text: &str) -> Option<String> {
+    for line in markdown::lines(text) {
+        if line.class != Class::Text {
             continue;
         }
-        if let Some(open) = headings::opens_fence(line) {
-            fence = Some(open);
-            continue;
-        }
-        let line = line.trim();
+        let line = line.raw.trim();
         if line.is_empty() || line.starts_with(['#', '>', '-', '*', '|']) {
             continue;
         }

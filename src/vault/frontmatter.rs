@@ -2,7 +2,8 @@
 //!
 //! A note has frontmatter when its first line (after an optional BOM) is `---` and a later line
 //! is `---` (trailing spaces and tabs allowed on both). Such a leading block is always
-//! frontmatter, even if the author meant horizontal rules.
+//! frontmatter, even if the author meant horizontal rules. That rule lives in `markdown`, so the
+//! line model and this module cannot disagree on where the YAML ends.
 //!
 //! Reads go through serde-saphyr into JSON values. Edits never re-dump YAML: they replace,
 //! insert or remove the lines of one key and copy every other byte, so comments, key order and
@@ -16,48 +17,13 @@ use serde_json::{Map, Value};
 use super::text::BOM;
 use crate::error::{Error, ErrorCode, Result};
 
-/// Where the frontmatter block sits in a note's text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Block {
-    /// Byte offset of the opening fence (1 after a UTF-8 BOM would be 3, else 0).
-    pub start: usize,
-    /// Byte offset of the first YAML byte (the line after the opening fence).
-    pub yaml_start: usize,
-    /// Byte offset of the closing fence line.
-    pub yaml_end: usize,
-    /// Byte offset just past the closing fence line (and its newline, if any).
-    pub end: usize,
-    /// 0-based line index of the closing fence.
-    pub close_line: usize,
-}
-
-fn is_fence(line: &str) -> bool {
-    line.trim_end_matches(['\n', '\r']).trim_end_matches([' ', '\t']) == "---"
-}
+/// Where the frontmatter block sits in a note's text (the rule lives in `markdown`, which
+/// every line scanner shares).
+pub use crate::markdown::FrontmatterBlock as Block;
 
 /// Finds the frontmatter block, if the note has one.
 pub fn locate(text: &str) -> Option<Block> {
-    let start = if text.starts_with(BOM) { BOM.len_utf8() } else { 0 };
-    let mut lines = text[start..].split_inclusive('\n');
-    let first = lines.next()?;
-    if !is_fence(first) || !first.ends_with('\n') {
-        return None;
-    }
-    let yaml_start = start + first.len();
-    let mut offset = yaml_start;
-    for (idx, line) in lines.enumerate() {
-        if is_fence(line) {
-            return Some(Block {
-                start,
-                yaml_start,
-                yaml_end: offset,
-                end: offset + line.len(),
-                close_line: idx + 1,
-            });
-        }
-        offset += line.len();
-    }
-    None
+    crate::markdown::frontmatter_block(text)
 }
 
 /// Splits a note into its head (the block and the blank lines after it) and its body.

@@ -1,10 +1,11 @@
 //! Headings: the outline of a note and the `::` targets that address its sections.
 //!
-//! This module finds ATX headings (skipping frontmatter and fenced code), builds each heading's
-//! ancestor path, and resolves a target such as `Recipe::Mash::Method` to exactly one heading
-//! or refuses with a message that lists the paths to retry with. Matching compares normalised
-//! forms of both sides; the stored heading text is never rewritten. It does not edit text
-//! (see `edit`) and knows nothing of Setext headings, which the vault does not use.
+//! This module takes the ATX headings the line model (`markdown`) finds outside frontmatter,
+//! code and blockquotes, builds each heading's ancestor path, and resolves a target such as
+//! `Recipe::Mash::Method` to exactly one heading or refuses with a message that lists the paths
+//! to retry with. Matching compares normalised forms of both sides; the stored heading text is
+//! never rewritten. It does not edit text (see `edit`), decides nothing about what a heading or a
+//! fence is, and knows nothing of Setext headings, which the vault does not use.
 
 use std::fmt;
 use std::ops::Range;
@@ -12,9 +13,8 @@ use std::str::FromStr;
 
 use unicode_normalization::UnicodeNormalization;
 
-use super::frontmatter;
-use super::text::BOM;
 use crate::error::{Error, ErrorCode};
+use crate::markdown::{self, Class};
 
 /// One ATX heading of a note.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,79 +74,24 @@ impl FromStr for Scope {
     }
 }
 
-/// Every ATX heading of `text`, in order, ignoring frontmatter and fenced code.
+/// Every ATX heading of `text`, in order, ignoring frontmatter and code. Headings inside a
+/// blockquote (`> # x`) belong to the quote, not to the note's outline, so they are left out.
 pub fn headings(text: &str) -> Vec<Heading> {
-    // Frontmatter lines are counted for line numbers but never scanned: a YAML comment such as
-    // `# todo` is not a heading.
-    let skip = frontmatter::locate(text).map_or(0, |block| block.close_line + 1);
-    let mut fence: Option<(char, usize)> = None;
     let mut stack: Vec<(u8, String)> = Vec::new();
     let mut out = Vec::new();
-    for (idx, line) in text.lines().enumerate().skip(skip) {
-        let line = if idx == 0 { line.strip_prefix(BOM).unwrap_or(line) } else { line };
-        if let Some((marker, len)) = fence {
-            if closes_fence(line, marker, len) {
-                fence = None;
-            }
+    for line in markdown::lines(text) {
+        let Class::Heading { level: depth, text } = line.class else { continue };
+        if line.quote_depth > 0 {
             continue;
         }
-        if let Some(open) = opens_fence(line) {
-            fence = Some(open);
-            continue;
-        }
-        let Some((depth, text)) = atx(line) else { continue };
         while stack.last().is_some_and(|(d, _)| *d >= depth) {
             stack.pop();
         }
         stack.push((depth, text.to_string()));
         let path = stack.iter().map(|(_, t)| t.clone()).collect();
-        out.push(Heading { depth, text: text.to_string(), line: idx + 1, path });
+        out.push(Heading { depth, text: text.to_string(), line: line.number + 1, path });
     }
     out
-}
-
-/// Up to three spaces of indentation, as CommonMark allows before a block marker.
-pub(crate) fn unindent(line: &str) -> Option<&str> {
-    let rest = line.trim_start_matches(' ');
-    (line.len() - rest.len() <= 3).then_some(rest)
-}
-
-/// A fence opener (CommonMark's rule): up to three spaces, then three or more backticks (with
-/// no backtick in the info string) or tildes. Shared with the chunker so both agree on code.
-pub(crate) fn opens_fence(line: &str) -> Option<(char, usize)> {
-    let rest = unindent(line)?;
-    let marker = rest.chars().next().filter(|c| matches!(c, '`' | '~'))?;
-    let after = rest.trim_start_matches(marker);
-    let len = rest.len() - after.len();
-    // A backtick run followed by more backticks on the line is inline code, not a fence.
-    (len >= 3 && !(marker == '`' && after.contains('`'))).then_some((marker, len))
-}
-
-/// A fence closer: the same marker, at least as long, and nothing else on the line.
-pub(crate) fn closes_fence(line: &str, marker: char, len: usize) -> bool {
-    let Some(rest) = unindent(line) else { return false };
-    let after = rest.trim_start_matches(marker);
-    rest.len() - after.len() >= len && after.trim().is_empty()
-}
-
-/// Parses an ATX heading line into its depth and text.
-fn atx(line: &str) -> Option<(u8, &str)> {
-    let rest = unindent(line)?;
-    let after = rest.trim_start_matches('#');
-    let depth = rest.len() - after.len();
-    if !(1..=6).contains(&depth) || !(after.is_empty() || after.starts_with([' ', '\t'])) {
-        return None;
-    }
-    let mut body = after.trim_end();
-    let unclosed = body.trim_end_matches('#');
-    // The closing run only counts when whitespace separates it from the text, so `C#` keeps
-    // its `#`; `after` starts with whitespace, so `## ##` is an empty heading.
-    if unclosed.len() < body.len()
-        && (unclosed.is_empty() || unclosed.ends_with(char::is_whitespace))
-    {
-        body = unclosed;
-    }
-    Some((depth as u8, body.trim()))
 }
 
 /// The matching form of a heading text or target segment; used for comparison only.
@@ -373,6 +318,23 @@ mod tests {
         let all = headings(text);
         let got: Vec<(&str, usize)> = all.iter().map(|h| (h.text.as_str(), h.line)).collect();
         assert_eq!(got, [("Real", 5), ("After", 14)]);
+    }
+
+    #[test]
+    fn code_of_every_kind_and_quotes_hide_heading_lines() {
+        // A fence on a list item's marker line, one inside a quote, indented code, a quoted
+        // heading: only the last line is part of the note's outline.
+        let text = "- ```\n  # in an item's fence\n  ```\n> ```\n> # quoted code\n> ```\n\n\
+                    \x20   # indented\n> # quoted heading\n# Real\n";
+        let all = headings(text);
+        let got: Vec<(&str, usize)> = all.iter().map(|h| (h.text.as_str(), h.line)).collect();
+        assert_eq!(got, [("Real", 10)]);
+    }
+
+    #[test]
+    fn a_fence_four_columns_in_opens_nothing() {
+        // Paragraph text, then lines that merely look indented: the heading is real.
+        assert_eq!(paths("Para\n    ```\n# Shown\n    ```\n"), ["Shown"]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Links between vault files: finding them in a note, resolving them as Obsidian does, and
 //! repointing them after a move in the author's own style. Pure text functions over a [`PathSet`]:
-//! no disk access. Not recognised: reference-style links, HTML links, indented code blocks.
+//! no disk access. Not recognised: reference-style links, HTML links.
 //!
 //! Resolving a target written in note `N`: (1) an empty target is `N`; (2) no extension gets `.md`,
 //! a `.md` one is used as is, another extension is tried as is, then with `.md`; (3) relative to
@@ -14,6 +14,8 @@ use std::ops::Range;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use unicode_normalization::UnicodeNormalization;
+
+use crate::markdown;
 
 /// Which syntax a link uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,8 +52,9 @@ impl Link {
     }
 }
 
-/// Every link in the text (frontmatter included), in order, skipping fenced code blocks (also
-/// inside `>` quotes) and inline code spans (matched within one line). Includes external URLs.
+/// Every link in the text (frontmatter included), in order, skipping the lines the line model
+/// calls code (fenced blocks, also inside `>` quotes and list items, and indented blocks) and
+/// inline code spans (matched within one line). Includes external URLs.
 pub fn links(text: &str) -> Vec<Link> {
     scan(text).into_iter().map(|found| found.link).collect()
 }
@@ -228,54 +231,13 @@ struct Found {
 
 fn scan(text: &str) -> Vec<Found> {
     let mut out = Vec::new();
-    let mut fence: Option<(u8, usize)> = None;
-    let mut offset = 0;
-    for (idx, line) in text.split_inclusive('\n').enumerate() {
-        let start = offset;
-        offset += line.len();
-        let content = line.trim_end_matches(['\n', '\r']);
-        if let Some((ch, len)) = fence {
-            if closes_fence(content, ch, len) {
-                fence = None;
-            }
-            continue;
-        }
-        if let Some(open) = opens_fence(content) {
-            fence = Some(open);
-            continue;
-        }
-        let end = start + content.len();
-        let code = code_spans(text, start, end);
-        scan_range(text, start..end, &code, idx + 1, &mut out);
+    // Frontmatter lines are scanned too: a `related: "[[Note]]"` value is a link to keep.
+    for line in markdown::lines(text).filter(|line| !line.class.is_code()) {
+        let code = code_spans(text, line.start, line.end);
+        scan_range(text, line.start..line.end, &code, line.number + 1, &mut out);
     }
     out.sort_by_key(|found| found.link.span.start);
     out
-}
-
-/// The line with indentation and blockquote markers removed, so fences inside callouts count.
-fn fence_body(line: &str) -> &str {
-    let mut rest = line.trim_start();
-    while let Some(after) = rest.strip_prefix('>') {
-        rest = after.trim_start();
-    }
-    rest
-}
-
-fn opens_fence(line: &str) -> Option<(u8, usize)> {
-    let body = fence_body(line);
-    let ch = *body.as_bytes().first()?;
-    if ch != b'`' && ch != b'~' {
-        return None;
-    }
-    let len = body.bytes().take_while(|&b| b == ch).count();
-    // A backtick in a backtick fence's info string makes it inline code, not a fence.
-    (len >= 3 && !(ch == b'`' && body[len..].contains('`'))).then_some((ch, len))
-}
-
-fn closes_fence(line: &str, ch: u8, len: usize) -> bool {
-    let body = fence_body(line);
-    let run = body.bytes().take_while(|&b| b == ch).count();
-    run >= len && body[run..].trim().is_empty()
 }
 
 /// Inline code spans of one line: a backtick run up to the next run of the same length.
@@ -991,6 +953,17 @@ mod tests {
                 ("H".to_string(), 9)
             ]
         );
+    }
+
+    #[test]
+    fn code_is_what_the_line_model_says_it_is() {
+        // A fence four columns in after a paragraph opens nothing, so its "contents" are text;
+        // indented code and a fence inside a list item are code; frontmatter is scanned.
+        let text = "---\nup: \"[[Up]]\"\n---\nPara\n    ```\n[[Lazy]]\n    ```\n\n    [[Indented]]\n\n\
+                    - step\n\n    ```\n    [[InItem]]\n    ```\n- [[Item]]\n";
+        let got: Vec<(String, usize)> =
+            links(text).into_iter().map(|l| (l.target, l.line)).collect();
+        assert_eq!(got, [("Up".to_string(), 2), ("Lazy".to_string(), 6), ("Item".to_string(), 16)]);
     }
 
     #[test]

@@ -203,3 +203,32 @@ fn the_layer_check_notices_an_upward_import() {
     assert_eq!(found, vec![(1, "upkeep".to_string())]);
     assert!(layer_of("config") < layer_of("upkeep"), "config sits below upkeep");
 }
+
+#[test]
+fn only_the_line_model_decides_what_is_a_fence() {
+    // Writers of fences (findings' `fenced`) are fine; a second reader of them is how the
+    // scanners came to disagree on what is code.
+    const WRITERS: &[(&str, &str)] = &[("src/upkeep/findings.rs", "fn fenced(")];
+    let mut offences = Vec::new();
+    for (rel, text) in sources() {
+        if rel == "src/markdown.rs" {
+            continue;
+        }
+        // Tests may well be named after fences; only the code they test is checked.
+        let body = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in body.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let Some(at) = code.find("fn ") else { continue };
+            let name = code[at + 3..].split(['(', '<']).next().unwrap_or("");
+            let allowed = WRITERS.iter().any(|(file, def)| rel == *file && code.contains(def));
+            if name.to_ascii_lowercase().contains("fence") && !allowed {
+                offences.push(format!("{rel}:{}: defines `{name}`", n + 1));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "fence logic outside src/markdown.rs; classify lines with markdown::lines instead:\n{}",
+        offences.join("\n")
+    );
+}
