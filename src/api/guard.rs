@@ -194,6 +194,10 @@ pub async fn gate(
 /// A refusal as REST answers it: the code's status and `{"code","error"}`. The gate and every
 /// route answer through this one function.
 pub fn refusal(e: &Error) -> Response {
+    // A failure on our side is logged with its cause: the client's body is not the only trace.
+    if e.code() == ErrorCode::InternalError {
+        tracing::error!("answered 500 internal_error: {}", e.message());
+    }
     let status =
         StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (status, axum::Json(crate::wire::error(e))).into_response()

@@ -71,6 +71,9 @@ impl VaultMcp {
 
 /// A refusal as a tool error a model can read.
 fn refusal(e: &Error) -> CallToolResult {
+    if e.code() == ErrorCode::InternalError {
+        tracing::error!("a tool failed with internal_error: {}", e.message());
+    }
     let text = match e.code() {
         ErrorCode::NotReady => e.message().to_string(),
         code => format!("Refused ({code}): {}", e.message()),

@@ -88,7 +88,7 @@ pub enum Reply {
     /// The answer to [`Request::Hello`].
     Owner(OwnerInfo),
     /// What a sync or update did.
-    Report(ReportWire),
+    Report(SyncReport),
     /// A refusal.
     Error {
         /// The error code's wire name.
@@ -96,57 +96,6 @@ pub enum Reply {
         /// The message.
         message: String,
     },
-}
-
-/// [`SyncReport`] on the socket.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReportWire {
-    /// Files looked at.
-    pub files_seen: usize,
-    /// Files (re-)chunked.
-    pub files_chunked: usize,
-    /// Files whose bytes were unchanged.
-    pub files_unchanged: usize,
-    /// Files removed from the index.
-    pub files_removed: usize,
-    /// Files that could not be indexed, with why.
-    pub failed: Vec<(String, String)>,
-    /// Chunks written.
-    pub chunks_written: usize,
-    /// Texts embedded.
-    pub texts_embedded: usize,
-    /// Seconds taken.
-    pub seconds: f64,
-}
-
-impl From<&SyncReport> for ReportWire {
-    fn from(r: &SyncReport) -> ReportWire {
-        ReportWire {
-            files_seen: r.files_seen,
-            files_chunked: r.files_chunked,
-            files_unchanged: r.files_unchanged,
-            files_removed: r.files_removed,
-            failed: r.failed.clone(),
-            chunks_written: r.chunks_written,
-            texts_embedded: r.texts_embedded,
-            seconds: r.seconds,
-        }
-    }
-}
-
-impl From<ReportWire> for SyncReport {
-    fn from(r: ReportWire) -> SyncReport {
-        SyncReport {
-            files_seen: r.files_seen,
-            files_chunked: r.files_chunked,
-            files_unchanged: r.files_unchanged,
-            files_removed: r.files_removed,
-            failed: r.failed,
-            chunks_written: r.chunks_written,
-            texts_embedded: r.texts_embedded,
-            seconds: r.seconds,
-        }
-    }
 }
 
 fn error_reply(e: &Error) -> Reply {
@@ -293,11 +242,11 @@ fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer) {
         },
         Ok(Request::Hello) => Reply::Owner(info.clone()),
         Ok(Request::Sync { vault, full }) => match indexer.sync(&vault, full, &Silent) {
-            Ok(r) => Reply::Report(ReportWire::from(&r)),
+            Ok(r) => Reply::Report(r),
             Err(e) => error_reply(&e),
         },
         Ok(Request::Update { vault, paths }) => match indexer.update(&vault, paths, None) {
-            Some(Ok(r)) => Reply::Report(ReportWire::from(&r)),
+            Some(Ok(r)) => Reply::Report(r),
             Some(Err(e)) => error_reply(&e),
             None => Reply::Error {
                 code: ErrorCode::NotReady.as_str().to_string(),
@@ -395,7 +344,7 @@ fn unexpected() -> Error {
 
 fn report(reply: Reply) -> Result<SyncReport> {
     match reply {
-        Reply::Report(r) => Ok(r.into()),
+        Reply::Report(r) => Ok(r),
         Reply::Error { code, message } => Err(error_from_reply(&code, message)),
         Reply::Owner(_) => Err(unexpected()),
     }

@@ -114,24 +114,7 @@ impl LexicalIndex {
                 create(dir, &schema)?
             }
         };
-        // Commits made by another process (a server writing while the CLI searches) become
-        // visible shortly after they land; our own commits reload explicitly.
-        let reader = opened
-            .index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::OnCommitWithDelay)
-            .try_into()
-            .map_err(|err| internal(dir, "open a reader on", &err))?;
-        Ok(LexicalIndex {
-            dir: dir.to_path_buf(),
-            fields,
-            index: opened.index,
-            writer: Mutex::new(None),
-            reader,
-            payload: RwLock::new(opened.payload),
-            was_reset,
-            read_only: false,
-        })
+        LexicalIndex::serve(dir, fields, opened, was_reset, false)
     }
 
     /// Opens an existing index for searching only: no writer is ever taken, nothing is created
@@ -151,6 +134,20 @@ impl LexicalIndex {
                 ),
             ));
         };
+        LexicalIndex::serve(dir, fields, opened, false, true)
+    }
+
+    /// An opened index with its reader, ready to search (and, unless `read_only`, to write on
+    /// the first change).
+    fn serve(
+        dir: &Path,
+        fields: Fields,
+        opened: Opened,
+        was_reset: bool,
+        read_only: bool,
+    ) -> Result<LexicalIndex> {
+        // Commits made by another process (the owner writing while a reader searches) become
+        // visible shortly after they land; our own commits reload explicitly.
         let reader = opened
             .index
             .reader_builder()
@@ -164,8 +161,8 @@ impl LexicalIndex {
             writer: Mutex::new(None),
             reader,
             payload: RwLock::new(opened.payload),
-            was_reset: false,
-            read_only: true,
+            was_reset,
+            read_only,
         })
     }
 

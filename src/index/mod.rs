@@ -42,8 +42,9 @@ const FILES_PER_BATCH: usize = 64;
 /// Distinct texts per embedding call during a sync.
 const TEXTS_PER_EMBED: usize = 64;
 
-/// What a sync or update did.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What a sync or update did (also what the index's owner answers another process with, so
+/// it crosses the owner's socket as JSON).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SyncReport {
     /// Files looked at.
     pub files_seen: usize,
