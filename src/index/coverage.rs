@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::IndexSettings;
-use super::store::{FileKind, Store};
+use super::store::{FileKind, FileStatus, Store};
 use crate::error::{ErrorCode, Result};
 use crate::vault::Vault;
 
@@ -51,7 +51,7 @@ pub struct Problem {
     /// Vault-relative path.
     pub path: String,
     /// The recorded status: `failed`, `no_text`, `needs_ocr`, ...
-    pub status: String,
+    pub status: FileStatus,
     /// Why.
     pub detail: String,
 }
@@ -138,11 +138,6 @@ pub struct Report {
     pub vaults: Vec<Coverage>,
 }
 
-/// Whether a recorded verdict means the file's text is in the index.
-fn searchable(status: &str) -> bool {
-    matches!(status, "indexed" | "extracted" | "ocr")
-}
-
 /// Compares `vault` on disk with the store's record of it.
 pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Result<Coverage> {
     let rows = store.files(vault.name())?;
@@ -164,10 +159,10 @@ pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Resul
     for r in &rows {
         // A document's verdict is `extracted` or `ocr` when it has text; a note's is `indexed`.
         // Anything else is a problem, and not counted as searchable.
-        if !searchable(&r.status) {
+        if !r.status.searchable() {
             out.problems.push(Problem {
                 path: r.path.clone(),
-                status: r.status.clone(),
+                status: r.status,
                 detail: r.detail.clone(),
             });
             continue;
@@ -212,7 +207,7 @@ pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Resul
                 }
             };
             if let Some(r) = row
-                && searchable(&r.status)
+                && r.status.searchable()
             {
                 // Its old text is still searchable; count it once, as the problem it now is.
                 match r.kind {
@@ -220,11 +215,7 @@ pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Resul
                     FileKind::Document => out.documents = out.documents.saturating_sub(1),
                 }
             }
-            out.problems.push(Problem {
-                path: stat.path,
-                status: "unreadable".to_string(),
-                detail,
-            });
+            out.problems.push(Problem { path: stat.path, status: FileStatus::Unreadable, detail });
             continue;
         }
         let why = match row {
@@ -315,7 +306,7 @@ pub fn render(report: &Report) -> String {
             for p in &c.problems {
                 let detail =
                     if p.detail.is_empty() { String::new() } else { format!(": {}", p.detail) };
-                out.push_str(&format!("    {} [{}]{detail}\n", p.path, p.status));
+                out.push_str(&format!("    {} [{}]{detail}\n", p.path, p.status.as_str()));
             }
         }
         let skipped: usize = c.skipped.iter().map(|s| s.count).sum();
@@ -456,13 +447,13 @@ mod tests {
         assert_eq!(report.failed.len(), 1, "{:?}", report.failed);
         let c = coverage(index.store(), &s, &v).unwrap();
         assert!(c.stale.is_empty(), "{:?}", c.stale);
-        let odd = c.problems.iter().find(|p| p.status == "unreadable").expect("reported");
+        let odd = c.problems.iter().find(|p| p.status == FileStatus::Unreadable).expect("reported");
         assert!(odd.path.starts_with("Odd ") && odd.detail.contains("rename"), "{odd:?}");
         std::fs::remove_file(root.join(std::ffi::OsStr::from_bytes(b"Odd \xff name.md"))).unwrap();
         // A backslash is part of a name here, and no vault path can hold one.
         write("Back\\slash.md", b"# B\n");
         let c = coverage(index.store(), &s, &v).unwrap();
-        let odd = c.problems.iter().find(|p| p.status == "unreadable").expect("reported");
+        let odd = c.problems.iter().find(|p| p.status == FileStatus::Unreadable).expect("reported");
         assert_eq!(odd.path, "Back\\slash.md");
         assert!(odd.detail.contains("backslash") && odd.detail.contains("rename"), "{odd:?}");
         std::fs::remove_file(root.join("Back\\slash.md")).unwrap();

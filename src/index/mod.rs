@@ -34,7 +34,7 @@ use crate::vault::{FileStat, Vault};
 use chunker::ChunkConfig;
 use dense::{Dense, RowKey};
 use lexical::LexicalIndex;
-use store::{Batch, ChunkInfo, FileKind, FileUpdate, NewChunk, Store, TextHash};
+use store::{Batch, ChunkInfo, FileKind, FileStatus, FileUpdate, NewChunk, Store, TextHash};
 
 /// Files per store transaction during a sync: small enough that a crash loses little and
 /// lexical search sees progress, large enough that commits do not dominate.
@@ -585,7 +585,7 @@ impl Index {
                         report.files_unchanged += 1;
                         continue;
                     }
-                    if update.status == "failed" {
+                    if update.status == FileStatus::Failed {
                         report.failed.push((update.path.clone(), update.detail.clone()));
                     }
                     report.files_chunked += 1;
@@ -721,7 +721,7 @@ impl Index {
             sha256: String::new(),
             title: String::new(),
             description: String::new(),
-            status: "indexed".to_string(),
+            status: FileStatus::Indexed,
             detail: String::new(),
             fingerprint: fingerprint.to_string(),
             chunks: Vec::new(),
@@ -730,7 +730,7 @@ impl Index {
             let (sha256, extraction) = self.extraction(&stat.path, &bytes)?;
             update.sha256 = sha256;
             update.kind = FileKind::Document;
-            update.status = extraction.verdict.status.as_str().to_string();
+            update.status = FileStatus::of_document(extraction.verdict.status);
             update.detail = extraction.verdict.detail.clone();
             chunker::chunk_document(
                 &stat.path,
@@ -741,7 +741,7 @@ impl Index {
         } else {
             update.sha256 = crate::vault::content_hash(&bytes);
             let Ok(text) = String::from_utf8(bytes) else {
-                update.status = "failed".to_string();
+                update.status = FileStatus::Failed;
                 update.detail = "not valid UTF-8 text".to_string();
                 return Ok((update, Vec::new()));
             };
@@ -765,7 +765,7 @@ impl Index {
             });
         }
         if update.chunks.is_empty() && update.kind == FileKind::Note {
-            update.status = "skipped".to_string();
+            update.status = FileStatus::Skipped;
             update.detail = "no text to index".to_string();
         }
         update.title = note.title;

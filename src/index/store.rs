@@ -47,6 +47,77 @@ impl FileKind {
     }
 }
 
+/// What became of a file the last time it was indexed: one closed set, stored by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    /// A note whose text is in the index.
+    Indexed,
+    /// A note with no text to index.
+    Skipped,
+    /// A note or document that could not be read or parsed (the detail says why).
+    Failed,
+    /// A document whose text layer is in the index.
+    Extracted,
+    /// A scanned document whose OCR text is in the index.
+    Ocr,
+    /// A document that holds no text.
+    NoText,
+    /// A scanned document waiting for OCR (off, or Tesseract missing).
+    NeedsOcr,
+    /// A file the indexer cannot open (reported by coverage, never stored).
+    Unreadable,
+}
+
+impl FileStatus {
+    /// Every status, for parsing.
+    const ALL: [FileStatus; 8] = [
+        FileStatus::Indexed,
+        FileStatus::Skipped,
+        FileStatus::Failed,
+        FileStatus::Extracted,
+        FileStatus::Ocr,
+        FileStatus::NoText,
+        FileStatus::NeedsOcr,
+        FileStatus::Unreadable,
+    ];
+
+    /// The stored and wire name, e.g. `needs_ocr`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileStatus::Indexed => "indexed",
+            FileStatus::Skipped => "skipped",
+            FileStatus::Failed => "failed",
+            FileStatus::Extracted => "extracted",
+            FileStatus::Ocr => "ocr",
+            FileStatus::NoText => "no_text",
+            FileStatus::NeedsOcr => "needs_ocr",
+            FileStatus::Unreadable => "unreadable",
+        }
+    }
+
+    /// The inverse of [`FileStatus::as_str`].
+    pub fn parse(s: &str) -> Option<FileStatus> {
+        FileStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// A document's status from its extraction verdict.
+    pub fn of_document(verdict: crate::docs::Status) -> FileStatus {
+        match verdict {
+            crate::docs::Status::Extracted => FileStatus::Extracted,
+            crate::docs::Status::Ocr => FileStatus::Ocr,
+            crate::docs::Status::NoText => FileStatus::NoText,
+            crate::docs::Status::NeedsOcr => FileStatus::NeedsOcr,
+            crate::docs::Status::Failed => FileStatus::Failed,
+        }
+    }
+
+    /// Whether a file of this status has its text in the index.
+    pub fn searchable(self) -> bool {
+        matches!(self, FileStatus::Indexed | FileStatus::Extracted | FileStatus::Ocr)
+    }
+}
+
 /// One indexed (or skipped, or failed) file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileRow {
@@ -64,8 +135,8 @@ pub struct FileRow {
     pub mtime_ns: i64,
     /// sha256 of the bytes when last read.
     pub sha256: String,
-    /// `indexed`, `skipped` or `failed`.
-    pub status: String,
+    /// What became of it.
+    pub status: FileStatus,
     /// Why it was skipped or failed.
     pub detail: String,
     /// The chunker fingerprint its chunks were made with.
@@ -104,8 +175,8 @@ pub struct FileUpdate {
     pub title: String,
     /// The description chunks are embedded with.
     pub description: String,
-    /// `indexed`, `skipped` or `failed`.
-    pub status: String,
+    /// What became of it.
+    pub status: FileStatus,
     /// Why it was skipped or failed.
     pub detail: String,
     /// The chunker fingerprint.
@@ -422,7 +493,10 @@ impl Store {
                     size: r.get::<_, i64>(4)? as u64,
                     mtime_ns: r.get(5)?,
                     sha256: r.get(6)?,
-                    status: r.get(7)?,
+                    // A name this build does not know (a newer one wrote it) reads as failed:
+                    // the file is re-indexed on its next change, and status shows it meanwhile.
+                    status: FileStatus::parse(&r.get::<_, String>(7)?)
+                        .unwrap_or(FileStatus::Failed),
                     detail: r.get(8)?,
                     fingerprint: r.get(9)?,
                 })
@@ -517,7 +591,7 @@ impl Store {
                         u.sha256,
                         u.title,
                         u.description,
-                        u.status,
+                        u.status.as_str(),
                         u.detail,
                         u.fingerprint
                     ])
