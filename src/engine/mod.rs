@@ -346,20 +346,18 @@ impl Engine {
         Ok(())
     }
 
-    /// Asks the owning process who it is, and pairs each of our vaults with its name for the
-    /// same root (`None` where it does not index that root).
-    fn owner_names(&self, client: &OwnerClient) -> Result<(OwnerInfo, Vec<Option<String>>)> {
+    /// Asks the owning process who it is, and its name for the root of our vault `v` (`None`
+    /// when it does not index that root: names may differ between processes, roots do not).
+    fn owner_name(
+        &self,
+        client: &OwnerClient,
+        v: &crate::vault::Vault,
+    ) -> Result<(OwnerInfo, Option<String>)> {
         let info = client.hello()?;
         let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        let names = self
-            .vaults
-            .iter()
-            .map(|v| {
-                let root = canon(v.root());
-                info.vaults.iter().find(|o| canon(&o.root) == root).map(|o| o.name.clone())
-            })
-            .collect();
-        Ok((info, names))
+        let root = canon(v.root());
+        let name = info.vaults.iter().find(|o| canon(&o.root) == root).map(|o| o.name.clone());
+        Ok((info, name))
     }
 
     /// The configuration.
@@ -400,10 +398,9 @@ impl Engine {
             return Ok(out);
         }
         let client = OwnerClient::new(&self.config.data_dir);
-        let (info, theirs) = self.owner_names(&client)?;
         for v in wanted {
-            let pos = self.vaults.iter().position(|x| x.name() == v.name()).unwrap_or(0);
-            let Some(name) = &theirs[pos] else {
+            let (info, theirs) = self.owner_name(&client, v)?;
+            let Some(name) = theirs else {
                 return Err(Error::new(
                     ErrorCode::NotReady,
                     format!(
@@ -417,8 +414,7 @@ impl Engine {
                     ),
                 ));
             };
-            progress.files(0, 0);
-            out.push((v.name().to_string(), client.sync(name, full)?));
+            out.push((v.name().to_string(), client.sync(&name, full)?));
         }
         Ok(out)
     }
@@ -433,10 +429,8 @@ impl Engine {
             });
         }
         let client = OwnerClient::new(&self.config.data_dir);
-        let (_, theirs) = self.owner_names(&client)?;
-        let pos = self.vaults.iter().position(|x| x.name() == v.name()).unwrap_or(0);
-        match &theirs[pos] {
-            Some(name) => client.update(name, paths, Duration::from_secs(3600)),
+        match self.owner_name(&client, v)?.1 {
+            Some(name) => client.update(&name, paths, Duration::from_secs(3600)),
             None => Err(Error::new(
                 ErrorCode::NotReady,
                 format!("the process that owns the index does not index {vault}"),
@@ -781,10 +775,7 @@ impl Engine {
             }
             // The owner's watcher keeps index.md; it is asked only for the index.
             Err(client) => {
-                let theirs = self.owner_names(&client).ok().and_then(|(_, names)| {
-                    let pos = self.vaults.iter().position(|x| x.name() == v.name())?;
-                    names.into_iter().nth(pos).flatten()
-                });
+                let theirs = self.owner_name(&client, v).ok().and_then(|(_, name)| name);
                 let Some(name) = theirs else {
                     return tracing::debug!(
                         "the index owner does not index {vault}; {paths:?} wait for a takeover"
@@ -919,18 +910,19 @@ fn open_reader(
             settings.clone(),
             embedder.clone(),
         ) {
-            Err(e)
-                if e.code() == ErrorCode::NotReady && started.elapsed() < READER_OPEN_PATIENCE =>
-            {
-                // The message names a model mismatch too; only a missing index is worth waiting for.
-                if e.message().contains("holds vectors of") {
-                    return Err(e);
-                }
+            // Only an index the owner has not finished creating is worth waiting for; any
+            // other refusal (a model mismatch) stands.
+            Err(_) if !created(&config.data_dir) && started.elapsed() < READER_OPEN_PATIENCE => {
                 std::thread::sleep(Duration::from_millis(100));
             }
             other => return other,
         }
     }
+}
+
+/// Whether the owner has created both halves of the index a reader opens.
+fn created(data_dir: &std::path::Path) -> bool {
+    data_dir.join("index.db").is_file() && data_dir.join("lexical/meta.json").is_file()
 }
 
 /// Whether the store held a finished build of every vault, with every chunk's vector.
