@@ -112,23 +112,24 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
 }
 
 /// The query string as ordered pairs.
-fn pairs(q: &Option<String>) -> Vec<(String, String)> {
-    q.as_deref()
-        .map(|q| {
-            q.split('&')
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                    let dec = |s: &str| {
-                        percent_encoding::percent_decode_str(&s.replace('+', " "))
-                            .decode_utf8_lossy()
-                            .into_owned()
-                    };
-                    (dec(k), dec(v))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+/// The query string as decoded pairs. A name given twice is refused: every parameter is
+/// a single value, and quietly taking one of two would answer a question nobody asked.
+fn pairs(q: &Option<String>) -> Result<Vec<(String, String)>> {
+    let dec = |s: &str| {
+        percent_encoding::percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned()
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    for p in q.as_deref().unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = p.split_once('=').unwrap_or((p, ""));
+        let (k, v) = (dec(k), dec(v));
+        if out.iter().any(|(seen, _)| *seen == k) {
+            return Err(bad(format!(
+                "the query parameter {k} is given more than once; give it once"
+            )));
+        }
+        out.push((k, v));
+    }
+    Ok(out)
 }
 
 fn param<'a>(q: &'a [(String, String)], name: &str) -> Option<&'a str> {
@@ -245,7 +246,10 @@ async fn vault_route(
     RawQuery(query): RawQuery,
     body: std::result::Result<Bytes, BytesRejection>,
 ) -> Response {
-    let q = pairs(&query);
+    let q = match pairs(&query) {
+        Ok(q) => q,
+        Err(e) => return refusal(&e),
+    };
     let path = match tail(&uri, "/vault") {
         Ok(p) => p,
         Err(e) => return refusal(&e),
@@ -509,7 +513,10 @@ async fn folder_route(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let q = pairs(&query);
+    let q = match pairs(&query) {
+        Ok(q) => q,
+        Err(e) => return refusal(&e),
+    };
     let path = match tail(&uri, "/folder") {
         Ok(p) => p,
         Err(e) => return refusal(&e),
@@ -572,7 +579,7 @@ async fn move_route(
     finish(
         async {
             let source = tail(&uri, "/move")?;
-            let q = pairs(&query);
+            let q = pairs(&query)?;
             let raw = body_text(&app.engine, body)?;
             let b = if raw.trim().is_empty() {
                 MoveBody {
@@ -628,7 +635,7 @@ async fn search_route(
 ) -> Response {
     finish(
         async {
-            let q = pairs(&query);
+            let q = pairs(&query)?;
             let b: SearchBody = if method == Method::POST {
                 let raw = body_text(&app.engine, body)?;
                 if raw.trim().is_empty() {
@@ -687,7 +694,10 @@ async fn reindex_route(
     Extension(target): Extension<Target>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let full = flag(&pairs(&query), "full");
+    let full = match pairs(&query) {
+        Ok(q) => flag(&q, "full"),
+        Err(e) => return refusal(&e),
+    };
     let engine = app.engine.clone();
     finish(
         blocking(move || tools::reindex(&engine, &target, tools::ReindexArgs { vault: None, full }))
@@ -784,7 +794,10 @@ async fn frontmatter_route(
     Extension(target): Extension<Target>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let q = pairs(&query);
+    let q = match pairs(&query) {
+        Ok(q) => q,
+        Err(e) => return refusal(&e),
+    };
     let (Some(key), Some(value)) = (param(&q, "key"), param(&q, "value")) else {
         return refusal(&bad(
             "the frontmatter query needs key and value, e.g. /frontmatter?key=status&value=active \
@@ -821,7 +834,10 @@ async fn expiries_route(
     Extension(target): Extension<Target>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let q = pairs(&query);
+    let q = match pairs(&query) {
+        Ok(q) => q,
+        Err(e) => return refusal(&e),
+    };
     let within = match param(&q, "within").map(str::trim).filter(|s| !s.is_empty()) {
         None => None,
         Some(s) => match s.parse::<i64>() {
@@ -854,7 +870,10 @@ async fn callouts_route(
     Extension(target): Extension<Target>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let q = pairs(&query);
+    let q = match pairs(&query) {
+        Ok(q) => q,
+        Err(e) => return refusal(&e),
+    };
     let a = tools::CalloutsArgs { vault: None, dir: param(&q, "dir").map(str::to_string) };
     let engine = app.engine.clone();
     let started = Instant::now();
@@ -998,9 +1017,17 @@ mod tests {
 
     #[test]
     fn query_flags_follow_the_predecessor() {
-        let q = pairs(&Some("a&b=&c=YES&d=0&e=on+&f=maybe&g=%31".into()));
+        let q = pairs(&Some("a&b=&c=YES&d=0&e=on+&f=maybe&g=%31".into())).unwrap();
         let set: Vec<bool> =
             ["a", "b", "c", "d", "e", "f", "g", "h"].iter().map(|n| flag(&q, n)).collect();
         assert_eq!(set, [true, true, true, false, true, false, true, false]);
+    }
+
+    #[test]
+    fn a_query_parameter_given_twice_is_refused_rather_than_guessed() {
+        let e = pairs(&Some("q=a&k=&k=5".into())).unwrap_err();
+        assert_eq!(e.code().as_str(), "invalid_request");
+        assert!(e.message().contains("k is given more than once"), "{}", e.message());
+        assert_eq!(pairs(&Some("q=a&k=5".into())).unwrap().len(), 2);
     }
 }
