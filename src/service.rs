@@ -9,6 +9,10 @@
 //! differently but cannot act differently: a scoped-write check, a clamp on `k` or the
 //! re-index after a write lives here and nowhere else.
 //!
+//! The note and upkeep tools run on a [`Desk`]: the serving [`Engine`], or the CLI's
+//! [`LightEngine`] (the vaults without the model, handing re-index work to the running owner).
+//! Search, status and reindex need the index and take the [`Engine`] itself.
+//!
 //! Every function is blocking (file I/O, embedding); the async surfaces run them on the
 //! blocking pool. Rendering the outcome (prose for MCP, text or JSON for REST, lines for the
 //! terminal) is theirs: this module knows no HTTP, MCP or clap.
@@ -17,14 +21,18 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::config::Config;
 use crate::docs::Verdict;
-use crate::engine::Engine;
+use crate::engine::{Engine, LightEngine};
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::SyncReport;
 use crate::search::{SearchRequest, SearchResponse};
 use crate::vault::edit::Operation;
 use crate::vault::headings::Scope;
-use crate::vault::{Change, Filed, FilingStatus, Listing, NoteMap, NoteRead, PatchRequest, Vault};
+use crate::vault::{
+    Change, DocumentText, Filed, FilingStatus, Listing, NoteMap, NoteRead, PatchRequest, Vault,
+    Vaults,
+};
 
 /// Which vault a request addresses and, for `/mcp/only/<path>`, the one note or folder its
 /// writes are confined to.
@@ -36,6 +44,84 @@ pub struct Target {
     pub scope: Option<String>,
 }
 
+/// What the note and upkeep tools need from below, whichever process serves them.
+pub trait Desk {
+    /// The configuration (upkeep settings, defaults).
+    fn config(&self) -> &Config;
+    /// The configured vaults.
+    fn vaults(&self) -> &Vaults;
+    /// The text of filed documents (the index's extraction cache).
+    fn documents(&self) -> Box<dyn DocumentText + '_>;
+    /// Has what a write touched re-indexed, within a bounded wait.
+    fn written(&self, vault: &str, paths: &[String]);
+    /// Held for the length of a maintenance run, so runs in one process never overlap.
+    fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()>;
+}
+
+impl Desk for Engine {
+    fn config(&self) -> &Config {
+        Engine::config(self)
+    }
+    fn vaults(&self) -> &Vaults {
+        Engine::vaults(self)
+    }
+    fn documents(&self) -> Box<dyn DocumentText + '_> {
+        Box::new(self.index())
+    }
+    fn written(&self, vault: &str, paths: &[String]) {
+        self.refresh(vault, paths)
+    }
+    fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.maintenance_runs().lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Desk for LightEngine {
+    fn config(&self) -> &Config {
+        LightEngine::config(self)
+    }
+    fn vaults(&self) -> &Vaults {
+        LightEngine::vaults(self)
+    }
+    fn documents(&self) -> Box<dyn DocumentText + '_> {
+        Box::new(Borrowed(LightEngine::documents(self)))
+    }
+    fn written(&self, vault: &str, paths: &[String]) {
+        self.refresh(vault, paths)
+    }
+    fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.maintenance_runs().lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A borrowed extraction cache, boxed like the engine's shared one.
+struct Borrowed<'a, T: ?Sized>(&'a T);
+
+impl<T: DocumentText + ?Sized> DocumentText for Borrowed<'_, T> {
+    fn extraction(&self, rel: &str, bytes: &[u8]) -> Result<(String, crate::docs::Extraction)> {
+        self.0.extraction(rel, bytes)
+    }
+}
+
+/// The surfaces hold the engine in an `Arc`.
+impl<T: Desk + ?Sized> Desk for std::sync::Arc<T> {
+    fn config(&self) -> &Config {
+        (**self).config()
+    }
+    fn vaults(&self) -> &Vaults {
+        (**self).vaults()
+    }
+    fn documents(&self) -> Box<dyn DocumentText + '_> {
+        (**self).documents()
+    }
+    fn written(&self, vault: &str, paths: &[String]) {
+        (**self).written(vault, paths)
+    }
+    fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()> {
+        (**self).maintenance_turn()
+    }
+}
+
 /// The largest `k` a search may ask for.
 pub const MAX_K: usize = 20;
 
@@ -45,11 +131,29 @@ fn default_true() -> bool {
 fn default_one() -> usize {
     1
 }
-fn default_replace() -> String {
-    "replace".into()
+fn default_replace() -> Operation {
+    Operation::Replace
 }
-fn default_content_scope() -> String {
-    "content".into()
+
+/// A closed set on the wire: a tool call names one of the vault layer's names (any case), and
+/// its JSON schema lists them, so a model sees the choices instead of guessing.
+fn by_name<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr<Err = Error>,
+{
+    let name = String::deserialize(d)?;
+    name.parse().map_err(|e: Error| serde::de::Error::custom(e.message()))
+}
+
+fn operation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names = [Operation::Replace, Operation::Prepend, Operation::Append].map(Operation::as_str);
+    schemars::json_schema!({"type": "string", "enum": names, "default": "replace"})
+}
+
+fn scope_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names = [Scope::Content, Scope::Marker, Scope::MarkerAndContent].map(Scope::as_str);
+    schemars::json_schema!({"type": "string", "enum": names, "default": "content"})
 }
 
 /// `vault_search`.
@@ -127,15 +231,17 @@ pub struct PatchArgs {
     /// ("Risks") also works.
     pub target: String,
     /// replace, prepend or append.
-    #[serde(default = "default_replace")]
-    pub operation: String,
+    #[serde(default = "default_replace", deserialize_with = "by_name")]
+    #[schemars(schema_with = "operation_schema")]
+    pub operation: Operation,
     /// The Markdown to put in.
     #[serde(default)]
     pub content: String,
     /// What the operation applies to: content (the lines under the heading, subsections
     /// included), marker (the heading line) or markerAndContent.
-    #[serde(default = "default_content_scope")]
-    pub target_scope: String,
+    #[serde(default, deserialize_with = "by_name")]
+    #[schemars(schema_with = "scope_schema")]
+    pub target_scope: Scope,
 }
 
 /// `vault_replace_text`.
@@ -393,16 +499,16 @@ fn chosen<'a>(t: &'a Target, arg: Option<&'a str>) -> Result<Option<&'a str>> {
 /// else [`chosen`]. A connection bound to a vault (by URL or by a write scope) cannot reach
 /// another one through a prefix.
 fn locate<'e, 'p>(
-    engine: &'e Engine,
+    desk: &'e dyn Desk,
     t: &Target,
     arg: Option<&str>,
     raw: &'p str,
 ) -> Result<(&'e std::sync::Arc<Vault>, &'p str)> {
     let default = chosen(t, arg)?;
-    let (v, path) = engine.vaults().locate(default, raw)?;
+    let (v, path) = desk.vaults().locate(default, raw)?;
     let bound = match (&t.vault, &t.scope) {
         (Some(name), _) => Some(name.as_str()),
-        (None, Some(_)) => Some(engine.vaults().get(None)?.name()),
+        (None, Some(_)) => Some(desk.vaults().get(None)?.name()),
         (None, None) => None,
     };
     if let Some(bound) = bound
@@ -421,11 +527,11 @@ fn locate<'e, 'p>(
 
 /// The vault a request without a path means.
 fn vault<'e>(
-    engine: &'e Engine,
+    desk: &'e dyn Desk,
     t: &Target,
     arg: Option<&str>,
 ) -> Result<&'e std::sync::Arc<Vault>> {
-    engine.vaults().get(chosen(t, arg)?)
+    desk.vaults().get(chosen(t, arg)?)
 }
 
 fn in_scope(v: &Vault, t: &Target, raw: &str, folder: bool) -> Result<()> {
@@ -436,10 +542,10 @@ fn in_scope(v: &Vault, t: &Target, raw: &str, folder: bool) -> Result<()> {
 }
 
 /// Re-indexes what a write touched, so a search right after it sees the change.
-fn refreshed(engine: &Engine, change: Change, also: &[&str]) -> Change {
+fn refreshed(desk: &dyn Desk, change: Change, also: &[&str]) -> Change {
     let mut paths = vec![change.path.clone()];
     paths.extend(also.iter().map(|p| p.trim_matches('/').to_string()));
-    engine.refresh(&change.vault, &paths);
+    desk.written(&change.vault, &paths);
     change
 }
 
@@ -492,111 +598,108 @@ pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<Sear
 }
 
 /// Reads a note or one section.
-pub fn read(engine: &Engine, t: &Target, a: ReadArgs) -> Result<NoteRead> {
+pub fn read(desk: &dyn Desk, t: &Target, a: ReadArgs) -> Result<NoteRead> {
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
-    v.read(path, section, engine.index().as_ref())
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
+    v.read(path, section, &*desk.documents())
 }
 
 /// Lists a folder.
-pub fn list(engine: &Engine, t: &Target, a: ListArgs) -> Result<Listing> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+pub fn list(desk: &dyn Desk, t: &Target, a: ListArgs) -> Result<Listing> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     v.list(path)
 }
 
 /// Maps a note: frontmatter and heading paths.
-pub fn map(engine: &Engine, t: &Target, a: MapArgs) -> Result<NoteMap> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
-    v.map(path, engine.index().as_ref())
+pub fn map(desk: &dyn Desk, t: &Target, a: MapArgs) -> Result<NoteMap> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
+    v.map(path, &*desk.documents())
 }
 
 /// Edits one section.
-pub fn patch(engine: &Engine, t: &Target, a: PatchArgs, expected: Option<&str>) -> Result<Change> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+pub fn patch(desk: &dyn Desk, t: &Target, a: PatchArgs, expected: Option<&str>) -> Result<Change> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
     let req = PatchRequest {
         target: &a.target,
-        operation: a.operation.parse::<Operation>()?,
-        scope: a.target_scope.parse::<Scope>()?,
+        operation: a.operation,
+        scope: a.target_scope,
         content: &a.content,
     };
-    Ok(refreshed(engine, v.patch(path, &req, expected)?, &[]))
+    Ok(refreshed(desk, v.patch(path, &req, expected)?, &[]))
 }
 
 /// Replaces literal text.
 pub fn replace_text(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
     a: ReplaceTextArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
-    Ok(refreshed(
-        engine,
-        v.replace_text(path, &a.find, &a.replace, section, a.count, expected)?,
-        &[],
-    ))
+    Ok(refreshed(desk, v.replace_text(path, &a.find, &a.replace, section, a.count, expected)?, &[]))
 }
 
 /// Appends, optionally creating the note.
 pub fn append(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
     a: AppendArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(engine, v.append(path, &a.content, a.create_if_missing, expected)?, &[]))
+    Ok(refreshed(desk, v.append(path, &a.content, a.create_if_missing, expected)?, &[]))
 }
 
 /// Creates or overwrites a note.
-pub fn write(engine: &Engine, t: &Target, a: WriteArgs, expected: Option<&str>) -> Result<Change> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+pub fn write(desk: &dyn Desk, t: &Target, a: WriteArgs, expected: Option<&str>) -> Result<Change> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(engine, v.write(path, &a.content, a.overwrite, expected)?, &[]))
+    Ok(refreshed(desk, v.write(path, &a.content, a.overwrite, expected)?, &[]))
 }
 
 /// Files a document (REST and CLI only: MCP carries no binary uploads) and extracts it.
 pub fn file_document(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
+    vault: Option<&str>,
     path: &str,
     bytes: &[u8],
     overwrite: bool,
 ) -> Result<(Filed, Verdict)> {
-    let (v, path) = locate(engine, t, None, path)?;
+    let (v, path) = locate(desk, t, vault, path)?;
     in_scope(v, t, path, false)?;
     let filed = v.file_document(path, bytes, overwrite)?;
-    let (_, extraction) = engine.index().extraction(&filed.path, bytes)?;
+    let (_, extraction) = desk.documents().extraction(&filed.path, bytes)?;
     if filed.status != FilingStatus::Unchanged {
-        engine.refresh(&filed.vault, std::slice::from_ref(&filed.path));
+        desk.written(&filed.vault, std::slice::from_ref(&filed.path));
     }
     Ok((filed, extraction.verdict))
 }
 
 /// Replaces the body.
 pub fn set_body(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
     a: SetBodyArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(engine, v.set_body(path, &a.content, expected)?, &[]))
+    Ok(refreshed(desk, v.set_body(path, &a.content, expected)?, &[]))
 }
 
 /// Sets or removes one frontmatter key.
 pub fn set_frontmatter(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
     a: SetFrontmatterArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
     if a.key.trim().is_empty() {
         return Err(Error::new(ErrorCode::InvalidRequest, "the frontmatter key is empty"));
@@ -615,30 +718,30 @@ pub fn set_frontmatter(
         }
         (false, Some(v)) => Some(v),
     };
-    Ok(refreshed(engine, v.set_frontmatter(path, &a.key, value.as_ref(), expected)?, &[]))
+    Ok(refreshed(desk, v.set_frontmatter(path, &a.key, value.as_ref(), expected)?, &[]))
 }
 
 /// Deletes a note or document.
 pub fn delete(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
     a: DeleteArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(engine, v.delete(path, expected)?, &[]))
+    Ok(refreshed(desk, v.delete(path, expected)?, &[]))
 }
 
 /// Moves a note or document; refused under any write scope.
 pub fn move_file(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
     a: MoveArgs,
     expected: Option<&str>,
 ) -> Result<Change> {
-    let (v, source) = locate(engine, t, a.vault.as_deref(), &a.source)?;
-    let (to, destination) = engine.vaults().locate(Some(v.name()), &a.destination)?;
+    let (v, source) = locate(desk, t, a.vault.as_deref(), &a.source)?;
+    let (to, destination) = desk.vaults().locate(Some(v.name()), &a.destination)?;
     if to.name() != v.name() {
         return Err(Error::new(
             ErrorCode::InvalidRequest,
@@ -661,21 +764,21 @@ pub fn move_file(
     let from = crate::vault::path::normalize(source)
         .map(|parts| parts.join("/"))
         .unwrap_or_else(|_| source.to_string());
-    Ok(refreshed(engine, change, &[&from]))
+    Ok(refreshed(desk, change, &[&from]))
 }
 
 /// Creates a folder and its parents.
-pub fn create_folder(engine: &Engine, t: &Target, a: CreateFolderArgs) -> Result<Change> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+pub fn create_folder(desk: &dyn Desk, t: &Target, a: CreateFolderArgs) -> Result<Change> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, true)?;
     v.create_folder(path)
 }
 
 /// Deletes a folder.
-pub fn delete_folder(engine: &Engine, t: &Target, a: DeleteFolderArgs) -> Result<Change> {
-    let (v, path) = locate(engine, t, a.vault.as_deref(), &a.path)?;
+pub fn delete_folder(desk: &dyn Desk, t: &Target, a: DeleteFolderArgs) -> Result<Change> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, true)?;
-    Ok(refreshed(engine, v.delete_folder(path, a.recursive)?, &[]))
+    Ok(refreshed(desk, v.delete_folder(path, a.recursive)?, &[]))
 }
 
 /// Index coverage per vault (only the target vault when one is named).
@@ -687,55 +790,62 @@ pub fn status(
     engine.coverage(chosen(t, a.vault.as_deref())?)
 }
 
-/// The dated commitments (`expires` frontmatter), one row per date.
+/// The dated commitments (`expires` frontmatter), one row per date, counted from today (local
+/// time).
 pub fn expiries(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
     a: ExpiriesArgs,
 ) -> Result<crate::upkeep::expiries::Report> {
+    let v = vault(desk, t, a.vault.as_deref())?;
     let query = crate::upkeep::expiries::Query { within: a.within, list_untracked: a.untracked };
-    engine.expiries(chosen(t, a.vault.as_deref())?, a.dir.as_deref().unwrap_or(""), &query)
+    let today = chrono::Local::now().date_naive();
+    crate::upkeep::expiries(v, a.dir.as_deref().unwrap_or(""), today, &query)
 }
 
 /// The open callouts.
 pub fn callouts(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
     a: CalloutsArgs,
 ) -> Result<crate::upkeep::callouts::Report> {
-    engine.callouts(chosen(t, a.vault.as_deref())?, a.dir.as_deref().unwrap_or(""))
+    let v = vault(desk, t, a.vault.as_deref())?;
+    crate::upkeep::callouts(v, a.dir.as_deref().unwrap_or(""), &upkeep_settings(desk))
 }
 
-/// Runs every maintenance check.
+/// Runs every maintenance check (built-in and the vault's scripts); a second caller in the
+/// same process waits for the run in progress.
 pub fn maintenance(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
-    vault: Option<&str>,
+    vault_name: Option<&str>,
 ) -> Result<crate::upkeep::findings::Run> {
-    engine.maintenance(chosen(t, vault)?)
+    let v = vault(desk, t, vault_name)?;
+    let _turn = desk.maintenance_turn();
+    Ok(crate::upkeep::maintenance(v, &*desk.documents(), &upkeep_settings(desk)))
 }
 
 /// Lists the maintenance checks without running them.
 pub fn checks(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
-    vault: Option<&str>,
+    vault_name: Option<&str>,
 ) -> Result<Vec<crate::upkeep::CheckInfo>> {
-    engine.checks(chosen(t, vault)?)
+    Ok(crate::upkeep::checks(vault(desk, t, vault_name)?, &upkeep_settings(desk)))
 }
 
 /// The notes whose frontmatter `key` holds exactly `value`.
 pub fn frontmatter_query(
-    engine: &Engine,
+    desk: &dyn Desk,
     t: &Target,
     a: FrontmatterQueryArgs,
 ) -> Result<Vec<String>> {
-    engine.frontmatter_query(
-        chosen(t, a.vault.as_deref())?,
-        &a.key,
-        &a.value,
-        a.dir.as_deref().unwrap_or(""),
-    )
+    let v = vault(desk, t, a.vault.as_deref())?;
+    crate::upkeep::frontmatter_query(v, &a.key, &a.value, a.dir.as_deref().unwrap_or(""))
+}
+
+fn upkeep_settings(desk: &dyn Desk) -> crate::upkeep::Settings {
+    crate::upkeep::Settings::from_config(desk.config())
 }
 
 /// Brings the index of the addressed vault up to date (or rebuilds it with `full`).
@@ -753,9 +863,14 @@ mod tests {
         let p: PatchArgs =
             serde_json::from_value(serde_json::json!({"path": "a.md", "target": "A"})).unwrap();
         assert_eq!(
-            (p.operation.as_str(), p.target_scope.as_str(), p.content.as_str()),
-            ("replace", "content", "")
+            (p.operation, p.target_scope, p.content.as_str()),
+            (Operation::Replace, Scope::Content, "")
         );
+        let p: PatchArgs = serde_json::from_value(serde_json::json!(
+            {"path": "a.md", "target": "A", "operation": "Append", "target_scope": "markerAndContent"}
+        ))
+        .unwrap();
+        assert_eq!((p.operation, p.target_scope), (Operation::Append, Scope::MarkerAndContent));
         let m: MoveArgs =
             serde_json::from_value(serde_json::json!({"source": "a.md", "destination": "b.md"}))
                 .unwrap();
@@ -767,6 +882,20 @@ mod tests {
         assert_eq!(r.count, 1);
         let l: ListArgs = serde_json::from_value(serde_json::json!({})).unwrap();
         assert_eq!(l.path, "");
+    }
+
+    #[test]
+    fn a_patch_operation_outside_the_closed_set_is_refused_with_the_choices() {
+        let e = serde_json::from_value::<PatchArgs>(
+            serde_json::json!({"path": "a.md", "target": "A", "operation": "insert"}),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("use one of replace, prepend, append"), "{e}");
+        let schema = serde_json::to_value(schemars::schema_for!(PatchArgs)).unwrap();
+        assert_eq!(
+            schema["properties"]["operation"]["enum"],
+            serde_json::json!(["replace", "prepend", "append"])
+        );
     }
 
     #[test]

@@ -269,7 +269,7 @@ async fn vault_route(
                 let bytes = body_bytes(body)?;
                 let overwrite = flag(&q, "overwrite");
                 let (filed, verdict) = blocking(move || {
-                    tools::file_document(&engine, &target, &path, &bytes, overwrite)
+                    tools::file_document(&engine, &target, None, &path, &bytes, overwrite)
                 })
                 .await?;
                 let status = if filed.status == crate::vault::FilingStatus::Filed {
@@ -486,11 +486,11 @@ async fn patch_route(
                     vault: None,
                     path,
                     target: target_path,
-                    operation,
+                    operation: operation.parse()?,
                     content: body_text(&engine, body)?,
                     target_scope: header_str(headers, "target-scope")?
                         .unwrap_or("content")
-                        .to_string(),
+                        .parse()?,
                 };
                 blocking(move || tools::patch(&engine, &target, a, expected.as_deref())).await?
             }

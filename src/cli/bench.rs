@@ -562,7 +562,7 @@ fn upkeep(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<Val
         rewrite.sort_by(f64::total_cmp);
         untouched.sort_by(f64::total_cmp);
         let settings = crate::upkeep::Settings::from_config(config);
-        let docs = crate::cli::notes::LazyDocuments::new(config);
+        let docs = crate::engine::light::LazyDocuments::new(config);
         let t = Instant::now();
         let run = crate::upkeep::maintenance(&vault, &docs, &settings);
         let checks = ms(t.elapsed());

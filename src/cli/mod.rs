@@ -232,11 +232,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Doctor(_) | Command::Completions { .. } => unreachable!("handled above"),
         Command::Service(cmd) => service::run(&config, cmd),
         Command::Model(cmd) => model::run(&config, &kept, cmd),
-        Command::Notes(cmd) => {
-            let vaults =
-                Vaults::open(&config).map_err(|e| Failure::Config(e.message().to_string()))?;
-            notes::run(&config, &vaults, only.as_deref(), cmd)
-        }
+        Command::Notes(cmd) => notes::run(&open_light(config)?, only.as_deref(), cmd),
         Command::Index(args) => search::index(config, only.as_deref(), args),
         Command::Search(args) => search::search(&open_engine(config)?, only.as_deref(), args),
         Command::Bench(args) => bench::run(&config, args),
@@ -244,14 +240,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Status(args) => {
             doctor::status(&config, &open_vaults(&config)?, only.as_deref(), args)
         }
-        Command::Check(args) => {
-            upkeep::check(&config, &open_vaults(&config)?, only.as_deref(), args)
-        }
-        Command::IndexMd => upkeep::index_md(&config, &open_vaults(&config)?, only.as_deref()),
-        Command::Callouts(args) => {
-            upkeep::callouts(&config, &open_vaults(&config)?, only.as_deref(), args)
-        }
-        Command::Expiries(args) => upkeep::expiries(&open_vaults(&config)?, only.as_deref(), args),
+        Command::Check(args) => upkeep::check(&open_light(config)?, only.as_deref(), args),
+        Command::IndexMd => upkeep::index_md(&open_light(config)?, only.as_deref()),
+        Command::Callouts(args) => upkeep::callouts(&open_light(config)?, only.as_deref(), args),
+        Command::Expiries(args) => upkeep::expiries(&open_light(config)?, only.as_deref(), args),
         Command::Serve(args) => {
             let listen = args.listen.unwrap_or_else(|| config.server.listen.clone());
             let key = std::env::var("MDVAULT_API_KEY").unwrap_or_default();
@@ -319,6 +311,11 @@ fn split_vault_flags(
         }
     }
     Ok((selectors, specs))
+}
+
+/// The front door without the model, for the note and upkeep commands.
+fn open_light(config: config::Config) -> Result<crate::engine::LightEngine, Failure> {
+    crate::engine::LightEngine::open(config).map_err(|e| Failure::Config(e.message().to_string()))
 }
 
 /// Opens the vaults alone, for commands that need no model or index.

@@ -3,24 +3,19 @@
 //! A PATH may be written `NAME:path/in/vault` to pick a vault other than the default. Content
 //! for the writing commands comes from `--content`, `--file`, or standard input. These commands
 //! never load the embedding model; reading or filing a document opens the index store only for
-//! its extraction cache.
+//! its extraction cache. They go through the same front door as REST and MCP, on a
+//! [`LightEngine`]; a write is handed to the running index owner, when there is one, so a search
+//! right after it finds it.
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use std::cell::OnceCell;
-
 use super::{Failure, print, print_json};
-use crate::config::Config;
-use crate::docs::Extraction;
+use crate::engine::LightEngine;
 use crate::error::{Error, ErrorCode};
-use crate::index::store::Store;
-use crate::index::{Extractions, IndexSettings, StoreDocuments};
-use crate::vault::edit::Operation;
-use crate::vault::headings::Scope;
-use crate::vault::{DocumentText, PatchRequest, Vault, Vaults};
+use crate::service::{self, Target};
 use crate::wire;
 
 #[derive(Debug, Subcommand)]
@@ -271,17 +266,6 @@ impl ContentArgs {
     }
 }
 
-/// The vault and path a `[VAULT:]path` argument means: see [`crate::vault::Vaults::locate`];
-/// `--vault NAME` picks the vault for paths without a prefix.
-fn locate<'a>(
-    vaults: &'a Vaults,
-    default: Option<&str>,
-    raw: &'a str,
-) -> Result<(&'a Vault, &'a str), Failure> {
-    let (vault, path) = vaults.locate(default, raw)?;
-    Ok((vault.as_ref(), path))
-}
-
 fn confirm(change: crate::vault::Change, json: bool) {
     if json {
         print_json(&wire::change(&change));
@@ -290,42 +274,14 @@ fn confirm(change: crate::vault::Change, json: bool) {
     }
 }
 
-/// The extraction cache, opened the first time a document is read.
-pub(crate) struct LazyDocuments<'a> {
-    config: &'a Config,
-    opened: OnceCell<(Store, Extractions)>,
-}
-
-impl<'a> LazyDocuments<'a> {
-    /// Opens nothing until a document is read.
-    pub(crate) fn new(config: &'a Config) -> LazyDocuments<'a> {
-        LazyDocuments { config, opened: OnceCell::new() }
-    }
-}
-
-impl DocumentText for LazyDocuments<'_> {
-    fn extraction(&self, rel: &str, bytes: &[u8]) -> crate::Result<(String, Extraction)> {
-        if self.opened.get().is_none() {
-            let store = Store::open(&self.config.data_dir)?;
-            let extractions = Extractions::new(&IndexSettings::from_config(self.config));
-            let _ = self.opened.set((store, extractions));
-        }
-        let (store, extractions) = self.opened.get().expect("set above");
-        StoreDocuments { store, extractions }.extraction(rel, bytes)
-    }
-}
-
-pub fn run(
-    config: &Config,
-    vaults: &Vaults,
-    only: Option<&str>,
-    cmd: NoteCommand,
-) -> Result<(), Failure> {
-    let docs = LazyDocuments::new(config);
+/// Translates each command onto the front door ([`crate::service`]), as REST and MCP do: a
+/// `NAME:` prefix on a path picks a vault, else `--vault NAME`, else the default vault.
+pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(), Failure> {
+    let t = &Target::default();
+    let vault = || only.map(str::to_string);
     match cmd {
         NoteCommand::Read { path, section, json } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            let note = vault.read(path, section.as_deref(), &docs)?;
+            let note = service::read(desk, t, service::ReadArgs { vault: vault(), path, section })?;
             if json {
                 print_json(&wire::note(&note));
             } else {
@@ -333,8 +289,7 @@ pub fn run(
             }
         }
         NoteCommand::Map { path, json } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            let map = vault.map(path, &docs)?;
+            let map = service::map(desk, t, service::MapArgs { vault: vault(), path })?;
             if json {
                 print_json(&wire::map(&map));
             } else {
@@ -342,8 +297,7 @@ pub fn run(
             }
         }
         NoteCommand::Ls { path, json } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            let listing = vault.list(path)?;
+            let listing = service::list(desk, t, service::ListArgs { vault: vault(), path })?;
             if json {
                 print_json(&wire::listing(&listing));
             } else {
@@ -351,30 +305,35 @@ pub fn run(
             }
         }
         NoteCommand::Write { path, content, overwrite, common } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            let text = content.read()?;
-            confirm(vault.write(path, &text, overwrite, common.if_match.as_deref())?, common.json);
+            let a =
+                service::WriteArgs { vault: vault(), path, content: content.read()?, overwrite };
+            confirm(service::write(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::Append { path, content, create, common } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            let text = content.read()?;
-            confirm(vault.append(path, &text, create, common.if_match.as_deref())?, common.json);
+            let a = service::AppendArgs {
+                vault: vault(),
+                path,
+                content: content.read()?,
+                create_if_missing: create,
+            };
+            confirm(service::append(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::Patch { path, target, operation, scope, content, common } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            let operation: Operation = operation.parse()?;
-            let scope: Scope = scope.parse()?;
-            let text = content.read()?;
-            let req = PatchRequest { target: &target, operation, scope, content: &text };
-            confirm(vault.patch(path, &req, common.if_match.as_deref())?, common.json);
+            let a = service::PatchArgs {
+                vault: vault(),
+                path,
+                target,
+                operation: operation.parse()?,
+                content: content.read()?,
+                target_scope: scope.parse()?,
+            };
+            confirm(service::patch(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::SetBody { path, content, common } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            let text = content.read()?;
-            confirm(vault.set_body(path, &text, common.if_match.as_deref())?, common.json);
+            let a = service::SetBodyArgs { vault: vault(), path, content: content.read()? };
+            confirm(service::set_body(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::SetFrontmatter { path, key, value, json_value, delete, common } => {
-            let (vault, path) = locate(vaults, only, &path)?;
             let value = match (value, json_value, delete) {
                 (_, _, true) => None,
                 (Some(v), None, false) => Some(serde_json::Value::String(v)),
@@ -390,62 +349,41 @@ pub fn run(
                     ));
                 }
             };
-            let change =
-                vault.set_frontmatter(path, &key, value.as_ref(), common.if_match.as_deref())?;
-            confirm(change, common.json);
+            let a = service::SetFrontmatterArgs { vault: vault(), path, key, value, delete };
+            confirm(service::set_frontmatter(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::ReplaceText { path, find, replace, section, count, common } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            let change = vault.replace_text(
-                path,
-                &find,
-                &replace,
-                section.as_deref(),
-                count,
-                common.if_match.as_deref(),
-            )?;
-            confirm(change, common.json);
+            let a =
+                service::ReplaceTextArgs { vault: vault(), path, find, replace, section, count };
+            confirm(service::replace_text(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::Move { source, destination, no_update_links, common } => {
-            let (vault, source) = locate(vaults, only, &source)?;
-            // An unprefixed destination stays in the source's vault.
-            let (dest_vault, destination) = vaults.locate(Some(vault.name()), &destination)?;
-            if dest_vault.name() != vault.name() {
-                return Err(Error::new(
-                    ErrorCode::InvalidRequest,
-                    "a move stays inside one vault; copy across vaults with read and write",
-                )
-                .into());
-            }
-            let change = vault.move_file(
+            let a = service::MoveArgs {
+                vault: vault(),
                 source,
                 destination,
-                !no_update_links,
-                common.if_match.as_deref(),
-            )?;
-            confirm(change, common.json);
+                update_links: !no_update_links,
+            };
+            confirm(service::move_file(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::Remove { path, common } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            confirm(vault.delete(path, common.if_match.as_deref())?, common.json);
+            let a = service::DeleteArgs { vault: vault(), path };
+            confirm(service::delete(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::Mkdir { path, json } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            confirm(vault.create_folder(path)?, json);
+            let a = service::CreateFolderArgs { vault: vault(), path };
+            confirm(service::create_folder(desk, t, a)?, json);
         }
         NoteCommand::Rmdir { path, recursive, json } => {
-            let (vault, path) = locate(vaults, only, &path)?;
-            confirm(vault.delete_folder(path, recursive)?, json);
+            let a = service::DeleteFolderArgs { vault: vault(), path, recursive };
+            confirm(service::delete_folder(desk, t, a)?, json);
         }
         NoteCommand::File { local, path, overwrite, json } => {
-            let (vault, path) = locate(vaults, only, &path)?;
             let bytes = std::fs::read(&local)
                 .map_err(|e| Failure::Config(format!("cannot read {}: {e}", local.display())))?;
-            let filed = vault.file_document(path, &bytes, overwrite)?;
-            let (_, extraction) = docs.extraction(&filed.path, &bytes)?;
-            let v = &extraction.verdict;
+            let (filed, v) = service::file_document(desk, t, only, &path, &bytes, overwrite)?;
             if json {
-                print_json(&wire::upload(&filed, v));
+                print_json(&wire::upload(&filed, &v));
             } else {
                 let mut line = format!(
                     "{} {} ({} bytes): {}, {} page(s), {} characters extracted",

@@ -9,12 +9,12 @@ use std::io::IsTerminal;
 
 use clap::Args;
 
-use super::notes::LazyDocuments;
 use super::{Failure, print, print_json};
-use crate::config::Config;
+use crate::engine::LightEngine;
+use crate::service::{self, Target};
 use crate::upkeep::findings::{CheckRun, Run, Severity, Status};
-use crate::upkeep::{self, indexmd};
-use crate::vault::{Vault, Vaults};
+use crate::upkeep::indexmd;
+use crate::vault::Vault;
 use crate::wire;
 
 /// `mdvault check`.
@@ -60,7 +60,10 @@ pub struct ExpiriesArgs {
 }
 
 /// The vaults a command covers: the one picked with `--vault NAME`, else all of them.
-fn chosen<'v>(vaults: &'v Vaults, only: Option<&str>) -> Result<Vec<&'v Vault>, Failure> {
+fn chosen<'v>(
+    vaults: &'v crate::vault::Vaults,
+    only: Option<&str>,
+) -> Result<Vec<&'v Vault>, Failure> {
     match only {
         Some(name) => Ok(vec![vaults.get(Some(name))?.as_ref()]),
         None => Ok(vaults.iter().map(|v| v.as_ref()).collect()),
@@ -68,17 +71,12 @@ fn chosen<'v>(vaults: &'v Vaults, only: Option<&str>) -> Result<Vec<&'v Vault>, 
 }
 
 /// `mdvault check`: runs (or lists) every check of each chosen vault.
-pub fn check(
-    config: &Config,
-    vaults: &Vaults,
-    only: Option<&str>,
-    args: CheckArgs,
-) -> Result<(), Failure> {
-    let settings = upkeep::Settings::from_config(config);
+pub fn check(desk: &LightEngine, only: Option<&str>, args: CheckArgs) -> Result<(), Failure> {
+    let t = &Target::default();
     let colour = Colour::detect();
     if args.list {
-        for v in chosen(vaults, only)? {
-            let checks = upkeep::checks(v, &settings);
+        for v in chosen(desk.vaults(), only)? {
+            let checks = service::checks(desk, t, Some(v.name()))?;
             if args.json {
                 print_json(&wire::checks(&checks));
                 continue;
@@ -93,10 +91,9 @@ pub fn check(
         }
         return Ok(());
     }
-    let docs = LazyDocuments::new(config);
     let mut worst = 0;
-    for v in chosen(vaults, only)? {
-        let run = upkeep::maintenance(v, &docs, &settings);
+    for v in chosen(desk.vaults(), only)? {
+        let run = service::maintenance(desk, t, Some(v.name()))?;
         worst = worst.max(run.exit_code());
         if args.json {
             print_json(&wire::maintenance(&run));
@@ -209,9 +206,9 @@ fn check_block(c: &CheckRun, colour: &Colour, cap: usize) -> String {
 }
 
 /// `mdvault index-md`: regenerates each chosen vault's index.md now.
-pub fn index_md(config: &Config, vaults: &Vaults, only: Option<&str>) -> Result<(), Failure> {
-    for v in chosen(vaults, only)? {
-        let generator = indexmd::IndexMd::new(&config.index.exclude_dirs);
+pub fn index_md(desk: &LightEngine, only: Option<&str>) -> Result<(), Failure> {
+    for v in chosen(desk.vaults(), only)? {
+        let generator = indexmd::IndexMd::new(&desk.config().index.exclude_dirs);
         let outcome = generator.rebuild(v)?;
         let entries = generator.status().entries;
         let what = match outcome {
@@ -224,19 +221,15 @@ pub fn index_md(config: &Config, vaults: &Vaults, only: Option<&str>) -> Result<
 }
 
 /// `mdvault callouts`.
-pub fn callouts(
-    config: &Config,
-    vaults: &Vaults,
-    only: Option<&str>,
-    args: CalloutsArgs,
-) -> Result<(), Failure> {
-    let settings = upkeep::Settings::from_config(config);
-    let v = vaults.get(only)?;
+pub fn callouts(desk: &LightEngine, only: Option<&str>, args: CalloutsArgs) -> Result<(), Failure> {
+    let v = desk.vaults().get(only)?;
     let started = std::time::Instant::now();
-    let r = upkeep::callouts(v, args.dir.as_deref().unwrap_or(""), &settings)?;
+    let a = service::CalloutsArgs { vault: Some(v.name().to_string()), dir: args.dir };
+    let r = service::callouts(desk, &Target::default(), a)?;
     if args.json {
         let ms = started.elapsed().as_millis() as u64;
-        print_json(&wire::callouts(v.name(), &settings.open_callouts, &r, ms));
+        let open = &desk.config().callouts.open_types;
+        print_json(&wire::callouts(v.name(), open, &r, ms));
         return Ok(());
     }
     let colour = Colour::detect();
@@ -259,11 +252,14 @@ pub fn callouts(
 }
 
 /// `mdvault expiries`.
-pub fn expiries(vaults: &Vaults, only: Option<&str>, args: ExpiriesArgs) -> Result<(), Failure> {
-    let v = vaults.get(only)?;
-    let query = upkeep::expiries::Query { within: args.within, list_untracked: args.untracked };
-    let today = chrono::Local::now().date_naive();
-    let r = upkeep::expiries(v, args.dir.as_deref().unwrap_or(""), today, &query)?;
+pub fn expiries(desk: &LightEngine, only: Option<&str>, args: ExpiriesArgs) -> Result<(), Failure> {
+    let a = service::ExpiriesArgs {
+        vault: only.map(str::to_string),
+        within: args.within,
+        untracked: args.untracked,
+        dir: args.dir,
+    };
+    let r = service::expiries(desk, &Target::default(), a)?;
     if args.json {
         print_json(&wire::expiries(&r, args.within));
         return Ok(());

@@ -12,6 +12,7 @@
 //! owner ends.
 
 pub mod indexer;
+pub mod light;
 pub mod owner;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,10 +28,12 @@ use crate::index::watch::{self, Watcher};
 use crate::index::{Index, IndexSettings, Progress, SyncReport};
 use crate::search::rerank::Reranker;
 use crate::search::{SearchRequest, SearchResponse, Searcher};
-use crate::upkeep::{self, findings::Run, indexmd};
+use crate::upkeep::{self, indexmd};
 use crate::vault::Vaults;
 use indexer::{Indexer, IndexerThread};
 use owner::{Endpoint, OwnerClient, OwnerInfo, Ownership, VaultRoot};
+
+pub use light::LightEngine;
 
 /// The index.md generator of each vault, by name (empty when `index.index_md` is off).
 type IndexMds = Arc<std::collections::HashMap<String, Arc<indexmd::IndexMd>>>;
@@ -353,11 +356,7 @@ impl Engine {
         client: &OwnerClient,
         v: &crate::vault::Vault,
     ) -> Result<(OwnerInfo, Option<String>)> {
-        let info = client.hello()?;
-        let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        let root = canon(v.root());
-        let name = info.vaults.iter().find(|o| canon(&o.root) == root).map(|o| o.name.clone());
-        Ok((info, name))
+        client.name_for(v.root())
     }
 
     /// The configuration.
@@ -823,44 +822,9 @@ impl Engine {
         upkeep::Settings::from_config(&self.config)
     }
 
-    /// Runs every maintenance check of a vault (built-in and the vault's scripts); a second
-    /// caller waits for the run in progress to finish.
-    pub fn maintenance(&self, vault: Option<&str>) -> Result<Run> {
-        let v = self.vaults.get(vault)?;
-        let _one = self.maintenance_runs.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(upkeep::maintenance(v, self.index().as_ref(), &self.upkeep_settings()))
-    }
-
-    /// The maintenance checks of a vault, declared but not run.
-    pub fn checks(&self, vault: Option<&str>) -> Result<Vec<upkeep::CheckInfo>> {
-        Ok(upkeep::checks(self.vaults.get(vault)?, &self.upkeep_settings()))
-    }
-
-    /// The open callouts of a vault's notes under `dir`.
-    pub fn callouts(&self, vault: Option<&str>, dir: &str) -> Result<upkeep::callouts::Report> {
-        upkeep::callouts(self.vaults.get(vault)?, dir, &self.upkeep_settings())
-    }
-
-    /// The dated commitments of a vault's notes under `dir`, counted from today (local time).
-    pub fn expiries(
-        &self,
-        vault: Option<&str>,
-        dir: &str,
-        query: &upkeep::expiries::Query,
-    ) -> Result<upkeep::expiries::Report> {
-        let today = chrono::Local::now().date_naive();
-        upkeep::expiries(self.vaults.get(vault)?, dir, today, query)
-    }
-
-    /// The notes under `dir` whose frontmatter `key` holds `value`.
-    pub fn frontmatter_query(
-        &self,
-        vault: Option<&str>,
-        key: &str,
-        value: &str,
-        dir: &str,
-    ) -> Result<Vec<String>> {
-        upkeep::frontmatter_query(self.vaults.get(vault)?, key, value, dir)
+    /// Serialises maintenance runs: a second caller waits for the run in progress.
+    pub(crate) fn maintenance_runs(&self) -> &std::sync::Mutex<()> {
+        &self.maintenance_runs
     }
 
     /// How each vault's index.md generator stands; empty when generation is off.

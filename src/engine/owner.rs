@@ -317,6 +317,23 @@ impl OwnerClient {
         })
     }
 
+    /// Whether an owner answers on the socket right now (one attempt, no waiting): a process
+    /// that only wants to tell a running owner about a change asks this first, so that without
+    /// one it does not wait [`CONNECT_PATIENCE`] for nobody.
+    pub fn answers(&self) -> bool {
+        UnixStream::connect(&self.socket).is_ok()
+    }
+
+    /// Who owns the index, and its name for the vault at `root` (`None` when it does not index
+    /// that folder: names may differ between processes, roots do not).
+    pub fn name_for(&self, root: &Path) -> Result<(OwnerInfo, Option<String>)> {
+        let info = self.hello()?;
+        let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let root = canon(root);
+        let name = info.vaults.iter().find(|o| canon(&o.root) == root).map(|o| o.name.clone());
+        Ok((info, name))
+    }
+
     /// Who owns the index.
     pub fn hello(&self) -> Result<OwnerInfo> {
         match self.ask(&Request::Hello, Some(REQUEST_TIMEOUT))? {

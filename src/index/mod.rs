@@ -293,6 +293,13 @@ impl crate::vault::DocumentText for Index {
     }
 }
 
+/// The engine hands out its current index as an `Arc` (a reader swaps it on takeover).
+impl crate::vault::DocumentText for Arc<Index> {
+    fn extraction(&self, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)> {
+        Index::extraction(self, rel, bytes)
+    }
+}
+
 /// The derived state of every configured vault.
 pub struct Index {
     store: Store,

@@ -226,6 +226,37 @@ fn index_beside_a_server_on_another_port_asks_the_server_and_search_reads_beside
 }
 
 #[test]
+fn a_note_written_with_the_cli_beside_a_server_is_found_by_the_next_search() {
+    let t = Two::new();
+    // A watcher this slow would not see the write within the test: only the CLI handing the
+    // written path to the server (through the front door) makes the next search find it.
+    let mut env = t.env();
+    env.retain(|(k, _)| k != "MDVAULT_WATCH__DEBOUNCE_SECONDS");
+    env.push(("MDVAULT_WATCH__DEBOUNCE_SECONDS".into(), "120".into()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let s = Server::start_in(&t.specs(), &env, t.data.path());
+    let o = t.run(&[
+        "write",
+        "journal:Inbox/Heron.md",
+        "--content",
+        "# Heron\n\nA heronplume feather.\n",
+    ]);
+    ok(&o);
+    let r = s.call("GET", "/search?q=heronplume&vault=journal", &[], None);
+    assert!(
+        r.body.contains("Inbox/Heron.md"),
+        "the server does not find the CLI's note: {}",
+        r.body
+    );
+    // The same for a move: the old path is gone from the index, the new one is there.
+    ok(&t.run(&["mv", "journal:Inbox/Heron.md", "Birds/Heron.md"]));
+    let r = s.call("GET", "/search?q=heronplume&vault=journal", &[], None).json();
+    let paths: Vec<&str> =
+        r["results"].as_array().unwrap().iter().filter_map(|h| h["path"].as_str()).collect();
+    assert!(paths.contains(&"Birds/Heron.md") && !paths.contains(&"Inbox/Heron.md"), "{paths:?}");
+}
+
+#[test]
 fn a_configured_vault_name_beats_a_folder_of_the_same_name_in_the_working_directory() {
     let t = Two::new();
     let cwd = tempfile::tempdir().unwrap();
