@@ -170,7 +170,7 @@ pub fn search(resp: &crate::search::SearchResponse, explain: bool) -> Value {
             "tokens": e.tokens,
             "rarest_df": e.rarest,
             "lookup_fired": e.lookup_fired,
-            "rerank": e.rerank,
+            "rerank": e.rerank.to_string(),
         });
     }
     v

@@ -129,8 +129,34 @@ pub struct Explain {
     pub rarest: u64,
     /// Whether the identifier lookup pinned results.
     pub lookup_fired: bool,
-    /// "used", "off", "not configured", or why it fell back.
-    pub rerank: String,
+    /// What the reranker did.
+    pub rerank: RerankState,
+}
+
+/// What the reranker did for one search: a closed set, so a surface can branch on it and the
+/// wire names live in one place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RerankState {
+    /// It reordered the head of the fused list.
+    Used,
+    /// One is configured, and this search asked for no reranking (or is not hybrid).
+    Off,
+    /// None is configured.
+    NotConfigured,
+    /// It failed; the fused order stands. The reason is kept for `explain`.
+    FellBack(String),
+}
+
+/// The wire text: `used`, `off`, `not configured`, or `fell back to fused order: <why>`.
+impl std::fmt::Display for RerankState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RerankState::Used => f.write_str("used"),
+            RerankState::Off => f.write_str("off"),
+            RerankState::NotConfigured => f.write_str("not configured"),
+            RerankState::FellBack(why) => write!(f, "fell back to fused order: {why}"),
+        }
+    }
 }
 
 /// The answer to a search.
@@ -317,8 +343,8 @@ impl Searcher<'_> {
         }
 
         let rerank_state = match (self.reranker, req.rerank && req.mode == Mode::Hybrid) {
-            (None, _) => "not configured".to_string(),
-            (Some(_), false) => "off".to_string(),
+            (None, _) => RerankState::NotConfigured,
+            (Some(_), false) => RerankState::Off,
             (Some(r), true) => {
                 let n = if req.thorough { r.thorough_candidates() } else { r.candidates() };
                 let head: Vec<i64> = candidates.iter().take(n).map(|c| c.id).collect();
@@ -334,14 +360,14 @@ impl Searcher<'_> {
                             &scores,
                             if req.thorough { 0.0 } else { r.fusion_k() },
                         );
-                        "used".to_string()
+                        RerankState::Used
                     }
                     Err(e) => {
                         tracing::warn!("reranker failed, keeping fused order: {e}");
                         notices.push(format!(
                             "the reranker is unavailable ({e}); results are in fused order"
                         ));
-                        format!("fell back to fused order: {e}")
+                        RerankState::FellBack(e.to_string())
                     }
                 }
             }

@@ -9,7 +9,7 @@ use mdvault::config::Config;
 use mdvault::embed::Embedder;
 use mdvault::engine::{Engine, Phase};
 use mdvault::index::Silent;
-use mdvault::search::{Matched, Mode, SearchRequest};
+use mdvault::search::{Matched, Mode, RerankState, SearchRequest};
 
 use crate::common::{TempVault, model_dir, test_config};
 
@@ -383,7 +383,7 @@ fn a_reranker_reorders_the_head_and_its_failure_falls_back_to_fused_order() {
     let mut req = SearchRequest::new(query);
     req.k = Some(5);
     let fused = plain.search(&req).unwrap();
-    assert_eq!(fused.explain.rerank, "not configured");
+    assert_eq!(fused.explain.rerank, RerankState::NotConfigured);
     drop(plain);
 
     // Reranked purely (thorough): chunks mentioning "water" the most come first.
@@ -393,7 +393,7 @@ fn a_reranker_reorders_the_head_and_its_failure_falls_back_to_fused_order() {
     let mut thorough = req.clone();
     thorough.thorough = true;
     let got = engine.search(&thorough).unwrap();
-    assert_eq!(got.explain.rerank, "used");
+    assert_eq!(got.explain.rerank, RerankState::Used);
     assert!(got.results.iter().all(|h| h.explain.rerank_rank.is_some()));
     let first = &got.results[0];
     assert_eq!(first.explain.rerank_rank, Some(1));
@@ -401,7 +401,7 @@ fn a_reranker_reorders_the_head_and_its_failure_falls_back_to_fused_order() {
     // --no-rerank skips it.
     let mut off = req.clone();
     off.rerank = false;
-    assert_eq!(engine.search(&off).unwrap().explain.rerank, "off");
+    assert_eq!(engine.search(&off).unwrap().explain.rerank, RerankState::Off);
     drop(engine);
 
     // An endpoint that is not there: fused order, a notice, no error.
@@ -409,7 +409,7 @@ fn a_reranker_reorders_the_head_and_its_failure_falls_back_to_fused_order() {
     config.rerank.url = "http://127.0.0.1:9/v1/rerank".into();
     let engine = Engine::with_embedder(config, embedder()).unwrap();
     let got = engine.search(&req).unwrap();
-    assert!(got.explain.rerank.starts_with("fell back"), "{}", got.explain.rerank);
+    assert!(matches!(got.explain.rerank, RerankState::FellBack(_)), "{}", got.explain.rerank);
     assert!(!got.notices.is_empty());
     let paths = |r: &mdvault::search::SearchResponse| {
         r.results.iter().map(|h| h.path.clone()).collect::<Vec<_>>()
