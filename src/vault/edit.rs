@@ -1,10 +1,13 @@
 //! Edits of a note's text: section patches, appends, body replacement and literal replaces.
 //!
-//! Every function here is pure: it takes the current text and returns the new text, already
-//! passed through `text::normalize`, or refuses without changing anything. Sections are found
-//! with the heading resolver, so an edit lands on exactly one heading or not at all. Reading
-//! and writing files, timestamp bumps and frontmatter values belong to other modules; the
-//! frontmatter block is carried through untouched.
+//! Every function here is pure: it takes the current text and returns the new text, or refuses
+//! without changing anything. An edit rewrites only the lines it changes: every other line
+//! keeps its bytes (its line ending, trailing whitespace, a missing final newline), a BOM
+//! stays, and what the edit adds is the caller's text normalised and then written with the
+//! note's line ending (`text::Style`). Sections are found with the heading resolver, so an
+//! edit lands on exactly one heading or not at all. Reading and writing files, timestamp bumps
+//! and frontmatter values belong to other modules; the frontmatter block is carried through
+//! untouched.
 
 use std::fmt;
 use std::ops::Range;
@@ -12,7 +15,7 @@ use std::str::FromStr;
 
 use super::frontmatter;
 use super::headings::{self, Scope};
-use super::text::{self, BOM};
+use super::text::{self, BOM, Style};
 use crate::error::{Error, ErrorCode};
 
 /// What a section patch does with the new content.
@@ -60,6 +63,10 @@ impl FromStr for Operation {
 }
 
 /// Patches one section. Returns the new text and the resolved display path (`A::B`).
+///
+/// Only the addressed lines are rebuilt. For the content scope those are the section's lines
+/// under its heading, rebuilt with exactly one blank line on each side of the content (none
+/// after it at the end of the note); the marker scopes splice the new lines in as they are.
 pub fn patch_section(
     text: &str,
     note: &str,
@@ -68,55 +75,99 @@ pub fn patch_section(
     scope: Scope,
     content: &str,
 ) -> crate::Result<(String, String)> {
-    let text = text::normalize(text);
-    let all = headings::headings(&text);
+    let all = headings::headings(text);
     let heading = headings::resolve(&all, target, note)?;
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = text::raw_lines(text);
     let range = headings::section_lines(lines.len(), &all, heading, scope);
     let new_content = text::normalize(content);
-    let new: Vec<&str> = text::strip_blank_edges(&new_content).lines().collect();
+    let new: Vec<Piece> = text::strip_blank_edges(&new_content).lines().map(Piece::New).collect();
     let region = &lines[range.clone()];
     let replacement = match scope {
         Scope::Content => {
-            let joined = region.join("\n");
-            let old: Vec<&str> = text::strip_blank_edges(&joined).lines().collect();
-            let merged = merge(op, &old, &new);
+            let old: Vec<Piece> = match region.iter().position(|l| !text::is_blank(l)) {
+                Some(first) => {
+                    let last = region.iter().rposition(|l| !text::is_blank(l)).unwrap_or(first);
+                    region[first..=last].iter().copied().map(Piece::Old).collect()
+                }
+                None => Vec::new(),
+            };
+            let merged = merge(op, old, new);
             let more_follows = range.end < lines.len();
             // The region is rebuilt with exactly one blank line on each side, which is what
-            // keeps repeated appends from widening the gaps around a section.
+            // keeps repeated appends from widening the gaps around a section. A blank line
+            // already at an edge is reused, so a well-spaced section changes only by its
+            // new lines.
+            let lead = match region.first() {
+                Some(line) if text::is_blank(line) => Piece::Old(line),
+                _ => Piece::New(""),
+            };
+            let trail = match region.last() {
+                Some(line) if region.len() > 1 && text::is_blank(line) => Piece::Old(line),
+                _ => Piece::New(""),
+            };
             let mut out = Vec::with_capacity(merged.len() + 2);
             if !merged.is_empty() || more_follows {
-                out.push("");
+                out.push(lead);
             }
             if !merged.is_empty() {
                 out.extend(merged);
                 if more_follows {
-                    out.push("");
+                    out.push(trail);
                 }
             }
-            splice(&lines, range, &out)
+            out
         }
-        Scope::Marker | Scope::MarkerAndContent => splice(&lines, range, &merge(op, region, &new)),
+        Scope::Marker | Scope::MarkerAndContent => {
+            merge(op, region.iter().copied().map(Piece::Old).collect(), new)
+        }
     };
-    Ok((replacement, headings::display_path(heading)))
+    let style = Style::of(text.as_bytes());
+    Ok((splice(text, &lines, range, &replacement, style), headings::display_path(heading)))
+}
+
+/// One line of an edit's output.
+#[derive(Debug, Clone, Copy)]
+enum Piece<'a> {
+    /// A line of the note, with its own line ending (the note's last line may have none).
+    Old(&'a str),
+    /// A new line, without a line ending: it gets the note's.
+    New(&'a str),
 }
 
 /// Combines the old and new lines; empty new content leaves `old` alone when adding to it.
-fn merge<'a>(op: Operation, old: &[&'a str], new: &[&'a str]) -> Vec<&'a str> {
+fn merge<'a>(op: Operation, old: Vec<Piece<'a>>, new: Vec<Piece<'a>>) -> Vec<Piece<'a>> {
     let (first, second) = match op {
-        Operation::Replace => return new.to_vec(),
+        Operation::Replace => return new,
         Operation::Append => (old, new),
         Operation::Prepend => (new, old),
     };
     if first.is_empty() || second.is_empty() {
         return [first, second].concat();
     }
-    [first, &[""], second].concat()
+    [first, vec![Piece::New("")], second].concat()
 }
 
-fn splice(lines: &[&str], range: Range<usize>, with: &[&str]) -> String {
-    let all = [&lines[..range.start], with, &lines[range.end..]].concat();
-    text::normalize(&all.join("\n"))
+/// The note with `lines[range]` replaced by `with`. Old lines keep their bytes; a line that
+/// had no ending (the note's last) gets the note's ending when something now follows it.
+fn splice(text: &str, lines: &[&str], range: Range<usize>, with: &[Piece], style: Style) -> String {
+    let (bom, _) = text::split_bom(text);
+    let mut out = String::with_capacity(text.len() + 64);
+    out.push_str(bom);
+    let before = lines[..range.start].iter().copied().map(Piece::Old);
+    let after = lines[range.end..].iter().copied().map(Piece::Old);
+    for piece in before.chain(with.iter().copied()).chain(after) {
+        if out.len() > bom.len() && !out.ends_with('\n') {
+            out.push_str(style.eol());
+        }
+        match piece {
+            Piece::Old(line) => out.push_str(line),
+            Piece::New(line) => {
+                out.push_str(line);
+                out.push_str(style.eol());
+            }
+        }
+    }
+    out
 }
 
 /// Reads one section: its heading line through the end of the section, right-trimmed, plus
@@ -144,35 +195,52 @@ fn line_starts(text: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Appends `addition` to the note: both are stripped of blank edge lines and joined with one
-/// blank line. An empty addition leaves the note as it was (normalised).
+/// Appends `addition` to the note. The addition is stripped of blank edge lines and joined to
+/// the note's last non-blank line with exactly one blank line: the note's trailing blank lines
+/// are that gap, and are all the note loses. Everything up to and including its last non-blank
+/// line keeps its bytes. An empty addition leaves the note byte for byte as it was.
 pub fn append(text: &str, addition: &str) -> String {
     let addition = text::normalize(addition);
     let addition = text::strip_blank_edges(&addition);
     if addition.is_empty() {
-        return text::normalize(text);
+        return text.to_string();
     }
-    let note = text::normalize(text);
-    let note = text::strip_blank_edges(&note);
-    if note.is_empty() {
-        return text::normalize(addition);
+    let style = Style::of(text.as_bytes());
+    let (bom, rest) = text::split_bom(text);
+    let lines = text::raw_lines(text);
+    let Some(last) = lines.iter().rposition(|l| !text::is_blank(l)) else {
+        return format!("{bom}{}{}", style.endings(addition), style.eol());
+    };
+    let kept: usize = lines[..=last].iter().map(|l| l.len()).sum();
+    let mut out = format!("{bom}{}", &rest[..kept]);
+    if !out.ends_with('\n') {
+        out.push_str(style.eol());
     }
-    text::normalize(&format!("{note}\n\n{addition}"))
+    out.push_str(style.eol());
+    out.push_str(&style.endings(addition));
+    out.push_str(style.eol());
+    out
 }
 
-/// Replaces the body, keeping the head (frontmatter block and the blank lines after it)
-/// byte-for-byte. Without frontmatter the result is just the normalised body.
+/// Replaces the body, keeping the head (frontmatter block and the blank lines after it) byte
+/// for byte. The new body is normalised and written with the note's line ending; without
+/// frontmatter the note keeps its BOM.
 pub fn set_body(text: &str, body: &str) -> String {
+    let style = Style::of(text.as_bytes());
+    let Some(block) = frontmatter::locate(text) else { return style.note(body) };
     let body = text::normalize(body);
-    let Some(block) = frontmatter::locate(text) else { return body };
     if body.is_empty() {
         // Blank lines after the block would be trailing blank lines of the file.
         let block = &text[..block.end];
-        return if block.ends_with('\n') { block.to_string() } else { format!("{block}\n") };
+        return if block.ends_with('\n') {
+            block.to_string()
+        } else {
+            format!("{block}{}", style.eol())
+        };
     }
     let (head, _) = frontmatter::split(text);
-    let separator = if head.ends_with('\n') { "" } else { "\n" };
-    format!("{head}{separator}{body}")
+    let separator = if head.ends_with('\n') { "" } else { style.eol() };
+    format!("{head}{separator}{}", style.endings(&body))
 }
 
 /// Literal find/replace, optionally inside one section (resolved like a patch target, heading
@@ -181,8 +249,9 @@ pub fn set_body(text: &str, body: &str) -> String {
 ///
 /// Only the body is searched: the frontmatter block is never touched, so a replace cannot
 /// corrupt the YAML (edit frontmatter values with the frontmatter operations instead). A
-/// refusal changes nothing. Line endings in `find` and `replace` are normalised to LF, as the
-/// note's are.
+/// refusal changes nothing. Only the matched bytes change. A line break in `find` matches
+/// either line ending, so text copied from a CRLF note matches with LF breaks and the other
+/// way round; line breaks in `replace` are written with the note's line ending.
 pub fn replace_text(
     text: &str,
     note: &str,
@@ -206,26 +275,26 @@ pub fn replace_text(
             ),
         ));
     }
-    let text = text::normalize(text);
     let find = find.replace("\r\n", "\n");
-    let replace = replace.replace("\r\n", "\n");
-    let body_start = frontmatter::locate(&text).map_or(0, |block| block.end);
+    let style = Style::of(text.as_bytes());
+    let replace = style.endings(&replace.replace("\r\n", "\n")).into_owned();
+    let bom = text::split_bom(text).0.len();
+    let body_start = frontmatter::locate(text).map_or(bom, |block| block.end);
     let (range, place) = match section {
         Some(target) => {
-            let all = headings::headings(&text);
+            let all = headings::headings(text);
             let heading = headings::resolve(&all, target, note)?;
-            let starts = line_starts(&text);
+            let starts = line_starts(text);
             let lines =
                 headings::section_lines(starts.len(), &all, heading, Scope::MarkerAndContent);
             let end = starts.get(lines.end).copied().unwrap_or(text.len());
             let place = format!("section `{}` of `{note}`", headings::display_path(heading));
-            (starts[lines.start]..end, place)
+            (starts[lines.start].max(bom)..end, place)
         }
         None => (body_start..text.len(), format!("the body of `{note}`")),
     };
-    let region = &text[range.clone()];
-    let found = region.matches(find.as_str()).count();
-    if found == 0 {
+    let found = occurrences(&text[range.clone()], &find);
+    if found.is_empty() {
         let shown: String = find.chars().take(80).collect();
         let more = if shown.len() < find.len() { "…" } else { "" };
         return Err(Error::new(
@@ -236,20 +305,69 @@ pub fn replace_text(
             ),
         ));
     }
-    if found != count {
+    if found.len() != count {
+        let n = found.len();
         return Err(Error::new(
             ErrorCode::AmbiguousText,
             format!(
-                "the text occurs {found} {} in {place} but `count` is {count}; pass count \
-                 {found} to replace every occurrence, or narrow the search with `section` or a \
+                "the text occurs {n} {} in {place} but `count` is {count}; pass count \
+                 {n} to replace every occurrence, or narrow the search with `section` or a \
                  longer `find`",
-                if found == 1 { "time" } else { "times" }
+                if n == 1 { "time" } else { "times" }
             ),
         ));
     }
-    let replaced = region.replace(find.as_str(), &replace);
-    let out = format!("{}{replaced}{}", &text[..range.start], &text[range.end..]);
-    Ok((text::normalize(&out), found))
+    let mut out = String::with_capacity(text.len() + found.len() * replace.len());
+    let mut copied = 0;
+    for hit in &found {
+        out.push_str(&text[copied..range.start + hit.start]);
+        out.push_str(&replace);
+        copied = range.start + hit.end;
+    }
+    out.push_str(&text[copied..]);
+    Ok((out, found.len()))
+}
+
+/// The non-overlapping occurrences of `find` (line breaks as LF) in `hay`, left to right, where
+/// each line break of `find` matches `\n` or `\r\n`.
+fn occurrences(hay: &str, find: &str) -> Vec<Range<usize>> {
+    let parts: Vec<&str> = find.split('\n').collect();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < hay.len() {
+        let start = match hay[at..].find(parts[0]) {
+            Some(offset) => at + offset,
+            None => break,
+        };
+        match match_at(hay, start, &parts) {
+            Some(end) => {
+                out.push(start..end);
+                at = end;
+            }
+            None => at = start + hay[start..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    out
+}
+
+/// Where a match of `parts` (the lines of `find`) starting at `start` ends, if there is one.
+fn match_at(hay: &str, start: usize, parts: &[&str]) -> Option<usize> {
+    let mut pos = start + parts[0].len();
+    for part in &parts[1..] {
+        let rest = &hay[pos..];
+        pos += if rest.starts_with("\r\n") {
+            2
+        } else if rest.starts_with('\n') {
+            1
+        } else {
+            return None;
+        };
+        if !hay[pos..].starts_with(part) {
+            return None;
+        }
+        pos += part.len();
+    }
+    Some(pos)
 }
 
 #[cfg(test)]
@@ -425,7 +543,11 @@ mod tests {
     fn appends_join_with_one_blank_line() {
         assert_eq!(append("Text\n\n\n", "\n\nMore\n\n"), "Text\n\nMore\n");
         assert_eq!(append("Text", "More"), "Text\n\nMore\n");
-        assert_eq!(append("Text\r\n\r\n", "\n \n"), "Text\n");
+        assert_eq!(
+            append("Text\r\n\r\n", "\n \n"),
+            "Text\r\n\r\n",
+            "nothing to add, nothing changes"
+        );
         assert_eq!(append("", "More"), "More\n");
         assert_eq!(append("---\na: 1\n---\n", "More"), "---\na: 1\n---\n\nMore\n");
     }
@@ -435,10 +557,11 @@ mod tests {
         let text = "---\r\ntitle: [broken\r\n---\r\n\r\nOld body\r\n";
         assert_eq!(
             set_body(text, "New\r\nbody"),
-            "---\r\ntitle: [broken\r\n---\r\n\r\nNew\nbody\n"
+            "---\r\ntitle: [broken\r\n---\r\n\r\nNew\r\nbody\r\n"
         );
         assert_eq!(set_body("Old\n", "New"), "New\n");
-        assert_eq!(set_body("\u{feff}Old\n", "New\n\n"), "New\n");
+        assert_eq!(set_body("\u{feff}Old\n", "New\n\n"), "\u{feff}New\n");
+        assert_eq!(set_body("\u{feff}Old\r\n", ""), "");
         assert_eq!(set_body("---\na: 1\n---", "New"), "---\na: 1\n---\nNew\n");
         assert_eq!(set_body("---\na: 1\n---\n\n\nOld\n", ""), "---\na: 1\n---\n");
     }
@@ -508,6 +631,154 @@ mod tests {
     #[test]
     fn replace_text_matches_crlf_input() {
         let (out, n) = replace_text("a\r\nb\r\n", "n.md", "a\r\nb", "c", None, 1).unwrap();
-        assert_eq!((out.as_str(), n), ("c\n", 1));
+        assert_eq!((out.as_str(), n), ("c\r\n", 1));
+        // A line break in `find` matches either ending; one in `replace` takes the note's.
+        let (out, n) = replace_text("a\r\nb\r\na\nb\r\n", "n.md", "a\nb", "x\ny", None, 2).unwrap();
+        assert_eq!((out.as_str(), n), ("x\r\ny\r\nx\r\ny\r\n", 2));
+        let err = replace_text("a\r\n\r\nb\r\n", "n.md", "a\nb", "c", None, 1).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchText);
+    }
+
+    /// A Windows note: BOM, CRLF, trailing whitespace, a section with trailing blank lines.
+    const WINDOWS: &str = "\u{feff}---\r\ntitle: T  \r\n---\r\n# T\r\n\r\n## A\r\n\r\nold a\t\r\n\r\n\
+                           ## B\r\n\r\nold b  \r\n\r\n\r\n";
+
+    #[test]
+    fn every_edit_keeps_a_crlf_note_crlf_and_its_untouched_bytes_identical() {
+        let (head, a_to_b, b) = (
+            "\u{feff}---\r\ntitle: T  \r\n---\r\n# T\r\n\r\n",
+            "## A\r\n\r\nold a\t\r\n\r\n",
+            "## B\r\n\r\nold b  \r\n\r\n\r\n",
+        );
+        assert_eq!(WINDOWS, format!("{head}{a_to_b}{b}"));
+        let patched = |target, op, scope, content| {
+            patch_section(WINDOWS, "n.md", target, op, scope, content).unwrap().0
+        };
+        let cases: Vec<(&str, String, String)> = vec![
+            (
+                "append to a section",
+                patched("A", Operation::Append, Scope::Content, "new\nlines\n"),
+                format!("{head}## A\r\n\r\nold a\t\r\n\r\nnew\r\nlines\r\n\r\n{b}"),
+            ),
+            (
+                "prepend to a section",
+                patched("A", Operation::Prepend, Scope::Content, "new"),
+                format!("{head}## A\r\n\r\nnew\r\n\r\nold a\t\r\n\r\n{b}"),
+            ),
+            (
+                "replace a section",
+                patched("A", Operation::Replace, Scope::Content, "new\r\n"),
+                format!("{head}## A\r\n\r\nnew\r\n\r\n{b}"),
+            ),
+            (
+                "rename a heading",
+                patched("A", Operation::Replace, Scope::Marker, "## A2"),
+                format!("{head}## A2\r\n\r\nold a\t\r\n\r\n{b}"),
+            ),
+            (
+                "append to the last section, whose trailing blank lines are its own",
+                patched("B", Operation::Append, Scope::Content, "new"),
+                format!("{head}{a_to_b}## B\r\n\r\nold b  \r\n\r\nnew\r\n"),
+            ),
+            (
+                "append to the note",
+                append(WINDOWS, "more\n"),
+                format!("{head}{a_to_b}## B\r\n\r\nold b  \r\n\r\nmore\r\n"),
+            ),
+            (
+                "set the body",
+                set_body(WINDOWS, "new\nbody\n"),
+                "\u{feff}---\r\ntitle: T  \r\n---\r\nnew\r\nbody\r\n".to_string(),
+            ),
+            (
+                "replace text",
+                replace_text(WINDOWS, "n.md", "old a", "new a", None, 1).unwrap().0,
+                format!("{head}## A\r\n\r\nnew a\t\r\n\r\n{b}"),
+            ),
+            (
+                "set a frontmatter key",
+                frontmatter::set(WINDOWS, "status", &serde_json::json!("draft")).unwrap(),
+                WINDOWS.replacen("T  \r\n---", "T  \r\nstatus: draft\r\n---", 1),
+            ),
+            (
+                "set a frontmatter key to a list",
+                frontmatter::set(WINDOWS, "title", &serde_json::json!(["a", "b"])).unwrap(),
+                WINDOWS.replacen("title: T  \r\n", "title:\r\n  - a\r\n  - b\r\n", 1),
+            ),
+            (
+                "delete a frontmatter key",
+                frontmatter::delete(WINDOWS, "title").unwrap(),
+                WINDOWS.replacen("title: T  \r\n", "", 1),
+            ),
+        ];
+        for (what, out, expected) in cases {
+            assert_eq!(out, expected, "{what}");
+            let bare_lf = out.match_indices('\n').filter(|(i, _)| !out[..*i].ends_with('\r'));
+            assert_eq!(bare_lf.count(), 0, "{what} wrote an LF line ending into a CRLF note");
+            assert!(out.starts_with(BOM), "{what} dropped the BOM");
+        }
+    }
+
+    #[test]
+    fn edits_away_from_the_end_keep_trailing_blank_lines_and_a_missing_final_newline() {
+        for (label, note) in [
+            ("no final newline", "---\na: 1\n---\n# T\n## A\nx\n## B\nlast"),
+            ("trailing blank lines", "---\na: 1\n---\n# T\n## A\nx\n## B\nlast \n\n \n\n"),
+        ] {
+            let tail = &note[note.find("## B").unwrap()..];
+            let outputs = [
+                patch_section(note, "n.md", "A", Operation::Append, Scope::Content, "y").unwrap().0,
+                patch_section(note, "n.md", "A", Operation::Replace, Scope::Marker, "## Z")
+                    .unwrap()
+                    .0,
+                replace_text(note, "n.md", "x", "y", None, 1).unwrap().0,
+                frontmatter::set(note, "b", &serde_json::json!(2)).unwrap(),
+                frontmatter::delete(note, "a").unwrap(),
+                frontmatter::bump_timestamp(note, "2026-01-01T00:00:00Z").unwrap(),
+            ];
+            for out in outputs {
+                assert!(out.ends_with(tail), "{label}: {out:?}");
+            }
+        }
+        // Prepending to the last section leaves its last line, and the missing newline, alone.
+        let note = "# T\n## B\nlast";
+        let out = patch_section(note, "n.md", "B", Operation::Prepend, Scope::Content, "new");
+        assert_eq!(out.unwrap().0, "# T\n## B\n\nnew\n\nlast");
+        let out = patch_section(note, "n.md", "B", Operation::Append, Scope::Content, "new");
+        assert_eq!(out.unwrap().0, "# T\n## B\n\nlast\n\nnew\n");
+    }
+
+    #[test]
+    fn a_bom_survives_every_edit_of_a_note_without_frontmatter() {
+        let note = "\u{feff}# T\nx  \n";
+        let outputs = [
+            patch_section(note, "n.md", "T", Operation::Append, Scope::Content, "y").unwrap().0,
+            patch_section(note, "n.md", "T", Operation::Replace, Scope::Marker, "# U").unwrap().0,
+            append(note, "y"),
+            set_body(note, "y"),
+            replace_text(note, "n.md", "x", "y", None, 1).unwrap().0,
+        ];
+        assert_eq!(
+            outputs,
+            [
+                "\u{feff}# T\n\nx  \n\ny\n",
+                "\u{feff}# U\nx  \n",
+                "\u{feff}# T\nx  \n\ny\n",
+                "\u{feff}y\n",
+                "\u{feff}# T\ny  \n",
+            ]
+        );
+        let err = replace_text(note, "n.md", "\u{feff}", "", None, 1).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchText, "the BOM is not text to replace");
+    }
+
+    #[test]
+    fn leading_blank_lines_and_inner_spacing_outside_the_section_are_kept() {
+        let note = "\n\n# T\n\n\n\nkeep   \n## A\nx\n";
+        assert_eq!(append(note, "y"), "\n\n# T\n\n\n\nkeep   \n## A\nx\n\ny\n");
+        assert_eq!(
+            patch_section(note, "n.md", "A", Operation::Append, Scope::Content, "y").unwrap().0,
+            "\n\n# T\n\n\n\nkeep   \n## A\n\nx\n\ny\n"
+        );
     }
 }

@@ -7,14 +7,15 @@
 //!
 //! Reads go through serde-saphyr into JSON values. Edits never re-dump YAML: they replace,
 //! insert or remove the lines of one key and copy every other byte, so comments, key order and
-//! hand formatting survive, and a block whose YAML does not parse can still be edited. This
-//! module does not normalise line endings or decide when a timestamp is due; callers do.
+//! hand formatting survive, and a block whose YAML does not parse can still be edited. The lines
+//! of the edited key are written with the note's line ending (`text::Style`); nothing else is
+//! normalised. This module does not decide when a timestamp is due; callers do.
 
 use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use super::text::BOM;
+use super::text::{BOM, Style};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Where the frontmatter block sits in a note's text (the rule lives in `markdown`, which
@@ -99,17 +100,17 @@ fn kind_of(value: &Value) -> &'static str {
 const CANONICAL_ORDER: [&str; 7] =
     ["type", "title", "description", "tags", "timestamp", "expires", "expires_reason"];
 
-/// Sets `key` to `value`, line-surgically. Returns the new text.
+/// Sets `key` to `value`, line-surgically. Returns the new text. Any key can be set: one
+/// that would not read back as itself from a plain `key:` line is written double-quoted.
 pub fn set(text: &str, key: &str, value: &Value) -> Result<String> {
-    check_key(key)?;
     let rendered = render(key, value)?;
     let block = locate(text).ok_or_else(|| no_block(key))?;
     Ok(apply(text, &block, key, Some(&rendered)))
 }
 
-/// Removes `key` (and its continuation lines). Absent key => Ok(text unchanged).
+/// Removes `key` (and its continuation lines), written plain or quoted. Absent key =>
+/// Ok(text unchanged).
 pub fn delete(text: &str, key: &str) -> Result<String> {
-    check_key(key)?;
     let block = locate(text).ok_or_else(|| no_block(key))?;
     Ok(apply(text, &block, key, None))
 }
@@ -131,35 +132,20 @@ fn no_block(key: &str) -> Error {
     )
 }
 
-/// Refuses key names that would not come back as themselves from a `key:` line.
-fn check_key(key: &str) -> Result<()> {
-    const LEADING: &str = "-?[]{}!&*|>'\"%@#,`";
-    let plain = !key.is_empty()
-        && key.trim() == key
+/// How `key` is written before its colon: bare when a plain `key:` line reads back as this
+/// string key in YAML 1.1 and 1.2, else double-quoted (an empty key, edge spaces, a `:`, a line
+/// break, `null`, `true`, `<<`, a leading indicator...).
+fn key_text(key: &str) -> String {
+    let plain = !needs_quotes(key)
         && !key.contains(':')
-        && !key.chars().any(is_unsafe_char)
-        && !key.starts_with(|c| LEADING.contains(c))
-        && !key.contains(" #");
-    // Syntax alone lets through `null`, `~` or `<<`, which YAML reads as something other than
-    // a string key; a round trip catches those and anything else the rules above missed.
-    let round_trips = plain
+        && !key.contains(['\t', '#'])
+        // Syntax alone lets through what our parser still reads as something other than a
+        // string key; a round trip catches it.
         && matches!(
             serde_saphyr::from_str::<Value>(&format!("{key}: 1")),
             Ok(Value::Object(map)) if map.len() == 1 && map.get(key) == Some(&Value::from(1))
         );
-    if round_trips {
-        Ok(())
-    } else {
-        Err(Error::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "`{}` cannot be edited as a frontmatter key: a key must be non-empty, have no \
-                 leading or trailing spaces, no `:`, no line break and no ` #`, and must not \
-                 start with one of {LEADING}; use a plain name such as `status`",
-                key.escape_debug()
-            ),
-        ))
-    }
+    if plain { key.to_string() } else { quote(key) }
 }
 
 fn invalid(message: String) -> Error {
@@ -174,18 +160,26 @@ fn null_refused(key: &str) -> Error {
 
 /// The lines `key: value` is written as, each ending in a newline.
 fn render(key: &str, value: &Value) -> Result<String> {
+    let name = key_text(key);
+    let lines = render_value(key, value)?;
+    Ok(format!("{name}{lines}"))
+}
+
+/// What follows the key in [`render`]: `: value\n`, or `:\n` and the list's lines.
+fn render_value(key: &str, value: &Value) -> Result<String> {
     match value {
         Value::Null => Err(null_refused(key)),
         Value::Object(_) => {
             Err(invalid(format!("`{key}`: nested maps are not supported; set a scalar or a list")))
         }
-        Value::Array(items) if items.is_empty() => Ok(format!("{key}: []\n")),
+        Value::Array(items) if items.is_empty() => Ok(": []\n".to_string()),
         Value::Array(items) if key == "tags" => {
             let mut parts = Vec::with_capacity(items.len());
             for item in items {
                 parts.push(match item {
                     Value::Null => return Err(null_refused(key)),
                     Value::String(s) => flow_scalar(s),
+                    Value::Number(n) => number_text(n),
                     Value::Array(_) | Value::Object(_) => {
                         return Err(invalid(format!(
                             "`tags` takes a list of plain values; one item is {}, write it as \
@@ -196,16 +190,18 @@ fn render(key: &str, value: &Value) -> Result<String> {
                     other => other.to_string(),
                 });
             }
-            Ok(format!("{key}: [{}]\n", parts.join(", ")))
+            Ok(format!(": [{}]\n", parts.join(", ")))
         }
         Value::Array(items) => {
-            let mut out = format!("{key}:\n");
+            let mut out = ":\n".to_string();
             for item in items {
                 out.push_str(&render_item(key, item)?);
             }
             Ok(out)
         }
-        scalar => Ok(format!("{key}: {}\n", render_scalar(key, scalar)?)),
+        // The vault's `timestamp` convention is a bare UTC time, as the automatic bump writes.
+        Value::String(s) if key == TIMESTAMP && is_plain_timestamp(s) => Ok(format!(": {s}\n")),
+        scalar => Ok(format!(": {}\n", render_scalar(key, scalar)?)),
     }
 }
 
@@ -233,9 +229,17 @@ fn render_item(key: &str, item: &Value) -> Result<String> {
                 kind_of(value)
             )));
         }
-        let field_text = if needs_quotes(field) { quote(field) } else { field.clone() };
+        let field_text = key_text(field);
         let indent = if n == 0 { "  - " } else { "    " };
-        out.push_str(&format!("{indent}{field_text}: {}\n", render_scalar(key, value)?));
+        // An `expires` entry's `date` is meant as a date (`- date: 2026-09-25`, the shape
+        // upkeep documents); mdvault's reader hands it back as a string either way.
+        let text = match value {
+            Value::String(s) if key == "expires" && field == "date" && is_plain_date(s) => {
+                s.clone()
+            }
+            _ => render_scalar(key, value)?,
+        };
+        out.push_str(&format!("{indent}{field_text}: {text}\n"));
     }
     Ok(out)
 }
@@ -248,9 +252,68 @@ fn render_scalar(key: &str, value: &Value) -> Result<String> {
         Value::Array(_) | Value::Object(_) => {
             Err(invalid(format!("`{key}`: expected a scalar, got {}", kind_of(value))))
         }
-        other => Ok(other.to_string()),
+        Value::Number(n) => Ok(number_text(n)),
+        Value::Bool(b) => Ok(b.to_string()),
     }
 }
+
+/// The key whose bare UTC times the automatic bump writes.
+const TIMESTAMP: &str = "timestamp";
+
+/// The most significant digits a double's shortest decimal can need; a double that a shorter
+/// decimal names was most likely typed as that decimal.
+const F64_MAX_SHORTEST_DIGITS: usize = 17;
+
+/// Decimal exponents written positionally (`0.0001`, `1234.5`); beyond them, `1.0e+30`.
+const POSITIONAL_EXPONENTS: std::ops::Range<i32> = -5..17;
+
+/// A number as YAML 1.1 and 1.2 both read back as the same number.
+///
+/// Integers JSON carries exactly (64-bit, signed or not) are their digits. Every other number
+/// arrives as a double (serde_json without `arbitrary_precision`, see docs/editing.md) and is
+/// written as a float: the shortest decimal that reads back as the same double, with a `.` and
+/// a signed exponent, because YAML 1.1 reads `1e+30` or `1e30` as a string. One exception: an
+/// integer beyond 64 bits whose shortest decimal needs all 17 digits (2^64 is
+/// `1.8446744073709552e+19`) was typed as its digits, not as that decimal, so it is written
+/// as the double's exact integer (`18446744073709551616`): exactly the caller's number when a
+/// double holds it, the nearest one otherwise (the rounding happened when the JSON was read).
+/// That holds up to 128 bits, the widest integers (identifiers, hashes) programs hold; a
+/// larger magnitude is far more likely a float, and its exact digits would run to hundreds.
+fn number_text(n: &serde_json::Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    // Without `arbitrary_precision` every other JSON number is a finite double.
+    let v = n.as_f64().unwrap_or_default();
+    let scientific = format!("{v:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or_default();
+    let digits = mantissa.bytes().filter(u8::is_ascii_digit).count();
+    let beyond_64_bits = !(I64_MIN..U64_LIMIT).contains(&v) && v.abs() < U128_LIMIT;
+    if beyond_64_bits && digits >= F64_MAX_SHORTEST_DIGITS {
+        return format!("{v:.0}");
+    }
+    if POSITIONAL_EXPONENTS.contains(&exponent) {
+        let plain = v.to_string();
+        return if plain.contains('.') { plain } else { format!("{plain}.0") };
+    }
+    let mantissa =
+        if mantissa.contains('.') { mantissa.to_string() } else { format!("{mantissa}.0") };
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{}", exponent.unsigned_abs())
+}
+
+/// 2^64, the first integer a `u64` cannot hold.
+const U64_LIMIT: f64 = 18_446_744_073_709_551_616.0;
+
+/// 2^128, the first magnitude a 128-bit integer cannot hold.
+const U128_LIMIT: f64 = 340_282_366_920_938_463_463_374_607_431_768_211_456.0;
+
+/// -2^63, the smallest `i64`.
+const I64_MIN: f64 = -9_223_372_036_854_775_808.0;
 
 /// A tag inside `[...]`, where commas, brackets and (for PyYAML) `?` also end a bare item.
 fn flow_scalar(s: &str) -> String {
@@ -295,12 +358,10 @@ fn is_unsafe_char(c: char) -> bool {
     c.is_control() || is_unicode_special(c)
 }
 
-/// True when a string scalar must be written double-quoted to read back as the same string.
-pub fn needs_quotes(s: &str) -> bool {
-    // Vault conventions write these bare, and the parsed view hands them back as strings.
-    if is_plain_date(s) || is_plain_timestamp(s) {
-        return false;
-    }
+/// True when a string scalar must be written double-quoted to read back as the same string, in
+/// YAML 1.1 (PyYAML, older tools) as in 1.2: a date such as `2024-01-01` is a date to a 1.1
+/// reader, so it is quoted like `yes`, `0o17`, `010` or `1:20`.
+pub(crate) fn needs_quotes(s: &str) -> bool {
     if s.is_empty()
         || s.starts_with(char::is_whitespace)
         || s.ends_with(char::is_whitespace)
@@ -442,16 +503,52 @@ fn yaml_lines<'a>(text: &'a str, block: &Block) -> Vec<&'a str> {
     text[block.yaml_start..block.yaml_end].split_inclusive('\n').collect()
 }
 
-/// True for a column-0 `key:` line (spaces before the colon tolerated), with a space, a tab
-/// or the end of the line after the colon.
+/// True for a column-0 `key:` line, the key bare or quoted (spaces before the colon tolerated),
+/// with a space, a tab or the end of the line after the colon.
 fn is_key_line(line: &str, key: &str) -> bool {
-    let Some(rest) = line.strip_prefix(key) else {
-        return false;
+    let rest = if line.starts_with(['"', '\'']) {
+        match quoted_key(line) {
+            Some((name, rest)) if name == key => rest,
+            _ => return false,
+        }
+    } else {
+        // A key that is empty or has edge whitespace is only ever written quoted; matching it
+        // bare would claim an indented line or a stray `: x`.
+        let bare = !key.is_empty() && key.trim() == key;
+        match line.strip_prefix(key) {
+            Some(rest) if bare => rest,
+            _ => return false,
+        }
     };
     let Some(after) = rest.trim_start_matches([' ', '\t']).strip_prefix(':') else {
         return false;
     };
     after.trim_end_matches(['\n', '\r']).is_empty() || after.starts_with([' ', '\t'])
+}
+
+/// A quoted key at the start of `line` (double-quoted with backslash escapes, or
+/// single-quoted with `''`): the key it reads as, and the rest of the line after the quote.
+fn quoted_key(line: &str) -> Option<(String, &str)> {
+    let quote = line.as_bytes().first().copied()?;
+    let bytes = line.as_bytes();
+    let mut i = 1;
+    loop {
+        match *bytes.get(i)? {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b'\n' | b'\r' => return None,
+            b if b == quote => break,
+            _ => i += 1,
+        }
+    }
+    let token = line.get(..=i)?;
+    match serde_saphyr::from_str::<Value>(&format!("{token}: 1")) {
+        Ok(Value::Object(map)) if map.len() == 1 => {
+            let name = map.keys().next()?.clone();
+            Some((name, &line[i + 1..]))
+        }
+        _ => None,
+    }
 }
 
 enum LineKind {
@@ -520,7 +617,10 @@ fn insert_index(lines: &[&str], key: &str) -> usize {
 
 /// Replaces `key`'s lines with `replacement` (inserting it when absent), or removes them when
 /// `replacement` is None. Later duplicates of the key are dropped so the block stays valid.
+/// The replacement's lines take the note's line ending; every other byte is copied.
 fn apply(text: &str, block: &Block, key: &str, replacement: Option<&str>) -> String {
+    let replacement = replacement.map(|r| Style::of(text.as_bytes()).endings(r).into_owned());
+    let replacement = replacement.as_deref();
     let lines = yaml_lines(text, block);
     let spans = key_spans(&lines, key);
     let insert_at = match (replacement, spans.first()) {
@@ -752,8 +852,14 @@ mod tests {
             ("no", "\"no\""),
             ("0123", "\"0123\""),
             ("1.0", "\"1.0\""),
-            ("2026-09-12", "2026-09-12"),
-            ("2026-09-12T10:11:12Z", "2026-09-12T10:11:12Z"),
+            ("2026-09-12", "\"2026-09-12\""),
+            ("2024-01-01", "\"2024-01-01\""),
+            ("2026-09-12T10:11:12Z", "\"2026-09-12T10:11:12Z\""),
+            ("2026-9-1", "2026-9-1"),
+            ("on", "\"on\""),
+            ("010", "\"010\""),
+            ("190:20:30", "\"190:20:30\""),
+            ("1e+30", "\"1e+30\""),
             ("2026-09-12 10:11:12", "\"2026-09-12 10:11:12\""),
             ("a: b", "\"a: b\""),
             ("x #y", "\"x #y\""),
@@ -830,21 +936,78 @@ mod tests {
     }
 
     #[test]
-    fn keys_are_checked_and_a_block_is_required() {
+    fn awkward_keys_are_quoted_and_read_back() {
         let text = "---\ntitle: t\n---\n";
-        for key in
-            ["", " title", "a:b", "two\nlines", "-x", "#x", "[x]", "'x'", "null", "~", "a #b"]
-        {
-            let err = set(text, key, &json!("v")).unwrap_err();
-            assert_eq!(err.code(), ErrorCode::InvalidRequest, "{key:?}");
-            assert_eq!(code_of(delete(text, key)), ErrorCode::InvalidRequest, "{key:?}");
+        let cases = [
+            ("", "\"\""),
+            (" title", "\" title\""),
+            ("title ", "\"title \""),
+            ("a:b", "\"a:b\""),
+            ("a: b", "\"a: b\""),
+            ("two\nlines", "\"two\\nlines\""),
+            ("-x", "-x"),
+            ("- x", "\"- x\""),
+            ("#x", "\"#x\""),
+            ("[x]", "\"[x]\""),
+            ("'x'", "\"'x'\""),
+            ("null", "\"null\""),
+            ("~", "\"~\""),
+            ("true", "\"true\""),
+            ("<<", "\"<<\""),
+            ("a #b", "\"a #b\""),
+            ("my key", "my key"),
+        ];
+        for (key, written) in cases {
+            let out = set_ok(text, key, json!("v"));
+            assert_eq!(out, format!("---\ntitle: t\n{written}: v\n---\n"), "{key:?}");
+            assert_eq!(parse(&out).get(key), Some(&json!("v")), "{key:?} did not read back");
+            // The quoted line is found again: a second set replaces it, a delete removes it.
+            let again = set_ok(&out, key, json!("w"));
+            assert_eq!(again, format!("---\ntitle: t\n{written}: w\n---\n"), "{key:?}");
+            assert_eq!(delete(&again, key).unwrap(), text, "{key:?}");
         }
-        assert!(set(text, "my key", &json!(1)).is_ok());
-        assert!(set(text, "true", &json!(1)).is_ok());
+        // A key the author quoted with single quotes is the same key.
+        let out = set_ok("---\n'a: b': 1\n' x': 2\n---\n", "a: b", json!(3));
+        assert_eq!(out, "---\n\"a: b\": 3\n' x': 2\n---\n");
+        // An indented line is never a key of its own, whatever the key's spaces.
+        let nested = "---\nmeta:\n  title: inner\n---\n";
+        assert_eq!(
+            set_ok(nested, "  title", json!("x")),
+            "---\nmeta:\n  title: inner\n\"  title\": x\n---\n"
+        );
         let err = set("# Body only\n", "status", &json!("x")).unwrap_err();
         assert_eq!(err.code(), ErrorCode::NoFrontmatter);
         assert!(err.message().contains("no frontmatter block"), "{}", err.message());
         assert_eq!(code_of(delete("# Body only\n", "status")), ErrorCode::NoFrontmatter);
+    }
+
+    #[test]
+    fn numbers_are_written_as_both_yaml_versions_read_them_back() {
+        let text = "---\ntitle: t\n---\n";
+        let cases = [
+            (json!(9007199254740993u64), "9007199254740993"),
+            (json!(u64::MAX), "18446744073709551615"),
+            (json!(i64::MIN), "-9223372036854775808"),
+            (json!(2f64.powi(64)), "18446744073709551616"),
+            (json!(-(2f64.powi(70))), "-1180591620717411303424"),
+            (json!(2f64.powi(130)), "1.361129467683754e+39"),
+            (json!(1e30), "1.0e+30"),
+            (json!(-1e300), "-1.0e+300"),
+            (json!(1.5e-7), "1.5e-7"),
+            (json!(1e18), "1.0e+18"),
+            (json!(3.0), "3.0"),
+            (json!(-0.0), "-0.0"),
+            (json!(0.1), "0.1"),
+            (json!(123456.789), "123456.789"),
+            (json!(f64::MAX), "1.7976931348623157e+308"),
+            (json!(5e-324), "5.0e-324"),
+        ];
+        for (value, written) in cases {
+            let out = set_ok(text, "num", value.clone());
+            assert_eq!(out, format!("---\ntitle: t\nnum: {written}\n---\n"), "{value}");
+            assert_eq!(parse(&out)["num"], value, "{value} did not read back");
+            assert!(yaml11_number(written), "{written} is not a number to YAML 1.1");
+        }
     }
 
     #[test]
@@ -940,6 +1103,25 @@ mod tests {
         );
     }
 
+    /// True for a YAML 1.1 decimal integer or float (its `int` and `float` resolvers), which is
+    /// stricter than 1.2: a float needs a `.`, and an exponent needs its sign.
+    fn yaml11_number(s: &str) -> bool {
+        let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        if digits(unsigned) {
+            return unsigned == "0" || !unsigned.starts_with('0');
+        }
+        let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+            Some((m, e)) => (m, Some(e)),
+            None => (unsigned, None),
+        };
+        let exponent_ok = exponent.is_none_or(|e| e.strip_prefix(['-', '+']).is_some_and(digits));
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, "-"));
+        exponent_ok
+            && (whole.is_empty() || digits(whole))
+            && (fraction.is_empty() || digits(fraction))
+    }
+
     // Random blocks: keys from a small pool, scalar or list values in several layouts, and
     // comment or blank lines between them. Each entry knows which key (if any) owns its lines,
     // so the expected output is computed without the module's own span logic.
@@ -989,6 +1171,42 @@ mod tests {
             prop_assert!(fits, "kept {:?}\nout {:?}", kept, out);
             if remove && !entries.iter().any(|(owner, _)| *owner == Some(key)) {
                 prop_assert_eq!(out, text);
+            }
+        }
+
+        // Any number JSON can carry reads back as the same number, as a scalar, in a list or a
+        // tag, and is written in a form YAML 1.1 reads as a number too.
+        #[test]
+        fn any_number_reads_back(
+            value in prop_oneof![
+                any::<i64>().prop_map(Value::from),
+                any::<u64>().prop_map(Value::from),
+                any::<f64>().prop_filter("JSON numbers are finite", |f| f.is_finite()).prop_map(Value::from),
+                (-20i32..309).prop_map(|e| Value::from(10f64.powi(e))),
+                (53i32..1000).prop_map(|e| Value::from(2f64.powi(e))),
+            ]
+        ) {
+            let text = "---\ntitle: t\n---\n";
+            let out = set(text, "num", &value).unwrap();
+            prop_assert_eq!(&parse(&out)["num"], &value, "{}", out);
+            let written = out.lines().find_map(|l| l.strip_prefix("num: ")).unwrap();
+            prop_assert!(yaml11_number(written), "{} is not a number to YAML 1.1", written);
+            let out = set(text, "aliases", &json!([value])).unwrap();
+            prop_assert_eq!(&parse(&out)["aliases"], &json!([value]), "{}", out);
+            let out = set(text, "tags", &json!([value])).unwrap();
+            prop_assert_eq!(&parse(&out)["tags"], &json!([value]), "{}", out);
+        }
+
+        // Any key reads back as itself, and a second edit finds it again.
+        #[test]
+        fn any_key_reads_back(key in "(.{0,6})|[-a-z0-9 :#,.'\"\\[\\]{}!&*|>%@`?~_+=<\t\n\u{85}\u{a0}é]{0,10}") {
+            let text = "---\ntitle: t\nmeta:\n  inner: 1\n---\n";
+            let out = set(text, &key, &json!("v")).unwrap();
+            prop_assert_eq!(parse(&out).get(key.as_str()).cloned(), Some(json!("v")), "{}", out);
+            let again = set(&out, &key, &json!("w")).unwrap();
+            prop_assert_eq!(parse(&again).get(key.as_str()).cloned(), Some(json!("w")), "{}", again);
+            if key != "title" && key != "meta" {
+                prop_assert_eq!(delete(&again, &key).unwrap(), text);
             }
         }
 

@@ -340,10 +340,10 @@ impl Vault {
         Ok(bytes)
     }
 
-    /// Normalises `text`, bumps its timestamp when asked and possible, and writes it.
-    /// Returns the confirmation suffix, whether it bumped, and the new etag.
+    /// Bumps the timestamp of `new_text` (already in its final shape: see `text`) when asked
+    /// and possible, and writes it. Returns whether it bumped, and the new etag.
     fn write_note(&self, target: &Target, new_text: &str, bump: bool) -> Result<(bool, String)> {
-        let mut out = text::normalize(new_text);
+        let mut out = new_text.to_string();
         let mut bumped = false;
         if bump && let Some(with_stamp) = frontmatter::bump_timestamp(&out, &now_timestamp()) {
             out = with_stamp;
@@ -583,7 +583,10 @@ impl Vault {
                 ),
             ));
         }
-        let (bumped, etag) = self.write_note(&target, content, true)?;
+        // An overwrite is new content, normalised like a new note's, but the file keeps its
+        // convention: a CRLF note stays CRLF and a BOM stays.
+        let style = existing.as_deref().map_or(text::Style::NEW, text::Style::of);
+        let (bumped, etag) = self.write_note(&target, &style.note(content), true)?;
         let verb = if existing.is_some() { "overwrote" } else { "created" };
         Ok(self.finish(&target, format!("{verb} {}", target.rel), bumped, etag))
     }
@@ -601,12 +604,12 @@ impl Vault {
         match self.current(&target, expected)? {
             Some(bytes) => {
                 let old = utf8(&target, bytes)?;
-                let new = edit::append(&text::normalize(&old), content);
+                let new = edit::append(&old, content);
                 let (bumped, etag) = self.write_note(&target, &new, true)?;
                 Ok(self.finish(&target, format!("appended to {}", target.rel), bumped, etag))
             }
             None if create_if_missing => {
-                let (bumped, etag) = self.write_note(&target, content, true)?;
+                let (bumped, etag) = self.write_note(&target, &text::normalize(content), true)?;
                 Ok(self.finish(
                     &target,
                     format!("created {} with the supplied content", target.rel),
@@ -632,7 +635,7 @@ impl Vault {
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let (new, resolved) = edit::patch_section(
-            &text::normalize(&old),
+            &old,
             &target.rel,
             req.target,
             req.operation,
@@ -653,7 +656,7 @@ impl Vault {
         let target = self.note_target(raw, "given a new body")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
-        let new = edit::set_body(&text::normalize(&old), content);
+        let new = edit::set_body(&old, content);
         let (bumped, etag) = self.write_note(&target, &new, true)?;
         Ok(self.finish(&target, format!("replaced the body of {}", target.rel), bumped, etag))
     }
@@ -668,8 +671,7 @@ impl Vault {
     ) -> Result<Change> {
         let target = self.note_target(raw, "given frontmatter")?;
         let _guard = self.lock();
-        let old = text::normalize(&self.existing_text(&target, expected)?);
-        let key = key.trim();
+        let old = self.existing_text(&target, expected)?;
         let new = match value {
             Some(v) => frontmatter::set(&old, key, v)?,
             None => frontmatter::delete(&old, key)?,
@@ -710,8 +712,7 @@ impl Vault {
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let section = section.map(str::trim).filter(|s| !s.is_empty());
-        let (new, n) =
-            edit::replace_text(&text::normalize(&old), &target.rel, find, replace, section, count)?;
+        let (new, n) = edit::replace_text(&old, &target.rel, find, replace, section, count)?;
         let (bumped, etag) = self.write_note(&target, &new, true)?;
         let noun = if n == 1 { "occurrence" } else { "occurrences" };
         Ok(self.finish(
@@ -921,8 +922,8 @@ impl Vault {
         let moved_text = if from_doc {
             None
         } else {
-            let old = utf8(&from, source_bytes.clone())?;
-            let mut new = text::normalize(&old);
+            // The moved note keeps its bytes: only link targets and the timestamp change.
+            let mut new = utf8(&from, source_bytes.clone())?;
             if update_links {
                 new = links::rewrite_outbound(&new, &from.rel, &to.rel, &before, &after).0;
             }

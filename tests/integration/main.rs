@@ -30,3 +30,4 @@ mod tidy;
 mod tour;
 mod upkeep;
 mod vault_ops;
+mod write_bytes;

@@ -131,9 +131,6 @@ fn every_refusal_leaves_the_vault_byte_identical() {
     refused(&v, InvalidValue, |x| {
         x.set_frontmatter("Home/Boiler.md", "tags", Some(&json!(["a", null])), None)
     });
-    refused(&v, InvalidRequest, |x| {
-        x.set_frontmatter("Home/Boiler.md", "a: b", Some(&json!("x")), None)
-    });
     refused(&v, NotFound, |x| x.delete("Home/Missing.md", None));
     refused(&v, IsDirectory, |x| x.delete("Home", None));
     refused(&v, IsDirectory, |x| x.move_file("Home", "Elsewhere", true, None));
