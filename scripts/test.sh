@@ -2,8 +2,9 @@
 # The whole test suite: unit tests, integration tests (the real binary, its HTTP server and both
 # MCP transports, the real local model, fixture vaults, and copies of the evaluation vaults when
 # MDVAULT_EVAL_VAULTS or MDVAULT_REQUIRE_EVAL_DATA=1 asks for them, else skipped with a note),
-# doc tests, the official Python MCP SDK driving the server, and the schemathesis fuzzer against
-# openapi.yaml, and the first-run test (the README's first command in a fresh HOME). This is
+# doc tests, the official Python MCP SDK driving the server, the crash test (a server killed
+# mid-write and mid-move, 30 times), the schemathesis fuzzer against openapi.yaml, and the
+# first-run test (the README's first command in a fresh HOME). This is
 # the README's test command and the one .ci/run calls. It installs the
 # default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are
 # already there).
@@ -19,5 +20,6 @@ cargo clippy --all-targets --locked -- -D warnings
 MDVAULT_PYENV="$(./scripts/pyenv.sh | tail -n 1)"
 export MDVAULT_PYENV
 cargo test --all-targets --locked
+./scripts/crash-test.sh target/debug/mdvault
 ./scripts/fuzz-api.sh target/debug/mdvault
 ./scripts/first-run-test.sh

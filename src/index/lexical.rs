@@ -6,6 +6,10 @@
 //! payload), so they change atomically with the data they describe. It does not tokenize
 //! queries (callers pass [`tokenize`](crate::index::tokenize::tokenize) output), fuse, pin or
 //! know which chunks should exist: the store decides that and rebuilds from its own records.
+//!
+//! The owner also sweeps the folder of tantivy's stale temporaries on open
+//! ([`sweep_stale_temporaries`]): tantivy writes `meta.json` and `.managed.json` through a
+//! temporary, and a process killed in between leaves it behind for good.
 
 use std::collections::HashSet;
 use std::fs;
@@ -95,6 +99,7 @@ impl LexicalIndex {
     pub fn open(dir: &Path) -> Result<LexicalIndex> {
         let (schema, fields) = build_schema();
         fs::create_dir_all(dir).map_err(|err| Error::write_io(&describe(dir), &err))?;
+        sweep_stale_temporaries(dir, crate::vault::sweep::process_start());
         let existing =
             if dir.join("meta.json").exists() { open_existing(dir, &schema)? } else { None };
         let mut was_reset = false;
@@ -402,6 +407,40 @@ fn commit_stamp(writer: &mut IndexWriter, stamp: &Stamp) -> tantivy::Result<()> 
     let mut prepared = writer.prepare_commit()?;
     prepared.set_payload(&raw);
     prepared.commit().map(|_| ())
+}
+
+/// tantivy's temporaries: `tempfile`'s default name, `.tmp` and six random alphanumerics. No
+/// file tantivy keeps (`meta.json`, `.managed.json`, `.tantivy-*.lock`, `<uuid>.<ext>`
+/// segment files) looks like that.
+fn is_tantivy_temp(name: &str) -> bool {
+    name.strip_prefix(".tmp")
+        .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Removes tantivy's temporaries older than `started` from the index folder. Only the
+/// owner calls this, before it writes (it holds the data directory's `owner.lock`, so no
+/// other process writes here, and this process has not started to); conservative all the
+/// same: regular files only, that one name shape only, nothing younger than this process.
+fn sweep_stale_temporaries(dir: &Path, started: std::time::SystemTime) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(meta) = entry.metadata() else { continue };
+        let old = meta.modified().is_ok_and(|m| m < started);
+        if is_tantivy_temp(&name) && meta.is_file() && old && fs::remove_file(entry.path()).is_ok()
+        {
+            removed.push(name);
+        }
+    }
+    if !removed.is_empty() {
+        tracing::info!(
+            "removed {} stale temporary file(s) from {}: {}",
+            removed.len(),
+            describe(dir),
+            removed.join(", ")
+        );
+    }
 }
 
 fn wipe(dir: &Path) -> Result<()> {
@@ -912,5 +951,27 @@ mod tests {
     fn is_send_and_sync() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<LexicalIndex>();
+    }
+
+    #[test]
+    fn only_tantivys_stale_temporaries_are_swept_from_the_index_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        drop(open(tmp.path()));
+        let names = [".tmpA1b2C3", ".tmpabc", ".tmp-a1b2c", "tmpA1b2C3", ".tmpA1b2C3x"];
+        for name in names {
+            fs::write(tmp.path().join(name), b"x").unwrap();
+        }
+        // Nothing is older than a start in the past.
+        sweep_stale_temporaries(tmp.path(), std::time::SystemTime::UNIX_EPOCH);
+        assert!(tmp.path().join(".tmpA1b2C3").exists());
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        sweep_stale_temporaries(tmp.path(), later);
+        assert!(!tmp.path().join(".tmpA1b2C3").exists());
+        for kept in &names[1..] {
+            assert!(tmp.path().join(kept).exists(), "{kept} was removed");
+        }
+        // The index itself is untouched and still opens.
+        assert!(tmp.path().join("meta.json").exists());
+        drop(open(tmp.path()));
     }
 }

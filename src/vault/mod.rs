@@ -6,17 +6,22 @@
 //! same way however a caller arrives. [`Vaults`] holds the configured vaults, the default first.
 //!
 //! The submodules are pure text functions (`frontmatter`, `headings`, `edit`, `links`, `text`)
-//! plus the two that touch the disk: `path` (the gate) and `fs` (atomic writes). This module
-//! knows nothing of indexing, search or any transport.
+//! plus those that touch the disk: `path` (the gate), `fs` (atomic writes), `journal` (the
+//! durable plan of a move, settled after a crash) and `sweep` (temporaries a dead process left).
+//! Opening the configured vaults ([`Vaults::open`], which every process passes through before
+//! it can write) settles interrupted moves and sweeps, in that order. This module knows nothing
+//! of indexing, search or any transport.
 
 pub mod edit;
 mod filing;
 pub mod frontmatter;
 pub mod fs;
 pub mod headings;
+mod journal;
 pub mod links;
 mod ops;
 pub mod path;
+pub(crate) mod sweep;
 pub mod text;
 
 use std::path::{Path, PathBuf};
@@ -30,7 +35,9 @@ pub use ops::{
 
 use crate::config::{Config, VaultSettings};
 use crate::error::{Error, ErrorCode, Result};
+use journal::Journal;
 use path::Suffixes;
+use sweep::Sweep;
 
 /// One vault: a name and a root folder.
 #[derive(Debug)]
@@ -44,6 +51,11 @@ pub struct Vault {
     /// Serialises this process's writes to the vault, so a read-modify-write (and a move with
     /// its link rewrites) is never interleaved with another one from a concurrent request.
     write_lock: Mutex<()>,
+    /// Where a move records its plan before committing. Every vault opened through
+    /// [`Vaults::open`] has one (in the data directory); a vault opened alone has none until
+    /// [`Vault::with_journal`], and its moves are then all-or-nothing against failures but
+    /// not against a crash.
+    journal: Option<Arc<Journal>>,
 }
 
 impl Vault {
@@ -71,7 +83,15 @@ impl Vault {
             files_dir: settings.doc_files_dir.clone(),
             doc_max_bytes: settings.doc_max_bytes,
             write_lock: Mutex::new(()),
+            journal: None,
         })
+    }
+
+    /// The same vault, its moves journaled in `data_dir` (see `vault/journal.rs`). It does not
+    /// settle earlier records; [`Vaults::open`] does that for the vaults it opens.
+    pub fn with_journal(mut self, data_dir: &Path) -> Vault {
+        self.journal = Some(Arc::new(Journal::new(data_dir)));
+        self
     }
 
     /// The vault's name.
@@ -106,11 +126,16 @@ pub struct Vaults {
 }
 
 impl Vaults {
-    /// Opens every vault of the configuration.
+    /// Opens every vault of the configuration, with the journal in the data directory; then
+    /// settles the moves a process that died left in it and sweeps stale temporaries.
     pub fn open(config: &Config) -> Result<Vaults> {
+        let started = sweep::process_start();
+        let journal = Arc::new(Journal::new(&config.data_dir));
         let mut list = Vec::new();
         for entry in &config.vaults {
-            list.push(Arc::new(Vault::open(&entry.name, &entry.root, &config.vault)?));
+            let mut vault = Vault::open(&entry.name, &entry.root, &config.vault)?;
+            vault.journal = Some(journal.clone());
+            list.push(Arc::new(vault));
         }
         if list.is_empty() {
             return Err(Error::new(
@@ -118,6 +143,7 @@ impl Vaults {
                 "no vault is configured; pass --vault PATH, set MDVAULT_VAULTS, or add vaults: to the config file",
             ));
         }
+        settle_and_sweep(&list, &journal, started);
         Ok(Vaults { list })
     }
 
@@ -163,4 +189,31 @@ impl Vaults {
     pub fn names(&self) -> Vec<&str> {
         self.list.iter().map(|v| v.name.as_str()).collect()
     }
+}
+
+/// How many removed temporaries the start-up log line names before it only counts.
+const SWEEP_NAMES_LOGGED: usize = 10;
+
+/// Settles interrupted moves, then sweeps: in that order, so the sweep never takes a
+/// temporary that an interrupted move still needs to finish or undo. Failures here are logged,
+/// never fatal: a process that cannot write the vault (a read-only mount) still reads it.
+fn settle_and_sweep(list: &[Arc<Vault>], journal: &Journal, started: std::time::SystemTime) {
+    let protected = journal.recover(list);
+    let sweep = Sweep { started, protected: &protected, alive: &sweep::pid_alive };
+    let mut removed = sweep::sweep_folder(journal.dir(), &sweep);
+    for v in list {
+        removed.extend(sweep::sweep_vault(v.root(), &sweep));
+    }
+    if removed.is_empty() {
+        return;
+    }
+    let shown: Vec<String> =
+        removed.iter().take(SWEEP_NAMES_LOGGED).map(|p| p.display().to_string()).collect();
+    let more = removed.len().saturating_sub(SWEEP_NAMES_LOGGED);
+    tracing::info!(
+        "removed {} temporary file(s) left by mdvault processes that ended: {}{}",
+        removed.len(),
+        shown.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    );
 }

@@ -4,7 +4,9 @@
 //! NUL bytes, backslashes, traversal out of the root (also percent-encoded), dotted components,
 //! any symlink component (checked on the unresolved path, so a link cannot be used to step out
 //! or to alias another note), folder components named like files, the vault root where a file
-//! is needed, the generated root `index.md` for writers, and suffixes the verb does not take.
+//! is needed, the generated root `index.md` for writers, suffixes the verb does not take, and
+//! names or paths longer than the filesystem takes (so such a write is refused before any
+//! folder is made for it, rather than failing halfway).
 //!
 //! The gate does not check existence: callers decide whether absence is `not_found` or fine
 //! (a create). It never reads file contents.
@@ -14,6 +16,32 @@ use std::path::{Path, PathBuf};
 use percent_encoding::percent_decode_str;
 
 use crate::error::{Error, ErrorCode, Result};
+
+/// The longest name, in bytes, one path component may have: `NAME_MAX` on Linux's common
+/// filesystems (ext4, XFS, Btrfs, tmpfs) and on macOS's APFS. A filesystem with a shorter limit
+/// (eCryptfs) still refuses at write time, and that write takes away the folders it made.
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// The longest absolute path, in bytes, the kernel takes in one call: Linux's `PATH_MAX` of
+/// 4096 counts the terminating NUL.
+const MAX_ABSOLUTE_PATH_BYTES: usize = 4095;
+
+/// Room kept for the staged temporary beside a target (`.mdvault-<pid>-XXXXXX.tmp`, at most
+/// 9 + 10 + 1 + 6 + 4 bytes), which lives in the target's folder and may be longer than the
+/// target's own name: a path is only writable if its temporary's path fits too.
+const TEMP_NAME_ROOM: usize = 32;
+
+/// The longest vault-relative path a vault at `root` takes for writing: what is left of the
+/// kernel's limit after the root's own path, the separator and the temporary's room.
+pub fn max_rel_path_bytes(root: &Path) -> usize {
+    max_rel_bytes(root, true)
+}
+
+/// Readers need no room for a temporary: a file the filesystem holds is never refused.
+fn max_rel_bytes(root: &Path, writes: bool) -> usize {
+    let room = if writes { TEMP_NAME_ROOM } else { 0 };
+    MAX_ABSOLUTE_PATH_BYTES.saturating_sub(root.as_os_str().len() + 1 + room)
+}
 
 /// What the caller is about to do with the path; decides which paths are acceptable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +167,46 @@ fn encodes_traversal(seg: &str) -> bool {
     false
 }
 
+/// Refuses a component longer than [`MAX_NAME_BYTES`] or a path longer than
+/// [`max_rel_path_bytes`]: the kernel would refuse it only after the write had made folders.
+fn check_lengths(root: &Path, raw: &str, parts: &[String], access: Access) -> Result<()> {
+    if let Some(long) = parts.iter().find(|p| p.len() > MAX_NAME_BYTES) {
+        return Err(Error::new(
+            ErrorCode::InvalidPath,
+            format!(
+                "'{}' has a name of {} bytes; a file or folder name may be at most \
+                 {MAX_NAME_BYTES} bytes, choose a shorter name",
+                shorten(raw),
+                long.len()
+            ),
+        ));
+    }
+    let rel_len = parts.iter().map(String::len).sum::<usize>() + parts.len().saturating_sub(1);
+    let max = max_rel_bytes(root, access.writes());
+    if rel_len > max {
+        return Err(Error::new(
+            ErrorCode::InvalidPath,
+            format!(
+                "'{}' is {rel_len} bytes long; paths in this vault may be at most {max} bytes \
+                 (the system's 4096-byte path limit less the vault folder's own path), use a \
+                 shorter path or fewer folders",
+                shorten(raw)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The start of an over-long path, for a message that should not itself be kilobytes long.
+fn shorten(raw: &str) -> String {
+    const SHOWN_CHARS: usize = 60;
+    if raw.chars().count() <= SHOWN_CHARS {
+        return raw.to_string();
+    }
+    let head: String = raw.chars().take(SHOWN_CHARS).collect();
+    format!("{head}...")
+}
+
 fn invalid(raw: &str, why: &str) -> Error {
     Error::new(ErrorCode::InvalidPath, format!("'{raw}' {why}; use a path inside the vault"))
 }
@@ -146,6 +214,9 @@ fn invalid(raw: &str, why: &str) -> Error {
 /// Checks `raw` for `access` against a vault whose canonical root is `root`.
 pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Result<Target> {
     let parts = normalize(raw)?;
+    // Readers too: a name the filesystem cannot hold cannot exist, and the answer should say
+    // why rather than report it missing.
+    check_lengths(root, raw, &parts, access)?;
     let rel = parts.join("/");
     if parts.is_empty() && access != Access::List {
         return Err(Error::new(
@@ -310,6 +381,38 @@ mod tests {
         assert!(gate(root, &suffixes(), "A/Files/x.PDF", Access::WriteFile).is_ok());
         assert!(gate(root, &suffixes(), "A/b.MD", Access::WriteNote).is_ok());
         assert_eq!(gate(root, &suffixes(), "", Access::List).unwrap().rel, "");
+    }
+
+    #[test]
+    fn refuses_names_and_paths_longer_than_the_filesystem_takes_and_says_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let longest = format!("{}.md", "n".repeat(MAX_NAME_BYTES - 3));
+        assert!(gate(root, &suffixes(), &longest, Access::WriteNote).is_ok());
+        let too_long = format!("Sub/{}.md", "n".repeat(MAX_NAME_BYTES - 2));
+        let err = gate(root, &suffixes(), &too_long, Access::WriteNote).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidPath);
+        assert!(err.message().contains("at most 255 bytes"), "{}", err.message());
+        assert!(err.message().len() < 300, "the message echoes the whole name");
+        // A multi-byte name is measured in bytes: 128 two-byte letters are 256 bytes.
+        let wide = format!("{}.md", "é".repeat(128));
+        assert_eq!(code(root, &wide, Access::WriteNote), ErrorCode::InvalidPath);
+        assert_eq!(code(root, &"f".repeat(256), Access::Folder), ErrorCode::InvalidPath);
+
+        let max = max_rel_path_bytes(root);
+        let deep = format!("{}/x.md", vec!["f".repeat(200); max / 201 + 1].join("/"));
+        assert!(deep.len() > max);
+        let err = gate(root, &suffixes(), &deep, Access::WriteNote).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidPath);
+        assert!(err.message().contains(&format!("at most {max} bytes")), "{}", err.message());
+        let fits = format!("{}/x.md", "f/".repeat((max - 5) / 2).trim_end_matches('/'));
+        assert!(fits.len() <= max);
+        assert!(gate(root, &suffixes(), &fits, Access::WriteNote).is_ok());
+        // A reader needs no room for a temporary beside the file.
+        let read_only = format!("{}/x.md", "f/".repeat((max + 20) / 2).trim_end_matches('/'));
+        assert!(read_only.len() > max);
+        assert_eq!(code(root, &read_only, Access::WriteNote), ErrorCode::InvalidPath);
+        assert!(gate(root, &suffixes(), &read_only, Access::Read).is_ok());
     }
 
     #[test]

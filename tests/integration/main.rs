@@ -11,6 +11,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod cli;
 mod common;
 mod contract;
+mod crash;
 mod daily;
 mod docs_links;
 mod documents;
