@@ -19,7 +19,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Extension, RawQuery, State};
+use axum::extract::{DefaultBodyLimit, Extension, FromRequest, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
@@ -184,12 +184,33 @@ fn too_large() -> Error {
     )
 }
 
+/// Whether reading the body failed because it stopped arriving (see `limits::BODY_READ_TIMEOUT`).
+fn stalled(rejection: &BytesRejection) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(rejection);
+    while let Some(e) = cause {
+        if e.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
 /// The body as bytes. The transport limit is the larger of `server.max_body_bytes` and
 /// `vault.doc_max_bytes`, so an oversized document is refused with `document_too_large`.
 fn body_bytes(body: std::result::Result<Bytes, BytesRejection>) -> Result<Bytes> {
     body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             too_large()
+        } else if stalled(&r) {
+            Error::new(
+                ErrorCode::RequestTimeout,
+                format!(
+                    "the request body stopped arriving for {} seconds before it was whole; \
+                     send a Content-Length that matches the body, and all of the body at once",
+                    super::limits::BODY_READ_TIMEOUT.as_secs()
+                ),
+            )
         } else {
             bad(format!("the request body could not be read: {r}"))
         }
@@ -934,6 +955,18 @@ async fn mcp_route(
         target.scope = (!scope.is_empty()).then_some(scope);
     }
     req.extensions_mut().insert(target);
+    // The body is read here rather than by rmcp, so that one that stalls is answered 408
+    // `request_timeout` as on every REST route (rmcp would call it a 500 of its own).
+    let (parts, body) = req.into_parts();
+    let read = Bytes::from_request(Request::from_parts(parts.clone(), body), &()).await;
+    let bytes = match body_bytes(read) {
+        Ok(b) if b.len() as u64 > app.engine.config().server.max_body_bytes => {
+            return refusal(&too_large());
+        }
+        Ok(b) => b,
+        Err(e) => return refusal(&e),
+    };
+    let req = Request::from_parts(parts, Body::from(bytes));
     match app.mcp.clone().oneshot(req).await {
         Ok(resp) => resp.map(Body::new),
         Err(never) => match never {},
