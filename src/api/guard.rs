@@ -268,7 +268,15 @@ pub fn refusal(e: &Error) -> Response {
     }
     let status =
         StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, axum::Json(crate::wire::error(e))).into_response()
+    let mut resp = (status, axum::Json(crate::wire::error(e))).into_response();
+    // `busy` is the one refusal that will go away by itself soon: say when to come back.
+    if e.code() == ErrorCode::Busy {
+        resp.headers_mut().insert(
+            header::RETRY_AFTER,
+            header::HeaderValue::from(super::limits::BUSY_RETRY_AFTER_SECONDS),
+        );
+    }
+    resp
 }
 
 #[cfg(test)]
@@ -426,6 +434,16 @@ mod tests {
         assert_eq!(host_and_port("a.lan"), ("a.lan", None));
         assert_eq!(host_and_port("[::1]:9"), ("[::1]", Some("9")));
         assert_eq!(host_and_port("[::1]"), ("[::1]", None));
+    }
+
+    #[test]
+    fn only_busy_says_when_to_come_back() {
+        let busy = refusal(&Error::new(ErrorCode::Busy, "x"));
+        assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let after = busy.headers().get(header::RETRY_AFTER).unwrap().to_str().unwrap();
+        assert_eq!(after, super::super::limits::BUSY_RETRY_AFTER_SECONDS.to_string());
+        let not_ready = refusal(&Error::new(ErrorCode::NotReady, "x"));
+        assert!(not_ready.headers().get(header::RETRY_AFTER).is_none());
     }
 
     #[test]

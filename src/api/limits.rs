@@ -1,13 +1,21 @@
 //! How much of the server one client, or all of them together, may hold: how long a request
-//! head and a request body may take to arrive, and how many connections are open at once.
+//! head and a request body may take to arrive, how many connections are open at once, and how
+//! many searches run at once.
 //!
 //! Every number is a named constant here with its reason, so that the accept loop (`mod.rs`)
-//! and the routes (`rest.rs`) apply the same ones. None of them is configurable: they bound
-//! misbehaviour, and no honest client comes near them.
+//! and the two ways into search (`rest.rs` and `mcp.rs`) apply the same ones. None of them is
+//! configurable: they bound misbehaviour, and no honest client comes near them.
 //!
-//! It does not decide whether a request is allowed (that is `guard`).
+//! It does not decide whether a request is allowed (that is `guard`), and it does not know
+//! what a search does: the engine is unchanged, and [`Searches`] is a queue in front of it
+//! that both surfaces pass through.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::error::{Error, ErrorCode};
 
 /// How long a connection may take to send a whole request head, counted from when the server
 /// starts waiting for it: at accept, and again after each response. A client sends its head in
@@ -40,6 +48,15 @@ pub const FDS_FOR_THE_ENGINE: u64 = 256;
 /// The fewest connections served, however low the descriptor limit: below this the server
 /// could not serve an agent, a script and a health check together.
 pub const MIN_CONNECTIONS: usize = 16;
+
+/// How long a search waits for a free core before it is answered 503 `busy`. A search takes
+/// tens to hundreds of milliseconds, so this much waiting means dozens are queued ahead; a
+/// client is better told to come back than left hanging while the queue grows.
+pub const SEARCH_QUEUE_WAIT: Duration = Duration::from_secs(10);
+
+/// The `Retry-After` seconds sent with `busy`: long enough for a queue that took
+/// [`SEARCH_QUEUE_WAIT`] to build to shrink noticeably, short enough that a retry is prompt.
+pub const BUSY_RETRY_AFTER_SECONDS: u64 = 2;
 
 /// The connections to serve at once when the process may hold `fd_limit` descriptors.
 ///
@@ -94,6 +111,48 @@ pub fn raise_fd_limit() -> Option<u64> {
     None
 }
 
+/// The queue in front of search, shared by REST and MCP: at most one search per core runs at
+/// once, and the rest wait their turn for up to [`SEARCH_QUEUE_WAIT`].
+///
+/// Search is CPU work (embedding the query, scoring, fusing); run on more threads than there
+/// are cores, every search in a burst slows down together and each waits longer than it would
+/// in a queue. One instance is made per server and cloned into both surfaces, so a burst over
+/// MCP and one over REST share the same cores.
+#[derive(Debug, Clone)]
+pub struct Searches {
+    slots: Arc<Semaphore>,
+    wait: Duration,
+}
+
+impl Searches {
+    /// One slot per core of this machine.
+    pub fn for_this_machine() -> Searches {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Searches::new(cores, SEARCH_QUEUE_WAIT)
+    }
+
+    fn new(slots: usize, wait: Duration) -> Searches {
+        Searches { slots: Arc::new(Semaphore::new(slots.max(1))), wait }
+    }
+
+    /// Waits for a free slot; hold the permit for as long as the search runs (move it into the
+    /// blocking task, so a client that hangs up does not free a core still in use). `busy`
+    /// when none frees up in time.
+    pub async fn enter(&self) -> Result<OwnedSemaphorePermit, Error> {
+        match tokio::time::timeout(self.wait, self.slots.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            // The semaphore is never closed; a closed one is treated like a full one.
+            Ok(Err(_)) | Err(_) => Err(Error::new(
+                ErrorCode::Busy,
+                format!(
+                    "the server is running as many searches as it has cores and more are \
+                     waiting; ask again in {BUSY_RETRY_AFTER_SECONDS} seconds"
+                ),
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +179,27 @@ mod tests {
         assert_eq!(now, soft);
         #[cfg(not(target_os = "macos"))]
         assert_eq!(lim.rlim_cur, lim.rlim_max);
+    }
+
+    #[tokio::test]
+    async fn a_search_beyond_the_cores_waits_its_turn_then_is_told_to_come_back() {
+        let searches = Searches::new(1, Duration::from_secs(60));
+        let first = searches.enter().await.unwrap();
+        // The second waits, and gets the slot the first gives back.
+        let second = tokio::spawn({
+            let s = searches.clone();
+            async move { s.enter().await.map(|_| ()) }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!second.is_finished(), "a second search ran beside the first");
+        drop(first);
+        second.await.unwrap().unwrap();
+
+        // With the slot held and nobody finishing, the wait runs out: busy, not forever.
+        let searches = Searches::new(1, Duration::from_millis(50));
+        let _held = searches.enter().await.unwrap();
+        let e = searches.enter().await.unwrap_err();
+        assert_eq!((e.code(), e.code().http_status()), (ErrorCode::Busy, 503));
+        assert!(e.message().contains("ask again"), "{}", e.message());
     }
 }

@@ -166,7 +166,7 @@ pub fn serve_stdio(engine: Arc<Engine>) -> Result<(), StartError> {
     let rt = runtime()?;
     rt.block_on(async move {
         let _background = engine.start_background();
-        let service = mcp::VaultMcp::new(engine)
+        let service = mcp::VaultMcp::new(engine, limits::Searches::for_this_machine())
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| StartError(format!("the MCP session did not start: {e}")))?;

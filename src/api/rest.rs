@@ -28,6 +28,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+use super::limits::Searches;
 use super::mcp::VaultMcp;
 use crate::engine::{Engine, Phase};
 use crate::error::{Error, ErrorCode, Result};
@@ -69,6 +70,8 @@ type Mcp = StreamableHttpService<VaultMcp, NeverSessionManager>;
 pub struct App {
     engine: Arc<Engine>,
     mcp: Mcp,
+    /// The search queue, shared with every MCP request's `VaultMcp`.
+    searches: Searches,
     started: Instant,
 }
 
@@ -702,7 +705,14 @@ async fn search_route(
                 thorough: b.thorough.unwrap_or_else(|| flag(&q, "thorough")),
             };
             let engine = app.engine.clone();
-            let r = blocking(move || tools::search(&engine, &target, a)).await?;
+            let turn = app.searches.enter().await?;
+            // The turn moves into the blocking task: the core is in use until the search ends,
+            // even if this client hangs up first.
+            let r = blocking(move || {
+                let _turn = turn;
+                tools::search(&engine, &target, a)
+            })
+            .await?;
             Ok(json_body(wire::search(&r, explain)))
         }
         .await,
@@ -989,6 +999,8 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
     let transport_limit =
         max_body.max(engine.config().vault.doc_max_bytes.saturating_add(1) as usize);
     let factory_engine = engine.clone();
+    let searches = Searches::for_this_machine();
+    let factory_searches = searches.clone();
     // Stateless streamable HTTP: every POST stands alone, so a scope or vault taken from one
     // request's URL can never leak into another. Host and Origin are checked by the guard for
     // every route alike, so rmcp's own (loopback-only) host check is switched off here.
@@ -998,11 +1010,11 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
         .with_max_request_body_bytes(max_body)
         .disable_allowed_hosts();
     let mcp = StreamableHttpService::new(
-        move || Ok(VaultMcp::new(factory_engine.clone())),
+        move || Ok(VaultMcp::new(factory_engine.clone(), factory_searches.clone())),
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let app = App { engine, mcp, started: Instant::now() };
+    let app = App { engine, mcp, searches, started: Instant::now() };
     let routes = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
