@@ -90,8 +90,12 @@ codes! {
     Forbidden = ("forbidden", 403),
     /// The request body is larger than `server.max_body_bytes`.
     PayloadTooLarge = ("payload_too_large", 413),
+    /// The request body stopped arriving before it was whole; send all of it, promptly.
+    RequestTimeout = ("request_timeout", 408),
     /// The index is still building; ask again rather than recording no results.
     NotReady = ("not_ready", 503),
+    /// Every core is searching and the queue did not move in time; ask again after a pause.
+    Busy = ("busy", 503),
     /// The server failed on its own side (a disk write, a checker that will not run).
     InternalError = ("internal_error", 500),
 }

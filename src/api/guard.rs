@@ -1,17 +1,20 @@
-//! The gate in front of every HTTP route: Host and Origin allowlists, bearer auth, and the
-//! `/v/<name>/` vault prefix.
+//! The gate in front of every HTTP route: one Host and at most one Origin, their allowlists,
+//! bearer auth, and the `/v/<name>/` vault prefix.
 //!
 //! It runs before routing, so an unknown route is still authenticated (an attacker learns
 //! nothing from a 404 they could not have had) and `/healthz` is exempt by exact path only.
 //! The Host check defeats DNS rebinding (a web page whose name resolves to 127.0.0.1 sends its
 //! own name as Host); the Origin check stops a browser page on another site from driving the
-//! server. Requests without an Origin (scripts, agents, curl) are never refused for it.
+//! server. Requests without an Origin (scripts, agents, curl) are never refused for it. Both
+//! checks first insist that the head is unambiguous (hyper passes duplicates and a missing
+//! Host through as sent): exactly one Host, agreeing with an absolute-form request target, and
+//! at most one Origin, else 400 `invalid_request`.
 //!
 //! It does not know routes or vault operations; after it, the request carries a [`Target`]
 //! naming the addressed vault and its path no longer has the prefix.
 
 use axum::body::Body;
-use axum::http::{HeaderMap, Request, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderName, Request, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::{Error, ErrorCode};
@@ -59,6 +62,79 @@ fn host_part(authority: &str) -> &str {
     }
 }
 
+/// A malformed request head: one the server cannot tell which site it is for.
+fn malformed(message: String) -> Error {
+    Error::new(ErrorCode::InvalidRequest, message)
+}
+
+/// The value of a header that may be sent at most once, as text. Two values are refused
+/// rather than one picked: the guard and whatever else reads the header could pick
+/// differently, and a check passed by one copy would vouch for the other.
+/// `label` is the name as messages spell it (`Host`; the map keeps names in lower case).
+fn at_most_one<'a>(
+    headers: &'a HeaderMap,
+    name: &HeaderName,
+    label: &str,
+) -> Result<Option<&'a str>, Error> {
+    let mut values = headers.get_all(name).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return match headers.get_all(name).iter().count() {
+            0 => Ok(None),
+            n => Err(malformed(format!("the {label} header is given {n} times; send it once"))),
+        };
+    };
+    // Invalid text is refused here rather than skipped, so that it cannot slip past a check.
+    value
+        .to_str()
+        .map(|v| Some(v.trim()))
+        .map_err(|_| malformed(format!("the {label} header is not readable text")))
+}
+
+/// Splits an authority into its host (brackets kept for IPv6) and port, if any.
+fn host_and_port(authority: &str) -> (&str, Option<&str>) {
+    let a = authority.trim();
+    let port_at = if a.starts_with('[') { a.find("]:").map(|i| i + 1) } else { a.rfind(':') };
+    match port_at {
+        Some(i) => (&a[..i], Some(&a[i + 1..])),
+        None => (a, None),
+    }
+}
+
+/// Whether an absolute-form request target's authority names the same server as `Host`;
+/// a port left out on one side is the scheme's default.
+fn same_server(target: &Uri, host: &str) -> bool {
+    let Some(authority) = target.authority() else { return true };
+    let default = if target.scheme_str() == Some("https") { "443" } else { "80" };
+    let (th, tp) = host_and_port(authority.as_str());
+    let (hh, hp) = host_and_port(host);
+    th.eq_ignore_ascii_case(hh) && tp.unwrap_or(default) == hp.unwrap_or(default)
+}
+
+/// The request's one `Host`. HTTP/1.1 requires exactly one (RFC 9112, section 3.2): without
+/// it the allowlist has nothing to check, and with two the allowlist and a later reader could
+/// disagree about which server was asked for. A request target in absolute form
+/// (`GET http://host/path`) names the server too, and must name the same one, for the same
+/// reason.
+fn the_host(req: &Request<Body>) -> Result<&str, Error> {
+    let host = at_most_one(req.headers(), &header::HOST, "Host")?
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| {
+            malformed(
+                "the request has no Host header; send one naming the server as you reached it, \
+                 such as Host: 127.0.0.1:8080"
+                    .into(),
+            )
+        })?;
+    if !same_server(req.uri(), host) {
+        let target = req.uri().authority().map(|a| a.as_str()).unwrap_or_default();
+        return Err(malformed(format!(
+            "the request target names the server '{target}' but the Host header says '{host}'; \
+             send the path alone (GET /path) or make the two agree"
+        )));
+    }
+    Ok(host)
+}
+
 impl Policy {
     fn host_allowed(&self, authority: &str) -> bool {
         let host = host_part(authority);
@@ -94,34 +170,26 @@ impl Policy {
 
     /// Checks one request; on success returns it with its [`Target`] and prefix stripped.
     pub fn admit(&self, mut req: Request<Body>) -> Result<Request<Body>, Error> {
-        let authority = req
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .map(str::to_string)
-            .or_else(|| req.uri().authority().map(|a| a.to_string()));
-        if let Some(a) = &authority
-            && !self.host_allowed(a)
-        {
+        let host = the_host(&req)?;
+        if !self.host_allowed(host) {
             return Err(Error::new(
                 ErrorCode::Forbidden,
                 format!(
-                    "the Host header '{a}' is not allowed; add it to server.allowed_hosts if \
+                    "the Host header '{host}' is not allowed; add it to server.allowed_hosts if \
                      this is how you reach the server"
                 ),
             ));
         }
-        if let Some(origin) = req.headers().get(header::ORIGIN) {
-            let o = origin.to_str().unwrap_or("");
-            if !self.origin_allowed(o) {
-                return Err(Error::new(
-                    ErrorCode::Forbidden,
-                    format!(
-                        "requests from the web origin '{o}' are not allowed; add it to \
-                         server.allowed_origins to permit that page"
-                    ),
-                ));
-            }
+        if let Some(o) = at_most_one(req.headers(), &header::ORIGIN, "Origin")?
+            && !self.origin_allowed(o)
+        {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "requests from the web origin '{o}' are not allowed; add it to \
+                     server.allowed_origins to permit that page"
+                ),
+            ));
         }
         if req.uri().path() == "/healthz" {
             return Ok(req);
@@ -200,7 +268,15 @@ pub fn refusal(e: &Error) -> Response {
     }
     let status =
         StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, axum::Json(crate::wire::error(e))).into_response()
+    let mut resp = (status, axum::Json(crate::wire::error(e))).into_response();
+    // `busy` is the one refusal that will go away by itself soon: say when to come back.
+    if e.code() == ErrorCode::Busy {
+        resp.headers_mut().insert(
+            header::RETRY_AFTER,
+            header::HeaderValue::from(super::limits::BUSY_RETRY_AFTER_SECONDS),
+        );
+    }
+    resp
 }
 
 #[cfg(test)]
@@ -216,12 +292,29 @@ mod tests {
         }
     }
 
-    fn request(path: &str, headers: &[(&str, &str)]) -> Request<Body> {
-        let mut b = Request::builder().uri(path);
+    /// A request exactly as given: these headers and no others.
+    fn raw(target: &str, headers: &[(&str, &str)]) -> Request<Body> {
+        let mut b = Request::builder().uri(target);
         for (k, v) in headers {
             b = b.header(*k, *v);
         }
         b.body(Body::empty()).unwrap()
+    }
+
+    /// A request with a loopback Host unless the headers name one.
+    fn request(path: &str, headers: &[(&str, &str)]) -> Request<Body> {
+        let mut req = raw(path, headers);
+        if !req.headers().contains_key(header::HOST) {
+            req.headers_mut().insert(header::HOST, "127.0.0.1:8080".parse().unwrap());
+        }
+        req
+    }
+
+    fn code(r: Result<Request<Body>, Error>) -> (u16, &'static str) {
+        match r {
+            Ok(_) => (200, "ok"),
+            Err(e) => (e.code().http_status(), e.code().as_str()),
+        }
     }
 
     fn status(r: Result<Request<Body>, Error>) -> u16 {
@@ -279,6 +372,78 @@ mod tests {
             status(p.admit(request("/healthz", &[host, ("origin", "http://evil.example")]))),
             403
         );
+    }
+
+    #[test]
+    fn a_request_names_its_server_exactly_once() {
+        let p = policy();
+        let host = ("host", "127.0.0.1:8080");
+        assert_eq!(code(p.admit(raw("/healthz", &[host]))), (200, "ok"));
+        assert_eq!(code(p.admit(raw("/healthz", &[]))), (400, "invalid_request"));
+        assert_eq!(code(p.admit(raw("/healthz", &[("host", "")]))), (400, "invalid_request"));
+        // Two Hosts, whichever comes first, and even when both are allowed.
+        for pair in
+            [[host, ("host", "evil.example")], [("host", "evil.example"), host], [host, host]]
+        {
+            assert_eq!(code(p.admit(raw("/healthz", &pair))), (400, "invalid_request"), "{pair:?}");
+        }
+        let e = p.admit(raw("/healthz", &[host, host])).unwrap_err();
+        assert!(e.message().contains("Host header is given 2 times"), "{}", e.message());
+        // Not text: refused, not skipped.
+        let mut req = raw("/healthz", &[]);
+        req.headers_mut().insert(header::HOST, header::HeaderValue::from_bytes(b"\xff").unwrap());
+        assert_eq!(code(p.admit(req)), (400, "invalid_request"));
+    }
+
+    #[test]
+    fn an_origin_is_sent_at_most_once() {
+        let p = policy();
+        let ok = ("origin", "http://localhost:3000");
+        assert_eq!(code(p.admit(request("/healthz", &[ok]))), (200, "ok"));
+        assert_eq!(code(p.admit(request("/healthz", &[ok, ok]))), (400, "invalid_request"));
+        let two = [ok, ("origin", "http://evil.example")];
+        assert_eq!(code(p.admit(request("/healthz", &two))), (400, "invalid_request"));
+    }
+
+    #[test]
+    fn an_absolute_form_target_must_name_the_server_host_names() {
+        let p = policy();
+        let host = ("host", "127.0.0.1:8080");
+        let same = "http://127.0.0.1:8080/healthz";
+        assert_eq!(code(p.admit(raw(same, &[host]))), (200, "ok"));
+        assert_eq!(
+            code(p.admit(raw("http://LOCALHOST/healthz", &[("host", "localhost:80")]))).0,
+            200
+        );
+        for foreign in [
+            "http://evil.example/healthz",
+            "http://127.0.0.1:9999/healthz",
+            "http://user@127.0.0.1:8080/healthz",
+            "https://127.0.0.1/healthz",
+        ] {
+            assert_eq!(code(p.admit(raw(foreign, &[host]))), (400, "invalid_request"), "{foreign}");
+        }
+        // Agreeing on a server the allowlist does not have is the rebinding case.
+        let evil = ("host", "evil.example");
+        assert_eq!(code(p.admit(raw("http://evil.example/healthz", &[evil]))), (403, "forbidden"));
+    }
+
+    #[test]
+    fn authorities_split_into_host_and_port() {
+        assert_eq!(host_and_port("a.lan:80"), ("a.lan", Some("80")));
+        assert_eq!(host_and_port("a.lan"), ("a.lan", None));
+        assert_eq!(host_and_port("[::1]:9"), ("[::1]", Some("9")));
+        assert_eq!(host_and_port("[::1]"), ("[::1]", None));
+    }
+
+    #[test]
+    fn only_busy_says_when_to_come_back() {
+        let busy = refusal(&Error::new(ErrorCode::Busy, "x"));
+        assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let after = busy.headers().get(header::RETRY_AFTER).unwrap().to_str().unwrap();
+        assert_eq!(after, super::super::limits::BUSY_RETRY_AFTER_SECONDS.to_string());
+        let not_ready = refusal(&Error::new(ErrorCode::NotReady, "x"));
+        assert!(not_ready.headers().get(header::RETRY_AFTER).is_none());
     }
 
     #[test]

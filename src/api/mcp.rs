@@ -1,7 +1,8 @@
 //! The MCP surface: the vault tools as an rmcp server, over streamable HTTP and stdio.
 //!
 //! Each tool deserialises its arguments into the structs of `crate::service`, runs the shared
-//! function on the blocking pool and renders the outcome as prose a model can act on. A
+//! function on the blocking pool and renders the outcome as prose a model can act on.
+//! `vault_search` first waits its turn in `limits::Searches`, the queue REST searches share. A
 //! refusal becomes a tool error (`isError`) whose text starts with the code and ends with what
 //! to do next; protocol errors are left to rmcp (unknown tool, malformed arguments).
 //!
@@ -17,6 +18,7 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 
+use super::limits::Searches;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::SyncReport;
@@ -43,12 +45,14 @@ vault_callouts the open todos and warnings, vault_maintenance broken links and o
 #[derive(Clone)]
 pub struct VaultMcp {
     engine: Arc<Engine>,
+    /// The search queue; over HTTP the one REST searches wait in too.
+    searches: Searches,
 }
 
 impl VaultMcp {
-    /// A server over this engine.
-    pub fn new(engine: Arc<Engine>) -> VaultMcp {
-        VaultMcp { engine }
+    /// A server over this engine whose searches wait in `searches`.
+    pub fn new(engine: Arc<Engine>, searches: Searches) -> VaultMcp {
+        VaultMcp { engine, searches }
     }
 
     /// Runs a shared tool function on the blocking pool with the request's target.
@@ -249,9 +253,16 @@ impl VaultMcp {
         let query = a.query.clone();
         let default =
             self.engine.vaults().get(None).map(|v| v.name().to_string()).unwrap_or_default();
-        answer(self.run(&ctx, move |e, t| tools::search(e, t, a)).await, |r| {
-            render_search(&query, &r, &default)
-        })
+        let turn = match self.searches.enter().await {
+            Ok(turn) => turn,
+            Err(e) => return refusal(&e),
+        };
+        // The turn moves into the blocking task: the core is in use until the search ends.
+        let searched = self.run(&ctx, move |e, t| {
+            let _turn = turn;
+            tools::search(e, t, a)
+        });
+        answer(searched.await, |r| render_search(&query, &r, &default))
     }
 
     /// Read a note, or only one section of it (`section`: a heading path from vault_map such

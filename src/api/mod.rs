@@ -3,17 +3,32 @@
 //! The vault tools live once in the engine's front door (`crate::service`: arguments and the
 //! engine calls); `mcp` renders them as an rmcp server; `rest` maps HTTP routes onto the same
 //! calls; `guard` authenticates and
-//! checks Host and Origin before any route runs. Both entry points start the engine's
-//! background work (first build, watcher, reconcile) and answer at once: search says
-//! `not_ready` until the build is done, everything else works from the first second.
+//! checks Host and Origin before any route runs; `limits` holds the timeouts and caps. Both
+//! entry points start the engine's background work (first build, watcher, reconcile) and
+//! answer at once: search says `not_ready` until the build is done, everything else works
+//! from the first second.
 //!
-//! This module owns tokio, axum and rmcp; the engine below knows none of them.
+//! The HTTP server is hyper's HTTP/1 connection driven by an accept loop here rather than
+//! `axum::serve`, which takes no settings: the loop holds a connection slot before each
+//! accept, and each connection gets the header and body read timeouts of `limits`.
+//!
+//! This module owns tokio, axum, hyper and rmcp; the engine below knows none of them.
 
 pub mod guard;
+pub mod limits;
 pub mod mcp;
 pub mod rest;
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
+use tower_http::timeout::TimeoutBody;
 
 use crate::engine::Engine;
 
@@ -63,6 +78,11 @@ pub fn serve(
                 .into(),
         ));
     }
+    let fd_limit = limits::raise_fd_limit();
+    let connections = limits::connection_budget(fd_limit);
+    tracing::debug!(
+        "serving up to {connections} connections at once (open-file limit {fd_limit:?})"
+    );
     let rt = runtime()?;
     let router = rest::router(engine.clone(), policy(&engine, api_key.trim(), listen));
     rt.block_on(async move {
@@ -75,11 +95,69 @@ pub fn serve(
         // The port is bound before the build starts, so /healthz answers from the start.
         let _background = engine.start_background();
         ready(addr);
-        axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .map_err(|e| StartError(format!("the server stopped: {e}")))
+        serve_connections(listener, router, connections, shutdown_signal()).await;
+        Ok(())
     })
+}
+
+/// How long the accept loop pauses after an accept fails for a reason other than the client
+/// (out of descriptors or memory): retrying at once would spin, and a pause lets connections
+/// close and give theirs back.
+const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(250);
+
+/// Accepts and serves connections until `shutdown` completes, then lets the open ones finish.
+///
+/// A slot is taken before each accept, so beyond `max_connections` new connections wait in
+/// the kernel's accept queue (and are answered when a slot frees) instead of taking
+/// descriptors the index needs. Slots free quickly under a flood of half-sent requests,
+/// because hyper drops a connection whose head does not arrive within
+/// `limits::HEADER_READ_TIMEOUT`; bodies are held to `limits::BODY_READ_TIMEOUT` between
+/// pieces.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    max_connections: usize,
+    shutdown: impl Future<Output = ()>,
+) {
+    let slots = Arc::new(Semaphore::new(max_connections));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(limits::HEADER_READ_TIMEOUT);
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("the slots are never closed"),
+            () = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    if !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::ConnectionAborted | std::io::ErrorKind::ConnectionReset
+                    ) {
+                        tracing::error!("could not accept a connection: {e}");
+                        tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+                    }
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let router = router.clone().map_request(|req: http::Request<hyper::body::Incoming>| {
+            req.map(|body| TimeoutBody::new(limits::BODY_READ_TIMEOUT, body))
+        });
+        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            // A client that hangs up or times out ends here; nothing to report.
+            let _ = conn.await;
+            drop(slot);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 /// Serves MCP over stdin and stdout until the client closes the stream.
@@ -88,7 +166,7 @@ pub fn serve_stdio(engine: Arc<Engine>) -> Result<(), StartError> {
     let rt = runtime()?;
     rt.block_on(async move {
         let _background = engine.start_background();
-        let service = mcp::VaultMcp::new(engine)
+        let service = mcp::VaultMcp::new(engine, limits::Searches::for_this_machine())
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| StartError(format!("the MCP session did not start: {e}")))?;

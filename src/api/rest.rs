@@ -19,7 +19,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Extension, RawQuery, State};
+use axum::extract::{DefaultBodyLimit, Extension, FromRequest, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
@@ -28,6 +28,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+use super::limits::Searches;
 use super::mcp::VaultMcp;
 use crate::engine::{Engine, Phase};
 use crate::error::{Error, ErrorCode, Result};
@@ -69,6 +70,8 @@ type Mcp = StreamableHttpService<VaultMcp, NeverSessionManager>;
 pub struct App {
     engine: Arc<Engine>,
     mcp: Mcp,
+    /// The search queue, shared with every MCP request's `VaultMcp`.
+    searches: Searches,
     started: Instant,
 }
 
@@ -184,12 +187,33 @@ fn too_large() -> Error {
     )
 }
 
+/// Whether reading the body failed because it stopped arriving (see `limits::BODY_READ_TIMEOUT`).
+fn stalled(rejection: &BytesRejection) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(rejection);
+    while let Some(e) = cause {
+        if e.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
 /// The body as bytes. The transport limit is the larger of `server.max_body_bytes` and
 /// `vault.doc_max_bytes`, so an oversized document is refused with `document_too_large`.
 fn body_bytes(body: std::result::Result<Bytes, BytesRejection>) -> Result<Bytes> {
     body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             too_large()
+        } else if stalled(&r) {
+            Error::new(
+                ErrorCode::RequestTimeout,
+                format!(
+                    "the request body stopped arriving for {} seconds before it was whole; \
+                     send a Content-Length that matches the body, and all of the body at once",
+                    super::limits::BODY_READ_TIMEOUT.as_secs()
+                ),
+            )
         } else {
             bad(format!("the request body could not be read: {r}"))
         }
@@ -681,7 +705,14 @@ async fn search_route(
                 thorough: b.thorough.unwrap_or_else(|| flag(&q, "thorough")),
             };
             let engine = app.engine.clone();
-            let r = blocking(move || tools::search(&engine, &target, a)).await?;
+            let turn = app.searches.enter().await?;
+            // The turn moves into the blocking task: the core is in use until the search ends,
+            // even if this client hangs up first.
+            let r = blocking(move || {
+                let _turn = turn;
+                tools::search(&engine, &target, a)
+            })
+            .await?;
             Ok(json_body(wire::search(&r, explain)))
         }
         .await,
@@ -934,6 +965,18 @@ async fn mcp_route(
         target.scope = (!scope.is_empty()).then_some(scope);
     }
     req.extensions_mut().insert(target);
+    // The body is read here rather than by rmcp, so that one that stalls is answered 408
+    // `request_timeout` as on every REST route (rmcp would call it a 500 of its own).
+    let (parts, body) = req.into_parts();
+    let read = Bytes::from_request(Request::from_parts(parts.clone(), body), &()).await;
+    let bytes = match body_bytes(read) {
+        Ok(b) if b.len() as u64 > app.engine.config().server.max_body_bytes => {
+            return refusal(&too_large());
+        }
+        Ok(b) => b,
+        Err(e) => return refusal(&e),
+    };
+    let req = Request::from_parts(parts, Body::from(bytes));
     match app.mcp.clone().oneshot(req).await {
         Ok(resp) => resp.map(Body::new),
         Err(never) => match never {},
@@ -956,6 +999,8 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
     let transport_limit =
         max_body.max(engine.config().vault.doc_max_bytes.saturating_add(1) as usize);
     let factory_engine = engine.clone();
+    let searches = Searches::for_this_machine();
+    let factory_searches = searches.clone();
     // Stateless streamable HTTP: every POST stands alone, so a scope or vault taken from one
     // request's URL can never leak into another. Host and Origin are checked by the guard for
     // every route alike, so rmcp's own (loopback-only) host check is switched off here.
@@ -965,11 +1010,11 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
         .with_max_request_body_bytes(max_body)
         .disable_allowed_hosts();
     let mcp = StreamableHttpService::new(
-        move || Ok(VaultMcp::new(factory_engine.clone())),
+        move || Ok(VaultMcp::new(factory_engine.clone(), factory_searches.clone())),
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let app = App { engine, mcp, started: Instant::now() };
+    let app = App { engine, mcp, searches, started: Instant::now() };
     let routes = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

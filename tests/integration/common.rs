@@ -332,7 +332,8 @@ pub fn http_call(
     parse_response(&raw)
 }
 
-fn parse_response(raw: &[u8]) -> Reply {
+/// An HTTP/1.1 answer as read off the wire, its chunked body joined.
+pub fn parse_response(raw: &[u8]) -> Reply {
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("no header end");
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.split("\r\n");

@@ -239,15 +239,16 @@ fn the_error_codes_and_their_statuses_match_error_rs() {
             }
         }
 
-        // The gate's and router's refusals can meet every authenticated route.
+        // The gate's and router's refusals can meet every authenticated route; a malformed
+        // head (400) and a refused Host or Origin (403) meet every route, healthz included.
         let has = |s: &str| responses.contains_key(s);
         if path == "/healthz" {
             assert!(
-                has("403") && has("405"),
-                "{method} {path}: the Host/Origin check and 405 apply"
+                has("400") && has("403") && has("405"),
+                "{method} {path}: the Host/Origin checks and 405 apply"
             );
         } else {
-            for s in ["401", "403", "404", "405", "413"] {
+            for s in ["400", "401", "403", "404", "405", "413"] {
                 assert!(has(s), "{method} {path} does not document {s}");
             }
         }

@@ -19,6 +19,7 @@ mod eval;
 mod eval_data;
 mod frontmatter_shapes;
 mod gate;
+mod hardening;
 mod line_model;
 mod mcp_sdk;
 mod multivault;

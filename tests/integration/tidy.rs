@@ -124,9 +124,9 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
 ];
 
-/// Inside `api`, the same rule between its files: the gate, then the MCP server, then the
-/// router that mounts them, then the entry points.
-const API_LAYERS: &[&str] = &["guard", "mcp", "rest", "mod"];
+/// Inside `api`, the same rule between its files: the limits every surface applies, the
+/// gate, then the MCP server, then the router that mounts them, then the entry points.
+const API_LAYERS: &[&str] = &["limits", "guard", "mcp", "rest", "mod"];
 
 /// The `crate::NAME` and `super::NAME` modules a source text names outside comments.
 fn references(text: &str, prefix: &str) -> Vec<(usize, String)> {

@@ -1,0 +1,205 @@
+//! How much of the server one client, or all of them together, may hold: how long a request
+//! head and a request body may take to arrive, how many connections are open at once, and how
+//! many searches run at once.
+//!
+//! Every number is a named constant here with its reason, so that the accept loop (`mod.rs`)
+//! and the two ways into search (`rest.rs` and `mcp.rs`) apply the same ones. None of them is
+//! configurable: they bound misbehaviour, and no honest client comes near them.
+//!
+//! It does not decide whether a request is allowed (that is `guard`), and it does not know
+//! what a search does: the engine is unchanged, and [`Searches`] is a queue in front of it
+//! that both surfaces pass through.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::error::{Error, ErrorCode};
+
+/// How long a connection may take to send a whole request head, counted from when the server
+/// starts waiting for it: at accept, and again after each response. A client sends its head in
+/// one or two packets at once, so a few seconds is generous; a half-sent head is dropped when
+/// it runs out. Because the clock also runs between requests, this is the keep-alive idle
+/// timeout as well (five seconds, as Apache's `KeepAliveTimeout`): an idle connection costs a
+/// descriptor that a waiting client could use.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a request body may go without a single byte arriving before the request is
+/// answered 408 `request_timeout` and its connection closed. Ten seconds of silence from a
+/// client that promised more bytes (its `Content-Length`) is a client that stopped, not a slow
+/// one: TCP has retransmitted a lost packet several times over by then. The clock restarts
+/// with every piece of the body, so a large upload over a slow link is not cut off. Only
+/// authenticated routes read a body; the guard answers everything else without reading it.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most connections served at once. Each costs a file descriptor and about 10 KiB (hyper's
+/// 8 KiB read buffer and its task); 4,096 of them is some 40 MiB, and far beyond what honest
+/// clients of a personal server open (an agent or a script keeps one or a few). Beyond it, new
+/// connections wait in the kernel's accept queue until one closes, which the timeouts above
+/// make happen within seconds, rather than taking the descriptors search needs.
+pub const MAX_CONNECTIONS: usize = 4096;
+
+/// File descriptors kept out of the connection budget for everything else the process holds
+/// open: the index store and its journal, the lexical index's files, the watcher, the
+/// embedding model, the PDF tools' pipes, the listening socket and standard streams.
+pub const FDS_FOR_THE_ENGINE: u64 = 256;
+
+/// The fewest connections served, however low the descriptor limit: below this the server
+/// could not serve an agent, a script and a health check together.
+pub const MIN_CONNECTIONS: usize = 16;
+
+/// How long a search waits for a free core before it is answered 503 `busy`. A search takes
+/// tens to hundreds of milliseconds, so this much waiting means dozens are queued ahead; a
+/// client is better told to come back than left hanging while the queue grows.
+pub const SEARCH_QUEUE_WAIT: Duration = Duration::from_secs(10);
+
+/// The `Retry-After` seconds sent with `busy`: long enough for a queue that took
+/// [`SEARCH_QUEUE_WAIT`] to build to shrink noticeably, short enough that a retry is prompt.
+pub const BUSY_RETRY_AFTER_SECONDS: u64 = 2;
+
+/// The connections to serve at once when the process may hold `fd_limit` descriptors.
+///
+/// Every connection may open a file or two while its request runs (a note, a document, the
+/// index), so sockets get half of what is left after [`FDS_FOR_THE_ENGINE`]; the other half
+/// stays for what their requests open. `None` (no limit known) leaves [`MAX_CONNECTIONS`].
+pub fn connection_budget(fd_limit: Option<u64>) -> usize {
+    let Some(limit) = fd_limit else { return MAX_CONNECTIONS };
+    let for_sockets = limit.saturating_sub(FDS_FOR_THE_ENGINE) / 2;
+    usize::try_from(for_sockets).unwrap_or(usize::MAX).clamp(MIN_CONNECTIONS, MAX_CONNECTIONS)
+}
+
+/// Raises the soft limit on open file descriptors to the hard limit, and returns the limit now
+/// in force (`None` where there is no such limit to read).
+///
+/// Many systems start processes with a soft limit of 1,024 and a hard one far above; the soft
+/// one is a default for programs that never need more, not a policy. A server that keeps
+/// thousands of connections and an index open does, and raising it needs no privilege.
+pub fn raise_fd_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes one rlimit through a valid pointer to a local.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+            return None;
+        }
+        // macOS reports an unlimited hard limit but refuses a soft one above OPEN_MAX.
+        let wanted = if cfg!(target_os = "macos") && lim.rlim_max == libc::RLIM_INFINITY {
+            10_240
+        } else {
+            lim.rlim_max
+        };
+        if wanted > lim.rlim_cur {
+            let raised = libc::rlimit { rlim_cur: wanted, rlim_max: lim.rlim_max };
+            // SAFETY: setrlimit reads one rlimit through a valid pointer to a local.
+            if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+                lim.rlim_cur = wanted;
+            } else {
+                tracing::warn!(
+                    "could not raise the open-file limit from {} to {wanted}; serving fewer \
+                     connections at once",
+                    lim.rlim_cur
+                );
+            }
+        }
+        // `rlim_t` is narrower than u64 on 32-bit targets.
+        #[allow(clippy::unnecessary_cast)]
+        let limit = lim.rlim_cur as u64;
+        if lim.rlim_cur == libc::RLIM_INFINITY { None } else { Some(limit) }
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The queue in front of search, shared by REST and MCP: at most one search per core runs at
+/// once, and the rest wait their turn for up to [`SEARCH_QUEUE_WAIT`].
+///
+/// Search is CPU work (embedding the query, scoring, fusing); run on more threads than there
+/// are cores, every search in a burst slows down together and each waits longer than it would
+/// in a queue. One instance is made per server and cloned into both surfaces, so a burst over
+/// MCP and one over REST share the same cores.
+#[derive(Debug, Clone)]
+pub struct Searches {
+    slots: Arc<Semaphore>,
+    wait: Duration,
+}
+
+impl Searches {
+    /// One slot per core of this machine.
+    pub fn for_this_machine() -> Searches {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Searches::new(cores, SEARCH_QUEUE_WAIT)
+    }
+
+    fn new(slots: usize, wait: Duration) -> Searches {
+        Searches { slots: Arc::new(Semaphore::new(slots.max(1))), wait }
+    }
+
+    /// Waits for a free slot; hold the permit for as long as the search runs (move it into the
+    /// blocking task, so a client that hangs up does not free a core still in use). `busy`
+    /// when none frees up in time.
+    pub async fn enter(&self) -> Result<OwnedSemaphorePermit, Error> {
+        match tokio::time::timeout(self.wait, self.slots.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            // The semaphore is never closed; a closed one is treated like a full one.
+            Ok(Err(_)) | Err(_) => Err(Error::new(
+                ErrorCode::Busy,
+                format!(
+                    "the server is running as many searches as it has cores and more are \
+                     waiting; ask again in {BUSY_RETRY_AFTER_SECONDS} seconds"
+                ),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_connection_budget_leaves_descriptors_for_what_requests_open() {
+        assert_eq!(connection_budget(None), MAX_CONNECTIONS);
+        // The container this was written in: soft and hard both 20,000.
+        assert_eq!(connection_budget(Some(20_000)), MAX_CONNECTIONS);
+        // The common default soft limit, were it not raised.
+        assert_eq!(connection_budget(Some(1024)), 384);
+        assert_eq!(connection_budget(Some(100)), MIN_CONNECTIONS);
+        assert_eq!(connection_budget(Some(u64::MAX)), MAX_CONNECTIONS);
+    }
+
+    #[test]
+    fn raising_the_descriptor_limit_reaches_the_hard_limit() {
+        let Some(now) = raise_fd_limit() else { return };
+        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: as in raise_fd_limit.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+        #[allow(clippy::unnecessary_cast)]
+        let soft = lim.rlim_cur as u64;
+        assert_eq!(now, soft);
+        #[cfg(not(target_os = "macos"))]
+        assert_eq!(lim.rlim_cur, lim.rlim_max);
+    }
+
+    #[tokio::test]
+    async fn a_search_beyond_the_cores_waits_its_turn_then_is_told_to_come_back() {
+        let searches = Searches::new(1, Duration::from_secs(60));
+        let first = searches.enter().await.unwrap();
+        // The second waits, and gets the slot the first gives back.
+        let second = tokio::spawn({
+            let s = searches.clone();
+            async move { s.enter().await.map(|_| ()) }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!second.is_finished(), "a second search ran beside the first");
+        drop(first);
+        second.await.unwrap().unwrap();
+
+        // With the slot held and nobody finishing, the wait runs out: busy, not forever.
+        let searches = Searches::new(1, Duration::from_millis(50));
+        let _held = searches.enter().await.unwrap();
+        let e = searches.enter().await.unwrap_err();
+        assert_eq!((e.code(), e.code().http_status()), (ErrorCode::Busy, 503));
+        assert!(e.message().contains("ask again"), "{}", e.message());
+    }
+}
