@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use super::owner::Ownership;
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::{Index, Progress, Silent, SyncReport};
+use crate::index::{Index, Pass, Progress, Silent, SyncReport};
 use crate::vault::Vaults;
 
 /// Jobs that may wait in the queue. A watcher burst beyond this blocks the watcher (which
@@ -56,7 +56,7 @@ impl Progress for Relay {
 /// One unit of index work.
 enum Job {
     /// A pass over one vault.
-    Sync { vault: String, full: bool, answer: Option<mpsc::Sender<PassMsg>> },
+    Sync { vault: String, pass: Pass, answer: Option<mpsc::Sender<PassMsg>> },
     /// Re-index some paths of one vault.
     Update { vault: String, paths: Vec<String>, answer: Option<Answer> },
     /// End the thread (what is still queued is abandoned).
@@ -163,13 +163,13 @@ fn fold(
 fn run_one(index: &Index, vaults: &Vaults, job: Job, busy: &AtomicBool) {
     let (what, vault, result, answer) = match job {
         Job::Stop => return,
-        Job::Sync { vault, full, answer } => {
+        Job::Sync { vault, pass, answer } => {
             let result = match &answer {
                 Some(tx) => {
                     let relay = Relay(tx.clone());
-                    vaults.get(Some(&vault)).and_then(|v| index.sync(v, full, &relay))
+                    vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &relay))
                 }
-                None => vaults.get(Some(&vault)).and_then(|v| index.sync(v, full, &Silent)),
+                None => vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &Silent)),
             };
             if let Some(tx) = answer {
                 busy.store(false, Ordering::SeqCst);
@@ -210,10 +210,10 @@ fn gone() -> Error {
 impl Indexer {
     /// A pass over `vault`, waiting for its report; progress is shown on `progress` by the
     /// calling thread.
-    pub fn sync(&self, vault: &str, full: bool, progress: &dyn Progress) -> Result<SyncReport> {
+    pub fn sync(&self, vault: &str, pass: Pass, progress: &dyn Progress) -> Result<SyncReport> {
         let (tx, rx) = mpsc::channel();
         self.jobs
-            .send(Job::Sync { vault: vault.to_string(), full, answer: Some(tx) })
+            .send(Job::Sync { vault: vault.to_string(), pass, answer: Some(tx) })
             .map_err(|_| gone())?;
         loop {
             match rx.recv().map_err(|_| gone())? {
@@ -226,7 +226,11 @@ impl Indexer {
 
     /// Queues a pass over `vault` and returns at once (the reconcile timer).
     pub fn sync_later(&self, vault: &str) {
-        let _ = self.jobs.send(Job::Sync { vault: vault.to_string(), full: false, answer: None });
+        let _ = self.jobs.send(Job::Sync {
+            vault: vault.to_string(),
+            pass: Pass::Changed,
+            answer: None,
+        });
     }
 
     /// Re-indexes `paths` of `vault`. With `wait`, gives up waiting after it (`None`: the job

@@ -25,7 +25,7 @@ use crate::embed::{Embedder, http::HttpConfig, http::HttpEmbedder, local::LocalE
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::coverage::{self, Coverage};
 use crate::index::watch::{self, Watcher};
-use crate::index::{Index, IndexSettings, Progress, SyncReport};
+use crate::index::{Index, IndexSettings, Pass, Progress, SyncReport};
 use crate::search::rerank::Reranker;
 use crate::search::{SearchRequest, SearchResponse, Searcher};
 use crate::upkeep::{self, indexmd};
@@ -384,6 +384,17 @@ impl Engine {
         full: bool,
         progress: &dyn Progress,
     ) -> Result<Vec<(String, SyncReport)>> {
+        self.pass(vault, Pass::from_full(full), progress)
+    }
+
+    /// [`Engine::sync`] with the depth spelled out: [`Pass::ReEmbed`] also replaces every
+    /// stored vector of those vaults.
+    pub fn pass(
+        &self,
+        vault: Option<&str>,
+        pass: Pass,
+        progress: &dyn Progress,
+    ) -> Result<Vec<(String, SyncReport)>> {
         if let Some(name) = vault {
             self.vaults.get(Some(name))?;
         }
@@ -392,7 +403,7 @@ impl Engine {
         let mut out = Vec::new();
         if let Some(indexer) = self.indexer() {
             for v in wanted {
-                out.push((v.name().to_string(), indexer.sync(v.name(), full, progress)?));
+                out.push((v.name().to_string(), indexer.sync(v.name(), pass, progress)?));
             }
             return Ok(out);
         }
@@ -413,7 +424,7 @@ impl Engine {
                     ),
                 ));
             };
-            out.push((v.name().to_string(), client.sync(&name, full)?));
+            out.push((v.name().to_string(), client.sync(&name, pass)?));
         }
         Ok(out)
     }

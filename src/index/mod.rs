@@ -58,10 +58,45 @@ pub struct SyncReport {
     pub failed: Vec<(String, String)>,
     /// Chunks written.
     pub chunks_written: usize,
-    /// Texts embedded (distinct embed texts that had no vector).
+    /// Texts embedded (distinct embed texts that had no vector, or every text of the vault
+    /// for [`Pass::ReEmbed`]).
     pub texts_embedded: usize,
+    /// Distinct embed texts of the chunks written that kept the vector already stored for
+    /// them (a `--full` pass over unchanged notes embeds nothing). Defaults to 0 when an older
+    /// owner answers without it.
+    #[serde(default)]
+    pub texts_reused: usize,
     /// Seconds taken.
     pub seconds: f64,
+}
+
+/// How much of a vault a pass redoes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pass {
+    /// Files whose size, mtime or chunker fingerprint changed (and, of those, whose bytes did).
+    Changed,
+    /// Every file is re-read and re-chunked and the lexical entries rewritten; vectors are
+    /// keyed by their text's hash, so only texts with no stored vector are embedded and an
+    /// interrupted full pass keeps every vector it made.
+    Full,
+    /// A full pass that also embeds every text of the vault again, replacing stored vectors:
+    /// for a model that changed in a way its identity does not show (weights swapped in place
+    /// under the same folder and size). Interrupted, it leaves old and new vectors mixed until
+    /// it is run again.
+    ReEmbed,
+}
+
+impl Pass {
+    /// `Full` when `full`, else `Changed`.
+    pub fn from_full(full: bool) -> Pass {
+        if full { Pass::Full } else { Pass::Changed }
+    }
+
+    /// Whether every file is re-read and re-chunked.
+    pub fn is_full(self) -> bool {
+        self != Pass::Changed
+    }
 }
 
 /// Progress callbacks for a long sync (a terminal bar, or log lines).
@@ -544,16 +579,18 @@ impl Index {
         (self.catalog.read().unwrap_or_else(|p| p.into_inner()).len(), self.dense().len())
     }
 
-    /// Brings one vault up to date. `full` re-reads and re-chunks every file of this vault (and
-    /// of no other); vectors are keyed by their text, so unchanged texts keep theirs and only
-    /// new texts are embedded. Only the indexer thread calls this.
+    /// Brings one vault up to date. A full pass re-reads and re-chunks every file of this vault
+    /// (and of no other); vectors are keyed by their text, so unchanged texts keep theirs and
+    /// only new texts are embedded, unless the pass is [`Pass::ReEmbed`]. Only the indexer
+    /// thread calls this.
     pub(crate) fn sync(
         &self,
         vault: &Vault,
-        full: bool,
+        pass: Pass,
         progress: &dyn Progress,
     ) -> Result<SyncReport> {
         self.writable()?;
+        let full = pass.is_full();
         let started = Instant::now();
         let mut report = SyncReport::default();
         let files: Vec<FileStat> =
@@ -570,6 +607,9 @@ impl Index {
             report.files_removed += 1;
         }
         let mut pending: Vec<(FileUpdate, Vec<String>)> = Vec::new();
+        // The distinct embed texts of the chunks this pass writes, to count those that keep
+        // their stored vector.
+        let mut written: HashSet<TextHash> = HashSet::new();
         for (n, stat) in files.iter().enumerate() {
             progress.files(n, files.len());
             let row = known.get(&stat.path);
@@ -597,6 +637,7 @@ impl Index {
                     }
                     report.files_chunked += 1;
                     report.chunks_written += update.chunks.len();
+                    written.extend(update.chunks.iter().map(|c| c.embed_hash));
                     pending.push((update, lexical));
                 }
                 Err(e) => {
@@ -611,7 +652,16 @@ impl Index {
         self.commit_files(&mut batch, &mut pending)?;
         progress.files(files.len(), files.len());
 
-        report.texts_embedded = self.embed_pending(progress)?;
+        if pass == Pass::ReEmbed {
+            let all = self.store.vault_chunk_texts(vault.name())?;
+            report.texts_embedded = self.embed_chunks(all, true, progress)?;
+            // Texts another vault's chunks still lack (not this pass's concern, but cheap).
+            self.embed_pending(&Silent)?;
+        } else {
+            let written: Vec<TextHash> = written.into_iter().collect();
+            report.texts_reused = self.store.present_vectors(&written)?.len();
+            report.texts_embedded = self.embed_pending(progress)?;
+        }
         if full {
             self.store.prune_vectors()?;
             self.store.prune_extractions()?;
@@ -660,6 +710,7 @@ impl Index {
         let fingerprint = self.settings.fingerprint();
         let mut batch = Batch::default();
         let mut pending = Vec::new();
+        let mut written: HashSet<TextHash> = HashSet::new();
         for path in paths {
             report.files_seen += 1;
             let stat = vault.stat(path).filter(|s| self.settings.is_indexed(&s.path));
@@ -690,12 +741,15 @@ impl Index {
                     }
                     report.files_chunked += 1;
                     report.chunks_written += update.chunks.len();
+                    written.extend(update.chunks.iter().map(|c| c.embed_hash));
                     pending.push((update, lexical));
                 }
                 Err(e) => report.failed.push((stat.path.clone(), e.message().to_string())),
             }
         }
         self.commit_files(&mut batch, &mut pending)?;
+        let written: Vec<TextHash> = written.into_iter().collect();
+        report.texts_reused = self.store.present_vectors(&written)?.len();
         report.texts_embedded = self.embed_pending(&Silent)?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -853,6 +907,17 @@ impl Index {
     pub(crate) fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
         self.writable()?;
         let missing = self.store.chunks_missing_vectors()?;
+        self.embed_chunks(missing, false, progress)
+    }
+
+    /// Embeds the distinct embed texts of `chunks`, committing as it goes; with `replace`, the
+    /// new vectors overwrite stored ones. Returns how many texts.
+    fn embed_chunks(
+        &self,
+        missing: Vec<(ChunkInfo, String)>,
+        replace: bool,
+        progress: &dyn Progress,
+    ) -> Result<usize> {
         if missing.is_empty() {
             return Ok(0);
         }
@@ -886,7 +951,7 @@ impl Index {
                     ),
                 )
             })?;
-            let mut batch = Batch::default();
+            let mut batch = Batch { replace_vectors: replace, ..Batch::default() };
             for ((hash, _), v) in part.iter().zip(vectors) {
                 batch.vectors.push((*hash, v));
             }
