@@ -252,7 +252,7 @@ fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer) {
                 Err(e) => error_reply(&e),
             }
         }
-        Ok(Request::Update { vault, paths }) => match indexer.update(&vault, paths, None) {
+        Ok(Request::Update { vault, paths }) => match indexer.update(&vault, paths) {
             Some(Ok(r)) => Reply::Report(r),
             Some(Err(e)) => error_reply(&e),
             None => Reply::Error {

@@ -683,11 +683,18 @@ impl Index {
     }
 
     /// Re-indexes some paths of a vault (a write, watcher events): changed files are
-    /// re-chunked, vanished ones removed, new vectors embedded. Only the indexer thread calls
-    /// this.
-    pub(crate) fn update_paths(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
+    /// re-chunked, vanished ones removed, new vectors embedded. `searchable` is called once the
+    /// files' chunks and lexical entries are committed (a search finds their words from then
+    /// on) and before their texts are embedded, which for a large note takes seconds. Only the
+    /// indexer thread calls this.
+    pub(crate) fn update_paths(
+        &self,
+        vault: &Vault,
+        paths: &[String],
+        searchable: &mut dyn FnMut(&SyncReport),
+    ) -> Result<SyncReport> {
         self.writable()?;
-        self.update_paths_locked(vault, paths)
+        self.update_paths_locked(vault, paths, searchable)
     }
 
     /// Refuses a write on a read-only index: a reader's jobs go to the owner.
@@ -702,7 +709,12 @@ impl Index {
         Ok(())
     }
 
-    fn update_paths_locked(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
+    fn update_paths_locked(
+        &self,
+        vault: &Vault,
+        paths: &[String],
+        searchable: &mut dyn FnMut(&SyncReport),
+    ) -> Result<SyncReport> {
         let started = Instant::now();
         let mut report = SyncReport::default();
         let known: HashMap<String, store::FileRow> =
@@ -750,6 +762,7 @@ impl Index {
         self.commit_files(&mut batch, &mut pending)?;
         let written: Vec<TextHash> = written.into_iter().collect();
         report.texts_reused = self.store.present_vectors(&written)?.len();
+        searchable(&report);
         report.texts_embedded = self.embed_pending(&Silent)?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
