@@ -46,6 +46,10 @@ pub struct LoadArgs {
     /// How long the clients run.
     #[arg(long, default_value_t = 60.0, requires = "load")]
     seconds: f64,
+    /// Make every query text unique (a number appended), so that no query vector comes from
+    /// the server's cache of recent queries: the cost of a search that embeds its query.
+    #[arg(long, requires = "load")]
+    distinct_queries: bool,
 }
 
 impl LoadArgs {
@@ -288,12 +292,13 @@ pub fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failu
         }
     };
     say(format!(
-        "load: {} searchers and {} writers for {} s against {base}; {} queries from note titles; \
+        "load: {} searchers and {} writers for {} s against {base}; {} queries from note titles{}; \
          writes under {folder}/",
         args.searchers,
         args.writers,
         args.seconds,
-        queries.len()
+        queries.len(),
+        if args.distinct_queries { ", each made distinct" } else { "" }
     ));
 
     let log = Mutex::new(Log::default());
@@ -303,16 +308,21 @@ pub fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failu
     std::thread::scope(|scope| {
         for s in 0..args.searchers {
             let (log, queries, base, key) = (&log, &queries, &base, &key);
+            let distinct = args.distinct_queries;
             scope.spawn(move || {
                 let client = Client::new(base, key);
                 let mut i = s * 7919;
                 while Instant::now() < until {
-                    let q = &queries[i % queries.len()];
+                    let q = if distinct {
+                        format!("{} {s}x{i}", queries[i % queries.len()])
+                    } else {
+                        queries[i % queries.len()].clone()
+                    };
                     i += 1;
                     let t = Instant::now();
                     let (status, _) = client.call(
                         "GET",
-                        &format!("/search?q={}&k={SEARCH_K}", encode(q)),
+                        &format!("/search?q={}&k={SEARCH_K}", encode(&q)),
                         None,
                         true,
                     );
@@ -491,6 +501,7 @@ pub fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failu
                 "url": base,
                 "searchers": args.searchers,
                 "writers": args.writers,
+                "distinct_queries": args.distinct_queries,
                 "seconds": elapsed,
                 "kinds": per_kind,
                 "errors": errors,

@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Config;
 use crate::docs::{ExtractSettings, Extraction, Extractor};
-use crate::embed::Embedder;
+use crate::embed::{EmbedError, Embedder};
 use crate::error::{Error, ErrorCode, Result};
 use crate::vault::{FileStat, Vault};
 use chunker::ChunkConfig;
@@ -350,6 +350,45 @@ pub struct Index {
     read_only: bool,
     /// The store's `data_version` when the in-memory state was last loaded (readers only).
     seen_version: Mutex<i64>,
+    /// Query vectors by query text (see [`QueryVectors`]).
+    query_vectors: Mutex<QueryVectors>,
+}
+
+/// Query texts whose vectors are kept: an agent repeats itself (the same question after each
+/// edit, the same title looked up by several tools), and embedding a query is most of a
+/// search's CPU time. 1024 vectors of 384 floats are 1.5 MiB.
+const QUERY_VECTORS_KEPT: usize = 1024;
+
+/// The most recently used query vectors, by the exact text embedded. It lives in the
+/// [`Index`], whose embedder never changes, so a cached vector is always the one the embedder
+/// would return now.
+#[derive(Default)]
+struct QueryVectors {
+    by_text: HashMap<String, (Arc<Vec<f32>>, u64)>,
+    clock: u64,
+}
+
+impl QueryVectors {
+    fn get(&mut self, text: &str) -> Option<Arc<Vec<f32>>> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.by_text.get_mut(text).map(|(v, used)| {
+            *used = clock;
+            v.clone()
+        })
+    }
+
+    fn put(&mut self, text: &str, vector: Arc<Vec<f32>>) {
+        if self.by_text.len() >= QUERY_VECTORS_KEPT
+            && let Some(oldest) =
+                self.by_text.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone())
+        {
+            // A linear scan per miss on a full cache: microseconds next to the embedding.
+            self.by_text.remove(&oldest);
+        }
+        self.clock += 1;
+        self.by_text.insert(text.to_string(), (vector, self.clock));
+    }
 }
 
 /// The model identity stored with the vectors.
@@ -449,6 +488,7 @@ impl Index {
             settings,
             read_only,
             seen_version: Mutex::new(seen),
+            query_vectors: Mutex::new(QueryVectors::default()),
         }
     }
 
@@ -533,6 +573,23 @@ impl Index {
     /// The embedder.
     pub fn embedder(&self) -> &Embedder {
         &self.embedder
+    }
+
+    /// The vector of a query text (already prefixed), from the recently used ones or
+    /// embedded now. The lock is not held while embedding: two searches for the same new text
+    /// may both embed it, which costs less than making one wait for the other.
+    pub fn embed_query(&self, text: &str) -> std::result::Result<Arc<Vec<f32>>, EmbedError> {
+        let cached = self.query_vectors.lock().unwrap_or_else(|p| p.into_inner()).get(text);
+        if let Some(v) = cached {
+            return Ok(v);
+        }
+        let mut rows = self.embedder.embed(&[text])?;
+        if rows.is_empty() {
+            return Err(EmbedError::Other("the embedder returned no vector".to_string()));
+        }
+        let v = Arc::new(rows.swap_remove(0));
+        self.query_vectors.lock().unwrap_or_else(|p| p.into_inner()).put(text, v.clone());
+        Ok(v)
     }
 
     /// The dense matrix (read-locked for a query).
@@ -1021,6 +1078,20 @@ mod tests {
         assert!(!s.is_indexed("Workflows/Files/scan.pdf"));
         assert!(!s.is_indexed("Home/photo.png"));
         assert_eq!(s.document_suffix("a/B.Pdf"), Some(".pdf"));
+    }
+
+    #[test]
+    fn the_query_cache_keeps_the_most_recently_used_vectors() {
+        let mut q = QueryVectors::default();
+        for i in 0..QUERY_VECTORS_KEPT {
+            q.put(&format!("q{i}"), Arc::new(vec![i as f32]));
+        }
+        // Using q0 makes q1 the least recently used, so the next new text evicts q1.
+        assert_eq!(q.get("q0").map(|v| v[0]), Some(0.0));
+        q.put("new", Arc::new(vec![-1.0]));
+        assert_eq!(q.by_text.len(), QUERY_VECTORS_KEPT);
+        assert!(q.get("q1").is_none());
+        assert!(q.get("q0").is_some() && q.get("new").is_some() && q.get("q2").is_some());
     }
 
     #[test]
