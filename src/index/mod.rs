@@ -923,6 +923,11 @@ impl Index {
         }
         let upserts = b.upserts.clone();
         let applied = self.store.apply(b)?;
+        if upserts.is_empty() && applied.removed.is_empty() {
+            // Only mtimes moved (the watcher seeing a write the indexer already took in): no
+            // chunk changed, so there is no lexical commit to pay for (an fsync per event).
+            return Ok(());
+        }
 
         // Deletions are staged before additions, so a reused id could never delete its new chunk.
         for id in &applied.removed {
