@@ -27,6 +27,7 @@ use crate::engine::{Engine, LightEngine};
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::SyncReport;
 use crate::search::{SearchRequest, SearchResponse};
+use crate::vault::Indexed;
 use crate::vault::edit::Operation;
 use crate::vault::headings::Scope;
 use crate::vault::{
@@ -52,8 +53,9 @@ pub trait Desk {
     fn vaults(&self) -> &Vaults;
     /// The text of filed documents (the index's extraction cache).
     fn documents(&self) -> Box<dyn DocumentText + '_>;
-    /// Has what a write touched re-indexed, within a bounded wait.
-    fn written(&self, vault: &str, paths: &[String]);
+    /// Has what a write touched re-indexed, within a bounded wait, and says how far that got
+    /// (`None`: no index was told).
+    fn written(&self, vault: &str, paths: &[String]) -> Option<Indexed>;
     /// Held for the length of a maintenance run, so runs in one process never overlap.
     fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()>;
 }
@@ -68,7 +70,7 @@ impl Desk for Engine {
     fn documents(&self) -> Box<dyn DocumentText + '_> {
         Box::new(self.index())
     }
-    fn written(&self, vault: &str, paths: &[String]) {
+    fn written(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
         self.refresh(vault, paths)
     }
     fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -86,7 +88,7 @@ impl Desk for LightEngine {
     fn documents(&self) -> Box<dyn DocumentText + '_> {
         Box::new(Borrowed(LightEngine::documents(self)))
     }
-    fn written(&self, vault: &str, paths: &[String]) {
+    fn written(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
         self.refresh(vault, paths)
     }
     fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -114,7 +116,7 @@ impl<T: Desk + ?Sized> Desk for std::sync::Arc<T> {
     fn documents(&self) -> Box<dyn DocumentText + '_> {
         (**self).documents()
     }
-    fn written(&self, vault: &str, paths: &[String]) {
+    fn written(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
         (**self).written(vault, paths)
     }
     fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -541,11 +543,13 @@ fn in_scope(v: &Vault, t: &Target, raw: &str, folder: bool) -> Result<()> {
     }
 }
 
-/// Re-indexes what a write touched, so a search right after it sees the change.
-fn refreshed(desk: &dyn Desk, change: Change, also: &[&str]) -> Change {
+/// Re-indexes what a write touched, so a search right after it sees the change. The write is
+/// done (its bytes renamed into place) before this is called; the answer waits for the
+/// re-index only a bounded time and records how far it got.
+fn refreshed(desk: &dyn Desk, mut change: Change, also: &[&str]) -> Change {
     let mut paths = vec![change.path.clone()];
     paths.extend(also.iter().map(|p| p.trim_matches('/').to_string()));
-    desk.written(&change.vault, &paths);
+    change.indexed = desk.written(&change.vault, &paths);
     change
 }
 

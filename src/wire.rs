@@ -116,6 +116,9 @@ pub fn change(c: &Change) -> Value {
     if !c.folders_created.is_empty() {
         v["folders_created"] = json!(c.folders_created);
     }
+    if let Some(i) = c.indexed {
+        v["indexed"] = json!(i.as_str());
+    }
     v
 }
 

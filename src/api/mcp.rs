@@ -222,11 +222,12 @@ fn render_reindex(reports: Vec<(String, SyncReport)>) -> String {
         .map(|(name, r)| {
             format!(
                 "re-indexed {name}: {} files seen, {} re-chunked, {} removed, {} passages \
-                 embedded in {:.1} s{}",
+                 embedded ({} kept their stored vectors) in {:.1} s{}",
                 r.files_seen,
                 r.files_chunked,
                 r.files_removed,
                 r.texts_embedded,
+                r.texts_reused,
                 r.seconds,
                 if r.failed.is_empty() {
                     String::new()

@@ -742,6 +742,7 @@ async fn reindex_route(
                         "files_removed": r.files_removed,
                         "chunks_written": r.chunks_written,
                         "texts_embedded": r.texts_embedded,
+                        "texts_reused": r.texts_reused,
                         "failed": r.failed.iter().map(|(p, why)| json!({"path": p, "error": why})).collect::<Vec<_>>(),
                         "seconds": (r.seconds * 100.0).round() / 100.0,
                     })).collect::<Vec<_>>()

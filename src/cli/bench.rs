@@ -60,6 +60,8 @@ pub struct BenchArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    load: super::load::LoadArgs,
 }
 
 fn fail(msg: impl Into<String>) -> Failure {
@@ -237,6 +239,10 @@ fn bench_config(base: &Config, vault: &Path, data: &Path, backend: EmbeddingBack
 }
 
 pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
+    if args.load.wanted() {
+        // A server does the work; this process needs neither the model nor the index.
+        return super::load::run(config, &args.load, args.json);
+    }
     let mut report = serde_json::Map::new();
     let model = model_dir(config)?;
     let local = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;

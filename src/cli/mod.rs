@@ -7,6 +7,7 @@
 mod bench;
 mod doctor;
 mod eval;
+mod load;
 mod model;
 pub(crate) mod notes;
 mod search;

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::{Failure, print, print_json};
 use crate::engine::Engine;
-use crate::index::Progress;
+use crate::index::{Pass, Progress};
 use crate::search::Mode;
 use crate::wire;
 
@@ -20,6 +20,11 @@ pub struct IndexArgs {
     /// again.
     #[arg(long)]
     full: bool,
+    /// A full pass that also embeds every text again, replacing the stored vectors: for a
+    /// model folder whose weights changed in a way the index cannot see (same name and
+    /// size). Slow: every text is embedded.
+    #[arg(long)]
+    re_embed: bool,
 }
 
 /// `mdvault search`.
@@ -133,7 +138,8 @@ pub fn index(
         );
     }
     let report = Report::new();
-    let results = engine.sync(only, args.full, &report);
+    let pass = if args.re_embed { Pass::ReEmbed } else { Pass::from_full(args.full) };
+    let results = engine.pass(only, pass, &report);
     report.finish();
     let results = match results {
         Ok(r) => r,
@@ -145,13 +151,14 @@ pub fn index(
     };
     for (vault, r) in &results {
         print(&format!(
-            "{vault}: {} files ({} re-chunked, {} unchanged, {} removed, {} failed), {} texts embedded in {:.1} s",
+            "{vault}: {} files ({} re-chunked, {} unchanged, {} removed, {} failed), {} texts embedded, {} reused, in {:.1} s",
             r.files_seen,
             r.files_chunked,
             r.files_unchanged,
             r.files_removed,
             r.failed.len(),
             r.texts_embedded,
+            r.texts_reused,
             r.seconds
         ));
         for (path, why) in &r.failed {

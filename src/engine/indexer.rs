@@ -22,16 +22,23 @@ use std::time::Duration;
 
 use super::owner::Ownership;
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::{Index, Progress, Silent, SyncReport};
-use crate::vault::Vaults;
+use crate::index::{Index, Pass, Progress, Silent, SyncReport};
+use crate::vault::{Indexed, Vaults};
 
 /// Jobs that may wait in the queue. A watcher burst beyond this blocks the watcher (which
 /// debounces anyway) rather than growing memory; a write's refresh finding the queue full
 /// leaves the paths to the watcher.
 const QUEUE: usize = 256;
 
-/// Where the answer to a job goes.
-type Answer = mpsc::Sender<Result<SyncReport>>;
+/// What a caller waiting for an update hears: that the paths are searchable by their words
+/// (chunks and lexical entries committed), then the report once their vectors are in too.
+enum UpdateMsg {
+    Searchable,
+    Done(Result<SyncReport>),
+}
+
+/// Where the answer to an update goes.
+type Answer = mpsc::Sender<UpdateMsg>;
 
 /// What a waiting caller of a pass hears: progress as it happens, then the report.
 enum PassMsg {
@@ -56,7 +63,7 @@ impl Progress for Relay {
 /// One unit of index work.
 enum Job {
     /// A pass over one vault.
-    Sync { vault: String, full: bool, answer: Option<mpsc::Sender<PassMsg>> },
+    Sync { vault: String, pass: Pass, answer: Option<mpsc::Sender<PassMsg>> },
     /// Re-index some paths of one vault.
     Update { vault: String, paths: Vec<String>, answer: Option<Answer> },
     /// End the thread (what is still queued is abandoned).
@@ -163,13 +170,13 @@ fn fold(
 fn run_one(index: &Index, vaults: &Vaults, job: Job, busy: &AtomicBool) {
     let (what, vault, result, answer) = match job {
         Job::Stop => return,
-        Job::Sync { vault, full, answer } => {
+        Job::Sync { vault, pass, answer } => {
             let result = match &answer {
                 Some(tx) => {
                     let relay = Relay(tx.clone());
-                    vaults.get(Some(&vault)).and_then(|v| index.sync(v, full, &relay))
+                    vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &relay))
                 }
-                None => vaults.get(Some(&vault)).and_then(|v| index.sync(v, full, &Silent)),
+                None => vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &Silent)),
             };
             if let Some(tx) = answer {
                 busy.store(false, Ordering::SeqCst);
@@ -179,14 +186,21 @@ fn run_one(index: &Index, vaults: &Vaults, job: Job, busy: &AtomicBool) {
             ("pass over", vault, result, None)
         }
         Job::Update { vault, paths, answer } => {
-            let result = vaults.get(Some(&vault)).and_then(|v| index.update_paths(v, &paths));
+            let mut searchable = |_: &SyncReport| {
+                if let Some(a) = &answer {
+                    let _ = a.send(UpdateMsg::Searchable);
+                }
+            };
+            let result = vaults
+                .get(Some(&vault))
+                .and_then(|v| index.update_paths(v, &paths, &mut searchable));
             ("re-index of", vault, result, answer)
         }
     };
     busy.store(false, Ordering::SeqCst);
     match (answer, result) {
         (Some(a), result) => {
-            let _ = a.send(result);
+            let _ = a.send(UpdateMsg::Done(result));
         }
         (None, Ok(r)) if r.files_chunked + r.files_removed > 0 => tracing::info!(
             "{what} {vault}: {} chunked, {} removed, {} embedded in {:.0} ms",
@@ -210,10 +224,10 @@ fn gone() -> Error {
 impl Indexer {
     /// A pass over `vault`, waiting for its report; progress is shown on `progress` by the
     /// calling thread.
-    pub fn sync(&self, vault: &str, full: bool, progress: &dyn Progress) -> Result<SyncReport> {
+    pub fn sync(&self, vault: &str, pass: Pass, progress: &dyn Progress) -> Result<SyncReport> {
         let (tx, rx) = mpsc::channel();
         self.jobs
-            .send(Job::Sync { vault: vault.to_string(), full, answer: Some(tx) })
+            .send(Job::Sync { vault: vault.to_string(), pass, answer: Some(tx) })
             .map_err(|_| gone())?;
         loop {
             match rx.recv().map_err(|_| gone())? {
@@ -226,32 +240,60 @@ impl Indexer {
 
     /// Queues a pass over `vault` and returns at once (the reconcile timer).
     pub fn sync_later(&self, vault: &str) {
-        let _ = self.jobs.send(Job::Sync { vault: vault.to_string(), full: false, answer: None });
+        let _ = self.jobs.send(Job::Sync {
+            vault: vault.to_string(),
+            pass: Pass::Changed,
+            answer: None,
+        });
     }
 
-    /// Re-indexes `paths` of `vault`. With `wait`, gives up waiting after it (`None`: the job
-    /// still runs, later); without, waits as long as it takes. Also `None` when the queue is
-    /// full, leaving the paths to the watcher and the reconcile pass.
-    pub fn update(
+    /// Re-indexes `paths` of `vault` and waits as long as it takes for the report (with its
+    /// vectors). `None` when the queue is full, leaving the paths to the watcher and the
+    /// reconcile pass.
+    pub fn update(&self, vault: &str, paths: Vec<String>) -> Option<Result<SyncReport>> {
+        let rx = self.queue_update(vault, paths)?;
+        loop {
+            match rx.recv() {
+                Ok(UpdateMsg::Searchable) => {}
+                Ok(UpdateMsg::Done(r)) => return Some(r),
+                Err(_) => return Some(Err(gone())),
+            }
+        }
+    }
+
+    /// Queues `paths` of `vault` for re-indexing and waits at most `wait` for it: what a
+    /// write does before it answers. The job runs to the end whatever the wait; the answer
+    /// says how far it had got ([`Indexed::Queued`] also when the queue is full, leaving the
+    /// paths to the watcher and the reconcile pass), or the error it ended with.
+    pub fn update_within(
         &self,
         vault: &str,
         paths: Vec<String>,
-        wait: Option<Duration>,
-    ) -> Option<Result<SyncReport>> {
+        wait: Duration,
+    ) -> Result<Indexed> {
+        let Some(rx) = self.queue_update(vault, paths) else { return Ok(Indexed::Queued) };
+        let deadline = std::time::Instant::now() + wait;
+        let mut reached = Indexed::Queued;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(UpdateMsg::Searchable) => reached = Indexed::Lexical,
+                Ok(UpdateMsg::Done(r)) => return r.map(|_| Indexed::Full),
+                Err(RecvTimeoutError::Timeout) => return Ok(reached),
+                Err(RecvTimeoutError::Disconnected) => return Err(gone()),
+            }
+        }
+    }
+
+    /// Puts an update job on the queue without blocking; `None` when the queue is full.
+    fn queue_update(&self, vault: &str, paths: Vec<String>) -> Option<Receiver<UpdateMsg>> {
         let (tx, rx) = mpsc::channel();
         let job = Job::Update { vault: vault.to_string(), paths, answer: Some(tx) };
         match self.jobs.try_send(job) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => return None,
-            Err(TrySendError::Disconnected(_)) => return Some(Err(gone())),
-        }
-        match wait {
-            None => Some(rx.recv().unwrap_or_else(|_| Err(gone()))),
-            Some(w) => match rx.recv_timeout(w) {
-                Ok(r) => Some(r),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => Some(Err(gone())),
-            },
+            Ok(()) => Some(rx),
+            // A disconnected queue: the receiver sees the sender dropped and reports it.
+            Err(TrySendError::Full(_)) => None,
+            Err(TrySendError::Disconnected(_)) => Some(mpsc::channel().1),
         }
     }
 

@@ -19,11 +19,11 @@ use crate::docs::Extraction;
 use crate::error::Result;
 use crate::index::store::Store;
 use crate::index::{Extractions, IndexSettings, StoreDocuments};
-use crate::vault::{DocumentText, Vaults};
+use crate::vault::{DocumentText, Indexed, Vaults};
 
 /// How long a CLI write waits for the owner to confirm the re-index of what it wrote: the
 /// same bound a server's own write has, so `write` then `search` behaves alike everywhere.
-const OWNER_WAIT: Duration = Duration::from_secs(5);
+const OWNER_WAIT: Duration = super::WRITE_INDEX_WAIT;
 
 /// The vaults, a lazily opened extraction cache and the way to the index owner.
 pub struct LightEngine {
@@ -70,19 +70,30 @@ impl LightEngine {
     /// Tells the running index owner, if there is one, that `paths` of `vault` changed, and
     /// waits a bounded time for it to re-index them. Failing that, the owner's watcher or the
     /// next index pass reaches them; a write never fails because its re-index did.
-    pub fn refresh(&self, vault: &str, paths: &[String]) {
-        let Ok(v) = self.vaults.get(Some(vault)) else { return };
+    ///
+    /// Says how far the re-index got: `None` when no owner runs (nothing was asked).
+    pub fn refresh(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
+        let v = self.vaults.get(Some(vault)).ok()?;
         if !self.owner.answers() {
-            return tracing::debug!("no index owner runs; the next index pass reaches {paths:?}");
+            tracing::debug!("no index owner runs; the next index pass reaches {paths:?}");
+            return None;
         }
         match self.owner.name_for(v.root()) {
-            Ok((_, Some(name))) => {
-                if let Err(e) = self.owner.update(&name, paths, OWNER_WAIT) {
+            Ok((_, Some(name))) => match self.owner.update(&name, paths, OWNER_WAIT) {
+                Ok(_) => Some(Indexed::Full),
+                Err(e) => {
                     tracing::debug!("the index owner did not confirm {paths:?} in time: {e}");
+                    Some(Indexed::Queued)
                 }
+            },
+            Ok((_, None)) => {
+                tracing::debug!("the index owner does not index {vault}");
+                None
             }
-            Ok((_, None)) => tracing::debug!("the index owner does not index {vault}"),
-            Err(e) => tracing::debug!("the index owner could not be asked about {paths:?}: {e}"),
+            Err(e) => {
+                tracing::debug!("the index owner could not be asked about {paths:?}: {e}");
+                Some(Indexed::Queued)
+            }
         }
     }
 }

@@ -25,11 +25,11 @@ use crate::embed::{Embedder, http::HttpConfig, http::HttpEmbedder, local::LocalE
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::coverage::{self, Coverage};
 use crate::index::watch::{self, Watcher};
-use crate::index::{Index, IndexSettings, Progress, SyncReport};
+use crate::index::{Index, IndexSettings, Pass, Progress, SyncReport};
 use crate::search::rerank::Reranker;
 use crate::search::{SearchRequest, SearchResponse, Searcher};
 use crate::upkeep::{self, indexmd};
-use crate::vault::Vaults;
+use crate::vault::{Indexed, Vaults};
 use indexer::{Indexer, IndexerThread};
 use owner::{Endpoint, OwnerClient, OwnerInfo, Ownership, VaultRoot};
 
@@ -38,10 +38,16 @@ pub use light::LightEngine;
 /// The index.md generator of each vault, by name (empty when `index.index_md` is off).
 type IndexMds = Arc<std::collections::HashMap<String, Arc<indexmd::IndexMd>>>;
 
-/// How long a write's re-index may hold its reply: long enough for a note's few chunks, short
-/// enough that a write never waits for a whole pass queued before it (the pass reaches the
-/// paths anyway, and so do the watcher and the reconcile pass).
-const REFRESH_WAIT: Duration = Duration::from_secs(5);
+/// How long a write's re-index may hold its reply, after the bytes are safely on disk. An
+/// ordinary note (a few chunks) is chunked, committed and embedded in well under a second on
+/// the 2-core reference machine even with searches running, so within this bound a search
+/// right after the reply finds it by words and meaning. A large note (a 256 KiB note is ~200
+/// chunks, seconds of embedding) or a write queued behind a pass answers at the bound instead
+/// of holding the client (and, through it, a connection) for as long as the embedding takes;
+/// its re-index goes on in the background and says how far it got in the reply. Shorter
+/// would make ordinary writes under load answer before their vectors; longer only delays
+/// clients without making anything more searchable.
+pub(crate) const WRITE_INDEX_WAIT: Duration = Duration::from_millis(1500);
 /// How long a reader keeps trying to open an index that its owner is still creating.
 const READER_OPEN_PATIENCE: Duration = Duration::from_secs(10);
 
@@ -384,6 +390,17 @@ impl Engine {
         full: bool,
         progress: &dyn Progress,
     ) -> Result<Vec<(String, SyncReport)>> {
+        self.pass(vault, Pass::from_full(full), progress)
+    }
+
+    /// [`Engine::sync`] with the depth spelled out: [`Pass::ReEmbed`] also replaces every
+    /// stored vector of those vaults.
+    pub fn pass(
+        &self,
+        vault: Option<&str>,
+        pass: Pass,
+        progress: &dyn Progress,
+    ) -> Result<Vec<(String, SyncReport)>> {
         if let Some(name) = vault {
             self.vaults.get(Some(name))?;
         }
@@ -392,7 +409,7 @@ impl Engine {
         let mut out = Vec::new();
         if let Some(indexer) = self.indexer() {
             for v in wanted {
-                out.push((v.name().to_string(), indexer.sync(v.name(), full, progress)?));
+                out.push((v.name().to_string(), indexer.sync(v.name(), pass, progress)?));
             }
             return Ok(out);
         }
@@ -413,7 +430,7 @@ impl Engine {
                     ),
                 ));
             };
-            out.push((v.name().to_string(), client.sync(&name, full)?));
+            out.push((v.name().to_string(), client.sync(&name, pass)?));
         }
         Ok(out)
     }
@@ -423,7 +440,7 @@ impl Engine {
     pub fn update(&self, vault: &str, paths: &[String]) -> Result<SyncReport> {
         let v = self.vaults.get(Some(vault))?;
         if let Some(indexer) = self.indexer() {
-            return indexer.update(v.name(), paths.to_vec(), None).unwrap_or_else(|| {
+            return indexer.update(v.name(), paths.to_vec()).unwrap_or_else(|| {
                 Err(Error::new(ErrorCode::NotReady, "the index queue is full"))
             });
         }
@@ -751,9 +768,10 @@ impl Engine {
     /// watcher would, but only after its debounce). Failures are logged, never returned: the
     /// write itself succeeded, and the watcher and reconcile pass will try again. The job is
     /// queued behind any pass already running; the write waits for it at most
-    /// [`REFRESH_WAIT`]. A reader asks the owning process to do it.
-    pub fn refresh(&self, vault: &str, paths: &[String]) {
-        let Ok(v) = self.vaults.get(Some(vault)) else { return };
+    /// [`WRITE_INDEX_WAIT`] and the answer says how far it got. A reader asks the owning
+    /// process to do it, which can only say `Full` (confirmed in time) or `Queued`.
+    pub fn refresh(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
+        let v = self.vaults.get(Some(vault)).ok()?;
         let role = {
             let role = self.role.lock().unwrap_or_else(|p| p.into_inner());
             match &*role {
@@ -764,24 +782,40 @@ impl Engine {
         match role {
             Ok(indexer) => {
                 refresh_index_md(&self.vaults, &self.index_md, vault, paths);
-                match indexer.update(v.name(), paths.to_vec(), Some(REFRESH_WAIT)) {
-                    Some(Err(e)) => {
-                        tracing::warn!("re-indexing {paths:?} in {vault} after a write failed: {e}")
+                match indexer.update_within(v.name(), paths.to_vec(), WRITE_INDEX_WAIT) {
+                    Err(e) => {
+                        tracing::warn!(
+                            "re-indexing {paths:?} in {vault} after a write failed: {e}"
+                        );
+                        Some(Indexed::Queued)
                     }
-                    None => tracing::debug!("an index pass is running; it will reach {paths:?}"),
-                    Some(Ok(_)) => {}
+                    Ok(reached) => {
+                        if reached != Indexed::Full {
+                            tracing::debug!(
+                                "{paths:?} in {vault}: {} after {WRITE_INDEX_WAIT:?}, the rest \
+                                 follows in the background",
+                                reached.as_str()
+                            );
+                        }
+                        Some(reached)
+                    }
                 }
             }
             // The owner's watcher keeps index.md; it is asked only for the index.
             Err(client) => {
                 let theirs = self.owner_name(&client, v).ok().and_then(|(_, name)| name);
                 let Some(name) = theirs else {
-                    return tracing::debug!(
+                    tracing::debug!(
                         "the index owner does not index {vault}; {paths:?} wait for a takeover"
                     );
+                    return Some(Indexed::Queued);
                 };
-                if let Err(e) = client.update(&name, paths, REFRESH_WAIT) {
-                    tracing::debug!("the index owner did not confirm {paths:?} in time: {e}");
+                match client.update(&name, paths, WRITE_INDEX_WAIT) {
+                    Ok(_) => Some(Indexed::Full),
+                    Err(e) => {
+                        tracing::debug!("the index owner did not confirm {paths:?} in time: {e}");
+                        Some(Indexed::Queued)
+                    }
                 }
             }
         }

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::indexer::Indexer;
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::{Silent, SyncReport};
+use crate::index::{Pass, Silent, SyncReport};
 
 /// The lock file whose exclusive lock is ownership.
 const LOCK_FILE: &str = "owner.lock";
@@ -71,6 +71,10 @@ pub enum Request {
         vault: String,
         /// Re-chunk every file, not only changed ones.
         full: bool,
+        /// Also embed every text again, replacing stored vectors (absent from an older
+        /// reader's request: false).
+        #[serde(default)]
+        re_embed: bool,
     },
     /// Re-index these paths of one vault (a reader has just written them).
     Update {
@@ -241,11 +245,14 @@ fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer) {
             ),
         },
         Ok(Request::Hello) => Reply::Owner(info.clone()),
-        Ok(Request::Sync { vault, full }) => match indexer.sync(&vault, full, &Silent) {
-            Ok(r) => Reply::Report(r),
-            Err(e) => error_reply(&e),
-        },
-        Ok(Request::Update { vault, paths }) => match indexer.update(&vault, paths, None) {
+        Ok(Request::Sync { vault, full, re_embed }) => {
+            let pass = if re_embed { Pass::ReEmbed } else { Pass::from_full(full) };
+            match indexer.sync(&vault, pass, &Silent) {
+                Ok(r) => Reply::Report(r),
+                Err(e) => error_reply(&e),
+            }
+        }
+        Ok(Request::Update { vault, paths }) => match indexer.update(&vault, paths) {
             Some(Ok(r)) => Reply::Report(r),
             Some(Err(e)) => error_reply(&e),
             None => Reply::Error {
@@ -344,8 +351,9 @@ impl OwnerClient {
     }
 
     /// Asks the owner for a pass over its vault `vault` and waits for the report.
-    pub fn sync(&self, vault: &str, full: bool) -> Result<SyncReport> {
-        report(self.ask(&Request::Sync { vault: vault.to_string(), full }, None)?)
+    pub fn sync(&self, vault: &str, pass: Pass) -> Result<SyncReport> {
+        let (full, re_embed) = (pass.is_full(), pass == Pass::ReEmbed);
+        report(self.ask(&Request::Sync { vault: vault.to_string(), full, re_embed }, None)?)
     }
 
     /// Asks the owner to re-index paths, waiting at most `wait`.

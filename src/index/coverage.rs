@@ -401,7 +401,7 @@ mod tests {
         )
         .unwrap();
         let v = vault(root);
-        index.sync(&v, false, &Silent).unwrap();
+        index.sync(&v, crate::index::Pass::Changed, &Silent).unwrap();
 
         let c = coverage(index.store(), &s, &v).unwrap();
         assert_eq!((c.notes, c.documents), (2, 0), "the failed note is a problem, not indexed");
@@ -435,7 +435,7 @@ mod tests {
         assert!(stale[0].0 == "A.md" && stale[0].1.contains("changed"));
         assert!(stale[1].0 == "C.md" && stale[1].1.contains("not indexed yet"));
         assert!(stale[2].0 == "B.md" && stale[2].1.contains("deleted"));
-        index.sync(&v, false, &Silent).unwrap();
+        index.sync(&v, crate::index::Pass::Changed, &Silent).unwrap();
         assert!(coverage(index.store(), &s, &v).unwrap().stale.is_empty());
 
         // A file nobody can open by its listed name is a problem with a reason, not a file
@@ -443,7 +443,7 @@ mod tests {
         use std::os::unix::ffi::OsStrExt;
         std::fs::write(root.join(std::ffi::OsStr::from_bytes(b"Odd \xff name.md")), b"# O\n")
             .unwrap();
-        let report = index.sync(&v, false, &Silent).unwrap();
+        let report = index.sync(&v, crate::index::Pass::Changed, &Silent).unwrap();
         assert_eq!(report.failed.len(), 1, "{:?}", report.failed);
         let c = coverage(index.store(), &s, &v).unwrap();
         assert!(c.stale.is_empty(), "{:?}", c.stale);
@@ -460,7 +460,7 @@ mod tests {
 
         // A folder excluded after it was indexed is stale until the next pass drops it.
         write("Notes/N.md", b"# N\n");
-        index.sync(&v, false, &Silent).unwrap();
+        index.sync(&v, crate::index::Pass::Changed, &Silent).unwrap();
         let later = settings(&["Reports", "Notes"]);
         let c = coverage(index.store(), &later, &v).unwrap();
         assert_eq!(c.stale.len(), 1, "{:?}", c.stale);

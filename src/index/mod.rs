@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Config;
 use crate::docs::{ExtractSettings, Extraction, Extractor};
-use crate::embed::Embedder;
+use crate::embed::{EmbedError, Embedder};
 use crate::error::{Error, ErrorCode, Result};
 use crate::vault::{FileStat, Vault};
 use chunker::ChunkConfig;
@@ -58,10 +58,45 @@ pub struct SyncReport {
     pub failed: Vec<(String, String)>,
     /// Chunks written.
     pub chunks_written: usize,
-    /// Texts embedded (distinct embed texts that had no vector).
+    /// Texts embedded (distinct embed texts that had no vector, or every text of the vault
+    /// for [`Pass::ReEmbed`]).
     pub texts_embedded: usize,
+    /// Distinct embed texts of the chunks written that kept the vector already stored for
+    /// them (a `--full` pass over unchanged notes embeds nothing). Defaults to 0 when an older
+    /// owner answers without it.
+    #[serde(default)]
+    pub texts_reused: usize,
     /// Seconds taken.
     pub seconds: f64,
+}
+
+/// How much of a vault a pass redoes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pass {
+    /// Files whose size, mtime or chunker fingerprint changed (and, of those, whose bytes did).
+    Changed,
+    /// Every file is re-read and re-chunked and the lexical entries rewritten; vectors are
+    /// keyed by their text's hash, so only texts with no stored vector are embedded and an
+    /// interrupted full pass keeps every vector it made.
+    Full,
+    /// A full pass that also embeds every text of the vault again, replacing stored vectors:
+    /// for a model that changed in a way its identity does not show (weights swapped in place
+    /// under the same folder and size). Interrupted, it leaves old and new vectors mixed until
+    /// it is run again.
+    ReEmbed,
+}
+
+impl Pass {
+    /// `Full` when `full`, else `Changed`.
+    pub fn from_full(full: bool) -> Pass {
+        if full { Pass::Full } else { Pass::Changed }
+    }
+
+    /// Whether every file is re-read and re-chunked.
+    pub fn is_full(self) -> bool {
+        self != Pass::Changed
+    }
 }
 
 /// Progress callbacks for a long sync (a terminal bar, or log lines).
@@ -315,6 +350,45 @@ pub struct Index {
     read_only: bool,
     /// The store's `data_version` when the in-memory state was last loaded (readers only).
     seen_version: Mutex<i64>,
+    /// Query vectors by query text (see [`QueryVectors`]).
+    query_vectors: Mutex<QueryVectors>,
+}
+
+/// Query texts whose vectors are kept: an agent repeats itself (the same question after each
+/// edit, the same title looked up by several tools), and embedding a query is most of a
+/// search's CPU time. 1024 vectors of 384 floats are 1.5 MiB.
+const QUERY_VECTORS_KEPT: usize = 1024;
+
+/// The most recently used query vectors, by the exact text embedded. It lives in the
+/// [`Index`], whose embedder never changes, so a cached vector is always the one the embedder
+/// would return now.
+#[derive(Default)]
+struct QueryVectors {
+    by_text: HashMap<String, (Arc<Vec<f32>>, u64)>,
+    clock: u64,
+}
+
+impl QueryVectors {
+    fn get(&mut self, text: &str) -> Option<Arc<Vec<f32>>> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.by_text.get_mut(text).map(|(v, used)| {
+            *used = clock;
+            v.clone()
+        })
+    }
+
+    fn put(&mut self, text: &str, vector: Arc<Vec<f32>>) {
+        if self.by_text.len() >= QUERY_VECTORS_KEPT
+            && let Some(oldest) =
+                self.by_text.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone())
+        {
+            // A linear scan per miss on a full cache: microseconds next to the embedding.
+            self.by_text.remove(&oldest);
+        }
+        self.clock += 1;
+        self.by_text.insert(text.to_string(), (vector, self.clock));
+    }
 }
 
 /// The model identity stored with the vectors.
@@ -414,6 +488,7 @@ impl Index {
             settings,
             read_only,
             seen_version: Mutex::new(seen),
+            query_vectors: Mutex::new(QueryVectors::default()),
         }
     }
 
@@ -500,6 +575,23 @@ impl Index {
         &self.embedder
     }
 
+    /// The vector of a query text (already prefixed), from the recently used ones or
+    /// embedded now. The lock is not held while embedding: two searches for the same new text
+    /// may both embed it, which costs less than making one wait for the other.
+    pub fn embed_query(&self, text: &str) -> std::result::Result<Arc<Vec<f32>>, EmbedError> {
+        let cached = self.query_vectors.lock().unwrap_or_else(|p| p.into_inner()).get(text);
+        if let Some(v) = cached {
+            return Ok(v);
+        }
+        let mut rows = self.embedder.embed(&[text])?;
+        if rows.is_empty() {
+            return Err(EmbedError::Other("the embedder returned no vector".to_string()));
+        }
+        let v = Arc::new(rows.swap_remove(0));
+        self.query_vectors.lock().unwrap_or_else(|p| p.into_inner()).put(text, v.clone());
+        Ok(v)
+    }
+
     /// The dense matrix (read-locked for a query).
     pub fn dense(&self) -> std::sync::RwLockReadGuard<'_, Dense> {
         self.dense.read().unwrap_or_else(|p| p.into_inner())
@@ -544,16 +636,18 @@ impl Index {
         (self.catalog.read().unwrap_or_else(|p| p.into_inner()).len(), self.dense().len())
     }
 
-    /// Brings one vault up to date. `full` re-reads and re-chunks every file of this vault (and
-    /// of no other); vectors are keyed by their text, so unchanged texts keep theirs and only
-    /// new texts are embedded. Only the indexer thread calls this.
+    /// Brings one vault up to date. A full pass re-reads and re-chunks every file of this vault
+    /// (and of no other); vectors are keyed by their text, so unchanged texts keep theirs and
+    /// only new texts are embedded, unless the pass is [`Pass::ReEmbed`]. Only the indexer
+    /// thread calls this.
     pub(crate) fn sync(
         &self,
         vault: &Vault,
-        full: bool,
+        pass: Pass,
         progress: &dyn Progress,
     ) -> Result<SyncReport> {
         self.writable()?;
+        let full = pass.is_full();
         let started = Instant::now();
         let mut report = SyncReport::default();
         let files: Vec<FileStat> =
@@ -570,6 +664,9 @@ impl Index {
             report.files_removed += 1;
         }
         let mut pending: Vec<(FileUpdate, Vec<String>)> = Vec::new();
+        // The distinct embed texts of the chunks this pass writes, to count those that keep
+        // their stored vector.
+        let mut written: HashSet<TextHash> = HashSet::new();
         for (n, stat) in files.iter().enumerate() {
             progress.files(n, files.len());
             let row = known.get(&stat.path);
@@ -597,6 +694,7 @@ impl Index {
                     }
                     report.files_chunked += 1;
                     report.chunks_written += update.chunks.len();
+                    written.extend(update.chunks.iter().map(|c| c.embed_hash));
                     pending.push((update, lexical));
                 }
                 Err(e) => {
@@ -611,7 +709,16 @@ impl Index {
         self.commit_files(&mut batch, &mut pending)?;
         progress.files(files.len(), files.len());
 
-        report.texts_embedded = self.embed_pending(progress)?;
+        if pass == Pass::ReEmbed {
+            let all = self.store.vault_chunk_texts(vault.name())?;
+            report.texts_embedded = self.embed_chunks(all, true, progress)?;
+            // Texts another vault's chunks still lack (not this pass's concern, but cheap).
+            self.embed_pending(&Silent)?;
+        } else {
+            let written: Vec<TextHash> = written.into_iter().collect();
+            report.texts_reused = self.store.present_vectors(&written)?.len();
+            report.texts_embedded = self.embed_pending(progress)?;
+        }
         if full {
             self.store.prune_vectors()?;
             self.store.prune_extractions()?;
@@ -633,11 +740,18 @@ impl Index {
     }
 
     /// Re-indexes some paths of a vault (a write, watcher events): changed files are
-    /// re-chunked, vanished ones removed, new vectors embedded. Only the indexer thread calls
-    /// this.
-    pub(crate) fn update_paths(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
+    /// re-chunked, vanished ones removed, new vectors embedded. `searchable` is called once the
+    /// files' chunks and lexical entries are committed (a search finds their words from then
+    /// on) and before their texts are embedded, which for a large note takes seconds. Only the
+    /// indexer thread calls this.
+    pub(crate) fn update_paths(
+        &self,
+        vault: &Vault,
+        paths: &[String],
+        searchable: &mut dyn FnMut(&SyncReport),
+    ) -> Result<SyncReport> {
         self.writable()?;
-        self.update_paths_locked(vault, paths)
+        self.update_paths_locked(vault, paths, searchable)
     }
 
     /// Refuses a write on a read-only index: a reader's jobs go to the owner.
@@ -652,7 +766,12 @@ impl Index {
         Ok(())
     }
 
-    fn update_paths_locked(&self, vault: &Vault, paths: &[String]) -> Result<SyncReport> {
+    fn update_paths_locked(
+        &self,
+        vault: &Vault,
+        paths: &[String],
+        searchable: &mut dyn FnMut(&SyncReport),
+    ) -> Result<SyncReport> {
         let started = Instant::now();
         let mut report = SyncReport::default();
         let known: HashMap<String, store::FileRow> =
@@ -660,6 +779,7 @@ impl Index {
         let fingerprint = self.settings.fingerprint();
         let mut batch = Batch::default();
         let mut pending = Vec::new();
+        let mut written: HashSet<TextHash> = HashSet::new();
         for path in paths {
             report.files_seen += 1;
             let stat = vault.stat(path).filter(|s| self.settings.is_indexed(&s.path));
@@ -690,12 +810,16 @@ impl Index {
                     }
                     report.files_chunked += 1;
                     report.chunks_written += update.chunks.len();
+                    written.extend(update.chunks.iter().map(|c| c.embed_hash));
                     pending.push((update, lexical));
                 }
                 Err(e) => report.failed.push((stat.path.clone(), e.message().to_string())),
             }
         }
         self.commit_files(&mut batch, &mut pending)?;
+        let written: Vec<TextHash> = written.into_iter().collect();
+        report.texts_reused = self.store.present_vectors(&written)?.len();
+        searchable(&report);
         report.texts_embedded = self.embed_pending(&Silent)?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -799,6 +923,11 @@ impl Index {
         }
         let upserts = b.upserts.clone();
         let applied = self.store.apply(b)?;
+        if upserts.is_empty() && applied.removed.is_empty() {
+            // Only mtimes moved (the watcher seeing a write the indexer already took in): no
+            // chunk changed, so there is no lexical commit to pay for (an fsync per event).
+            return Ok(());
+        }
 
         // Deletions are staged before additions, so a reused id could never delete its new chunk.
         for id in &applied.removed {
@@ -853,6 +982,17 @@ impl Index {
     pub(crate) fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
         self.writable()?;
         let missing = self.store.chunks_missing_vectors()?;
+        self.embed_chunks(missing, false, progress)
+    }
+
+    /// Embeds the distinct embed texts of `chunks`, committing as it goes; with `replace`, the
+    /// new vectors overwrite stored ones. Returns how many texts.
+    fn embed_chunks(
+        &self,
+        missing: Vec<(ChunkInfo, String)>,
+        replace: bool,
+        progress: &dyn Progress,
+    ) -> Result<usize> {
         if missing.is_empty() {
             return Ok(0);
         }
@@ -886,7 +1026,7 @@ impl Index {
                     ),
                 )
             })?;
-            let mut batch = Batch::default();
+            let mut batch = Batch { replace_vectors: replace, ..Batch::default() };
             for ((hash, _), v) in part.iter().zip(vectors) {
                 batch.vectors.push((*hash, v));
             }
@@ -943,6 +1083,20 @@ mod tests {
         assert!(!s.is_indexed("Workflows/Files/scan.pdf"));
         assert!(!s.is_indexed("Home/photo.png"));
         assert_eq!(s.document_suffix("a/B.Pdf"), Some(".pdf"));
+    }
+
+    #[test]
+    fn the_query_cache_keeps_the_most_recently_used_vectors() {
+        let mut q = QueryVectors::default();
+        for i in 0..QUERY_VECTORS_KEPT {
+            q.put(&format!("q{i}"), Arc::new(vec![i as f32]));
+        }
+        // Using q0 makes q1 the least recently used, so the next new text evicts q1.
+        assert_eq!(q.get("q0").map(|v| v[0]), Some(0.0));
+        q.put("new", Arc::new(vec![-1.0]));
+        assert_eq!(q.by_text.len(), QUERY_VECTORS_KEPT);
+        assert!(q.get("q1").is_none());
+        assert!(q.get("q0").is_some() && q.get("new").is_some() && q.get("q2").is_some());
     }
 
     #[test]

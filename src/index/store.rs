@@ -196,6 +196,9 @@ pub struct Batch {
     pub touches: Vec<(i64, i64)>,
     /// New vectors.
     pub vectors: Vec<(TextHash, Vec<f32>)>,
+    /// The vectors replace stored ones for the same text (a forced re-embed) instead of being
+    /// ignored when one exists.
+    pub replace_vectors: bool,
 }
 
 /// What a transaction changed, for the in-memory indexes.
@@ -537,9 +540,13 @@ impl Store {
         let mut applied = Applied::default();
         let changes_chunks = !batch.upserts.is_empty() || !batch.deletes.is_empty();
         {
-            let mut insert_vec = tx
-                .prepare_cached("INSERT OR IGNORE INTO vectors (hash, vector) VALUES (?1, ?2)")
-                .map_err(|e| db_err(&self.path, e))?;
+            let insert_sql = if batch.replace_vectors {
+                "INSERT OR REPLACE INTO vectors (hash, vector) VALUES (?1, ?2)"
+            } else {
+                "INSERT OR IGNORE INTO vectors (hash, vector) VALUES (?1, ?2)"
+            };
+            let mut insert_vec =
+                tx.prepare_cached(insert_sql).map_err(|e| db_err(&self.path, e))?;
             for (hash, v) in &batch.vectors {
                 insert_vec
                     .execute(params![&hash[..], vector_bytes(v)])
@@ -751,6 +758,24 @@ impl Store {
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
             .query_map([], |r| Ok((info_from_row(r)?, r.get::<_, String>(9)?)))
+            .map_err(|e| db_err(&self.path, e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Every chunk of one vault with its text, vector or not: what a forced re-embed embeds.
+    pub fn vault_chunk_texts(&self, vault: &str) -> Result<Vec<(ChunkInfo, String)>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
+                        chunks.breadcrumb, chunks.line, chunks.embed_hash, chunks.text
+                 FROM chunks JOIN files ON files.id = chunks.file_id
+                 WHERE files.vault = ?1
+                 ORDER BY files.path, chunks.ord",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let rows = stmt
+            .query_map([vault], |r| Ok((info_from_row(r)?, r.get::<_, String>(9)?)))
             .map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }

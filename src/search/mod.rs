@@ -16,6 +16,7 @@ pub mod rerank;
 pub mod select;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::config::SearchSettings;
 use crate::error::{Error, ErrorCode, Result};
@@ -257,12 +258,11 @@ impl Searcher<'_> {
         if use_dense {
             let text = format!("{}{}", self.query_prefix, query);
             let embedded = match &req.query_vector {
-                Some(v) => Ok(vec![v.clone()]),
-                None => self.index.embedder().embed(&[text.as_str()]),
+                Some(v) => Ok(Arc::new(v.clone())),
+                None => self.index.embed_query(&text),
             };
             match embedded {
-                Ok(mut rows) if !rows.is_empty() => {
-                    let q = rows.swap_remove(0);
+                Ok(q) => {
                     // The store may still hold chunks of a vault that is no longer configured
                     // (the same data directory used with other `--vault`s): never results.
                     let keep = |key: &crate::index::dense::RowKey| {
@@ -278,7 +278,6 @@ impl Searcher<'_> {
                         .map(|(id, _)| id)
                         .collect();
                 }
-                Ok(_) => {}
                 Err(e) if req.mode == Mode::Hybrid => {
                     tracing::warn!("query embedding failed, searching lexically only: {e}");
                     notices.push(format!(

@@ -29,8 +29,8 @@ use std::sync::{Arc, Mutex};
 
 pub use filing::{Filed, FilingStatus};
 pub use ops::{
-    Change, DocumentText, Entry, EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead,
-    PatchRequest, content_hash, now_timestamp,
+    Change, DocumentText, Entry, EntryKind, FileStat, HeadingEntry, Indexed, Listing, NoteMap,
+    NoteRead, PatchRequest, content_hash, now_timestamp,
 };
 
 use crate::config::{Config, VaultSettings};

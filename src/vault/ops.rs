@@ -214,6 +214,35 @@ pub struct Change {
     pub links_rewritten: Option<usize>,
     /// For a folder creation: every folder actually created, outermost first.
     pub folders_created: Vec<String>,
+    /// How far the index got with this change before the answer went out. The vault never
+    /// sets it (it knows nothing of indexing); the front door fills it in after handing the
+    /// paths to the index. `None`: no index was told (no owner runs).
+    pub indexed: Option<Indexed>,
+}
+
+/// How far a write's re-index got within the bounded wait after the write (the bytes are on
+/// disk in every case; this says only what a search finds right now).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Indexed {
+    /// Chunks, lexical entries and vectors are committed: every search mode finds the change.
+    Full,
+    /// Chunks and lexical entries are committed (a search finds the new words); the vectors
+    /// are still being embedded and follow within seconds.
+    Lexical,
+    /// The re-index is queued behind other index work and was not reached in time; the index
+    /// catches up in the background.
+    Queued,
+}
+
+impl Indexed {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Indexed::Full => "full",
+            Indexed::Lexical => "lexical",
+            Indexed::Queued => "queued",
+        }
+    }
 }
 
 /// A section patch, as every surface spells it.
@@ -305,6 +334,7 @@ impl Vault {
             timestamp_bumped: false,
             links_rewritten: None,
             folders_created: Vec::new(),
+            indexed: None,
         }
     }
 

@@ -474,3 +474,23 @@ fn a_restart_over_a_finished_index_searches_while_it_catches_up() {
     let err = engine.search(&SearchRequest::new("boiler pressure")).unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotReady, "{err}");
 }
+
+#[test]
+fn a_full_pass_reuses_every_stored_vector_and_re_embed_replaces_them_all() {
+    let f = indexed_fixture();
+    let texts = f.engine.index().store().distinct_texts().unwrap() as usize;
+    assert!(texts > 10, "the fixture has {texts} texts");
+
+    // --full re-chunks every file, and every text finds its vector by hash.
+    let full = f.engine.sync(None, true, &Silent).unwrap();
+    assert!(full[0].1.files_chunked > 0);
+    assert_eq!(full[0].1.texts_embedded, 0, "a full pass embedded texts that had vectors");
+    assert_eq!(full[0].1.texts_reused, texts);
+
+    // --re-embed embeds every text again, and search still works on the new vectors.
+    let again = f.engine.pass(None, mdvault::index::Pass::ReEmbed, &Silent).unwrap();
+    assert_eq!((again[0].1.texts_embedded, again[0].1.texts_reused), (texts, 0));
+    let (chunks, vectors) = f.engine.index().counts();
+    assert_eq!(chunks, vectors, "every chunk has a vector after a re-embed");
+    assert!(!top(&f.engine, "boiler pressure", 3).is_empty());
+}

@@ -610,3 +610,77 @@ fn mcp_over_http_serves_every_tool_with_vault_prefixes_and_scopes() {
     let r = mcp(&s, "/mcp", "tools/call", json!({"name": "vault_read", "arguments": {"pth": "x"}}));
     assert!(r.get("error").is_some() || r["isError"] == true, "{r}");
 }
+
+/// A write answers once its bytes are on disk and its re-index has had at most the bounded
+/// wait (1.5 s): a large note whose vectors take longer answers early, saying how far its
+/// re-index got, is found by its words at once and by its meaning once the embedding ends.
+#[test]
+fn a_large_notes_write_answers_before_its_vectors_and_search_finds_it_after() {
+    // Every embedding request holding the marker takes 8 s: far beyond the wait, so the
+    // answer cannot have waited for the vectors however fast the machine.
+    let url = crate::common::fake_embedding_endpoint_slow(
+        16,
+        "TORTOISE",
+        std::time::Duration::from_secs(8),
+    );
+    let v = TempVault::fixture();
+    let env = [
+        ("MDVAULT_EMBEDDING__BACKEND", "http"),
+        ("MDVAULT_EMBEDDING__URL", url.as_str()),
+        ("MDVAULT_EMBEDDING__MODEL", "toy"),
+        ("MDVAULT_EMBEDDING__DIMS", "16"),
+    ];
+    let s = Server::start(&[spec("fixture", &v)], &env);
+
+    // About 256 KiB in 160 sections, like the note that once held its PUT for 8.9 s.
+    let mut note = String::from("# Quillfeather ledger\n");
+    for i in 0..160 {
+        let words: Vec<&str> =
+            (0..260).map(|w| ["alpha", "bravo", "cobalt", "delta", "ember"][(i + w) % 5]).collect();
+        note.push_str(&format!(
+            "\n## Entry {i}\n\nTORTOISE entry {i} of the quillfeather ledger. {}\n",
+            words.join(" ")
+        ));
+    }
+    assert!(note.len() > 200 * 1024, "{}", note.len());
+    let started = std::time::Instant::now();
+    let r = s.call(
+        "PUT",
+        "/vault/Big/Ledger.md",
+        &[("Content-Type", "text/markdown"), ("Accept", "application/json")],
+        Some(note.as_bytes()),
+    );
+    let took = started.elapsed();
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(took < std::time::Duration::from_secs(6), "the write held its answer for {took:?}");
+    let indexed = r.json()["indexed"].as_str().unwrap_or_default().to_string();
+    assert!(indexed == "lexical" || indexed == "queued", "{indexed}: {}", r.body);
+    assert!(v.read("Big/Ledger.md") == note, "the bytes were not on disk when it answered");
+
+    // Found by its words: at once when the answer said `lexical`, within the catch-up if not.
+    let found = || {
+        let hits = s.call("GET", "/search?q=quillfeather%20ledger&k=3", &[], None).json();
+        hits["results"].as_array().is_some_and(|l| l.iter().any(|h| h["path"] == "Big/Ledger.md"))
+    };
+    if indexed == "lexical" {
+        assert!(found(), "the answer said lexical, but a search right after missed the note");
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !found() {
+        assert!(std::time::Instant::now() < deadline, "the note never became searchable");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // And the vectors catch up in the background: every chunk gets one.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let status = s.call("GET", "/status", &[], None).json();
+        let vault = &status["vaults"][0];
+        if vault["chunks"].as_u64().is_some_and(|c| c > 160)
+            && vault["chunks_without_vectors"].as_u64() == Some(0)
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "vectors never caught up: {status}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+}
