@@ -131,9 +131,6 @@ fn default_true() -> bool {
 fn default_one() -> usize {
     1
 }
-fn default_replace() -> Operation {
-    Operation::Replace
-}
 
 /// A closed set on the wire: a tool call names one of the vault layer's names (any case), and
 /// its JSON schema lists them, so a model sees the choices instead of guessing.
@@ -148,7 +145,7 @@ where
 
 fn operation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let names = [Operation::Replace, Operation::Prepend, Operation::Append].map(Operation::as_str);
-    schemars::json_schema!({"type": "string", "enum": names, "default": "replace"})
+    schemars::json_schema!({"type": "string", "enum": names})
 }
 
 fn scope_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -230,13 +227,19 @@ pub struct PatchArgs {
     /// The heading to edit, as vault_map shows it ("Plan::Risks"); a unique trailing part
     /// ("Risks") also works.
     pub target: String,
-    /// replace, prepend or append.
-    #[serde(default = "default_replace", deserialize_with = "by_name")]
+    /// replace, prepend or append (required: there is no default). Append and prepend join
+    /// with one blank line, or none when the content continues the list or table it meets.
+    #[serde(deserialize_with = "by_name")]
     #[schemars(schema_with = "operation_schema")]
     pub operation: Operation,
-    /// The Markdown to put in.
+    /// The Markdown to put in. With target_scope marker: the new heading line ("## New name"),
+    /// or the bare text to keep the heading's level.
     #[serde(default)]
     pub content: String,
+    /// Allow a replace with empty content, which empties the section (or deletes the heading
+    /// line); without it such a replace is refused with empty_content.
+    #[serde(default)]
+    pub allow_empty: bool,
     /// What the operation applies to: content (the lines under the heading, subsections
     /// included), marker (the heading line) or markerAndContent.
     #[serde(default, deserialize_with = "by_name")]
@@ -625,6 +628,7 @@ pub fn patch(desk: &dyn Desk, t: &Target, a: PatchArgs, expected: Option<&str>) 
         operation: a.operation,
         scope: a.target_scope,
         content: &a.content,
+        allow_empty: a.allow_empty,
     };
     Ok(refreshed(desk, v.patch(path, &req, expected)?, &[]))
 }
@@ -860,12 +864,19 @@ mod tests {
 
     #[test]
     fn tool_arguments_take_their_documented_defaults() {
-        let p: PatchArgs =
-            serde_json::from_value(serde_json::json!({"path": "a.md", "target": "A"})).unwrap();
+        let p: PatchArgs = serde_json::from_value(
+            serde_json::json!({"path": "a.md", "target": "A", "operation": "replace"}),
+        )
+        .unwrap();
         assert_eq!(
-            (p.operation, p.target_scope, p.content.as_str()),
-            (Operation::Replace, Scope::Content, "")
+            (p.operation, p.target_scope, p.content.as_str(), p.allow_empty),
+            (Operation::Replace, Scope::Content, "", false)
         );
+        let e = serde_json::from_value::<PatchArgs>(
+            serde_json::json!({"path": "a.md", "target": "A", "content": ""}),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("missing field `operation`"), "{e}");
         let p: PatchArgs = serde_json::from_value(serde_json::json!(
             {"path": "a.md", "target": "A", "operation": "Append", "target_scope": "markerAndContent"}
         ))

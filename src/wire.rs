@@ -116,6 +116,12 @@ pub fn change(c: &Change) -> Value {
     if !c.folders_created.is_empty() {
         v["folders_created"] = json!(c.folders_created);
     }
+    if let Some(d) = c.diff.as_deref().filter(|d| !d.is_empty()) {
+        v["diff"] = json!(d);
+    }
+    if let Some(r) = &c.replaced {
+        v["replaced"] = json!(r);
+    }
     v
 }
 

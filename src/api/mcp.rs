@@ -37,6 +37,9 @@ a unique last part is enough.
 `overwrite` is set, and vault_append can create with `create_if_missing`.
 - Do not edit index.md: it is generated. Fix a note's title or description instead.
 - Every write stamps the note's frontmatter `timestamp` itself; do not set it by hand.
+- Every write answers with the new etag and a diff of what changed: no need to read back.
+- Appending a `- item` to a list or a `| row |` to a table continues it; other content is \
+separated by one blank line. vault_patch needs `operation`; an empty replace needs `allow_empty`.
 - For a review of the vault, vault_expiries lists what falls due (lapsed dates first), \
 vault_callouts the open todos and warnings, vault_maintenance broken links and other problems.
 - A refused call says why and what to do next; follow that advice instead of retrying as is.";
@@ -92,8 +95,30 @@ fn answer<T>(r: Result<T>, render: impl FnOnce(T) -> String) -> CallToolResult {
     }
 }
 
+/// A write's confirmation: the sentence, the new etag, the replaced text and the diff, so the
+/// caller knows what changed without reading the note back.
+pub fn render_change(c: Change) -> String {
+    let mut out = c.message;
+    if let Some(etag) = &c.etag {
+        out.push_str(&format!("\netag: {etag}"));
+    }
+    if let Some(r) = &c.replaced {
+        if r.is_empty() {
+            out.push_str("\n\nReplaced: nothing (the section was empty).");
+        } else {
+            out.push_str(&format!("\n\nReplaced:\n```\n{r}```"));
+        }
+    }
+    match c.diff.as_deref() {
+        Some("") => out.push_str("\n\nNo line changed."),
+        Some(d) => out.push_str(&format!("\n\nChanged:\n```diff\n{d}```")),
+        None => {}
+    }
+    out
+}
+
 fn change(c: Change) -> String {
-    c.message
+    render_change(c)
 }
 
 /// Search results as Markdown: one block per passage, the passage text in full.
@@ -302,7 +327,12 @@ impl VaultMcp {
 
     /// Edit one section of a note under a heading: replace, prepend to or append to its
     /// content (subsections included), or change the heading line itself. `target` is a
-    /// heading path from vault_map.
+    /// heading path from vault_map or search ("A::B" or "A > B"). `operation` is required.
+    /// Append and prepend join with one blank line, or none when the content continues the
+    /// list or table it meets (a "- item" under a list, a "| row |" under a table). A replace
+    /// with empty content is refused unless `allow_empty` is true. With target_scope marker,
+    /// content is the new heading line ("## New name"), or bare text to keep the level. The
+    /// reply gives the new etag, the replaced text and a diff of what changed.
     #[tool(
         name = "vault_patch",
         annotations(
@@ -339,8 +369,10 @@ impl VaultMcp {
         answer(self.run(&ctx, move |e, t| tools::replace_text(e, t, a, None)).await, change)
     }
 
-    /// Add Markdown at the end of a note. With `create_if_missing`, a missing note is created
-    /// with this content.
+    /// Add Markdown at the end of a note. It joins with one blank line, or none when it
+    /// continues the list or table the note ends with (a "- item" after a list, a "| row |"
+    /// after a table). With `create_if_missing`, a missing note is created with this content.
+    /// The reply gives the new etag and a diff of what changed.
     #[tool(
         name = "vault_append",
         annotations(

@@ -512,6 +512,9 @@ async fn patch_route(
                     target: target_path,
                     operation: operation.parse()?,
                     content: body_text(&engine, body)?,
+                    allow_empty: header_str(headers, "allow-empty")?.is_some_and(|v| {
+                        matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+                    }),
                     target_scope: header_str(headers, "target-scope")?
                         .unwrap_or("content")
                         .parse()?,

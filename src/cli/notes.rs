@@ -85,7 +85,7 @@ pub enum NoteCommand {
     },
     /// Replace, prepend to or append to one heading's section.
     #[command(
-        after_help = "Examples:\n  mdvault patch Home/Boiler.md --target 'Servicing' --content 'Booked for May.'\n  mdvault patch Home/Boiler.md --target 'Boiler::Log' --operation append --file entry.md"
+        after_help = "Examples:\n  mdvault patch Home/Boiler.md --target 'Servicing' --operation replace --content 'Booked for May.'\n  mdvault patch Home/Boiler.md --target 'Boiler::Log' --operation append --file entry.md"
     )]
     Patch {
         /// The note ([VAULT:]path).
@@ -93,9 +93,12 @@ pub enum NoteCommand {
         /// The heading target (`Section`, or `Parent::Section` when the leaf is ambiguous).
         #[arg(long, short)]
         target: String,
-        /// replace, prepend or append.
-        #[arg(long, short, default_value = "replace")]
+        /// replace, prepend or append (required: a replace by mistake loses the section).
+        #[arg(long, short)]
         operation: String,
+        /// Allow a replace with empty content, which empties the section.
+        #[arg(long)]
+        allow_empty: bool,
         /// content (below the heading), marker (the heading line) or markerAndContent.
         #[arg(long, default_value = "content")]
         scope: String,
@@ -318,13 +321,14 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             };
             confirm(service::append(desk, t, a, common.if_match.as_deref())?, common.json);
         }
-        NoteCommand::Patch { path, target, operation, scope, content, common } => {
+        NoteCommand::Patch { path, target, operation, allow_empty, scope, content, common } => {
             let a = service::PatchArgs {
                 vault: vault(),
                 path,
                 target,
                 operation: operation.parse()?,
                 content: content.read()?,
+                allow_empty,
                 target_scope: scope.parse()?,
             };
             confirm(service::patch(desk, t, a, common.if_match.as_deref())?, common.json);

@@ -18,7 +18,7 @@ use super::headings::{self, Scope};
 use super::journal::{self, Record, Step};
 use super::links::{self, PathSet};
 use super::path::{Access, Suffixes, Target, gate};
-use super::{Vault, frontmatter, fs, text};
+use super::{Vault, diff, frontmatter, fs, text};
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -214,6 +214,18 @@ pub struct Change {
     pub links_rewritten: Option<usize>,
     /// For a folder creation: every folder actually created, outermost first.
     pub folders_created: Vec<String>,
+    /// For an edit of a note: a short unified diff of what it changed (the timestamp bump
+    /// included), so the caller need not read the note back.
+    pub diff: Option<String>,
+    /// For a section replace: the text it replaced.
+    pub replaced: Option<String>,
+}
+
+/// What writing a note did.
+struct Written {
+    bumped: bool,
+    etag: String,
+    diff: String,
 }
 
 /// A section patch, as every surface spells it.
@@ -227,6 +239,8 @@ pub struct PatchRequest<'a> {
     pub scope: Scope,
     /// The new Markdown.
     pub content: &'a str,
+    /// A replace with empty content is refused (`empty_content`) unless this is set.
+    pub allow_empty: bool,
 }
 
 /// A file's size and modification time, as the indexer compares them.
@@ -305,6 +319,8 @@ impl Vault {
             timestamp_bumped: false,
             links_rewritten: None,
             folders_created: Vec::new(),
+            diff: None,
+            replaced: None,
         }
     }
 
@@ -343,7 +359,14 @@ impl Vault {
 
     /// Bumps the timestamp of `new_text` (already in its final shape: see `text`) when asked
     /// and possible, and writes it. Returns whether it bumped, and the new etag.
-    fn write_note(&self, target: &Target, new_text: &str, bump: bool) -> Result<(bool, String)> {
+    /// `old` is the note's text before the edit (empty for a new note), for the diff.
+    fn write_note(
+        &self,
+        target: &Target,
+        old: &str,
+        new_text: &str,
+        bump: bool,
+    ) -> Result<Written> {
         let mut out = new_text.to_string();
         let mut bumped = false;
         if bump && let Some(with_stamp) = frontmatter::bump_timestamp(&out, &now_timestamp()) {
@@ -352,14 +375,15 @@ impl Vault {
         }
         fs::write_atomic(&target.abs, out.as_bytes())
             .map_err(|e| Error::write_io(&target.rel, &e))?;
-        Ok((bumped, content_hash(out.as_bytes())))
+        Ok(Written { bumped, etag: content_hash(out.as_bytes()), diff: diff::unified(old, &out) })
     }
 
-    fn finish(&self, target: &Target, message: String, bumped: bool, etag: String) -> Change {
-        let suffix = if bumped { "" } else { NO_BUMP };
+    fn finish(&self, target: &Target, message: String, w: Written) -> Change {
+        let suffix = if w.bumped { "" } else { NO_BUMP };
         let mut change = self.change(&target.rel, format!("{message}{suffix}"));
-        change.timestamp_bumped = bumped;
-        change.etag = Some(etag);
+        change.timestamp_bumped = w.bumped;
+        change.etag = Some(w.etag);
+        change.diff = Some(w.diff);
         change
     }
 
@@ -587,9 +611,10 @@ impl Vault {
         // An overwrite is new content, normalised like a new note's, but the file keeps its
         // convention: a CRLF note stays CRLF and a BOM stays.
         let style = existing.as_deref().map_or(text::Style::NEW, text::Style::of);
-        let (bumped, etag) = self.write_note(&target, &style.note(content), true)?;
+        let old = existing.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+        let w = self.write_note(&target, &old, &style.note(content), true)?;
         let verb = if existing.is_some() { "overwrote" } else { "created" };
-        Ok(self.finish(&target, format!("{verb} {}", target.rel), bumped, etag))
+        Ok(self.finish(&target, format!("{verb} {}", target.rel), w))
     }
 
     /// Appends to a note; creates it when missing and `create_if_missing` is set.
@@ -606,16 +631,15 @@ impl Vault {
             Some(bytes) => {
                 let old = utf8(&target, bytes)?;
                 let new = edit::append(&old, content);
-                let (bumped, etag) = self.write_note(&target, &new, true)?;
-                Ok(self.finish(&target, format!("appended to {}", target.rel), bumped, etag))
+                let w = self.write_note(&target, &old, &new, true)?;
+                Ok(self.finish(&target, format!("appended to {}", target.rel), w))
             }
             None if create_if_missing => {
-                let (bumped, etag) = self.write_note(&target, &text::normalize(content), true)?;
+                let w = self.write_note(&target, "", &text::normalize(content), true)?;
                 Ok(self.finish(
                     &target,
                     format!("created {} with the supplied content", target.rel),
-                    bumped,
-                    etag,
+                    w,
                 ))
             }
             None => Err(Error::new(
@@ -635,21 +659,25 @@ impl Vault {
         let target = self.note_target(raw, "patched")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
-        let (new, resolved) = edit::patch_section(
+        let patched = edit::patch(
             &old,
             &target.rel,
             req.target,
             req.operation,
             req.scope,
             req.content,
+            req.allow_empty,
         )?;
-        let (bumped, etag) = self.write_note(&target, &new, true)?;
+        let w = self.write_note(&target, &old, &patched.text, true)?;
+        let resolved = patched.path;
         let verb = match req.operation {
             Operation::Replace => "replaced",
             Operation::Prepend => "prepended to",
             Operation::Append => "appended to",
         };
-        Ok(self.finish(&target, format!("{verb} '{resolved}' in {}", target.rel), bumped, etag))
+        let mut change = self.finish(&target, format!("{verb} '{resolved}' in {}", target.rel), w);
+        change.replaced = patched.replaced;
+        Ok(change)
     }
 
     /// Replaces the body, keeping the frontmatter block byte for byte.
@@ -658,8 +686,8 @@ impl Vault {
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let new = edit::set_body(&old, content);
-        let (bumped, etag) = self.write_note(&target, &new, true)?;
-        Ok(self.finish(&target, format!("replaced the body of {}", target.rel), bumped, etag))
+        let w = self.write_note(&target, &old, &new, true)?;
+        Ok(self.finish(&target, format!("replaced the body of {}", target.rel), w))
     }
 
     /// Sets a frontmatter key (`value`), or removes it (`value` None).
@@ -687,12 +715,13 @@ impl Vault {
         }
         // Setting `timestamp` itself must not be overwritten by the automatic bump.
         let bump = key != "timestamp";
-        let (bumped, etag) = self.write_note(&target, &new, bump)?;
+        let mut w = self.write_note(&target, &old, &new, bump)?;
+        w.bumped = w.bumped || !bump;
         let message = match value {
             Some(_) => format!("set '{key}' in {}", target.rel),
             None => format!("removed '{key}' in {}", target.rel),
         };
-        let mut change = self.finish(&target, message, bumped || !bump, etag);
+        let mut change = self.finish(&target, message, w);
         if !bump {
             change.message = change.message.replace(NO_BUMP, "");
         }
@@ -714,14 +743,9 @@ impl Vault {
         let old = self.existing_text(&target, expected)?;
         let section = section.map(str::trim).filter(|s| !s.is_empty());
         let (new, n) = edit::replace_text(&old, &target.rel, find, replace, section, count)?;
-        let (bumped, etag) = self.write_note(&target, &new, true)?;
+        let w = self.write_note(&target, &old, &new, true)?;
         let noun = if n == 1 { "occurrence" } else { "occurrences" };
-        Ok(self.finish(
-            &target,
-            format!("replaced {n} {noun} of the text in {}", target.rel),
-            bumped,
-            etag,
-        ))
+        Ok(self.finish(&target, format!("replaced {n} {noun} of the text in {}", target.rel), w))
     }
 
     /// Deletes a note or a document.

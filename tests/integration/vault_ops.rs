@@ -50,7 +50,7 @@ fn small_vault() -> TempVault {
 }
 
 fn patch<'a>(target: &'a str, op: Operation, content: &'a str) -> PatchRequest<'a> {
-    PatchRequest { target, operation: op, scope: Scope::Content, content }
+    PatchRequest { target, operation: op, scope: Scope::Content, content, allow_empty: false }
 }
 
 /// Runs `f`, expects refusal `code`, and checks nothing on disk changed.
