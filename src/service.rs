@@ -554,7 +554,16 @@ fn refreshed(desk: &dyn Desk, change: Change, also: &[&str]) -> Change {
 
 /// Searches; `k` of 0 or none is the configured default, then clamped to 1..=20.
 pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchResponse> {
-    engine.search(&search_request(engine, t, a)?)
+    let asked = a.k;
+    let mut resp = engine.search(&search_request(engine, t, a)?)?;
+    if let Some(k) = asked.filter(|&k| k > MAX_K) {
+        // Said out loud, so a caller that asked for more does not take 20 for all there is.
+        resp.notices.push(format!(
+            "k {k} is above the limit of {MAX_K}, so at most {MAX_K} passages are returned; \
+             narrow the query or use `prefix` to see others"
+        ));
+    }
+    Ok(resp)
 }
 
 /// The request a search means on every surface: the empty-query refusal, the default and the

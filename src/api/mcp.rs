@@ -32,7 +32,8 @@ This server reads, searches and edits one or more Markdown vaults (Obsidian-styl
 - To find something, call vault_search first, then vault_read with `section` set to the heading \
 of the hit, rather than reading whole notes.
 - Before vault_patch, call vault_map on the note and copy a heading path from it (`A::B::C`); \
-a unique last part is enough.
+a unique last part is enough. `A > B` works too, and so does the section a search result \
+names. Two headings with one path are told apart by line: `A::B@12`.
 - Do not check whether a note exists before writing: vault_write refuses to overwrite unless \
 `overwrite` is set, and vault_append can create with `create_if_missing`.
 - Do not edit index.md: it is generated. Fix a note's title or description instead.
@@ -127,8 +128,8 @@ fn change(c: Change) -> String {
 pub fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> String {
     if r.results.is_empty() {
         let mut out = format!(
-            "No passages match \"{query}\". Try other words, a shorter query, or vault_list to \
-             browse.\n"
+            "No passages match \"{query}\". Try other words, a shorter query, vault_grep for an \
+             exact string, or vault_list to browse.\n"
         );
         for n in &r.notices {
             out.push_str(&format!("\nNote: {n}\n"));
@@ -144,7 +145,7 @@ pub fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> St
             out.push_str(&format!("\n### {}. {}:{}", i + 1, h.vault, h.path));
         }
         if !h.heading.is_empty() {
-            out.push_str(&format!(" > {}", h.heading));
+            out.push_str(&format!(", section {}", h.heading));
         }
         out.push('\n');
         let how = match h.matched.as_str() {
@@ -154,7 +155,7 @@ pub fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> St
         };
         let mut line = format!("_{how}");
         if h.pinned {
-            line.push_str(", pinned as an exact identifier match");
+            line.push_str(", pinned: contains every query word, which are rare in the vault");
         }
         if h.document {
             // A line number of extracted text means nothing to someone holding the PDF.

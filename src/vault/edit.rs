@@ -737,7 +737,11 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::AmbiguousHeading);
         assert!(err.message().contains("2 headings match"));
-        assert!(err.message().contains("    Recipe::Mince::Method\n    Recipe::Mash::Method\n"));
+        assert!(
+            err.message().contains(
+                "    Recipe::Mince::Method  (line 3; target `Recipe::Mince::Method@3`)\n"
+            )
+        );
         let (out, path) =
             patch_section(text, "r.md", "Mince::Method", Operation::Append, Scope::Content, "x")
                 .unwrap();

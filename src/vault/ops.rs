@@ -97,14 +97,25 @@ impl NoteMap {
             out.push_str(&format!("- {k}: {v}\n"));
         }
         out.push_str(
-            "\n## Headings\n\nUse a path below as a patch target. A unique last segment is \
-             enough;\nwhen it is not unique, prepend ancestors with `::`.\n\n",
+            "\n## Headings\n\nUse a path below as a patch target (`A::B`, or `A > B`). A unique \
+             last segment is\nenough; when it is not unique, prepend ancestors with `::`, or \
+             add `@line`.\n\n",
         );
         if self.headings.is_empty() {
             out.push_str("- (none)\n");
         }
         for h in &self.headings {
-            out.push_str(&format!("- {}\n", h.path));
+            // Two headings with one path cannot be told apart by name: say so, and give the
+            // `@line` target that reaches each.
+            let twins = self.headings.iter().filter(|o| o.path == h.path).count();
+            if twins > 1 {
+                out.push_str(&format!(
+                    "- {} (line {}; duplicate path, target `{}@{}`)\n",
+                    h.path, h.line, h.path, h.line
+                ));
+            } else {
+                out.push_str(&format!("- {} (line {})\n", h.path, h.line));
+            }
         }
         out
     }

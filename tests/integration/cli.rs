@@ -30,7 +30,11 @@ fn read_map_and_ls_in_text_and_json() {
     assert!(json["body"].as_str().unwrap().starts_with("# Boiler"));
 
     let out = mdvault(&["map", "Home/Boiler.md", &arg(&v)], None);
-    assert!(stdout(&out).contains("- Boiler::Settings\n- Boiler::Log\n"));
+    let map = stdout(&out);
+    assert!(
+        map.contains("- Boiler::Settings (line ") && map.contains(")\n- Boiler::Log (line "),
+        "{map}"
+    );
 
     let out = mdvault(&["ls", &arg(&v), "--json"], None);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
