@@ -15,6 +15,7 @@
 pub mod diff;
 pub mod edit;
 mod filing;
+mod find;
 pub mod frontmatter;
 pub mod fs;
 pub mod headings;

@@ -18,7 +18,7 @@ use super::headings::{self, Scope};
 use super::journal::{self, Record, Step};
 use super::links::{self, PathSet};
 use super::path::{Access, Suffixes, Target, gate};
-use super::{Vault, diff, frontmatter, fs, text};
+use super::{Vault, diff, find, frontmatter, fs, text};
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -305,9 +305,67 @@ impl Vault {
         gate(&self.root, &self.suffixes, raw, access)
     }
 
-    /// Gates a path for a verb that edits notes: a document is refused with `is_document`.
-    fn note_target(&self, raw: &str, verb: &str) -> Result<Target> {
-        let target = self.gate(raw, Access::WriteFile)?;
+    /// The existing file a caller's path means, forgiving how agents paste paths: when the
+    /// path is not there as written, its percent-decoded form, the form with `.md` added and
+    /// a unique case-insensitive match are tried, each through the gate. `None` when none of
+    /// them exists (the gate's refusal of the path as written stands, except a missing suffix).
+    fn forgiving(&self, raw: &str, access: Access) -> Result<Option<Target>> {
+        let gated = self.gate(raw, access);
+        match &gated {
+            Ok(t) if t.abs.exists() => return gated.map(Some),
+            Ok(_) => {}
+            Err(e) if e.code() == ErrorCode::UnsupportedSuffix => {}
+            Err(_) => return gated.map(Some),
+        }
+        let mut tries = vec![raw.to_string()];
+        tries.extend(find::candidates(raw));
+        for (i, cand) in tries.iter().enumerate() {
+            let cased = find::case_insensitive(&self.root, cand);
+            let forms = [(i > 0).then(|| cand.clone()), cased];
+            for form in forms.into_iter().flatten() {
+                if let Ok(t) = self.gate(&form, access)
+                    && t.abs.is_file()
+                {
+                    return Ok(Some(t));
+                }
+            }
+        }
+        gated.map(|_| None)
+    }
+
+    /// Like [`Vault::forgiving`], but absence is `not_found`, naming the nearest paths.
+    fn existing_target(&self, raw: &str, access: Access) -> Result<Target> {
+        self.forgiving(raw, access)?.ok_or_else(|| self.not_found(raw))
+    }
+
+    /// `not_found` for a path, with the nearest existing paths as suggestions.
+    fn not_found(&self, raw: &str) -> Error {
+        let files = self.scan();
+        let near = find::nearest(raw, files.iter().map(|f| f.path.as_str()));
+        let shown = raw.trim();
+        if near.is_empty() {
+            return Error::new(
+                ErrorCode::NotFound,
+                format!("{shown} does not exist; list the folder to see what is there"),
+            );
+        }
+        Error::new(
+            ErrorCode::NotFound,
+            format!(
+                "{shown} does not exist; the nearest existing paths are: {}. Retry with one of \
+                 them, or list the folder",
+                near.join(", ")
+            ),
+        )
+    }
+
+    /// [`Vault::note_target`] for a note that must exist, with forgiving resolution.
+    fn existing_note(&self, raw: &str, verb: &str) -> Result<Target> {
+        let target = self.existing_target(raw, Access::WriteFile)?;
+        self.refuse_document(target, verb)
+    }
+
+    fn refuse_document(&self, target: Target, verb: &str) -> Result<Target> {
         if self.suffixes.is_document(&target.rel) {
             return Err(Error::new(
                 ErrorCode::IsDocument,
@@ -319,6 +377,12 @@ impl Vault {
             ));
         }
         Ok(target)
+    }
+
+    /// Gates a path for a verb that edits notes: a document is refused with `is_document`.
+    fn note_target(&self, raw: &str, verb: &str) -> Result<Target> {
+        let target = self.gate(raw, Access::WriteFile)?;
+        self.refuse_document(target, verb)
     }
 
     pub(super) fn change(&self, path: &str, message: String) -> Change {
@@ -437,7 +501,7 @@ impl Vault {
         section: Option<&str>,
         docs: &dyn DocumentText,
     ) -> Result<NoteRead> {
-        let target = self.gate(raw, Access::Read)?;
+        let target = self.existing_target(raw, Access::Read)?;
         if self.suffixes.is_document(&target.rel) {
             if section.is_some_and(|s| !s.trim().is_empty()) {
                 return Err(Error::new(
@@ -514,7 +578,7 @@ impl Vault {
     /// The note's frontmatter and heading outline; for a filed document, its extraction
     /// verdict and the outline of its extracted Markdown.
     pub fn map(&self, raw: &str, docs: &dyn DocumentText) -> Result<NoteMap> {
-        let target = self.gate(raw, Access::Read)?;
+        let target = self.existing_target(raw, Access::Read)?;
         let (content, frontmatter, etag, extraction) = if self.suffixes.is_document(&target.rel) {
             let bytes = self.load_bytes(&target)?;
             let (etag, extraction) = docs.extraction(&target.rel, &bytes)?;
@@ -636,7 +700,11 @@ impl Vault {
         create_if_missing: bool,
         expected: Option<&str>,
     ) -> Result<Change> {
-        let target = self.note_target(raw, "appended to")?;
+        // An existing note as the caller probably meant it; else the path as written, to create.
+        let target = match self.forgiving(raw, Access::WriteFile) {
+            Ok(Some(found)) => self.refuse_document(found, "appended to")?,
+            _ => self.note_target(raw, "appended to")?,
+        };
         let _guard = self.lock();
         match self.current(&target, expected)? {
             Some(bytes) => {
@@ -667,7 +735,7 @@ impl Vault {
         req: &PatchRequest<'_>,
         expected: Option<&str>,
     ) -> Result<Change> {
-        let target = self.note_target(raw, "patched")?;
+        let target = self.existing_note(raw, "patched")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let patched = edit::patch(
@@ -693,7 +761,7 @@ impl Vault {
 
     /// Replaces the body, keeping the frontmatter block byte for byte.
     pub fn set_body(&self, raw: &str, content: &str, expected: Option<&str>) -> Result<Change> {
-        let target = self.note_target(raw, "given a new body")?;
+        let target = self.existing_note(raw, "given a new body")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let new = edit::set_body(&old, content);
@@ -709,7 +777,7 @@ impl Vault {
         value: Option<&Value>,
         expected: Option<&str>,
     ) -> Result<Change> {
-        let target = self.note_target(raw, "given frontmatter")?;
+        let target = self.existing_note(raw, "given frontmatter")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let new = match value {
@@ -749,7 +817,7 @@ impl Vault {
         count: usize,
         expected: Option<&str>,
     ) -> Result<Change> {
-        let target = self.note_target(raw, "edited as text")?;
+        let target = self.existing_note(raw, "edited as text")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let section = section.map(str::trim).filter(|s| !s.is_empty());
