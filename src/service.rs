@@ -393,6 +393,45 @@ pub struct DeleteFolderArgs {
     pub recursive: bool,
 }
 
+/// `vault_grep`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault).
+    #[serde(default)]
+    pub vault: Option<String>,
+    /// The exact text to find (literal, case-sensitive unless ignore_case), or a regular
+    /// expression when `regex` is true (Rust regex syntax, e.g. "0\\d{3} \\d{6}").
+    pub pattern: String,
+    /// Read `pattern` as a regular expression instead of literal text.
+    #[serde(default)]
+    pub regex: bool,
+    /// Match regardless of case.
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// Only files under this folder, e.g. "Home" (default: the whole vault).
+    #[serde(default)]
+    pub dir: Option<String>,
+    /// At most this many matching lines (1 to 200; default 50).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Skip this many matching lines first: the next page starts at offset + limit.
+    #[serde(default)]
+    pub offset: usize,
+}
+
+/// `vault_links`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinksArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
+    /// Vault-relative path of the note or document.
+    pub path: String,
+}
+
 /// `vault_reindex`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -855,6 +894,32 @@ pub fn frontmatter_query(
 ) -> Result<Vec<String>> {
     let v = vault(desk, t, a.vault.as_deref())?;
     crate::upkeep::frontmatter_query(v, &a.key, &a.value, a.dir.as_deref().unwrap_or(""))
+}
+
+/// Every line that holds a literal string or matches a pattern, over notes and the text of
+/// filed documents, paged.
+pub fn grep(desk: &dyn Desk, t: &Target, a: GrepArgs) -> Result<crate::upkeep::survey::GrepReport> {
+    let v = vault(desk, t, a.vault.as_deref())?;
+    let q = crate::upkeep::survey::GrepQuery {
+        pattern: a.pattern,
+        regex: a.regex,
+        ignore_case: a.ignore_case,
+        dir: a.dir.unwrap_or_default(),
+        limit: a.limit.filter(|&n| n > 0).unwrap_or(crate::upkeep::survey::GREP_DEFAULT_LIMIT),
+        offset: a.offset,
+    };
+    crate::upkeep::survey::grep(v, &*desk.documents(), &q)
+}
+
+/// A note's outgoing links (resolved or broken) and its backlinks.
+pub fn links(
+    desk: &dyn Desk,
+    t: &Target,
+    a: LinksArgs,
+) -> Result<crate::upkeep::survey::LinkReport> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
+    let rel = v.existing(path)?;
+    crate::upkeep::survey::links_of(v, &rel)
 }
 
 fn upkeep_settings(desk: &dyn Desk) -> crate::upkeep::Settings {

@@ -29,11 +29,15 @@ use crate::vault::Change;
 /// What the server tells a model before its first call.
 pub const INSTRUCTIONS: &str = "\
 This server reads, searches and edits one or more Markdown vaults (Obsidian-style notes).
-- To find something, call vault_search first, then vault_read with `section` set to the heading \
-of the hit, rather than reading whole notes.
+- To find something, call vault_search first, then vault_read with `section` set to the section \
+of the hit, rather than reading whole notes. For an exact string (a phone number, a plate) or \
+to prove one is absent, call vault_grep.
+- Before moving or deleting a note, vault_links shows what links to it.
 - Before vault_patch, call vault_map on the note and copy a heading path from it (`A::B::C`); \
 a unique last part is enough. `A > B` works too, and so does the section a search result \
 names. Two headings with one path are told apart by line: `A::B@12`.
+- Paths may be pasted as links spell them (`/A/B%20C`, no `.md`, other case); a miss names \
+the nearest paths.
 - Do not check whether a note exists before writing: vault_write refuses to overwrite unless \
 `overwrite` is set, and vault_append can create with `create_if_missing`.
 - Do not edit index.md: it is generated. Fix a note's title or description instead.
@@ -206,6 +210,62 @@ fn render_expiries(r: crate::upkeep::expiries::Report) -> String {
     out.push_str(&format!("\n{} note(s) have no expires field.\n", r.untracked_count));
     for n in r.untracked.iter().flatten() {
         out.push_str(&format!("- {n}\n"));
+    }
+    out
+}
+
+/// Grep results as `path:line: text`, with the count and how to get the next page.
+pub fn render_grep(r: crate::upkeep::survey::GrepReport) -> String {
+    let how = if r.regex { "matches the pattern" } else { "contains the text" };
+    if r.total == 0 {
+        return format!(
+            "No line in {} file(s) {how} `{}`: it is absent from the notes and the text of the \
+             filed documents (check the spelling, or try ignore_case).",
+            r.files, r.pattern
+        );
+    }
+    let mut out =
+        format!("{} line(s) in {} file(s) searched {how} `{}`", r.total, r.files, r.pattern);
+    if r.hits.is_empty() {
+        out.push_str(&format!("; none from offset {}.\n", r.offset));
+        return out;
+    }
+    let (first, last) = (r.offset + 1, r.offset + r.hits.len());
+    out.push_str(&format!(" (showing {first} to {last}):\n\n"));
+    for h in &r.hits {
+        let doc = if h.document { " (document text)" } else { "" };
+        out.push_str(&format!("{}:{}{doc}: {}\n", h.path, h.line, h.text));
+    }
+    if last < r.total {
+        out.push_str(&format!("\n{} more: call again with offset {last}.\n", r.total - last));
+    }
+    out
+}
+
+/// A note's links both ways, broken ones marked.
+pub fn render_links(r: crate::upkeep::survey::LinkReport) -> String {
+    let mut out = format!("# Links of {}\n\n## Outgoing ({})\n\n", r.path, r.outgoing.len());
+    if r.outgoing.is_empty() {
+        out.push_str("- (none)\n");
+    }
+    for l in &r.outgoing {
+        let fragment = l.fragment.as_deref().map(|f| format!("#{f}")).unwrap_or_default();
+        let to = match (&l.resolved, l.external) {
+            (_, true) => "external URL".to_string(),
+            (Some(p), _) => p.clone(),
+            (None, _) => "BROKEN: no such note".to_string(),
+        };
+        out.push_str(&format!("- line {}: {}{fragment} -> {to}\n", l.line, l.target));
+    }
+    out.push_str(&format!("\n## Backlinks ({})\n\n", r.backlinks.len()));
+    if r.backlinks.is_empty() {
+        out.push_str("- (none: no note links here)\n");
+    }
+    for b in &r.backlinks {
+        out.push_str(&format!("- {}:{} {}\n", b.from, b.line, b.written));
+    }
+    if !r.backlinks.is_empty() {
+        out.push_str("\nvault_move repoints these links itself (update_links is on by default).\n");
     }
     out
 }
@@ -575,6 +635,30 @@ impl VaultMcp {
         }
         let run = self.run(&ctx, move |e, t| tools::maintenance(e, t, vault.as_deref())).await;
         answer(run, |run| run.markdown())
+    }
+
+    /// Find every line that contains an exact string (or, with `regex`, matches a pattern) in
+    /// the notes and the text of filed documents, with path and line number. Use it to find an
+    /// exact token, or to prove a string is absent (an empty answer covers the whole vault).
+    /// Capped at `limit` lines (default 50, at most 200); `offset` pages on.
+    #[tool(name = "vault_grep", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_grep(
+        &self,
+        Parameters(a): Parameters<tools::GrepArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::grep(e, t, a)).await, render_grep)
+    }
+
+    /// A note's outgoing links (each resolved to a path, or marked broken) and its backlinks
+    /// (the notes linking to it, with line). Call it before moving or deleting a note.
+    #[tool(name = "vault_links", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_links(
+        &self,
+        Parameters(a): Parameters<tools::LinksArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::links(e, t, a)).await, render_links)
     }
 
     /// The notes whose frontmatter `key` holds exactly `value` (equal to a plain value, or one

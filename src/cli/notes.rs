@@ -208,6 +208,42 @@ pub enum NoteCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Every line holding an exact string (or matching a pattern with --regex), over notes and
+    /// filed documents' text; an empty answer proves absence.
+    #[command(
+        after_help = "Examples:\n  mdvault grep '0161 496 0000'\n  mdvault grep --regex --ignore-case 'vantor|t60' --dir Personal"
+    )]
+    Grep {
+        /// The text to find, or a regular expression with --regex.
+        pattern: String,
+        /// Read the pattern as a regular expression.
+        #[arg(long)]
+        regex: bool,
+        /// Match regardless of case.
+        #[arg(long, short)]
+        ignore_case: bool,
+        /// Only files under this folder.
+        #[arg(long, value_name = "FOLDER")]
+        dir: Option<String>,
+        /// At most this many lines (1 to 200; default 50).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Skip this many matching lines first.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Print JSON (the shape `/grep` answers with).
+        #[arg(long)]
+        json: bool,
+    },
+    /// A note's outgoing links (resolved or broken) and the notes linking to it.
+    #[command(after_help = "Example:\n  mdvault links Inbox/Scratch.md")]
+    Links {
+        /// The note ([VAULT:]path).
+        path: String,
+        /// Print JSON (the shape `/links/{path}` answers with).
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete a folder (a non-empty one only with --recursive).
     #[command(after_help = "Example:\n  mdvault rmdir Projects/Old --recursive")]
     Rmdir {
@@ -377,6 +413,48 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
         NoteCommand::Mkdir { path, json } => {
             let a = service::CreateFolderArgs { vault: vault(), path };
             confirm(service::create_folder(desk, t, a)?, json);
+        }
+        NoteCommand::Grep { pattern, regex, ignore_case, dir, limit, offset, json } => {
+            let a = service::GrepArgs {
+                vault: vault(),
+                pattern,
+                regex,
+                ignore_case,
+                dir,
+                limit,
+                offset,
+            };
+            let r = service::grep(desk, t, a)?;
+            if json {
+                print_json(&wire::grep(&r));
+            } else {
+                for h in &r.hits {
+                    print(&format!("{}:{}: {}", h.path, h.line, h.text));
+                }
+                let shown = r.offset + r.hits.len();
+                eprintln!(
+                    "{} matching line(s) in {} file(s); showing up to {shown}",
+                    r.total, r.files
+                );
+            }
+        }
+        NoteCommand::Links { path, json } => {
+            let r = service::links(desk, t, service::LinksArgs { vault: vault(), path })?;
+            if json {
+                print_json(&wire::links(&r));
+            } else {
+                for l in &r.outgoing {
+                    let to = match (&l.resolved, l.external) {
+                        (_, true) => "external".to_string(),
+                        (Some(p), _) => p.clone(),
+                        (None, _) => "BROKEN".to_string(),
+                    };
+                    print(&format!("-> {}:{} {} ({to})", r.path, l.line, l.target));
+                }
+                for b in &r.backlinks {
+                    print(&format!("<- {}:{} {}", b.from, b.line, b.written));
+                }
+            }
         }
         NoteCommand::Rmdir { path, recursive, json } => {
             let a = service::DeleteFolderArgs { vault: vault(), path, recursive };

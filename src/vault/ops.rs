@@ -338,6 +338,12 @@ impl Vault {
         self.forgiving(raw, access)?.ok_or_else(|| self.not_found(raw))
     }
 
+    /// The vault path of the existing note or document a caller's path means: gated, with the
+    /// forgiving spellings of [`Vault::forgiving`]; `not_found` names the nearest paths.
+    pub fn existing(&self, raw: &str) -> Result<String> {
+        Ok(self.existing_target(raw, Access::Read)?.rel)
+    }
+
     /// `not_found` for a path, with the nearest existing paths as suggestions.
     fn not_found(&self, raw: &str) -> Error {
         let files = self.scan();

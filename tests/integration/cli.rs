@@ -225,6 +225,8 @@ fn every_subcommand_has_help_with_an_example() {
         "rm",
         "mkdir",
         "rmdir",
+        "grep",
+        "links",
     ] {
         let out = mdvault(&[cmd, "--help"], None);
         assert!(out.status.success(), "{cmd}");

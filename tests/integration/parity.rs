@@ -156,7 +156,8 @@ fn cases() -> Vec<Case> {
             agree: Some(|m, r| {
                 let j: Value = serde_json::from_str(r).unwrap();
                 for h in j["headings"].as_array().unwrap() {
-                    assert!(m.contains(&format!("- {}\n", h["path"].as_str().unwrap())), "{m}");
+                    let line = format!("- {} (line {}", h["path"].as_str().unwrap(), h["line"]);
+                    assert!(m.contains(&line), "{m}");
                 }
             }),
         },
@@ -195,6 +196,40 @@ fn cases() -> Vec<Case> {
                     let line = format!("- {}", e["date"].as_str().unwrap());
                     assert!(m.contains(&line) && m.contains(e["what"].as_str().unwrap()), "{m}");
                 }
+            }),
+        },
+        Case {
+            tool: "vault_grep",
+            args: json!({"pattern": "combi boiler", "ignore_case": true}),
+            rest: Rest("GET", "/grep?pattern=combi%20boiler&ignore_case", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                let hits = j["hits"].as_array().unwrap();
+                assert!(!hits.is_empty(), "{r}");
+                assert!(m.starts_with(&format!("{} line(s) in ", j["total"])), "{m}");
+                for h in hits {
+                    let line = format!("{}:{}", h["path"].as_str().unwrap(), h["line"]);
+                    assert!(m.contains(&line), "{line} missing from {m}");
+                }
+            }),
+        },
+        Case {
+            tool: "vault_links",
+            // The boiler note was moved and its folder deleted above: links to it are broken.
+            args: json!({"path": "home/utilities/gas"}),
+            rest: Rest("GET", "/links/Home/Utilities/Gas.md", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                let out = j["outgoing"].as_array().unwrap();
+                let broken: Vec<&Value> = out.iter().filter(|l| l["resolved"].is_null()).collect();
+                assert_eq!(broken.len(), 2, "{r}");
+                for l in out {
+                    let line = format!("- line {}: {}", l["line"], l["target"].as_str().unwrap());
+                    assert!(m.contains(&line), "{line} missing from {m}");
+                }
+                assert!(m.contains("-> BROKEN: no such note"), "{m}");
+                let back = j["backlinks"].as_array().unwrap();
+                assert!(m.contains(&format!("## Backlinks ({})", back.len())), "{m}");
             }),
         },
         Case {
