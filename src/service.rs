@@ -329,12 +329,52 @@ pub struct SetFrontmatterArgs {
     pub path: String,
     /// The frontmatter key.
     pub key: String,
-    /// The new value: a string, number, boolean or list. Leave empty when deleting.
+    /// The new value: a string, number, boolean or list. Leave empty when deleting, or when
+    /// using add/remove. `expires` must be a list of {"date": "YYYY-MM-DD", "what": "..."}
+    /// items (or "none" with an expires_reason key); anything else is refused.
     #[serde(default)]
     pub value: Option<Value>,
     /// Remove the key instead of setting it.
     #[serde(default)]
     pub delete: bool,
+    /// Add these items (a string or a list) to the list under `key` (e.g. tags), keeping the
+    /// items already there; a missing key becomes a new list.
+    #[serde(default)]
+    pub add: Option<Value>,
+    /// Remove these items (a string or a list) from the list under `key`.
+    #[serde(default)]
+    pub remove: Option<Value>,
+}
+
+/// An `add` or `remove` argument as list items: one value, or each item of a list.
+fn items(v: Option<Value>) -> Vec<Value> {
+    match v {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(one) => vec![one],
+    }
+}
+
+/// Refuses an `expires` value mdvault's expiry reader could not track, with what to write
+/// instead, so a malformed date is caught at the write rather than at the next review.
+fn check_expires(value: &Value) -> Result<()> {
+    if value.as_str().is_some_and(|s| s.trim().eq_ignore_ascii_case("none")) {
+        return Ok(());
+    }
+    let probe = crate::vault::frontmatter::set("---\n---\n", "expires", value)?;
+    let read = crate::upkeep::expiries::read(&probe);
+    if read.problems.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::InvalidValue,
+        format!(
+            "this `expires` value would not be tracked: {}. Send a list such as \
+             [{{\"date\": \"2027-02-14\", \"what\": \"Car insurance renewal\"}}], or \"none\" \
+             (then set expires_reason)",
+            read.problems.join("; ")
+        ),
+    ))
 }
 
 /// `vault_delete`.
@@ -756,6 +796,22 @@ pub fn set_frontmatter(
     if a.key.trim().is_empty() {
         return Err(Error::new(ErrorCode::InvalidRequest, "the frontmatter key is empty"));
     }
+    if a.add.is_some() || a.remove.is_some() {
+        if a.delete || a.value.as_ref().is_some_and(|v| !v.is_null()) {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "add and remove edit the items of a list; send them without value or delete",
+            ));
+        }
+        let (add, remove) = (items(a.add), items(a.remove));
+        let edited = v.edit_list(path, a.key.trim(), &add, &remove, expected)?;
+        return Ok(refreshed(desk, edited, &[]));
+    }
+    if a.key.trim() == "expires"
+        && let Some(value) = a.value.as_ref().filter(|_| !a.delete)
+    {
+        check_expires(value)?;
+    }
     let value = match (a.delete, a.value) {
         (true, _) => None,
         (false, None | Some(Value::Null)) => {
@@ -981,6 +1037,23 @@ mod tests {
             schema["properties"]["operation"]["enum"],
             serde_json::json!(["replace", "prepend", "append"])
         );
+    }
+
+    #[test]
+    fn an_expires_value_the_expiry_reader_cannot_track_is_refused_before_writing() {
+        let good = serde_json::json!([{"date": "2027-02-14", "what": "Car insurance"}]);
+        assert!(check_expires(&good).is_ok());
+        assert!(check_expires(&serde_json::json!("none")).is_ok());
+        for bad in [
+            serde_json::json!("2027-02-14"),
+            serde_json::json!([{"date": "2027-02-30", "what": "x"}]),
+            serde_json::json!([{"date": "2027-02-14"}]),
+            serde_json::json!([]),
+        ] {
+            let e = check_expires(&bad).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidValue, "{bad}");
+            assert!(e.message().contains("\"date\": \"2027-02-14\""), "{}", e.message());
+        }
     }
 
     #[test]

@@ -184,7 +184,15 @@ fn render_status(report: crate::index::coverage::Report) -> String {
 
 fn render_expiries(r: crate::upkeep::expiries::Report) -> String {
     let mut out = format!("# Expiry dates (today is {})\n\n", r.today);
-    if r.entries.is_empty() {
+    let tracked = !r.entries.is_empty() || !r.dismissed.is_empty() || !r.malformed.is_empty();
+    if r.entries.is_empty() && !tracked {
+        // Nothing tracked at all is not "nothing due": say how a date gets tracked.
+        out.push_str(
+            "No note tracks a date yet, so nothing can be reported as due. To track one, set \
+             the note's `expires` frontmatter with vault_set_frontmatter, e.g. key \"expires\", \
+             value [{\"date\": \"2027-02-14\", \"what\": \"Car insurance renewal\"}].\n",
+        );
+    } else if r.entries.is_empty() {
         out.push_str("No dated commitments in range.\n");
     }
     for e in &r.entries {
@@ -489,7 +497,10 @@ impl VaultMcp {
     }
 
     /// Set one frontmatter key to a string, number, boolean or list, or remove it with
-    /// `delete`. The rest of the frontmatter is left byte for byte.
+    /// `delete`; or add items to and remove items from a list key (tags) with `add`/`remove`,
+    /// without rewriting the list. `expires` is checked before writing: a list of
+    /// {"date": "YYYY-MM-DD", "what": "..."} items, or "none" plus an expires_reason key. The
+    /// rest of the frontmatter is left byte for byte.
     #[tool(
         name = "vault_set_frontmatter",
         annotations(

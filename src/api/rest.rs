@@ -498,6 +498,8 @@ async fn patch_route(
                     key: raw_target,
                     delete: value.is_none(),
                     value,
+                    add: None,
+                    remove: None,
                 };
                 blocking(move || tools::set_frontmatter(&engine, &target, a, expected.as_deref()))
                     .await?

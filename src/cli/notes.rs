@@ -135,6 +135,12 @@ pub enum NoteCommand {
         /// Remove the key.
         #[arg(long)]
         delete: bool,
+        /// Add this item to the list under the key (repeat for more), e.g. --add car.
+        #[arg(long, value_name = "ITEM", conflicts_with_all = ["value", "json_value", "delete"])]
+        add: Vec<String>,
+        /// Remove this item from the list under the key (repeat for more).
+        #[arg(long, value_name = "ITEM", conflicts_with_all = ["value", "json_value", "delete"])]
+        remove: Vec<String>,
         #[command(flatten)]
         common: WriteArgs,
     },
@@ -373,8 +379,20 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             let a = service::SetBodyArgs { vault: vault(), path, content: content.read()? };
             confirm(service::set_body(desk, t, a, common.if_match.as_deref())?, common.json);
         }
-        NoteCommand::SetFrontmatter { path, key, value, json_value, delete, common } => {
+        NoteCommand::SetFrontmatter {
+            path,
+            key,
+            value,
+            json_value,
+            delete,
+            add,
+            remove,
+            common,
+        } => {
+            let list = |items: Vec<String>| (!items.is_empty()).then(|| serde_json::json!(items));
+            let (add, remove) = (list(add), list(remove));
             let value = match (value, json_value, delete) {
+                _ if add.is_some() || remove.is_some() => None,
                 (_, _, true) => None,
                 (Some(v), None, false) => Some(serde_json::Value::String(v)),
                 (None, Some(j), false) => Some(serde_json::from_str(&j).map_err(|e| {
@@ -389,7 +407,15 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
                     ));
                 }
             };
-            let a = service::SetFrontmatterArgs { vault: vault(), path, key, value, delete };
+            let a = service::SetFrontmatterArgs {
+                vault: vault(),
+                path,
+                key,
+                value,
+                delete,
+                add,
+                remove,
+            };
             confirm(service::set_frontmatter(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::ReplaceText { path, find, replace, section, count, common } => {

@@ -813,6 +813,55 @@ impl Vault {
         Ok(change)
     }
 
+    /// Adds items to, and removes items from, a frontmatter list (`tags`), keeping the other
+    /// items and their order. A missing key starts empty and a plain value counts as a list of
+    /// one; an item already there is not added twice. Nothing changes (and nothing is written)
+    /// when every item to add is there and none to remove is.
+    pub fn edit_list(
+        &self,
+        raw: &str,
+        key: &str,
+        add: &[Value],
+        remove: &[Value],
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let target = self.existing_note(raw, "given frontmatter")?;
+        let _guard = self.lock();
+        let old = self.existing_text(&target, expected)?;
+        let mut items: Vec<Value> = match frontmatter::parse(&old).get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items.clone(),
+            Some(other) => vec![other.clone()],
+        };
+        let before = items.clone();
+        items.retain(|item| !remove.contains(item));
+        for item in add {
+            if !items.contains(item) {
+                items.push(item.clone());
+            }
+        }
+        let shown = |vs: &[Value]| {
+            vs.iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), |s| format!("'{s}'")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if items == before {
+            let mut change = self.change(
+                &target.rel,
+                format!("'{key}' in {} already reads {}; nothing changed", target.rel, {
+                    if items.is_empty() { "empty".to_string() } else { shown(&items) }
+                }),
+            );
+            change.etag = Some(content_hash(old.as_bytes()));
+            return Ok(change);
+        }
+        let new = frontmatter::set(&old, key, &Value::Array(items.clone()))?;
+        let w = self.write_note(&target, &old, &new, key != "timestamp")?;
+        let message = format!("'{key}' in {} is now [{}]", target.rel, shown(&items));
+        Ok(self.finish(&target, message, w))
+    }
+
     /// Replaces literal text; `count` is the number of occurrences the caller expects.
     pub fn replace_text(
         &self,

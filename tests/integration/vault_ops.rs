@@ -569,3 +569,24 @@ fn a_pasted_path_finds_the_note_it_means_and_still_passes_the_gate() {
     vault.append("Personal/Vehicles/New Car.md", "x", true, None).unwrap();
     assert_eq!(v.read("Personal/Vehicles/New Car.md"), "x\n");
 }
+
+#[test]
+fn list_items_are_added_and_removed_without_rewriting_the_rest() {
+    let v = small_vault();
+    let vault = v.open();
+    let c = vault.edit_list("Home/Boiler.md", "tags", &[json!("gas"), json!("home")], &[], None);
+    assert!(
+        c.unwrap().message.contains("'tags' in Home/Boiler.md is now ['home', 'heating', 'gas']")
+    );
+    let text = v.read("Home/Boiler.md");
+    assert!(text.contains("# kept comment\ntags: [home, heating, gas]\n"), "{text}");
+    vault.edit_list("Home/Boiler.md", "tags", &[], &[json!("heating")], None).unwrap();
+    assert!(v.read("Home/Boiler.md").contains("tags: [home, gas]\n"));
+    let before = v.snapshot();
+    let same = vault.edit_list("Home/Boiler.md", "tags", &[json!("gas")], &[], None).unwrap();
+    assert!(same.message.contains("nothing changed"), "{}", same.message);
+    assert_eq!(v.snapshot(), before);
+    // A missing key starts a new list.
+    vault.edit_list("Home/Boiler.md", "aliases", &[json!("combi")], &[], None).unwrap();
+    assert!(v.read("Home/Boiler.md").contains("aliases:\n  - combi\n"));
+}
