@@ -60,6 +60,8 @@ codes! {
     NoSuchHeading = ("no_such_heading", 400),
     /// The heading target names several headings; retry with the full `::` path.
     AmbiguousHeading = ("ambiguous_heading", 400),
+    /// A replace with no content would empty a section; send the content, or `allow_empty`.
+    EmptyContent = ("empty_content", 400),
     /// The literal text to replace is not in the note.
     NoSuchText = ("no_such_text", 400),
     /// The literal text occurs a different number of times than `count` said.

@@ -151,6 +151,11 @@ pub(crate) struct Line<'a> {
     /// Offsets in `raw` just past each of the first [`MAX_QUOTE_MARKS`] markers (and the one
     /// optional space after each).
     quote_ends: [u32; MAX_QUOTE_MARKS],
+    /// The line belongs to a list item: it opens one, or continues one (indented under it,
+    /// or lazily).
+    pub(crate) in_item: bool,
+    /// The line opens a list item (`- x`, `1. x`).
+    pub(crate) opens_item: bool,
 }
 
 impl<'a> Line<'a> {
@@ -208,6 +213,8 @@ impl<'a> Iterator for Lines<'a> {
                 class: Class::Frontmatter,
                 quote_depth: 0,
                 quote_ends: [0; MAX_QUOTE_MARKS],
+                in_item: false,
+                opens_item: false,
             }
         } else {
             self.classifier.classify(content)
@@ -297,7 +304,7 @@ impl Classifier {
             } else {
                 Class::FencedCode
             };
-            return self.finish(raw, class, quotes, cur.is_blank());
+            return self.finish(raw, class, quotes, cur.is_blank(), false);
         }
 
         // Block starts; the first one closes the containers this line did not continue.
@@ -381,7 +388,7 @@ impl Classifier {
                 Class::Text
             }
         };
-        self.finish(raw, class, quotes, blank)
+        self.finish(raw, class, quotes, blank, item_opened)
     }
 
     /// Closes the containers this line did not continue (and with them the open leaf block).
@@ -399,6 +406,7 @@ impl Classifier {
         class: Class<'a>,
         quotes: Quotes,
         blank: bool,
+        opens_item: bool,
     ) -> Line<'a> {
         if !blank {
             for container in &mut self.containers {
@@ -415,6 +423,8 @@ impl Classifier {
             class,
             quote_depth: quotes.depth,
             quote_ends: quotes.ends,
+            in_item: !blank && self.containers.iter().any(|c| matches!(c, Container::Item { .. })),
+            opens_item,
         }
     }
 }
@@ -606,6 +616,30 @@ fn is_thematic_break(body: &str) -> bool {
         }
     }
     count >= 3
+}
+
+// ---------------------------------------------------------------------------------------------
+// Joins
+
+/// A table row as far as joining goes: text whose first character after its quote markers and
+/// indentation is `|`. Tables are otherwise text to this module (see the header); a row without
+/// a leading pipe is not recognised, so such a table is joined like a paragraph.
+pub(crate) fn is_table_row(line: &Line<'_>) -> bool {
+    line.class == Class::Text && line.quoted().trim_start().starts_with('|')
+}
+
+/// Whether `below` continues the block `above` ends, so that joining them must put no blank
+/// line between: a list item added under a list (a blank line would start a new list, or make
+/// it loose), or a table row under a table row (a blank line would end the table). Both lines
+/// must sit at the same blockquote depth. Everything else is a new paragraph, separated by one
+/// blank line. `above` is classified in the text it ends, `below` in the text it starts.
+pub(crate) fn continues_block(above: &Line<'_>, below: &Line<'_>) -> bool {
+    if above.quote_depth != below.quote_depth {
+        return false;
+    }
+    let above_open = matches!(above.class, Class::FencedCode | Class::FenceOpen { .. });
+    let list = above.in_item && below.opens_item && !above_open;
+    list || (is_table_row(above) && is_table_row(below))
 }
 
 #[cfg(test)]

@@ -133,9 +133,6 @@ fn default_true() -> bool {
 fn default_one() -> usize {
     1
 }
-fn default_replace() -> Operation {
-    Operation::Replace
-}
 
 /// A closed set on the wire: a tool call names one of the vault layer's names (any case), and
 /// its JSON schema lists them, so a model sees the choices instead of guessing.
@@ -150,7 +147,7 @@ where
 
 fn operation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let names = [Operation::Replace, Operation::Prepend, Operation::Append].map(Operation::as_str);
-    schemars::json_schema!({"type": "string", "enum": names, "default": "replace"})
+    schemars::json_schema!({"type": "string", "enum": names})
 }
 
 fn scope_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -232,13 +229,19 @@ pub struct PatchArgs {
     /// The heading to edit, as vault_map shows it ("Plan::Risks"); a unique trailing part
     /// ("Risks") also works.
     pub target: String,
-    /// replace, prepend or append.
-    #[serde(default = "default_replace", deserialize_with = "by_name")]
+    /// replace, prepend or append (required: there is no default). Append and prepend join
+    /// with one blank line, or none when the content continues the list or table it meets.
+    #[serde(deserialize_with = "by_name")]
     #[schemars(schema_with = "operation_schema")]
     pub operation: Operation,
-    /// The Markdown to put in.
+    /// The Markdown to put in. With target_scope marker: the new heading line ("## New name"),
+    /// or the bare text to keep the heading's level.
     #[serde(default)]
     pub content: String,
+    /// Allow a replace with empty content, which empties the section (or deletes the heading
+    /// line); without it such a replace is refused with empty_content.
+    #[serde(default)]
+    pub allow_empty: bool,
     /// What the operation applies to: content (the lines under the heading, subsections
     /// included), marker (the heading line) or markerAndContent.
     #[serde(default, deserialize_with = "by_name")]
@@ -328,12 +331,52 @@ pub struct SetFrontmatterArgs {
     pub path: String,
     /// The frontmatter key.
     pub key: String,
-    /// The new value: a string, number, boolean or list. Leave empty when deleting.
+    /// The new value: a string, number, boolean or list. Leave empty when deleting, or when
+    /// using add/remove. `expires` must be a list of {"date": "YYYY-MM-DD", "what": "..."}
+    /// items (or "none" with an expires_reason key); anything else is refused.
     #[serde(default)]
     pub value: Option<Value>,
     /// Remove the key instead of setting it.
     #[serde(default)]
     pub delete: bool,
+    /// Add these items (a string or a list) to the list under `key` (e.g. tags), keeping the
+    /// items already there; a missing key becomes a new list.
+    #[serde(default)]
+    pub add: Option<Value>,
+    /// Remove these items (a string or a list) from the list under `key`.
+    #[serde(default)]
+    pub remove: Option<Value>,
+}
+
+/// An `add` or `remove` argument as list items: one value, or each item of a list.
+fn items(v: Option<Value>) -> Vec<Value> {
+    match v {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(one) => vec![one],
+    }
+}
+
+/// Refuses an `expires` value mdvault's expiry reader could not track, with what to write
+/// instead, so a malformed date is caught at the write rather than at the next review.
+fn check_expires(value: &Value) -> Result<()> {
+    if value.as_str().is_some_and(|s| s.trim().eq_ignore_ascii_case("none")) {
+        return Ok(());
+    }
+    let probe = crate::vault::frontmatter::set("---\n---\n", "expires", value)?;
+    let read = crate::upkeep::expiries::read(&probe);
+    if read.problems.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::InvalidValue,
+        format!(
+            "this `expires` value would not be tracked: {}. Send a list such as \
+             [{{\"date\": \"2027-02-14\", \"what\": \"Car insurance renewal\"}}], or \"none\" \
+             (then set expires_reason)",
+            read.problems.join("; ")
+        ),
+    ))
 }
 
 /// `vault_delete`.
@@ -390,6 +433,45 @@ pub struct DeleteFolderArgs {
     /// Delete everything inside too (otherwise only an empty folder is deleted).
     #[serde(default)]
     pub recursive: bool,
+}
+
+/// `vault_grep`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault).
+    #[serde(default)]
+    pub vault: Option<String>,
+    /// The exact text to find (literal, case-sensitive unless ignore_case), or a regular
+    /// expression when `regex` is true (Rust regex syntax, e.g. "0\\d{3} \\d{6}").
+    pub pattern: String,
+    /// Read `pattern` as a regular expression instead of literal text.
+    #[serde(default)]
+    pub regex: bool,
+    /// Match regardless of case.
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// Only files under this folder, e.g. "Home" (default: the whole vault).
+    #[serde(default)]
+    pub dir: Option<String>,
+    /// At most this many matching lines (1 to 200; default 50).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Skip this many matching lines first: the next page starts at offset + limit.
+    #[serde(default)]
+    pub offset: usize,
+}
+
+/// `vault_links`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinksArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub vault: Option<String>,
+    /// Vault-relative path of the note or document.
+    pub path: String,
 }
 
 /// `vault_reindex`.
@@ -555,7 +637,16 @@ fn refreshed(desk: &dyn Desk, mut change: Change, also: &[&str]) -> Change {
 
 /// Searches; `k` of 0 or none is the configured default, then clamped to 1..=20.
 pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchResponse> {
-    engine.search(&search_request(engine, t, a)?)
+    let asked = a.k;
+    let mut resp = engine.search(&search_request(engine, t, a)?)?;
+    if let Some(k) = asked.filter(|&k| k > MAX_K) {
+        // Said out loud, so a caller that asked for more does not take 20 for all there is.
+        resp.notices.push(format!(
+            "k {k} is above the limit of {MAX_K}, so at most {MAX_K} passages are returned; \
+             narrow the query or use `prefix` to see others"
+        ));
+    }
+    Ok(resp)
 }
 
 /// The request a search means on every surface: the empty-query refusal, the default and the
@@ -629,6 +720,7 @@ pub fn patch(desk: &dyn Desk, t: &Target, a: PatchArgs, expected: Option<&str>) 
         operation: a.operation,
         scope: a.target_scope,
         content: &a.content,
+        allow_empty: a.allow_empty,
     };
     Ok(refreshed(desk, v.patch(path, &req, expected)?, &[]))
 }
@@ -707,6 +799,22 @@ pub fn set_frontmatter(
     in_scope(v, t, path, false)?;
     if a.key.trim().is_empty() {
         return Err(Error::new(ErrorCode::InvalidRequest, "the frontmatter key is empty"));
+    }
+    if a.add.is_some() || a.remove.is_some() {
+        if a.delete || a.value.as_ref().is_some_and(|v| !v.is_null()) {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "add and remove edit the items of a list; send them without value or delete",
+            ));
+        }
+        let (add, remove) = (items(a.add), items(a.remove));
+        let edited = v.edit_list(path, a.key.trim(), &add, &remove, expected)?;
+        return Ok(refreshed(desk, edited, &[]));
+    }
+    if a.key.trim() == "expires"
+        && let Some(value) = a.value.as_ref().filter(|_| !a.delete)
+    {
+        check_expires(value)?;
     }
     let value = match (a.delete, a.value) {
         (true, _) => None,
@@ -848,6 +956,32 @@ pub fn frontmatter_query(
     crate::upkeep::frontmatter_query(v, &a.key, &a.value, a.dir.as_deref().unwrap_or(""))
 }
 
+/// Every line that holds a literal string or matches a pattern, over notes and the text of
+/// filed documents, paged.
+pub fn grep(desk: &dyn Desk, t: &Target, a: GrepArgs) -> Result<crate::upkeep::survey::GrepReport> {
+    let v = vault(desk, t, a.vault.as_deref())?;
+    let q = crate::upkeep::survey::GrepQuery {
+        pattern: a.pattern,
+        regex: a.regex,
+        ignore_case: a.ignore_case,
+        dir: a.dir.unwrap_or_default(),
+        limit: a.limit.filter(|&n| n > 0).unwrap_or(crate::upkeep::survey::GREP_DEFAULT_LIMIT),
+        offset: a.offset,
+    };
+    crate::upkeep::survey::grep(v, &*desk.documents(), &q)
+}
+
+/// A note's outgoing links (resolved or broken) and its backlinks.
+pub fn links(
+    desk: &dyn Desk,
+    t: &Target,
+    a: LinksArgs,
+) -> Result<crate::upkeep::survey::LinkReport> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
+    let rel = v.existing(path)?;
+    crate::upkeep::survey::links_of(v, &rel)
+}
+
 fn upkeep_settings(desk: &dyn Desk) -> crate::upkeep::Settings {
     crate::upkeep::Settings::from_config(desk.config())
 }
@@ -864,12 +998,19 @@ mod tests {
 
     #[test]
     fn tool_arguments_take_their_documented_defaults() {
-        let p: PatchArgs =
-            serde_json::from_value(serde_json::json!({"path": "a.md", "target": "A"})).unwrap();
+        let p: PatchArgs = serde_json::from_value(
+            serde_json::json!({"path": "a.md", "target": "A", "operation": "replace"}),
+        )
+        .unwrap();
         assert_eq!(
-            (p.operation, p.target_scope, p.content.as_str()),
-            (Operation::Replace, Scope::Content, "")
+            (p.operation, p.target_scope, p.content.as_str(), p.allow_empty),
+            (Operation::Replace, Scope::Content, "", false)
         );
+        let e = serde_json::from_value::<PatchArgs>(
+            serde_json::json!({"path": "a.md", "target": "A", "content": ""}),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("missing field `operation`"), "{e}");
         let p: PatchArgs = serde_json::from_value(serde_json::json!(
             {"path": "a.md", "target": "A", "operation": "Append", "target_scope": "markerAndContent"}
         ))
@@ -900,6 +1041,23 @@ mod tests {
             schema["properties"]["operation"]["enum"],
             serde_json::json!(["replace", "prepend", "append"])
         );
+    }
+
+    #[test]
+    fn an_expires_value_the_expiry_reader_cannot_track_is_refused_before_writing() {
+        let good = serde_json::json!([{"date": "2027-02-14", "what": "Car insurance"}]);
+        assert!(check_expires(&good).is_ok());
+        assert!(check_expires(&serde_json::json!("none")).is_ok());
+        for bad in [
+            serde_json::json!("2027-02-14"),
+            serde_json::json!([{"date": "2027-02-30", "what": "x"}]),
+            serde_json::json!([{"date": "2027-02-14"}]),
+            serde_json::json!([]),
+        ] {
+            let e = check_expires(&bad).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidValue, "{bad}");
+            assert!(e.message().contains("\"date\": \"2027-02-14\""), "{}", e.message());
+        }
     }
 
     #[test]

@@ -119,6 +119,12 @@ pub fn change(c: &Change) -> Value {
     if let Some(i) = c.indexed {
         v["indexed"] = json!(i.as_str());
     }
+    if let Some(d) = c.diff.as_deref().filter(|d| !d.is_empty()) {
+        v["diff"] = json!(d);
+    }
+    if let Some(r) = &c.replaced {
+        v["replaced"] = json!(r);
+    }
     v
 }
 
@@ -286,4 +292,40 @@ pub fn checks(checks: &[crate::upkeep::CheckInfo]) -> Value {
         })
         .collect();
     json!({ "checks": list })
+}
+
+/// `/grep`: one page of matching lines and the count of all.
+pub fn grep(r: &crate::upkeep::survey::GrepReport) -> Value {
+    json!({
+        "pattern": r.pattern,
+        "regex": r.regex,
+        "total": r.total,
+        "files": r.files,
+        "offset": r.offset,
+        "hits": r.hits.iter().map(|h| json!({
+            "path": h.path,
+            "line": h.line,
+            "text": h.text,
+            "document": h.document,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `/links/{path}`: outgoing links (resolved or broken) and backlinks.
+pub fn links(r: &crate::upkeep::survey::LinkReport) -> Value {
+    json!({
+        "path": r.path,
+        "outgoing": r.outgoing.iter().map(|l| json!({
+            "line": l.line,
+            "target": l.target,
+            "fragment": l.fragment,
+            "resolved": l.resolved,
+            "external": l.external,
+        })).collect::<Vec<_>>(),
+        "backlinks": r.backlinks.iter().map(|b| json!({
+            "from": b.from,
+            "line": b.line,
+            "written": b.written,
+        })).collect::<Vec<_>>(),
+    })
 }

@@ -38,7 +38,8 @@ async def exercise(client):
         },
     )
     refused = await client.call_tool(
-        "vault_patch", {"path": "Home/Boiler.md", "target": "No such heading", "content": "x"}
+        "vault_patch",
+        {"path": "Home/Boiler.md", "target": "No such heading", "operation": "replace", "content": "x"},
     )
     return {
         "protocol_version": client.protocol_version,

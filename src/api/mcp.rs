@@ -29,14 +29,22 @@ use crate::vault::Change;
 /// What the server tells a model before its first call.
 pub const INSTRUCTIONS: &str = "\
 This server reads, searches and edits one or more Markdown vaults (Obsidian-style notes).
-- To find something, call vault_search first, then vault_read with `section` set to the heading \
-of the hit, rather than reading whole notes.
+- To find something, call vault_search first, then vault_read with `section` set to the section \
+of the hit, rather than reading whole notes. For an exact string (a phone number, a plate) or \
+to prove one is absent, call vault_grep.
+- Before moving or deleting a note, vault_links shows what links to it.
 - Before vault_patch, call vault_map on the note and copy a heading path from it (`A::B::C`); \
-a unique last part is enough.
+a unique last part is enough. `A > B` works too, and so does the section a search result \
+names. Two headings with one path are told apart by line: `A::B@12`.
+- Paths may be pasted as links spell them (`/A/B%20C`, no `.md`, other case); a miss names \
+the nearest paths.
 - Do not check whether a note exists before writing: vault_write refuses to overwrite unless \
 `overwrite` is set, and vault_append can create with `create_if_missing`.
 - Do not edit index.md: it is generated. Fix a note's title or description instead.
 - Every write stamps the note's frontmatter `timestamp` itself; do not set it by hand.
+- Every write answers with the new etag and a diff of what changed: no need to read back.
+- Appending a `- item` to a list or a `| row |` to a table continues it; other content is \
+separated by one blank line. vault_patch needs `operation`; an empty replace needs `allow_empty`.
 - For a review of the vault, vault_expiries lists what falls due (lapsed dates first), \
 vault_callouts the open todos and warnings, vault_maintenance broken links and other problems.
 - A refused call says why and what to do next; follow that advice instead of retrying as is.";
@@ -92,8 +100,30 @@ fn answer<T>(r: Result<T>, render: impl FnOnce(T) -> String) -> CallToolResult {
     }
 }
 
+/// A write's confirmation: the sentence, the new etag, the replaced text and the diff, so the
+/// caller knows what changed without reading the note back.
+pub fn render_change(c: Change) -> String {
+    let mut out = c.message;
+    if let Some(etag) = &c.etag {
+        out.push_str(&format!("\netag: {etag}"));
+    }
+    if let Some(r) = &c.replaced {
+        if r.is_empty() {
+            out.push_str("\n\nReplaced: nothing (the section was empty).");
+        } else {
+            out.push_str(&format!("\n\nReplaced:\n```\n{r}```"));
+        }
+    }
+    match c.diff.as_deref() {
+        Some("") => out.push_str("\n\nNo line changed."),
+        Some(d) => out.push_str(&format!("\n\nChanged:\n```diff\n{d}```")),
+        None => {}
+    }
+    out
+}
+
 fn change(c: Change) -> String {
-    c.message
+    render_change(c)
 }
 
 /// Search results as Markdown: one block per passage, the passage text in full.
@@ -102,8 +132,8 @@ fn change(c: Change) -> String {
 pub fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> String {
     if r.results.is_empty() {
         let mut out = format!(
-            "No passages match \"{query}\". Try other words, a shorter query, or vault_list to \
-             browse.\n"
+            "No passages match \"{query}\". Try other words, a shorter query, vault_grep for an \
+             exact string, or vault_list to browse.\n"
         );
         for n in &r.notices {
             out.push_str(&format!("\nNote: {n}\n"));
@@ -119,7 +149,7 @@ pub fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> St
             out.push_str(&format!("\n### {}. {}:{}", i + 1, h.vault, h.path));
         }
         if !h.heading.is_empty() {
-            out.push_str(&format!(" > {}", h.heading));
+            out.push_str(&format!(", section {}", h.heading));
         }
         out.push('\n');
         let how = match h.matched.as_str() {
@@ -129,7 +159,7 @@ pub fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> St
         };
         let mut line = format!("_{how}");
         if h.pinned {
-            line.push_str(", pinned as an exact identifier match");
+            line.push_str(", pinned: contains every query word, which are rare in the vault");
         }
         if h.document {
             // A line number of extracted text means nothing to someone holding the PDF.
@@ -154,7 +184,15 @@ fn render_status(report: crate::index::coverage::Report) -> String {
 
 fn render_expiries(r: crate::upkeep::expiries::Report) -> String {
     let mut out = format!("# Expiry dates (today is {})\n\n", r.today);
-    if r.entries.is_empty() {
+    let tracked = !r.entries.is_empty() || !r.dismissed.is_empty() || !r.malformed.is_empty();
+    if r.entries.is_empty() && !tracked {
+        // Nothing tracked at all is not "nothing due": say how a date gets tracked.
+        out.push_str(
+            "No note tracks a date yet, so nothing can be reported as due. To track one, set \
+             the note's `expires` frontmatter with vault_set_frontmatter, e.g. key \"expires\", \
+             value [{\"date\": \"2027-02-14\", \"what\": \"Car insurance renewal\"}].\n",
+        );
+    } else if r.entries.is_empty() {
         out.push_str("No dated commitments in range.\n");
     }
     for e in &r.entries {
@@ -180,6 +218,62 @@ fn render_expiries(r: crate::upkeep::expiries::Report) -> String {
     out.push_str(&format!("\n{} note(s) have no expires field.\n", r.untracked_count));
     for n in r.untracked.iter().flatten() {
         out.push_str(&format!("- {n}\n"));
+    }
+    out
+}
+
+/// Grep results as `path:line: text`, with the count and how to get the next page.
+pub fn render_grep(r: crate::upkeep::survey::GrepReport) -> String {
+    let how = if r.regex { "matches the pattern" } else { "contains the text" };
+    if r.total == 0 {
+        return format!(
+            "No line in {} file(s) {how} `{}`: it is absent from the notes and the text of the \
+             filed documents (check the spelling, or try ignore_case).",
+            r.files, r.pattern
+        );
+    }
+    let mut out =
+        format!("{} line(s) in {} file(s) searched {how} `{}`", r.total, r.files, r.pattern);
+    if r.hits.is_empty() {
+        out.push_str(&format!("; none from offset {}.\n", r.offset));
+        return out;
+    }
+    let (first, last) = (r.offset + 1, r.offset + r.hits.len());
+    out.push_str(&format!(" (showing {first} to {last}):\n\n"));
+    for h in &r.hits {
+        let doc = if h.document { " (document text)" } else { "" };
+        out.push_str(&format!("{}:{}{doc}: {}\n", h.path, h.line, h.text));
+    }
+    if last < r.total {
+        out.push_str(&format!("\n{} more: call again with offset {last}.\n", r.total - last));
+    }
+    out
+}
+
+/// A note's links both ways, broken ones marked.
+pub fn render_links(r: crate::upkeep::survey::LinkReport) -> String {
+    let mut out = format!("# Links of {}\n\n## Outgoing ({})\n\n", r.path, r.outgoing.len());
+    if r.outgoing.is_empty() {
+        out.push_str("- (none)\n");
+    }
+    for l in &r.outgoing {
+        let fragment = l.fragment.as_deref().map(|f| format!("#{f}")).unwrap_or_default();
+        let to = match (&l.resolved, l.external) {
+            (_, true) => "external URL".to_string(),
+            (Some(p), _) => p.clone(),
+            (None, _) => "BROKEN: no such note".to_string(),
+        };
+        out.push_str(&format!("- line {}: {}{fragment} -> {to}\n", l.line, l.target));
+    }
+    out.push_str(&format!("\n## Backlinks ({})\n\n", r.backlinks.len()));
+    if r.backlinks.is_empty() {
+        out.push_str("- (none: no note links here)\n");
+    }
+    for b in &r.backlinks {
+        out.push_str(&format!("- {}:{} {}\n", b.from, b.line, b.written));
+    }
+    if !r.backlinks.is_empty() {
+        out.push_str("\nvault_move repoints these links itself (update_links is on by default).\n");
     }
     out
 }
@@ -303,7 +397,12 @@ impl VaultMcp {
 
     /// Edit one section of a note under a heading: replace, prepend to or append to its
     /// content (subsections included), or change the heading line itself. `target` is a
-    /// heading path from vault_map.
+    /// heading path from vault_map or search ("A::B" or "A > B"). `operation` is required.
+    /// Append and prepend join with one blank line, or none when the content continues the
+    /// list or table it meets (a "- item" under a list, a "| row |" under a table). A replace
+    /// with empty content is refused unless `allow_empty` is true. With target_scope marker,
+    /// content is the new heading line ("## New name"), or bare text to keep the level. The
+    /// reply gives the new etag, the replaced text and a diff of what changed.
     #[tool(
         name = "vault_patch",
         annotations(
@@ -340,8 +439,10 @@ impl VaultMcp {
         answer(self.run(&ctx, move |e, t| tools::replace_text(e, t, a, None)).await, change)
     }
 
-    /// Add Markdown at the end of a note. With `create_if_missing`, a missing note is created
-    /// with this content.
+    /// Add Markdown at the end of a note. It joins with one blank line, or none when it
+    /// continues the list or table the note ends with (a "- item" after a list, a "| row |"
+    /// after a table). With `create_if_missing`, a missing note is created with this content.
+    /// The reply gives the new etag and a diff of what changed.
     #[tool(
         name = "vault_append",
         annotations(
@@ -397,7 +498,10 @@ impl VaultMcp {
     }
 
     /// Set one frontmatter key to a string, number, boolean or list, or remove it with
-    /// `delete`. The rest of the frontmatter is left byte for byte.
+    /// `delete`; or add items to and remove items from a list key (tags) with `add`/`remove`,
+    /// without rewriting the list. `expires` is checked before writing: a list of
+    /// {"date": "YYYY-MM-DD", "what": "..."} items, or "none" plus an expires_reason key. The
+    /// rest of the frontmatter is left byte for byte.
     #[tool(
         name = "vault_set_frontmatter",
         annotations(
@@ -543,6 +647,30 @@ impl VaultMcp {
         }
         let run = self.run(&ctx, move |e, t| tools::maintenance(e, t, vault.as_deref())).await;
         answer(run, |run| run.markdown())
+    }
+
+    /// Find every line that contains an exact string (or, with `regex`, matches a pattern) in
+    /// the notes and the text of filed documents, with path and line number. Use it to find an
+    /// exact token, or to prove a string is absent (an empty answer covers the whole vault).
+    /// Capped at `limit` lines (default 50, at most 200); `offset` pages on.
+    #[tool(name = "vault_grep", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_grep(
+        &self,
+        Parameters(a): Parameters<tools::GrepArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::grep(e, t, a)).await, render_grep)
+    }
+
+    /// A note's outgoing links (each resolved to a path, or marked broken) and its backlinks
+    /// (the notes linking to it, with line). Call it before moving or deleting a note.
+    #[tool(name = "vault_links", annotations(read_only_hint = true, open_world_hint = false))]
+    async fn vault_links(
+        &self,
+        Parameters(a): Parameters<tools::LinksArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.run(&ctx, move |e, t| tools::links(e, t, a)).await, render_links)
     }
 
     /// The notes whose frontmatter `key` holds exactly `value` (equal to a plain value, or one

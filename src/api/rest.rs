@@ -59,6 +59,8 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/callouts", &["get", "post"]),
     ("/maintenance", &["get", "post"]),
     ("/maintenance/checks", &["get"]),
+    ("/grep", &["get"]),
+    ("/links/{path}", &["get"]),
     ("/mcp", &["post"]),
     ("/mcp/only/{scope}", &["post"]),
 ];
@@ -496,6 +498,8 @@ async fn patch_route(
                     key: raw_target,
                     delete: value.is_none(),
                     value,
+                    add: None,
+                    remove: None,
                 };
                 blocking(move || tools::set_frontmatter(&engine, &target, a, expected.as_deref()))
                     .await?
@@ -512,6 +516,9 @@ async fn patch_route(
                     target: target_path,
                     operation: operation.parse()?,
                     content: body_text(&engine, body)?,
+                    allow_empty: header_str(headers, "allow-empty")?.is_some_and(|v| {
+                        matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+                    }),
                     target_scope: header_str(headers, "target-scope")?
                         .unwrap_or("content")
                         .parse()?,
@@ -850,6 +857,63 @@ async fn frontmatter_route(
     )
 }
 
+/// `GET /grep?pattern=...[&regex][&ignore_case][&dir=][&limit=N][&offset=N]`.
+async fn grep_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    finish(
+        async {
+            let q = pairs(&query)?;
+            let number = |name: &str| -> Result<Option<usize>> {
+                match param(&q, name).map(str::trim).filter(|s| !s.is_empty()) {
+                    None => Ok(None),
+                    Some(s) => s
+                        .parse()
+                        .map(Some)
+                        .map_err(|_| bad(format!("{name} must be a whole number, not {s}"))),
+                }
+            };
+            let a = tools::GrepArgs {
+                vault: None,
+                pattern: param(&q, "pattern")
+                    .ok_or_else(|| bad("name the text to find: ?pattern=..."))?
+                    .to_string(),
+                regex: flag(&q, "regex"),
+                ignore_case: flag(&q, "ignore_case"),
+                dir: param(&q, "dir").map(str::to_string),
+                limit: number("limit")?,
+                offset: number("offset")?.unwrap_or(0),
+            };
+            let engine = app.engine.clone();
+            blocking(move || tools::grep(&engine, &target, a))
+                .await
+                .map(|r| json_body(wire::grep(&r)))
+        }
+        .await,
+    )
+}
+
+/// `GET /links/{path}`: a note's outgoing links and its backlinks.
+async fn links_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    uri: Uri,
+) -> Response {
+    finish(
+        async {
+            let path = tail(&uri, "/links")?;
+            let a = tools::LinksArgs { vault: None, path };
+            let engine = app.engine.clone();
+            blocking(move || tools::links(&engine, &target, a))
+                .await
+                .map(|r| json_body(wire::links(&r)))
+        }
+        .await,
+    )
+}
+
 /// `GET /status`: index coverage of every vault (of one under `/v/{vault}`).
 async fn status_route(State(app): State<App>, Extension(target): Extension<Target>) -> Response {
     let engine = app.engine.clone();
@@ -1033,6 +1097,8 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
         .route("/callouts", get(callouts_route).post(callouts_route))
         .route("/maintenance", get(maintenance_route).post(maintenance_route))
         .route("/maintenance/checks", get(checks_route))
+        .route("/grep", get(grep_route))
+        .route("/links/{*path}", get(links_route))
         .route("/mcp", any(mcp_route))
         .route("/mcp/only/{*scope}", any(mcp_route))
         .fallback(not_found)

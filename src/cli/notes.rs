@@ -85,7 +85,7 @@ pub enum NoteCommand {
     },
     /// Replace, prepend to or append to one heading's section.
     #[command(
-        after_help = "Examples:\n  mdvault patch Home/Boiler.md --target 'Servicing' --content 'Booked for May.'\n  mdvault patch Home/Boiler.md --target 'Boiler::Log' --operation append --file entry.md"
+        after_help = "Examples:\n  mdvault patch Home/Boiler.md --target 'Servicing' --operation replace --content 'Booked for May.'\n  mdvault patch Home/Boiler.md --target 'Boiler::Log' --operation append --file entry.md"
     )]
     Patch {
         /// The note ([VAULT:]path).
@@ -93,9 +93,12 @@ pub enum NoteCommand {
         /// The heading target (`Section`, or `Parent::Section` when the leaf is ambiguous).
         #[arg(long, short)]
         target: String,
-        /// replace, prepend or append.
-        #[arg(long, short, default_value = "replace")]
+        /// replace, prepend or append (required: a replace by mistake loses the section).
+        #[arg(long, short)]
         operation: String,
+        /// Allow a replace with empty content, which empties the section.
+        #[arg(long)]
+        allow_empty: bool,
         /// content (below the heading), marker (the heading line) or markerAndContent.
         #[arg(long, default_value = "content")]
         scope: String,
@@ -132,6 +135,12 @@ pub enum NoteCommand {
         /// Remove the key.
         #[arg(long)]
         delete: bool,
+        /// Add this item to the list under the key (repeat for more), e.g. --add car.
+        #[arg(long, value_name = "ITEM", conflicts_with_all = ["value", "json_value", "delete"])]
+        add: Vec<String>,
+        /// Remove this item from the list under the key (repeat for more).
+        #[arg(long, value_name = "ITEM", conflicts_with_all = ["value", "json_value", "delete"])]
+        remove: Vec<String>,
         #[command(flatten)]
         common: WriteArgs,
     },
@@ -202,6 +211,42 @@ pub enum NoteCommand {
         #[arg(long)]
         overwrite: bool,
         /// Print JSON (path, sha256, size, status, extraction, pages, ...).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every line holding an exact string (or matching a pattern with --regex), over notes and
+    /// filed documents' text; an empty answer proves absence.
+    #[command(
+        after_help = "Examples:\n  mdvault grep '0161 496 0000'\n  mdvault grep --regex --ignore-case 'vantor|t60' --dir Personal"
+    )]
+    Grep {
+        /// The text to find, or a regular expression with --regex.
+        pattern: String,
+        /// Read the pattern as a regular expression.
+        #[arg(long)]
+        regex: bool,
+        /// Match regardless of case.
+        #[arg(long, short)]
+        ignore_case: bool,
+        /// Only files under this folder.
+        #[arg(long, value_name = "FOLDER")]
+        dir: Option<String>,
+        /// At most this many lines (1 to 200; default 50).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Skip this many matching lines first.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Print JSON (the shape `/grep` answers with).
+        #[arg(long)]
+        json: bool,
+    },
+    /// A note's outgoing links (resolved or broken) and the notes linking to it.
+    #[command(after_help = "Example:\n  mdvault links Inbox/Scratch.md")]
+    Links {
+        /// The note ([VAULT:]path).
+        path: String,
+        /// Print JSON (the shape `/links/{path}` answers with).
         #[arg(long)]
         json: bool,
     },
@@ -318,13 +363,14 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             };
             confirm(service::append(desk, t, a, common.if_match.as_deref())?, common.json);
         }
-        NoteCommand::Patch { path, target, operation, scope, content, common } => {
+        NoteCommand::Patch { path, target, operation, allow_empty, scope, content, common } => {
             let a = service::PatchArgs {
                 vault: vault(),
                 path,
                 target,
                 operation: operation.parse()?,
                 content: content.read()?,
+                allow_empty,
                 target_scope: scope.parse()?,
             };
             confirm(service::patch(desk, t, a, common.if_match.as_deref())?, common.json);
@@ -333,8 +379,20 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             let a = service::SetBodyArgs { vault: vault(), path, content: content.read()? };
             confirm(service::set_body(desk, t, a, common.if_match.as_deref())?, common.json);
         }
-        NoteCommand::SetFrontmatter { path, key, value, json_value, delete, common } => {
+        NoteCommand::SetFrontmatter {
+            path,
+            key,
+            value,
+            json_value,
+            delete,
+            add,
+            remove,
+            common,
+        } => {
+            let list = |items: Vec<String>| (!items.is_empty()).then(|| serde_json::json!(items));
+            let (add, remove) = (list(add), list(remove));
             let value = match (value, json_value, delete) {
+                _ if add.is_some() || remove.is_some() => None,
                 (_, _, true) => None,
                 (Some(v), None, false) => Some(serde_json::Value::String(v)),
                 (None, Some(j), false) => Some(serde_json::from_str(&j).map_err(|e| {
@@ -349,7 +407,15 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
                     ));
                 }
             };
-            let a = service::SetFrontmatterArgs { vault: vault(), path, key, value, delete };
+            let a = service::SetFrontmatterArgs {
+                vault: vault(),
+                path,
+                key,
+                value,
+                delete,
+                add,
+                remove,
+            };
             confirm(service::set_frontmatter(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::ReplaceText { path, find, replace, section, count, common } => {
@@ -373,6 +439,48 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
         NoteCommand::Mkdir { path, json } => {
             let a = service::CreateFolderArgs { vault: vault(), path };
             confirm(service::create_folder(desk, t, a)?, json);
+        }
+        NoteCommand::Grep { pattern, regex, ignore_case, dir, limit, offset, json } => {
+            let a = service::GrepArgs {
+                vault: vault(),
+                pattern,
+                regex,
+                ignore_case,
+                dir,
+                limit,
+                offset,
+            };
+            let r = service::grep(desk, t, a)?;
+            if json {
+                print_json(&wire::grep(&r));
+            } else {
+                for h in &r.hits {
+                    print(&format!("{}:{}: {}", h.path, h.line, h.text));
+                }
+                let shown = r.offset + r.hits.len();
+                eprintln!(
+                    "{} matching line(s) in {} file(s); showing up to {shown}",
+                    r.total, r.files
+                );
+            }
+        }
+        NoteCommand::Links { path, json } => {
+            let r = service::links(desk, t, service::LinksArgs { vault: vault(), path })?;
+            if json {
+                print_json(&wire::links(&r));
+            } else {
+                for l in &r.outgoing {
+                    let to = match (&l.resolved, l.external) {
+                        (_, true) => "external".to_string(),
+                        (Some(p), _) => p.clone(),
+                        (None, _) => "BROKEN".to_string(),
+                    };
+                    print(&format!("-> {}:{} {} ({to})", r.path, l.line, l.target));
+                }
+                for b in &r.backlinks {
+                    print(&format!("<- {}:{} {}", b.from, b.line, b.written));
+                }
+            }
         }
         NoteCommand::Rmdir { path, recursive, json } => {
             let a = service::DeleteFolderArgs { vault: vault(), path, recursive };

@@ -88,7 +88,7 @@ pub struct Hit {
     pub path: String,
     /// The file's title.
     pub title: String,
-    /// Heading path, `A > B`.
+    /// Heading path, `A::B`, as vault_read's `section` and vault_patch's `target` take it.
     pub heading: String,
     /// 1-based line where the chunk starts.
     pub line: usize,
@@ -253,6 +253,14 @@ impl Searcher<'_> {
             Vec::new()
         };
         let lexical_ids: Vec<i64> = lexical_hits.iter().map(|h| h.chunk_id as i64).collect();
+        if use_lexical && lexical_hits.is_empty() {
+            // Without this, passages found by meaning alone read as if they held the words.
+            notices.push(
+                "no passage contains any of the query words; the results (if any) match by \
+                 meaning only. For an exact string, use vault_grep"
+                    .to_string(),
+            );
+        }
 
         let mut dense_ids = Vec::new();
         if use_dense {
@@ -389,7 +397,9 @@ impl Searcher<'_> {
                 vault: meta.vault.clone(),
                 path: meta.path.clone(),
                 title: meta.title.clone(),
-                heading: meta.breadcrumb.clone(),
+                // The index stores the breadcrumb joined by ` > ` (it is embedded that way);
+                // callers get the `::` form every heading target takes.
+                heading: meta.breadcrumb.replace(" > ", "::"),
                 line: meta.line,
                 excerpt: excerpt(&text, query),
                 text,

@@ -20,6 +20,7 @@ pub mod findings;
 pub mod fmquery;
 pub mod indexmd;
 pub mod scripts;
+pub mod survey;
 
 use std::time::Instant;
 

@@ -17,15 +17,18 @@ use super::frontmatter;
 use super::headings::{self, Scope};
 use super::text::{self, BOM, Style};
 use crate::error::{Error, ErrorCode};
+use crate::markdown;
 
 /// What a section patch does with the new content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     /// The new content takes the place of the region.
     Replace,
-    /// The new content goes before the region, separated by a blank line.
+    /// The new content goes before the region, separated by a blank line (none when it
+    /// continues a list or table the region starts: see [`joins_tightly`]).
     Prepend,
-    /// The new content goes after the region, separated by a blank line.
+    /// The new content goes after the region, separated by a blank line (none when it
+    /// continues a list or table the region ends: see [`joins_tightly`]).
     Append,
 }
 
@@ -62,6 +65,104 @@ impl FromStr for Operation {
     }
 }
 
+/// A section patch's outcome: the new text, and what it says back to the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patched {
+    /// The note's new text (before the timestamp bump).
+    pub text: String,
+    /// The resolved heading's display path (`A::B`).
+    pub path: String,
+    /// For a replace, the lines it replaced (blank edge lines left out), so a mistaken
+    /// replace can be undone from the reply alone.
+    pub replaced: Option<String>,
+}
+
+/// Patches one section, refusing first what would damage it silently: a replace with no
+/// content empties the section (or deletes the heading line), so it needs `allow_empty`.
+pub fn patch(
+    text: &str,
+    note: &str,
+    target: &str,
+    op: Operation,
+    scope: Scope,
+    content: &str,
+    allow_empty: bool,
+) -> crate::Result<Patched> {
+    let empty = text::strip_blank_edges(&text::normalize(content)).is_empty();
+    if op == Operation::Replace && empty && !allow_empty {
+        let what = match scope {
+            Scope::Content => "empty the section",
+            Scope::Marker => "delete the heading line",
+            Scope::MarkerAndContent => "delete the heading and its section",
+        };
+        return Err(Error::new(
+            ErrorCode::EmptyContent,
+            format!(
+                "a replace of `{target}` in `{note}` with no content would {what}; pass the new \
+                 content, or set allow_empty to true if that is what you mean"
+            ),
+        ));
+    }
+    let replaced = match op {
+        Operation::Replace => Some(region_text(text, note, target, scope)?),
+        _ => None,
+    };
+    let (new, path) = patch_section(text, note, target, op, scope, content)?;
+    Ok(Patched { text: new, path, replaced })
+}
+
+/// The lines a patch of `target` with `scope` addresses, blank edge lines left out, with LF
+/// endings and a final newline (empty when the region is).
+fn region_text(text: &str, note: &str, target: &str, scope: Scope) -> crate::Result<String> {
+    let all = headings::headings(text);
+    let heading = headings::resolve(&all, target, note)?;
+    let lines = text::raw_lines(text);
+    let range = headings::section_lines(lines.len(), &all, heading, scope);
+    let region: String = lines[range].concat();
+    let region = text::normalize(&region);
+    let region = text::strip_blank_edges(&region);
+    Ok(if region.is_empty() { String::new() } else { format!("{region}\n") })
+}
+
+/// The heading line a marker replace writes. A line that is an ATX heading is taken as it is
+/// (its level may change); a line with no leading `#` is the new heading text at the old
+/// heading's level, so `Renamed` renames `## Old` to `## Renamed`. Anything else is refused:
+/// several lines, or a `#` line that is not a heading, would turn the heading into a
+/// paragraph and drop it from the outline.
+fn marker_line(heading: &headings::Heading, note: &str, content: &str) -> crate::Result<String> {
+    let line = content.trim();
+    if line.contains('\n') {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "target_scope marker replaces only the heading line `{}` in `{note}`, and the \
+                 content has several lines; pass one heading line such as `## New name`, or use \
+                 target_scope markerAndContent to replace the heading and its section",
+                headings::display_path(heading)
+            ),
+        ));
+    }
+    if let Some(first) = markdown::lines(line).next()
+        && matches!(first.class, markdown::Class::Heading { .. })
+        && first.quote_depth == 0
+    {
+        return Ok(line.to_string());
+    }
+    if line.starts_with('#') {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "`{line}` is not a heading line (one to six `#`, then a space, then the text); \
+                 with target_scope marker the content must be a heading line such as `{} {}`, \
+                 or the bare text to keep the level",
+                "#".repeat(usize::from(heading.depth)),
+                heading.text
+            ),
+        ));
+    }
+    Ok(format!("{} {line}", "#".repeat(usize::from(heading.depth))))
+}
+
 /// Patches one section. Returns the new text and the resolved display path (`A::B`).
 ///
 /// Only the addressed lines are rebuilt. For the content scope those are the section's lines
@@ -79,9 +180,27 @@ pub fn patch_section(
     let heading = headings::resolve(&all, target, note)?;
     let lines = text::raw_lines(text);
     let range = headings::section_lines(lines.len(), &all, heading, scope);
-    let new_content = text::normalize(content);
+    let new_content = match (op, scope) {
+        (Operation::Replace, Scope::Marker) if !content.trim().is_empty() => {
+            text::normalize(&marker_line(heading, note, content)?)
+        }
+        _ => text::normalize(content),
+    };
     let new: Vec<Piece> = text::strip_blank_edges(&new_content).lines().map(Piece::New).collect();
     let region = &lines[range.clone()];
+    let stripped = text::strip_blank_edges(&new_content);
+    // Where the old and new lines meet, for the join rule.
+    let tight = match op {
+        Operation::Replace => false,
+        Operation::Append => region
+            .iter()
+            .rposition(|l| !text::is_blank(l))
+            .is_some_and(|i| joins_tightly(text, range.start + i, stripped, 0)),
+        Operation::Prepend => region.iter().position(|l| !text::is_blank(l)).is_some_and(|i| {
+            let last = stripped.lines().count().saturating_sub(1);
+            joins_tightly(stripped, last, text, range.start + i)
+        }),
+    };
     let replacement = match scope {
         Scope::Content => {
             let old: Vec<Piece> = match region.iter().position(|l| !text::is_blank(l)) {
@@ -91,7 +210,7 @@ pub fn patch_section(
                 }
                 None => Vec::new(),
             };
-            let merged = merge(op, old, new);
+            let merged = merge(op, old, new, tight);
             let more_follows = range.end < lines.len();
             // The region is rebuilt with exactly one blank line on each side, which is what
             // keeps repeated appends from widening the gaps around a section. A blank line
@@ -118,7 +237,7 @@ pub fn patch_section(
             out
         }
         Scope::Marker | Scope::MarkerAndContent => {
-            merge(op, region.iter().copied().map(Piece::Old).collect(), new)
+            merge(op, region.iter().copied().map(Piece::Old).collect(), new, tight)
         }
     };
     let style = Style::of(text.as_bytes());
@@ -135,16 +254,36 @@ enum Piece<'a> {
 }
 
 /// Combines the old and new lines; empty new content leaves `old` alone when adding to it.
-fn merge<'a>(op: Operation, old: Vec<Piece<'a>>, new: Vec<Piece<'a>>) -> Vec<Piece<'a>> {
+/// `tight` joins them with no blank line between (a list or table continued).
+fn merge<'a>(
+    op: Operation,
+    old: Vec<Piece<'a>>,
+    new: Vec<Piece<'a>>,
+    tight: bool,
+) -> Vec<Piece<'a>> {
     let (first, second) = match op {
         Operation::Replace => return new,
         Operation::Append => (old, new),
         Operation::Prepend => (new, old),
     };
-    if first.is_empty() || second.is_empty() {
+    if first.is_empty() || second.is_empty() || tight {
         return [first, second].concat();
     }
     [first, vec![Piece::New("")], second].concat()
+}
+
+/// The join rule every append and prepend follows: line `a` of `above` (the last line before
+/// the join) and line `b` of `below` (the first after it), each classified in its own text by
+/// the line model, meet with no blank line when `below` continues the list or table `above`
+/// ends ([`markdown::continues_block`]); otherwise with exactly one blank line, as paragraphs.
+/// Why: a blank line before a new list item splits the list in two (or makes it loose), and
+/// one before a table row ends the table, so the row shows as a stray line of pipes.
+pub(crate) fn joins_tightly(above: &str, a: usize, below: &str, b: usize) -> bool {
+    let (Some(upper), Some(lower)) = (markdown::lines(above).nth(a), markdown::lines(below).nth(b))
+    else {
+        return false;
+    };
+    markdown::continues_block(&upper, &lower)
 }
 
 /// The note with `lines[range]` replaced by `with`. Old lines keep their bytes; a line that
@@ -196,8 +335,9 @@ fn line_starts(text: &str) -> Vec<usize> {
 }
 
 /// Appends `addition` to the note. The addition is stripped of blank edge lines and joined to
-/// the note's last non-blank line with exactly one blank line: the note's trailing blank lines
-/// are that gap, and are all the note loses. Everything up to and including its last non-blank
+/// the note's last non-blank line with exactly one blank line, or none when it continues the
+/// list or table the note ends with ([`joins_tightly`]): the note's trailing blank lines are
+/// that gap, and are all the note loses. Everything up to and including its last non-blank
 /// line keeps its bytes. An empty addition leaves the note byte for byte as it was.
 pub fn append(text: &str, addition: &str) -> String {
     let addition = text::normalize(addition);
@@ -216,7 +356,9 @@ pub fn append(text: &str, addition: &str) -> String {
     if !out.ends_with('\n') {
         out.push_str(style.eol());
     }
-    out.push_str(style.eol());
+    if !joins_tightly(text, last, addition, 0) {
+        out.push_str(style.eol());
+    }
     out.push_str(&style.endings(addition));
     out.push_str(style.eol());
     out
@@ -408,6 +550,107 @@ mod tests {
     }
 
     #[test]
+    fn appending_a_list_item_to_a_list_continues_the_list() {
+        let note = "# Log\n\n- 2025-03-01 serviced\n- 2025-09-02 checked\n";
+        assert_eq!(
+            append(note, "- 2026-05-01 booked\n"),
+            "# Log\n\n- 2025-03-01 serviced\n- 2025-09-02 checked\n- 2026-05-01 booked\n"
+        );
+        assert_eq!(append("1. one\n2. two\n\n\n", "3. three"), "1. one\n2. two\n3. three\n");
+        // An item with text indented under it is still the list the new item continues.
+        assert_eq!(append("- a\n  more\n", "- b"), "- a\n  more\n- b\n");
+        // In a callout, a quoted item continues the quoted list.
+        assert_eq!(append("> - a\n", "> - b"), "> - a\n> - b\n");
+        // A paragraph after a list, or an item after a paragraph, stays a paragraph apart.
+        assert_eq!(append("- a\n", "Done."), "- a\n\nDone.\n");
+        assert_eq!(append("Text.\n", "- a"), "Text.\n\n- a\n");
+        // A list item after code inside an item is not joined to an open fence.
+        assert_eq!(append("- a\n  ```\n  code\n", "- b"), "- a\n  ```\n  code\n\n- b\n");
+        let s = "# T\n## Log\n\n- a\n- b\n\n## Next\nx\n";
+        assert_eq!(
+            patch(s, "Log", Operation::Append, Scope::Content, "- c"),
+            "# T\n## Log\n\n- a\n- b\n- c\n\n## Next\nx\n"
+        );
+        assert_eq!(
+            patch(s, "Log", Operation::Prepend, Scope::Content, "- first\n"),
+            "# T\n## Log\n\n- first\n- a\n- b\n\n## Next\nx\n"
+        );
+        assert_eq!(
+            patch(s, "Log", Operation::Append, Scope::Content, "After."),
+            "# T\n## Log\n\n- a\n- b\n\nAfter.\n\n## Next\nx\n"
+        );
+    }
+
+    #[test]
+    fn appending_a_table_row_under_a_table_keeps_it_in_the_table() {
+        let note = "## Contacts\n\n| Who | Phone |\n| --- | --- |\n| Gas | 0100 |\n\n## End\n";
+        assert_eq!(
+            patch(note, "Contacts", Operation::Append, Scope::Content, "| Water | 0200 |"),
+            "## Contacts\n\n| Who | Phone |\n| --- | --- |\n| Gas | 0100 |\n| Water | 0200 |\n\n\
+             ## End\n"
+        );
+        assert_eq!(
+            append("| a | b |\n|---|---|\n| 1 | 2 |\r\n", "| 3 | 4 |"),
+            "| a | b |\n|---|---|\n| 1 | 2 |\r\n| 3 | 4 |\n"
+        );
+        assert_eq!(append("| a |\n", "Text"), "| a |\n\nText\n");
+    }
+
+    #[test]
+    fn a_replace_with_no_content_is_refused_unless_allowed_and_reports_what_it_replaced() {
+        for scope in [Scope::Content, Scope::Marker, Scope::MarkerAndContent] {
+            let err =
+                super::patch(NOTE, "n.md", "Section", Operation::Replace, scope, "\n ", false)
+                    .unwrap_err();
+            assert_eq!(err.code(), ErrorCode::EmptyContent, "{scope}");
+            assert!(err.message().contains("set allow_empty to true"), "{}", err.message());
+        }
+        let done =
+            super::patch(NOTE, "n.md", "Section", Operation::Replace, Scope::Content, "", true)
+                .unwrap();
+        assert_eq!(done.text, "# Example\n\nIntro.\n\n## Section\n\n## Other\n\nMore.\n");
+        assert_eq!(done.replaced.as_deref(), Some("First line.\n"));
+        let done = super::patch(
+            NOTE,
+            "n.md",
+            "Section",
+            Operation::Replace,
+            Scope::Content,
+            "New.",
+            false,
+        )
+        .unwrap();
+        assert_eq!(done.replaced.as_deref(), Some("First line.\n"));
+        let added =
+            super::patch(NOTE, "n.md", "Section", Operation::Append, Scope::Content, "", false)
+                .unwrap();
+        assert_eq!((added.text.as_str(), added.replaced), (NOTE, None), "nothing to add");
+    }
+
+    #[test]
+    fn a_marker_replace_keeps_the_heading_a_heading() {
+        assert_eq!(
+            patch(NOTE, "Section", Operation::Replace, Scope::Marker, "Renamed"),
+            "# Example\n\nIntro.\n\n## Renamed\n\nFirst line.\n\n## Other\n\nMore.\n",
+            "bare text keeps the level"
+        );
+        assert_eq!(
+            patch(NOTE, "Section", Operation::Replace, Scope::Marker, "### Deeper"),
+            "# Example\n\nIntro.\n\n### Deeper\n\nFirst line.\n\n## Other\n\nMore.\n"
+        );
+        for bad in ["#NoSpace", "####### seven", "## A\nbody"] {
+            let err =
+                patch_section(NOTE, "n.md", "Section", Operation::Replace, Scope::Marker, bad)
+                    .unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidRequest, "{bad}");
+        }
+        let (out, _) =
+            patch_section(NOTE, "n.md", "Section", Operation::Replace, Scope::Marker, "Renamed")
+                .unwrap();
+        assert_eq!(headings::headings(&out).len(), headings::headings(NOTE).len());
+    }
+
+    #[test]
     fn content_gaps_are_normalised_to_one_blank_line() {
         let cramped = "# T\n## A\nold\n## B\n";
         assert_eq!(
@@ -494,7 +737,11 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::AmbiguousHeading);
         assert!(err.message().contains("2 headings match"));
-        assert!(err.message().contains("    Recipe::Mince::Method\n    Recipe::Mash::Method\n"));
+        assert!(
+            err.message().contains(
+                "    Recipe::Mince::Method  (line 3; target `Recipe::Mince::Method@3`)\n"
+            )
+        );
         let (out, path) =
             patch_section(text, "r.md", "Mince::Method", Operation::Append, Scope::Content, "x")
                 .unwrap();

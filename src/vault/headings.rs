@@ -169,9 +169,10 @@ pub fn display_path(h: &Heading) -> String {
     h.path.join("::")
 }
 
-/// Target parts: split on `::`, trimmed, empty parts dropped.
+/// Target parts: split on `::` and on ` > ` (the form some tools print breadcrumbs in, so a
+/// pasted `A > B` works as well as `A::B`), trimmed, empty parts dropped.
 fn parts(s: &str) -> impl Iterator<Item = &str> {
-    s.split("::").map(str::trim).filter(|p| !p.is_empty())
+    s.split("::").flat_map(|p| p.split(" > ")).map(str::trim).filter(|p| !p.is_empty())
 }
 
 /// The normalised segments a heading is matched on. A heading whose text contains `::` counts
@@ -195,7 +196,49 @@ fn path_list(paths: impl Iterator<Item = String>) -> String {
 }
 
 /// Resolves a `::` target. `note` is the note's vault path, used only in messages.
+///
+/// A target may end in `@N`, a line number, which picks among the headings that match the
+/// rest: the one way to address one of two headings with identical paths, and what the
+/// ambiguous-heading refusal offers. A heading whose own text ends in `@N` still matches as
+/// written first.
 pub fn resolve<'a>(all: &'a [Heading], target: &str, note: &str) -> crate::Result<&'a Heading> {
+    let first = resolve_text(all, target, note);
+    let Some((head, line)) = at_line(target) else { return first };
+    if first.is_ok() {
+        return first;
+    }
+    let keys: Vec<Vec<String>> = all.iter().map(key).collect();
+    let want: Vec<String> = parts(head).map(normalize).collect();
+    let candidates: Vec<usize> =
+        (0..all.len()).filter(|&i| want.is_empty() || keys[i].ends_with(&want)).collect();
+    if let Some(&i) = candidates.iter().find(|&&i| all[i].line == line) {
+        return Ok(&all[i]);
+    }
+    let shown = if candidates.is_empty() { (0..all.len()).collect() } else { candidates };
+    Err(Error::new(
+        ErrorCode::NoSuchHeading,
+        format!(
+            "no heading matching `{head}` is at line {line} of `{note}`; retry with one of:\n{}",
+            path_list(shown.iter().map(|&i| with_line(&all[i])))
+        ),
+    ))
+}
+
+/// `Target@12` split into the target and the line, when it ends so.
+fn at_line(target: &str) -> Option<(&str, usize)> {
+    let (head, digits) = target.trim().rsplit_once('@')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((head, digits.parse().ok()?))
+}
+
+/// A heading listed in a refusal: its path, its line, and a target that reaches exactly it.
+fn with_line(h: &Heading) -> String {
+    format!("{}  (line {}; target `{}@{}`)", display_path(h), h.line, display_path(h), h.line)
+}
+
+fn resolve_text<'a>(all: &'a [Heading], target: &str, note: &str) -> crate::Result<&'a Heading> {
     let want: Vec<String> = parts(target).map(normalize).collect();
     if want.is_empty() {
         return Err(Error::new(
@@ -237,8 +280,7 @@ pub fn resolve<'a>(all: &'a [Heading], target: &str, note: &str) -> crate::Resul
         .enumerate()
         .any(|(n, &i)| colliding[n + 1..].iter().any(|&j| keys[i] == keys[j]));
     let twins_note = if twins {
-        "\nSome of these have identical paths, so no target can tell them apart; rename one of \
-         them (or edit the note as a whole) to address it."
+        "\nSome of these have identical paths; only the `@line` form tells them apart."
     } else {
         ""
     };
@@ -246,9 +288,9 @@ pub fn resolve<'a>(all: &'a [Heading], target: &str, note: &str) -> crate::Resul
         ErrorCode::AmbiguousHeading,
         format!(
             "heading target `{target}` is ambiguous in `{note}`: {} headings match:\n{}{twins_note}\n\
-             Retry with one of the full paths above as the target.",
+             Retry with one of the targets above.",
             colliding.len(),
-            path_list(colliding.iter().map(|&i| display_path(&all[i])))
+            path_list(colliding.iter().map(|&i| with_line(&all[i])))
         ),
     ))
 }
@@ -379,8 +421,9 @@ mod tests {
         assert_eq!(
             err.message(),
             "heading target `Method` is ambiguous in `n.md`: 2 headings match:\n    \
-             Recipe::Mince::Method\n    Recipe::Mash::Method\n\
-             Retry with one of the full paths above as the target."
+             Recipe::Mince::Method  (line 3; target `Recipe::Mince::Method@3`)\n    \
+             Recipe::Mash::Method  (line 5; target `Recipe::Mash::Method@5`)\n\
+             Retry with one of the targets above."
         );
         assert_eq!(resolved(text, "Mince::Method").unwrap(), "Recipe::Mince::Method");
         assert_eq!(resolved(text, " Recipe :: Mash :: Method ").unwrap(), "Recipe::Mash::Method");
@@ -400,11 +443,33 @@ mod tests {
         for target in ["Step", "R::Step"] {
             let err = resolved(text, target).unwrap_err();
             assert_eq!(err.code(), ErrorCode::AmbiguousHeading);
-            assert!(err.message().contains("2 headings match:\n    R::Step\n    R::Step\n"));
+            assert!(err.message().contains(
+                "2 headings match:\n    R::Step  (line 2; target `R::Step@2`)\n    \
+                 R::Step  (line 3; target `R::Step@3`)\n"
+            ));
             assert!(err.message().contains("identical paths"));
-            assert!(
-                err.message().ends_with("Retry with one of the full paths above as the target.")
-            );
+            assert!(err.message().ends_with("Retry with one of the targets above."));
+        }
+        // The offered targets work, in either separator.
+        let all = headings(text);
+        assert_eq!(resolve(&all, "R::Step@3", "n.md").unwrap().line, 3);
+        assert_eq!(resolve(&all, "R > Step@2", "n.md").unwrap().line, 2);
+        assert_eq!(resolve(&all, "Step@3", "n.md").unwrap().line, 3);
+        let err = resolve(&all, "Step@1", "n.md").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchHeading);
+        assert!(err.message().contains("R::Step  (line 2; target `R::Step@2`)"), "{err}");
+        // A heading whose text ends in `@N` is still found by its text.
+        let dated = headings("# Meeting @2024\n");
+        assert_eq!(resolve(&dated, "Meeting @2024", "n.md").unwrap().line, 1);
+    }
+
+    #[test]
+    fn search_breadcrumbs_with_angle_brackets_work_as_targets() {
+        let all = headings("# Boiler\n## Settings\n### Pressure\n## Log\n");
+        for target in
+            ["Boiler > Settings > Pressure", "Settings > Pressure", "Boiler::Settings > Pressure"]
+        {
+            assert_eq!(resolve(&all, target, "n.md").unwrap().line, 3, "{target}");
         }
     }
 

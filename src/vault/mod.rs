@@ -12,8 +12,10 @@
 //! it can write) settles interrupted moves and sweeps, in that order. This module knows nothing
 //! of indexing, search or any transport.
 
+pub mod diff;
 pub mod edit;
 mod filing;
+mod find;
 pub mod frontmatter;
 pub mod fs;
 pub mod headings;

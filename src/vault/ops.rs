@@ -18,7 +18,7 @@ use super::headings::{self, Scope};
 use super::journal::{self, Record, Step};
 use super::links::{self, PathSet};
 use super::path::{Access, Suffixes, Target, gate};
-use super::{Vault, frontmatter, fs, text};
+use super::{Vault, diff, find, frontmatter, fs, text};
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -97,14 +97,25 @@ impl NoteMap {
             out.push_str(&format!("- {k}: {v}\n"));
         }
         out.push_str(
-            "\n## Headings\n\nUse a path below as a patch target. A unique last segment is \
-             enough;\nwhen it is not unique, prepend ancestors with `::`.\n\n",
+            "\n## Headings\n\nUse a path below as a patch target (`A::B`, or `A > B`). A unique \
+             last segment is\nenough; when it is not unique, prepend ancestors with `::`, or \
+             add `@line`.\n\n",
         );
         if self.headings.is_empty() {
             out.push_str("- (none)\n");
         }
         for h in &self.headings {
-            out.push_str(&format!("- {}\n", h.path));
+            // Two headings with one path cannot be told apart by name: say so, and give the
+            // `@line` target that reaches each.
+            let twins = self.headings.iter().filter(|o| o.path == h.path).count();
+            if twins > 1 {
+                out.push_str(&format!(
+                    "- {} (line {}; duplicate path, target `{}@{}`)\n",
+                    h.path, h.line, h.path, h.line
+                ));
+            } else {
+                out.push_str(&format!("- {} (line {})\n", h.path, h.line));
+            }
         }
         out
     }
@@ -218,6 +229,11 @@ pub struct Change {
     /// sets it (it knows nothing of indexing); the front door fills it in after handing the
     /// paths to the index. `None`: no index was told (no owner runs).
     pub indexed: Option<Indexed>,
+    /// For an edit of a note: a short unified diff of what it changed (the timestamp bump
+    /// included), so the caller need not read the note back.
+    pub diff: Option<String>,
+    /// For a section replace: the text it replaced.
+    pub replaced: Option<String>,
 }
 
 /// How far a write's re-index got within the bounded wait after the write (the bytes are on
@@ -245,6 +261,13 @@ impl Indexed {
     }
 }
 
+/// What writing a note did.
+struct Written {
+    bumped: bool,
+    etag: String,
+    diff: String,
+}
+
 /// A section patch, as every surface spells it.
 #[derive(Debug, Clone)]
 pub struct PatchRequest<'a> {
@@ -256,6 +279,8 @@ pub struct PatchRequest<'a> {
     pub scope: Scope,
     /// The new Markdown.
     pub content: &'a str,
+    /// A replace with empty content is refused (`empty_content`) unless this is set.
+    pub allow_empty: bool,
 }
 
 /// A file's size and modification time, as the indexer compares them.
@@ -309,9 +334,73 @@ impl Vault {
         gate(&self.root, &self.suffixes, raw, access)
     }
 
-    /// Gates a path for a verb that edits notes: a document is refused with `is_document`.
-    fn note_target(&self, raw: &str, verb: &str) -> Result<Target> {
-        let target = self.gate(raw, Access::WriteFile)?;
+    /// The existing file a caller's path means, forgiving how agents paste paths: when the
+    /// path is not there as written, its percent-decoded form, the form with `.md` added and
+    /// a unique case-insensitive match are tried, each through the gate. `None` when none of
+    /// them exists (the gate's refusal of the path as written stands, except a missing suffix).
+    fn forgiving(&self, raw: &str, access: Access) -> Result<Option<Target>> {
+        let gated = self.gate(raw, access);
+        match &gated {
+            Ok(t) if t.abs.exists() => return gated.map(Some),
+            Ok(_) => {}
+            Err(e) if e.code() == ErrorCode::UnsupportedSuffix => {}
+            Err(_) => return gated.map(Some),
+        }
+        let mut tries = vec![raw.to_string()];
+        tries.extend(find::candidates(raw));
+        for (i, cand) in tries.iter().enumerate() {
+            let cased = find::case_insensitive(&self.root, cand);
+            let forms = [(i > 0).then(|| cand.clone()), cased];
+            for form in forms.into_iter().flatten() {
+                if let Ok(t) = self.gate(&form, access)
+                    && t.abs.is_file()
+                {
+                    return Ok(Some(t));
+                }
+            }
+        }
+        gated.map(|_| None)
+    }
+
+    /// Like [`Vault::forgiving`], but absence is `not_found`, naming the nearest paths.
+    fn existing_target(&self, raw: &str, access: Access) -> Result<Target> {
+        self.forgiving(raw, access)?.ok_or_else(|| self.not_found(raw))
+    }
+
+    /// The vault path of the existing note or document a caller's path means: gated, with the
+    /// forgiving spellings of [`Vault::forgiving`]; `not_found` names the nearest paths.
+    pub fn existing(&self, raw: &str) -> Result<String> {
+        Ok(self.existing_target(raw, Access::Read)?.rel)
+    }
+
+    /// `not_found` for a path, with the nearest existing paths as suggestions.
+    fn not_found(&self, raw: &str) -> Error {
+        let files = self.scan();
+        let near = find::nearest(raw, files.iter().map(|f| f.path.as_str()));
+        let shown = raw.trim();
+        if near.is_empty() {
+            return Error::new(
+                ErrorCode::NotFound,
+                format!("{shown} does not exist; list the folder to see what is there"),
+            );
+        }
+        Error::new(
+            ErrorCode::NotFound,
+            format!(
+                "{shown} does not exist; the nearest existing paths are: {}. Retry with one of \
+                 them, or list the folder",
+                near.join(", ")
+            ),
+        )
+    }
+
+    /// [`Vault::note_target`] for a note that must exist, with forgiving resolution.
+    fn existing_note(&self, raw: &str, verb: &str) -> Result<Target> {
+        let target = self.existing_target(raw, Access::WriteFile)?;
+        self.refuse_document(target, verb)
+    }
+
+    fn refuse_document(&self, target: Target, verb: &str) -> Result<Target> {
         if self.suffixes.is_document(&target.rel) {
             return Err(Error::new(
                 ErrorCode::IsDocument,
@@ -325,6 +414,12 @@ impl Vault {
         Ok(target)
     }
 
+    /// Gates a path for a verb that edits notes: a document is refused with `is_document`.
+    fn note_target(&self, raw: &str, verb: &str) -> Result<Target> {
+        let target = self.gate(raw, Access::WriteFile)?;
+        self.refuse_document(target, verb)
+    }
+
     pub(super) fn change(&self, path: &str, message: String) -> Change {
         Change {
             vault: self.name.clone(),
@@ -335,6 +430,8 @@ impl Vault {
             links_rewritten: None,
             folders_created: Vec::new(),
             indexed: None,
+            diff: None,
+            replaced: None,
         }
     }
 
@@ -373,7 +470,14 @@ impl Vault {
 
     /// Bumps the timestamp of `new_text` (already in its final shape: see `text`) when asked
     /// and possible, and writes it. Returns whether it bumped, and the new etag.
-    fn write_note(&self, target: &Target, new_text: &str, bump: bool) -> Result<(bool, String)> {
+    /// `old` is the note's text before the edit (empty for a new note), for the diff.
+    fn write_note(
+        &self,
+        target: &Target,
+        old: &str,
+        new_text: &str,
+        bump: bool,
+    ) -> Result<Written> {
         let mut out = new_text.to_string();
         let mut bumped = false;
         if bump && let Some(with_stamp) = frontmatter::bump_timestamp(&out, &now_timestamp()) {
@@ -382,14 +486,15 @@ impl Vault {
         }
         fs::write_atomic(&target.abs, out.as_bytes())
             .map_err(|e| Error::write_io(&target.rel, &e))?;
-        Ok((bumped, content_hash(out.as_bytes())))
+        Ok(Written { bumped, etag: content_hash(out.as_bytes()), diff: diff::unified(old, &out) })
     }
 
-    fn finish(&self, target: &Target, message: String, bumped: bool, etag: String) -> Change {
-        let suffix = if bumped { "" } else { NO_BUMP };
+    fn finish(&self, target: &Target, message: String, w: Written) -> Change {
+        let suffix = if w.bumped { "" } else { NO_BUMP };
         let mut change = self.change(&target.rel, format!("{message}{suffix}"));
-        change.timestamp_bumped = bumped;
-        change.etag = Some(etag);
+        change.timestamp_bumped = w.bumped;
+        change.etag = Some(w.etag);
+        change.diff = Some(w.diff);
         change
     }
 
@@ -432,7 +537,7 @@ impl Vault {
         section: Option<&str>,
         docs: &dyn DocumentText,
     ) -> Result<NoteRead> {
-        let target = self.gate(raw, Access::Read)?;
+        let target = self.existing_target(raw, Access::Read)?;
         if self.suffixes.is_document(&target.rel) {
             if section.is_some_and(|s| !s.trim().is_empty()) {
                 return Err(Error::new(
@@ -509,7 +614,7 @@ impl Vault {
     /// The note's frontmatter and heading outline; for a filed document, its extraction
     /// verdict and the outline of its extracted Markdown.
     pub fn map(&self, raw: &str, docs: &dyn DocumentText) -> Result<NoteMap> {
-        let target = self.gate(raw, Access::Read)?;
+        let target = self.existing_target(raw, Access::Read)?;
         let (content, frontmatter, etag, extraction) = if self.suffixes.is_document(&target.rel) {
             let bytes = self.load_bytes(&target)?;
             let (etag, extraction) = docs.extraction(&target.rel, &bytes)?;
@@ -617,9 +722,10 @@ impl Vault {
         // An overwrite is new content, normalised like a new note's, but the file keeps its
         // convention: a CRLF note stays CRLF and a BOM stays.
         let style = existing.as_deref().map_or(text::Style::NEW, text::Style::of);
-        let (bumped, etag) = self.write_note(&target, &style.note(content), true)?;
+        let old = existing.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+        let w = self.write_note(&target, &old, &style.note(content), true)?;
         let verb = if existing.is_some() { "overwrote" } else { "created" };
-        Ok(self.finish(&target, format!("{verb} {}", target.rel), bumped, etag))
+        Ok(self.finish(&target, format!("{verb} {}", target.rel), w))
     }
 
     /// Appends to a note; creates it when missing and `create_if_missing` is set.
@@ -630,22 +736,25 @@ impl Vault {
         create_if_missing: bool,
         expected: Option<&str>,
     ) -> Result<Change> {
-        let target = self.note_target(raw, "appended to")?;
+        // An existing note as the caller probably meant it; else the path as written, to create.
+        let target = match self.forgiving(raw, Access::WriteFile) {
+            Ok(Some(found)) => self.refuse_document(found, "appended to")?,
+            _ => self.note_target(raw, "appended to")?,
+        };
         let _guard = self.lock();
         match self.current(&target, expected)? {
             Some(bytes) => {
                 let old = utf8(&target, bytes)?;
                 let new = edit::append(&old, content);
-                let (bumped, etag) = self.write_note(&target, &new, true)?;
-                Ok(self.finish(&target, format!("appended to {}", target.rel), bumped, etag))
+                let w = self.write_note(&target, &old, &new, true)?;
+                Ok(self.finish(&target, format!("appended to {}", target.rel), w))
             }
             None if create_if_missing => {
-                let (bumped, etag) = self.write_note(&target, &text::normalize(content), true)?;
+                let w = self.write_note(&target, "", &text::normalize(content), true)?;
                 Ok(self.finish(
                     &target,
                     format!("created {} with the supplied content", target.rel),
-                    bumped,
-                    etag,
+                    w,
                 ))
             }
             None => Err(Error::new(
@@ -662,34 +771,38 @@ impl Vault {
         req: &PatchRequest<'_>,
         expected: Option<&str>,
     ) -> Result<Change> {
-        let target = self.note_target(raw, "patched")?;
+        let target = self.existing_note(raw, "patched")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
-        let (new, resolved) = edit::patch_section(
+        let patched = edit::patch(
             &old,
             &target.rel,
             req.target,
             req.operation,
             req.scope,
             req.content,
+            req.allow_empty,
         )?;
-        let (bumped, etag) = self.write_note(&target, &new, true)?;
+        let w = self.write_note(&target, &old, &patched.text, true)?;
+        let resolved = patched.path;
         let verb = match req.operation {
             Operation::Replace => "replaced",
             Operation::Prepend => "prepended to",
             Operation::Append => "appended to",
         };
-        Ok(self.finish(&target, format!("{verb} '{resolved}' in {}", target.rel), bumped, etag))
+        let mut change = self.finish(&target, format!("{verb} '{resolved}' in {}", target.rel), w);
+        change.replaced = patched.replaced;
+        Ok(change)
     }
 
     /// Replaces the body, keeping the frontmatter block byte for byte.
     pub fn set_body(&self, raw: &str, content: &str, expected: Option<&str>) -> Result<Change> {
-        let target = self.note_target(raw, "given a new body")?;
+        let target = self.existing_note(raw, "given a new body")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let new = edit::set_body(&old, content);
-        let (bumped, etag) = self.write_note(&target, &new, true)?;
-        Ok(self.finish(&target, format!("replaced the body of {}", target.rel), bumped, etag))
+        let w = self.write_note(&target, &old, &new, true)?;
+        Ok(self.finish(&target, format!("replaced the body of {}", target.rel), w))
     }
 
     /// Sets a frontmatter key (`value`), or removes it (`value` None).
@@ -700,7 +813,7 @@ impl Vault {
         value: Option<&Value>,
         expected: Option<&str>,
     ) -> Result<Change> {
-        let target = self.note_target(raw, "given frontmatter")?;
+        let target = self.existing_note(raw, "given frontmatter")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let new = match value {
@@ -717,16 +830,66 @@ impl Vault {
         }
         // Setting `timestamp` itself must not be overwritten by the automatic bump.
         let bump = key != "timestamp";
-        let (bumped, etag) = self.write_note(&target, &new, bump)?;
+        let mut w = self.write_note(&target, &old, &new, bump)?;
+        w.bumped = w.bumped || !bump;
         let message = match value {
             Some(_) => format!("set '{key}' in {}", target.rel),
             None => format!("removed '{key}' in {}", target.rel),
         };
-        let mut change = self.finish(&target, message, bumped || !bump, etag);
+        let mut change = self.finish(&target, message, w);
         if !bump {
             change.message = change.message.replace(NO_BUMP, "");
         }
         Ok(change)
+    }
+
+    /// Adds items to, and removes items from, a frontmatter list (`tags`), keeping the other
+    /// items and their order. A missing key starts empty and a plain value counts as a list of
+    /// one; an item already there is not added twice. Nothing changes (and nothing is written)
+    /// when every item to add is there and none to remove is.
+    pub fn edit_list(
+        &self,
+        raw: &str,
+        key: &str,
+        add: &[Value],
+        remove: &[Value],
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let target = self.existing_note(raw, "given frontmatter")?;
+        let _guard = self.lock();
+        let old = self.existing_text(&target, expected)?;
+        let mut items: Vec<Value> = match frontmatter::parse(&old).get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items.clone(),
+            Some(other) => vec![other.clone()],
+        };
+        let before = items.clone();
+        items.retain(|item| !remove.contains(item));
+        for item in add {
+            if !items.contains(item) {
+                items.push(item.clone());
+            }
+        }
+        let shown = |vs: &[Value]| {
+            vs.iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), |s| format!("'{s}'")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if items == before {
+            let mut change = self.change(
+                &target.rel,
+                format!("'{key}' in {} already reads {}; nothing changed", target.rel, {
+                    if items.is_empty() { "empty".to_string() } else { shown(&items) }
+                }),
+            );
+            change.etag = Some(content_hash(old.as_bytes()));
+            return Ok(change);
+        }
+        let new = frontmatter::set(&old, key, &Value::Array(items.clone()))?;
+        let w = self.write_note(&target, &old, &new, key != "timestamp")?;
+        let message = format!("'{key}' in {} is now [{}]", target.rel, shown(&items));
+        Ok(self.finish(&target, message, w))
     }
 
     /// Replaces literal text; `count` is the number of occurrences the caller expects.
@@ -739,19 +902,14 @@ impl Vault {
         count: usize,
         expected: Option<&str>,
     ) -> Result<Change> {
-        let target = self.note_target(raw, "edited as text")?;
+        let target = self.existing_note(raw, "edited as text")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let section = section.map(str::trim).filter(|s| !s.is_empty());
         let (new, n) = edit::replace_text(&old, &target.rel, find, replace, section, count)?;
-        let (bumped, etag) = self.write_note(&target, &new, true)?;
+        let w = self.write_note(&target, &old, &new, true)?;
         let noun = if n == 1 { "occurrence" } else { "occurrences" };
-        Ok(self.finish(
-            &target,
-            format!("replaced {n} {noun} of the text in {}", target.rel),
-            bumped,
-            etag,
-        ))
+        Ok(self.finish(&target, format!("replaced {n} {noun} of the text in {}", target.rel), w))
     }
 
     /// Deletes a note or a document.

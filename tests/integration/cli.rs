@@ -30,7 +30,11 @@ fn read_map_and_ls_in_text_and_json() {
     assert!(json["body"].as_str().unwrap().starts_with("# Boiler"));
 
     let out = mdvault(&["map", "Home/Boiler.md", &arg(&v)], None);
-    assert!(stdout(&out).contains("- Boiler::Settings\n- Boiler::Log\n"));
+    let map = stdout(&out);
+    assert!(
+        map.contains("- Boiler::Settings (line ") && map.contains(")\n- Boiler::Log (line "),
+        "{map}"
+    );
 
     let out = mdvault(&["ls", &arg(&v), "--json"], None);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -61,7 +65,7 @@ fn writes_take_content_from_flags_files_or_stdin() {
         None,
     );
     assert_eq!(stdout(&out), "appended to 'Boiler::Log' in Home/Boiler.md\n");
-    assert!(v.read("Home/Boiler.md").ends_with("## Log\n\n- serviced\n\n- repaired\n"));
+    assert!(v.read("Home/Boiler.md").ends_with("## Log\n\n- serviced\n- repaired\n"));
 
     let file = v.root().join("../body.md");
     std::fs::write(&file, "New body.\n").unwrap();
@@ -119,8 +123,10 @@ fn a_move_reports_the_links_it_repointed() {
 fn a_refusal_prints_its_code_and_exits_1() {
     let v = vault_with_notes();
     let before = v.snapshot();
-    let out =
-        mdvault(&["patch", "Home/Boiler.md", "--target", "Nope", "--content", "x", &arg(&v)], None);
+    let out = mdvault(
+        &["patch", "Home/Boiler.md", "-t", "Nope", "-o", "replace", "--content", "x", &arg(&v)],
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.starts_with("error[no_such_heading]: "), "{err}");
@@ -219,6 +225,8 @@ fn every_subcommand_has_help_with_an_example() {
         "rm",
         "mkdir",
         "rmdir",
+        "grep",
+        "links",
     ] {
         let out = mdvault(&[cmd, "--help"], None);
         assert!(out.status.success(), "{cmd}");

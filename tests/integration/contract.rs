@@ -356,6 +356,8 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
         call("/maintenance", "get", &p("/maintenance"), &[], None),
         call("/maintenance", "post", &p("/maintenance"), &[], None),
         call("/maintenance/checks", "get", &p("/maintenance/checks"), &[], None),
+        call("/grep", "get", &p("/grep?pattern=boiler&ignore_case&limit=5"), &[], None),
+        call("/links/{path}", "get", &p("/links/Home/Boiler.md"), &[], None),
         call("/mcp", "post", &p("/mcp"), &mcp_headers, Some(&mcp_body)),
         call(
             "/mcp/only/{scope}",

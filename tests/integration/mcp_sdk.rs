@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::common::{KEY, Server, TempVault, model_dir};
 
-fn python() -> PathBuf {
+pub fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("MDVAULT_PYTHON") {
         return PathBuf::from(p);
     }
@@ -43,7 +43,7 @@ fn drive(args: &[String], env: &[(&str, &str)]) -> Value {
 fn check(report: &Value, v: &TempVault) {
     assert_eq!(report["server_name"], "mdvault", "{report}");
     let tools = report["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 20, "{report}");
+    assert_eq!(tools.len(), 22, "{report}");
     assert_eq!(report["search"]["error"], false, "{report}");
     assert!(report["search"]["text"].as_str().unwrap().contains("Home/Boiler.md"), "{report}");
     assert!(report["read"]["text"].as_str().unwrap().contains("1.3 bar"), "{report}");

@@ -156,7 +156,8 @@ fn cases() -> Vec<Case> {
             agree: Some(|m, r| {
                 let j: Value = serde_json::from_str(r).unwrap();
                 for h in j["headings"].as_array().unwrap() {
-                    assert!(m.contains(&format!("- {}\n", h["path"].as_str().unwrap())), "{m}");
+                    let line = format!("- {} (line {}", h["path"].as_str().unwrap(), h["line"]);
+                    assert!(m.contains(&line), "{m}");
                 }
             }),
         },
@@ -195,6 +196,40 @@ fn cases() -> Vec<Case> {
                     let line = format!("- {}", e["date"].as_str().unwrap());
                     assert!(m.contains(&line) && m.contains(e["what"].as_str().unwrap()), "{m}");
                 }
+            }),
+        },
+        Case {
+            tool: "vault_grep",
+            args: json!({"pattern": "combi boiler", "ignore_case": true}),
+            rest: Rest("GET", "/grep?pattern=combi%20boiler&ignore_case", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                let hits = j["hits"].as_array().unwrap();
+                assert!(!hits.is_empty(), "{r}");
+                assert!(m.starts_with(&format!("{} line(s) in ", j["total"])), "{m}");
+                for h in hits {
+                    let line = format!("{}:{}", h["path"].as_str().unwrap(), h["line"]);
+                    assert!(m.contains(&line), "{line} missing from {m}");
+                }
+            }),
+        },
+        Case {
+            tool: "vault_links",
+            // The boiler note was moved and its folder deleted above: links to it are broken.
+            args: json!({"path": "home/utilities/gas"}),
+            rest: Rest("GET", "/links/Home/Utilities/Gas.md", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                let out = j["outgoing"].as_array().unwrap();
+                let broken: Vec<&Value> = out.iter().filter(|l| l["resolved"].is_null()).collect();
+                assert_eq!(broken.len(), 2, "{r}");
+                for l in out {
+                    let line = format!("- line {}: {}", l["line"], l["target"].as_str().unwrap());
+                    assert!(m.contains(&line), "{line} missing from {m}");
+                }
+                assert!(m.contains("-> BROKEN: no such note"), "{m}");
+                let back = j["backlinks"].as_array().unwrap();
+                assert!(m.contains(&format!("## Backlinks ({})", back.len())), "{m}");
             }),
         },
         Case {
@@ -274,8 +309,15 @@ fn mcp_and_rest_do_the_same_thing() {
         assert_eq!(normalised(&m), normalised(&r), "{} left different bytes", case.tool);
         match case.agree {
             Some(check) => check(&text, &reply.body),
-            // A write's confirmation is the same sentence on both surfaces.
-            None => assert_eq!(format!("{text}\n"), reply.body, "{}", case.tool),
+            // A write's confirmation is the same sentence on both surfaces; MCP goes on with
+            // the new etag and what changed.
+            None => {
+                let first = text.lines().next().unwrap_or_default();
+                assert_eq!(format!("{first}\n"), reply.body, "{}", case.tool);
+                if !case.tool.contains("folder") && case.tool != "vault_delete" {
+                    assert!(text.contains("\netag: "), "{}: {text}", case.tool);
+                }
+            }
         }
     }
     // The move repointed inbound links on both sides alike.

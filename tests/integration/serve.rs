@@ -515,6 +515,8 @@ fn mcp_over_http_serves_every_tool_with_vault_prefixes_and_scopes() {
             "vault_delete_folder",
             "vault_expiries",
             "vault_frontmatter_query",
+            "vault_grep",
+            "vault_links",
             "vault_list",
             "vault_maintenance",
             "vault_map",

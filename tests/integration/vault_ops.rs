@@ -50,7 +50,7 @@ fn small_vault() -> TempVault {
 }
 
 fn patch<'a>(target: &'a str, op: Operation, content: &'a str) -> PatchRequest<'a> {
-    PatchRequest { target, operation: op, scope: Scope::Content, content }
+    PatchRequest { target, operation: op, scope: Scope::Content, content, allow_empty: false }
 }
 
 /// Runs `f`, expects refusal `code`, and checks nothing on disk changed.
@@ -233,7 +233,7 @@ fn read_whole_section_and_map() {
     );
     assert_eq!(map.headings[1].line, 13);
     let rendered = map.render();
-    assert!(rendered.contains("- Boiler::Servicing::History\n"));
+    assert!(rendered.contains("- Boiler::Servicing::History (line 17)\n"), "{rendered}");
     assert!(rendered.contains("- title: \"Boiler\"\n"));
 }
 
@@ -515,4 +515,78 @@ fn moves_in_the_fixture_vault_keep_every_link_pointing_at_the_same_note() {
             }
         }
     }
+}
+
+#[test]
+fn a_pasted_path_finds_the_note_it_means_and_still_passes_the_gate() {
+    let v = small_vault();
+    v.write("Personal/Vehicles/Vantor T60.md", "# Vantor T60\n\n## Tyres\n\nOld.\n");
+    let vault = v.open();
+    let docs = Direct::new();
+    for pasted in [
+        "/Personal/Vehicles/Vantor%20T60.md",
+        "Personal/Vehicles/Vantor T60",
+        "personal/vehicles/vantor t60.MD",
+        "/personal/Vehicles/Vantor%20t60",
+    ] {
+        let read = vault.read(pasted, None, &docs).unwrap_or_else(|e| panic!("{pasted}: {e}"));
+        assert_eq!(read.path, "Personal/Vehicles/Vantor T60.md", "{pasted}");
+    }
+    let change = vault.patch(
+        "personal/vehicles/VANTOR T60",
+        &patch("Tyres", Operation::Replace, "New."),
+        None,
+    );
+    assert_eq!(change.unwrap().path, "Personal/Vehicles/Vantor T60.md");
+    assert!(v.read("Personal/Vehicles/Vantor T60.md").contains("## Tyres\n\nNew.\n"));
+
+    // A miss names the nearest paths.
+    let err = vault.read("Personal/Vantor T60.md", None, &docs).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound);
+    assert!(err.message().contains("Personal/Vehicles/Vantor T60.md"), "{}", err.message());
+
+    // Forgiveness never gets past the gate: encoded traversal, hidden and symlinked paths.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(v.root().join("Home"), v.root().join("Alias")).unwrap();
+    std::fs::create_dir_all(v.root().join(".hidden")).unwrap();
+    std::fs::write(v.root().join(".hidden/Secret.md"), "x").unwrap();
+    for hostile in ["%2e%2e/escape", "..%2fescape.md", ".hidden/secret"] {
+        let err = vault.read(hostile, None, &docs).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidPath, "{hostile}: {}", err.message());
+    }
+    // Decoded, this names a hidden note: the gate refuses that form, so it is simply not found.
+    let err = vault.read("%2Ehidden/Secret.md", None, &docs).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound);
+    assert!(!err.message().contains(".hidden"), "{}", err.message());
+    #[cfg(unix)]
+    {
+        // No form of it is read through the link (the unsuffixed path's own refusal stands).
+        assert!(vault.read("alias/boiler", None, &docs).is_err());
+        let err = vault.read("Alias/Boiler.md", None, &docs).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidPath);
+    }
+    // Creation takes the path as written: append with create_if_missing does not redirect.
+    vault.append("Personal/Vehicles/New Car.md", "x", true, None).unwrap();
+    assert_eq!(v.read("Personal/Vehicles/New Car.md"), "x\n");
+}
+
+#[test]
+fn list_items_are_added_and_removed_without_rewriting_the_rest() {
+    let v = small_vault();
+    let vault = v.open();
+    let c = vault.edit_list("Home/Boiler.md", "tags", &[json!("gas"), json!("home")], &[], None);
+    assert!(
+        c.unwrap().message.contains("'tags' in Home/Boiler.md is now ['home', 'heating', 'gas']")
+    );
+    let text = v.read("Home/Boiler.md");
+    assert!(text.contains("# kept comment\ntags: [home, heating, gas]\n"), "{text}");
+    vault.edit_list("Home/Boiler.md", "tags", &[], &[json!("heating")], None).unwrap();
+    assert!(v.read("Home/Boiler.md").contains("tags: [home, gas]\n"));
+    let before = v.snapshot();
+    let same = vault.edit_list("Home/Boiler.md", "tags", &[json!("gas")], &[], None).unwrap();
+    assert!(same.message.contains("nothing changed"), "{}", same.message);
+    assert_eq!(v.snapshot(), before);
+    // A missing key starts a new list.
+    vault.edit_list("Home/Boiler.md", "aliases", &[json!("combi")], &[], None).unwrap();
+    assert!(v.read("Home/Boiler.md").contains("aliases:\n  - combi\n"));
 }

@@ -38,7 +38,7 @@ fn every_write_command_keeps_a_windows_note_crlf_with_its_untouched_bytes() {
         (
             &["patch", "n.md", "--target", "Log", "--operation", "append", "--content", "- again"],
             "\u{feff}---\r\ntitle: Boiler  \r\n---\r\n# Boiler\r\n\r\n## Log\r\n\r\n\
-             - serviced\t\r\n\r\n- again\r\n\r\n## Notes\r\n\r\nKeep this.  \r\n\r\n\r\n",
+             - serviced\t\r\n- again\r\n\r\n## Notes\r\n\r\nKeep this.  \r\n\r\n\r\n",
         ),
         (
             &["replace-text", "n.md", "--find", "Keep this.", "--replace", "Kept,\nstill."],

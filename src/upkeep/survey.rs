@@ -1,0 +1,253 @@
+//! Exact lookups over the files: `grep` (a literal string or a regular expression, line by
+//! line, over the notes and the text extracted from filed documents) and `links` (a note's
+//! outgoing links, resolved or broken, and the notes that link to it).
+//!
+//! Both read the files on disk, not the search index, so they see the vault as it is now,
+//! folders search leaves out included, and an answer of "none" is a proof of absence rather
+//! than a ranking that missed. Links are found and resolved by `vault::links`, the same rules a
+//! move rewrites by and the maintenance link check reports by. This module writes nothing.
+
+use regex::{Regex, RegexBuilder};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::vault::links::{self, PathSet};
+use crate::vault::{DocumentText, Vault};
+
+/// The most matching lines one grep answer carries; `offset` pages through the rest.
+pub const GREP_MAX_LIMIT: usize = 200;
+
+/// Lines per answer when the caller does not say.
+pub const GREP_DEFAULT_LIMIT: usize = 50;
+
+/// A matching line is cut to this many characters, so one minified line cannot flood a reply.
+const LINE_CHARS: usize = 240;
+
+/// The compiled size a pattern may grow to: generous for any hand-written pattern, and a
+/// refusal rather than memory exhaustion for a pathological one.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// A grep request.
+#[derive(Debug, Clone)]
+pub struct GrepQuery {
+    /// The literal text, or the pattern when `regex` is set.
+    pub pattern: String,
+    /// Read `pattern` as a regular expression (Rust `regex` syntax) instead of literally.
+    pub regex: bool,
+    /// Ignore case.
+    pub ignore_case: bool,
+    /// Only files under this folder (`""` for all).
+    pub dir: String,
+    /// At most this many lines (1 to [`GREP_MAX_LIMIT`]).
+    pub limit: usize,
+    /// Skip this many matching lines first (for the next page).
+    pub offset: usize,
+}
+
+/// One matching line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrepHit {
+    /// Vault-relative path.
+    pub path: String,
+    /// 1-based line (of the note, or of a document's extracted text).
+    pub line: usize,
+    /// The line, cut to [`LINE_CHARS`] characters.
+    pub text: String,
+    /// True when the line is from a filed document's extracted text.
+    pub document: bool,
+}
+
+/// A grep answer: one page of matching lines and the count of all of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrepReport {
+    /// The pattern as given.
+    pub pattern: String,
+    /// Whether it was read as a regular expression.
+    pub regex: bool,
+    /// This page of matching lines, in path then line order.
+    pub hits: Vec<GrepHit>,
+    /// Every matching line in the files searched.
+    pub total: usize,
+    /// The files searched (notes, and documents with extracted text).
+    pub files: usize,
+    /// The offset this page starts at.
+    pub offset: usize,
+}
+
+fn matcher(q: &GrepQuery) -> Result<Regex> {
+    if q.pattern.is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            "the pattern is empty; pass the text to find",
+        ));
+    }
+    let source = if q.regex { q.pattern.clone() } else { regex::escape(&q.pattern) };
+    RegexBuilder::new(&source)
+        .case_insensitive(q.ignore_case)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "`{}` is not a valid regular expression ({}); fix it, or leave regex off to \
+                     search for the text literally",
+                    q.pattern,
+                    e.to_string().lines().last().unwrap_or("syntax error").trim()
+                ),
+            )
+        })
+}
+
+/// Every line under `q.dir` that matches, paged.
+pub fn grep(vault: &Vault, docs: &dyn DocumentText, q: &GrepQuery) -> Result<GrepReport> {
+    let re = matcher(q)?;
+    let dir = vault.folder(&q.dir)?;
+    let limit = q.limit.clamp(1, GREP_MAX_LIMIT);
+    let mut hits = Vec::new();
+    let mut total = 0;
+    let mut files = 0;
+    let mut scan = |path: &str, text: &str, document: bool| {
+        files += 1;
+        for (i, line) in text.lines().enumerate() {
+            if !re.is_match(line) {
+                continue;
+            }
+            if total >= q.offset && hits.len() < limit {
+                let mut shown: String = line.chars().take(LINE_CHARS).collect();
+                if shown.len() < line.len() {
+                    shown.push('…');
+                }
+                hits.push(GrepHit { path: path.to_string(), line: i + 1, text: shown, document });
+            }
+            total += 1;
+        }
+    };
+    for path in vault.all_files() {
+        if !crate::index::under(&path, &dir) {
+            continue;
+        }
+        if vault.is_document(&path) {
+            let Ok(bytes) = vault.read_bytes(&path) else { continue };
+            match docs.extraction(&path, &bytes) {
+                Ok((_, extraction)) => scan(&path, &extraction.markdown, true),
+                Err(e) => tracing::warn!("grep: no text for {path}: {e}"),
+            }
+        }
+    }
+    for (path, text) in super::notes(vault, &dir) {
+        scan(&path, &text, false);
+    }
+    hits.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    Ok(GrepReport {
+        pattern: q.pattern.clone(),
+        regex: q.regex,
+        hits,
+        total,
+        files,
+        offset: q.offset,
+    })
+}
+
+/// One outgoing link of a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    /// 1-based line of the link.
+    pub line: usize,
+    /// The link target as written (without fragment or alias).
+    pub target: String,
+    /// The `#fragment`, if any.
+    pub fragment: Option<String>,
+    /// The vault path it resolves to; `None` for a broken link or a URL.
+    pub resolved: Option<String>,
+    /// A URL rather than a vault file.
+    pub external: bool,
+}
+
+/// One note linking to the note asked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backlink {
+    /// The linking note.
+    pub from: String,
+    /// 1-based line of the link in it.
+    pub line: usize,
+    /// The link as written.
+    pub written: String,
+}
+
+/// A note's links both ways.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkReport {
+    /// The note (or document) asked about, as the vault spells it.
+    pub path: String,
+    /// Its outgoing links, in order (empty for a document).
+    pub outgoing: Vec<Outgoing>,
+    /// The links to it from other notes (and itself), by note then line.
+    pub backlinks: Vec<Backlink>,
+}
+
+/// The links of `rel` (an existing file's vault path) both ways.
+pub fn links_of(vault: &Vault, rel: &str) -> Result<LinkReport> {
+    let paths = PathSet::new(vault.all_files());
+    let notes = super::notes(vault, "");
+    let mut outgoing = Vec::new();
+    if let Some((_, text)) = notes.iter().find(|(p, _)| p == rel) {
+        for link in links::links(text) {
+            let external = link.is_external();
+            let resolved =
+                if external { None } else { links::resolve(&link.target, link.kind, rel, &paths) };
+            outgoing.push(Outgoing {
+                line: link.line,
+                target: link.target,
+                fragment: link.fragment,
+                resolved,
+                external,
+            });
+        }
+    }
+    let mut backlinks = Vec::new();
+    for (from, text) in &notes {
+        for link in links::links(text) {
+            if link.is_external() {
+                continue;
+            }
+            if links::resolve(&link.target, link.kind, from, &paths).as_deref() == Some(rel) {
+                let written = text.get(link.span.clone()).unwrap_or("").replace('\n', " ");
+                backlinks.push(Backlink { from: from.clone(), line: link.line, written });
+            }
+        }
+    }
+    Ok(LinkReport { path: rel.to_string(), outgoing, backlinks })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(pattern: &str, regex: bool) -> GrepQuery {
+        GrepQuery {
+            pattern: pattern.into(),
+            regex,
+            ignore_case: false,
+            dir: String::new(),
+            limit: 10,
+            offset: 0,
+        }
+    }
+
+    #[test]
+    fn a_literal_pattern_matches_its_regex_characters_literally() {
+        let re = matcher(&query("1.2 (bar)", false)).unwrap();
+        assert!(re.is_match("Pressure 1.2 (bar)."));
+        assert!(!re.is_match("Pressure 1x2 bar"));
+        let re = matcher(&query(r"0\d{3} \d{6}", true)).unwrap();
+        assert!(re.is_match("call 0161 496000"));
+    }
+
+    #[test]
+    fn a_bad_or_empty_pattern_is_an_invalid_request_that_says_what_to_do() {
+        let err = matcher(&query("(unclosed", true)).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidRequest);
+        assert!(err.message().contains("leave regex off"), "{}", err.message());
+        assert_eq!(matcher(&query("", false)).unwrap_err().code(), ErrorCode::InvalidRequest);
+    }
+}
