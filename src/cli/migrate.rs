@@ -65,6 +65,18 @@ pub fn run(args: MigrateArgs, config_file: Option<PathBuf>) -> Result<(), Failur
             ));
         }
     };
+    let same_file = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if plan.source.as_deref().is_some_and(|s| same_file(s, &target)) {
+        return Err(Failure::Config(format!(
+            "{} is {}'s own file, which migrate reads and never writes; name another with \
+             --config FILE (or unset MDVAULT_CONFIG)",
+            target.display(),
+            predecessor.label()
+        )));
+    }
     let custom = default.as_deref() != Some(target.as_path());
     print(&render(&plan, &target, custom));
     if !args.write {

@@ -611,12 +611,12 @@ fn plan_vault_mcp(
     };
     plan.rows.push(key_row);
     plan.rows.push(Row {
-        old: "/mcp/only/<path> (scoped writes)".into(),
+        old: "/mcp, /mcp/only/<path>, REST routes".into(),
         layer: Layer::Default,
         value: String::new(),
-        new: "/mcp".into(),
-        outcome: Outcome::Changed,
-        why: "clients use /mcp with the same bearer key".into(),
+        new: "the same routes".into(),
+        outcome: Outcome::Mapped,
+        why: "same bearer key; add the Host clients use to server.allowed_hosts".into(),
     });
     plan.http_mcp = true;
     Ok(())

@@ -196,4 +196,13 @@ fn a_config_that_sets_a_key_differently_is_refused_untouched() {
         std::fs::read_to_string(&config).unwrap(),
         "# my settings\nsearch:\n  default_k: 4\n"
     );
+
+    // The predecessor's own file is never the one written.
+    let theirs = home.path().join("config.yaml");
+    std::fs::write(&theirs, "vault:\n  path: /srv/v\n").unwrap();
+    let t = theirs.display().to_string();
+    let out = run_in(home.path(), &["migrate", "--from", &t, "--config", &t, "--write"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("never writes"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "vault:\n  path: /srv/v\n");
 }
