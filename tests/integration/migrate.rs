@@ -206,3 +206,57 @@ fn a_config_that_sets_a_key_differently_is_refused_untouched() {
     assert!(stderr(&out).contains("never writes"), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "vault:\n  path: /srv/v\n");
 }
+
+#[test]
+fn results_carry_the_fused_score_everywhere_and_a_vault_its_own_default_k() {
+    let (a, b) = (TempVault::fixture(), TempVault::fixture());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "vaults:\n  a:\n    path: {}\n    default_k: 2\n  b: {}\n",
+            a.root().display(),
+            b.root().display()
+        ),
+    )
+    .unwrap();
+    let c = config.display().to_string();
+    let s = crate::common::Server::start(
+        &[],
+        &[("MDVAULT_CONFIG", c.as_str()), ("MDVAULT_EMBEDDING__BACKEND", "hashing")],
+    );
+
+    // Vault a alone: its own k, and every hit has a score in (0, 1], best first.
+    let r = s.call("GET", "/v/a/search?q=boiler%20service", &[], None).json();
+    assert_eq!(r["k"], 2, "{r:#}");
+    let scores: Vec<f64> =
+        r["results"].as_array().unwrap().iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert_eq!(scores.len(), 2, "{r:#}");
+    assert!(scores.iter().all(|s| *s > 0.0 && *s <= 1.0), "{scores:?}");
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    // An explicit k wins; a search of every vault takes search.default_k.
+    assert_eq!(s.call("GET", "/v/a/search?q=boiler&k=3", &[], None).json()["k"], 3);
+    assert_eq!(s.call("GET", "/search?q=boiler", &[], None).json()["k"], 6);
+    assert_eq!(s.call("GET", "/v/b/search?q=boiler", &[], None).json()["k"], 6);
+
+    // MCP says it too.
+    let (error, text) = crate::serve::tool(
+        &s,
+        "/mcp",
+        "vault_search",
+        serde_json::json!({"query": "boiler service", "vault": "a"}),
+    );
+    assert!(!error, "{text}");
+    assert!(text.contains("2 results") && text.contains(" - score 0."), "{text}");
+
+    // And the CLI, beside the server, on the same index.
+    let data = s.data.path().display().to_string();
+    let o = mdvault_with(
+        &["search", "boiler service", "--vault", "a", "--data-dir", &data],
+        &[("MDVAULT_CONFIG", c.as_str()), ("MDVAULT_EMBEDDING__BACKEND", "hashing")],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains(", score 0."), "{}", stdout(&o));
+}
