@@ -44,7 +44,7 @@ impl Counterpart {
             Counterpart::Vaults => {
                 "`vaults:` in the config file (or MDVAULT_VAULTS, --vault)".into()
             }
-            Counterpart::Listen => "`server.listen` (or MDVAULT_LISTEN, --listen)".into(),
+            Counterpart::Listen => "`server.listen` (or MDVAULT_LISTEN)".into(),
             Counterpart::Var(v) => v.to_string(),
             Counterpart::ConfigFile => "an mdvault config file (MDVAULT_CONFIG, --config, or \
                  ~/.config/mdvault/config.yaml)"
