@@ -204,6 +204,9 @@ fn render(plan: &Plan, target: &Path, custom: bool) -> String {
         out.push_str(&format!("  {l}\n"));
     }
     out.push_str("\nEnvironment (instead of the old variables):\n");
+    if plan.env_lines.is_empty() && !custom && plan.unset.is_empty() {
+        out.push_str("  (nothing to set)\n");
+    }
     for l in &plan.env_lines {
         out.push_str(&format!("  export {l}\n"));
     }

@@ -839,6 +839,14 @@ fn plan_vault_search(
         "mdvault keeps results varied with a diversity pass instead of a cap",
     ));
     plan.rows.push(row(
+        "MCP tools vault_search, vault_reindex",
+        Layer::Default,
+        "",
+        "vault_search, vault_reindex",
+        Outcome::Mapped,
+        "same names; vault_search takes query, k, vault and thorough, and answers with a score",
+    ));
+    plan.rows.push(row(
         "`vault_search.py serve` (stdio MCP)",
         Layer::Default,
         "",

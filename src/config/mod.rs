@@ -11,8 +11,8 @@
 //! never writes; [`edit`] rewrites config text for a caller that writes it.
 
 pub mod edit;
-pub mod legacy;
-pub mod migrate;
+pub(crate) mod legacy;
+pub(crate) mod migrate;
 
 use std::path::{Path, PathBuf};
 
