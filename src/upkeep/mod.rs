@@ -5,9 +5,11 @@
 //! - `findings` and `scripts`: the findings contract, and the vault's own checker scripts in
 //!   `.scripts/`, discovered by declaration and run under fixed rules.
 //! - `builtin`: mdvault's own checks (links, headings, frontmatter, documents, expiries),
-//!   reported through the same contract, so a vault with no scripts still gets a useful run.
+//!   reported through the same contract, so a vault with no scripts still gets a useful run;
+//!   a vault script declaring one's name replaces it for that vault.
 //! - `callouts`, `expiries`, `fmquery`: reading Obsidian callouts, dated `expires` blocks and
-//!   line-scanned frontmatter values out of note text.
+//!   line-scanned frontmatter values out of note text (a vault's own
+//!   `.scripts/extract_callouts.py` replaces the callout parser).
 //!
 //! Everything here walks the files on disk, never the search index, so it answers for folders
 //! the index leaves out and while the embedder is down. It does not schedule anything (the
