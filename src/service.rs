@@ -635,7 +635,8 @@ fn refreshed(desk: &dyn Desk, mut change: Change, also: &[&str]) -> Change {
     change
 }
 
-/// Searches; `k` of 0 or none is the configured default, then clamped to 1..=20.
+/// Searches; `k` of 0 or none is the vault's own `default_k` (a one-vault search), else
+/// `search.default_k`, then clamped to 1..=20.
 pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchResponse> {
     let asked = a.k;
     let mut resp = engine.search(&search_request(engine, t, a)?)?;
@@ -659,11 +660,6 @@ pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<Sear
             "the query is empty; pass some words, a question or an exact token",
         ));
     }
-    let k = match a.k {
-        None | Some(0) => engine.config().search.default_k,
-        Some(k) => k,
-    }
-    .clamp(1, MAX_K);
     // "all" (or nothing) searches every vault, unless a vault is called that.
     let named = a.vault.filter(|v| !v.trim().is_empty());
     let named = match named {
@@ -684,6 +680,14 @@ pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<Sear
     if let Some(name) = &vault {
         engine.vaults().get(Some(name))?;
     }
+    // A search of one vault takes that vault's own default when it has one.
+    let search = &engine.config().search;
+    let k = match a.k {
+        None | Some(0) => vault.as_ref().and_then(|v| search.vault_k.get(v)).copied(),
+        Some(k) => Some(k),
+    }
+    .unwrap_or(search.default_k)
+    .clamp(1, MAX_K);
     let mut req = SearchRequest::new(&a.query);
     req.k = Some(k);
     req.vault = vault;

@@ -143,6 +143,7 @@ pub fn search(resp: &crate::search::SearchResponse, explain: bool) -> Value {
                 "matched": h.matched.as_str(),
                 "pinned": h.pinned,
                 "document": h.document,
+                "score": h.explain.score,
             });
             if explain {
                 let e = &h.explain;
@@ -251,6 +252,7 @@ pub fn callouts(
             "depth": c.depth,
         })).collect::<Vec<_>>(),
         "duration_ms": duration_ms,
+        "source": r.script.as_deref().unwrap_or("builtin"),
     })
 }
 
@@ -284,6 +286,9 @@ pub fn checks(checks: &[crate::upkeep::CheckInfo]) -> Value {
                     v["source"] = json!("script");
                     v["script"] = json!(script);
                 }
+            }
+            if c.replaces_builtin {
+                v["replaces_builtin"] = json!(true);
             }
             if let Some(p) = &c.problem {
                 v["problem"] = json!(p);

@@ -2,7 +2,8 @@
 //! bearer auth, and the `/v/<name>/` vault prefix.
 //!
 //! It runs before routing, so an unknown route is still authenticated (an attacker learns
-//! nothing from a 404 they could not have had) and `/healthz` is exempt by exact path only.
+//! nothing from a 404 they could not have had) and `/healthz` is exempt, by exact path only,
+//! from the key and from the Host allowlist (not from the one-Host rule or the Origin check).
 //! The Host check defeats DNS rebinding (a web page whose name resolves to 127.0.0.1 sends its
 //! own name as Host); the Origin check stops a browser page on another site from driving the
 //! server. Requests without an Origin (scripts, agents, curl) are never refused for it. Both
@@ -171,7 +172,12 @@ impl Policy {
     /// Checks one request; on success returns it with its [`Target`] and prefix stripped.
     pub fn admit(&self, mut req: Request<Body>) -> Result<Request<Body>, Error> {
         let host = the_host(&req)?;
-        if !self.host_allowed(host) {
+        // `/healthz` reads no state and answers a constant, so a container's probe by IP
+        // address or a peer reaching the server by its service name gets it without an
+        // allowlist entry; a rebinding page learns nothing from it. Every other route keeps
+        // the Host check.
+        let health = req.uri().path() == "/healthz";
+        if !health && !self.host_allowed(host) {
             return Err(Error::new(
                 ErrorCode::Forbidden,
                 format!(
@@ -191,7 +197,7 @@ impl Policy {
                 ),
             ));
         }
-        if req.uri().path() == "/healthz" {
+        if health {
             return Ok(req);
         }
         if !self.authorized(req.headers()) {
@@ -368,6 +374,12 @@ mod tests {
         assert_eq!(status(p.admit(request("/readyz", &[host, ("authorization", "sekrit")]))), 401);
         // A rebinding page: right token (a stolen one, say), wrong Host.
         assert_eq!(status(p.admit(request("/readyz", &[("host", "evil.example"), auth]))), 403);
+        // A probe by IP address or service name: /healthz answers any Host, nothing else does.
+        for foreign in ["172.17.0.2:8080", "vault-mcp:8080", "evil.example"] {
+            assert_eq!(status(p.admit(request("/healthz", &[("host", foreign)]))), 200);
+            assert_eq!(status(p.admit(request("/readyz", &[("host", foreign), auth]))), 403);
+            assert_eq!(status(p.admit(request("/healthz/", &[("host", foreign)]))), 403);
+        }
         assert_eq!(
             status(p.admit(request("/healthz", &[host, ("origin", "http://evil.example")]))),
             403
@@ -423,9 +435,15 @@ mod tests {
         ] {
             assert_eq!(code(p.admit(raw(foreign, &[host]))), (400, "invalid_request"), "{foreign}");
         }
-        // Agreeing on a server the allowlist does not have is the rebinding case.
+        // Agreeing on a server the allowlist does not have is the rebinding case (on any route
+        // but /healthz, which reads nothing).
         let evil = ("host", "evil.example");
-        assert_eq!(code(p.admit(raw("http://evil.example/healthz", &[evil]))), (403, "forbidden"));
+        let auth = ("authorization", "Bearer sekrit");
+        assert_eq!(
+            code(p.admit(raw("http://evil.example/readyz", &[evil, auth]))),
+            (403, "forbidden")
+        );
+        assert_eq!(code(p.admit(raw("http://evil.example/healthz", &[evil]))).0, 200);
     }
 
     #[test]

@@ -167,6 +167,7 @@ pub fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> St
         } else {
             line.push_str(&format!(" - line {}", h.line));
         }
+        line.push_str(&format!(" - score {:.3}", h.explain.score));
         line.push_str("_\n\n");
         out.push_str(&line);
         out.push_str(h.text.trim());
@@ -304,7 +305,11 @@ fn render_checks(checks: Vec<crate::upkeep::CheckInfo>) -> String {
     let mut out = String::from("# Maintenance checks\n\n");
     for c in checks {
         let d = &c.declaration;
-        let from = c.source.label();
+        let from = if c.replaces_builtin {
+            format!("{}, replacing the built-in check", c.source.label())
+        } else {
+            c.source.label().to_string()
+        };
         out.push_str(&format!("- {} (`{}`, {from}): {}\n", d.title, d.check, d.description));
     }
     out

@@ -194,6 +194,7 @@ pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Fa
     let embedder = engine.index().embedder().model_id().to_string();
 
     // Everything that can refuse the comparison is checked before the (possibly long) sync.
+    let mut foreign = None;
     let recorded_before = match &args.baseline {
         Some(path) if path.exists() || !args.update_baseline => {
             let text = std::fs::read_to_string(path).map_err(|e| {
@@ -202,9 +203,32 @@ pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Fa
                     path.display()
                 ))
             })?;
-            let old: Baseline = serde_json::from_str(&text)
+            let value: Value = serde_json::from_str(&text)
                 .map_err(|e| fail(format!("{} is not an eval baseline: {e}", path.display())))?;
-            Some(old)
+            match serde_json::from_value::<Baseline>(value.clone()) {
+                Ok(old) => Some(old),
+                Err(e) => match eval::read_foreign_baseline(&value) {
+                    Some(_) if args.update_baseline => {
+                        return Err(fail(format!(
+                            "{} is the vault MCP server's baseline, which mdvault reads and never \
+                             writes; record mdvault's own with --baseline NEW.json \
+                             --update-baseline",
+                            path.display()
+                        )));
+                    }
+                    Some(f) => {
+                        foreign = Some(f);
+                        None
+                    }
+                    None => {
+                        return Err(fail(format!(
+                            "{} is not an eval baseline (mdvault's, or the vault MCP server's \
+                             baseline.json): {e}",
+                            path.display()
+                        )));
+                    }
+                },
+            }
         }
         _ => None,
     };
@@ -297,7 +321,15 @@ pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Fa
         }
     }
 
-    let regressions = comparison.as_ref().map_or(0, |c| c.regressions.len());
+    // The old server's ranks inform and never fail: another engine ranks differently by
+    // design, and the user is here to see how.
+    if let Some(f) = &foreign {
+        let main = recorded.ranks.get("hybrid").or_else(|| recorded.ranks.values().next());
+        let mode = if recorded.ranks.contains_key("hybrid") { "hybrid" } else { "first mode" };
+        comparison = main.map(|ranks| eval::compare_foreign(f, mode, ranks));
+    }
+    let regressions =
+        if foreign.is_some() { 0 } else { comparison.as_ref().map_or(0, |c| c.regressions.len()) };
     let ctx = Finished {
         set: &set,
         engine: &engine,
@@ -305,6 +337,7 @@ pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Fa
         embedder: &embedder,
         runs: &runs,
         comparison: comparison.as_ref(),
+        foreign: foreign.as_ref(),
         saved: saved.as_deref(),
         args: &args,
     };
@@ -418,12 +451,14 @@ struct Finished<'a> {
     embedder: &'a str,
     runs: &'a [ModeRun],
     comparison: Option<&'a Comparison>,
+    /// The vault MCP server's baseline, when `comparison` is against it (read-only).
+    foreign: Option<&'a eval::ForeignBaseline>,
     saved: Option<&'a Path>,
     args: &'a EvalArgs,
 }
 
 fn render(ctx: &Finished) -> String {
-    let Finished { set, engine, k, embedder, runs, comparison, saved, args } = *ctx;
+    let Finished { set, engine, k, embedder, runs, comparison, foreign, saved, args } = *ctx;
     let scored = runs.first().map_or(0, |r| r.summary.scored);
     let mut out = format!(
         "{}: {} queries, {} scored · k={k} · embedder {embedder} · vaults: {}\n\n",
@@ -507,17 +542,36 @@ fn render(ctx: &Finished) -> String {
             let r = |r: Option<usize>| r.map_or("miss".to_string(), |r| format!("#{r}"));
             format!("  {:<9} {:?}: {} -> {}", c.mode, c.id, r(c.before), r(c.after))
         };
-        if c.regressions.is_empty() {
+        if let Some(f) = foreign {
+            let or = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+            out.push_str(&format!(
+                "the vault MCP server's baseline (k={}, embedder {}; read-only, informs and \
+                 never fails): {} worse, {} better, {} not in it\n",
+                or(f.k.map(|k| k.to_string())),
+                or(f.embedder.clone()),
+                c.regressions.len(),
+                c.improvements.len(),
+                c.new.len()
+            ));
+            if f.k.is_some_and(|old| old != k) {
+                out.push_str(&format!(
+                    "  note: it was recorded at k={}, this run is at k={k}\n",
+                    f.k.unwrap_or(0)
+                ));
+            }
+            out.extend(c.regressions.iter().map(|x| format!("  worse {}\n", show(x))));
+            out.extend(c.improvements.iter().map(|x| format!("  better {}\n", show(x))));
+        } else if c.regressions.is_empty() {
             out.push_str("baseline: no regressions\n");
         } else {
             out.push_str(&format!("baseline: {} REGRESSIONS\n", c.regressions.len()));
             out.extend(c.regressions.iter().map(|x| show(x) + "\n"));
         }
-        if !c.improvements.is_empty() {
+        if !c.improvements.is_empty() && foreign.is_none() {
             out.push_str(&format!("improvements ({}):\n", c.improvements.len()));
             out.extend(c.improvements.iter().map(|x| show(x) + "\n"));
         }
-        if !c.new.is_empty() {
+        if !c.new.is_empty() && foreign.is_none() {
             out.push_str(&format!(
                 "{} queries are new to the baseline (record them with --update-baseline)\n",
                 c.new.len()
@@ -542,7 +596,7 @@ fn render(ctx: &Finished) -> String {
 }
 
 fn to_json(ctx: &Finished) -> Value {
-    let Finished { set, engine, k, embedder, runs, comparison, saved, args: _ } = *ctx;
+    let Finished { set, engine, k, embedder, runs, comparison, foreign, saved, args: _ } = *ctx;
     let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
     let modes: Vec<Value> = runs
         .iter()
@@ -590,6 +644,11 @@ fn to_json(ctx: &Finished) -> Value {
     });
     if let Some(c) = comparison {
         out["baseline"] = json!(c);
+        if let Some(f) = foreign {
+            out["baseline"]["source"] = json!("vault MCP server (read-only)");
+            out["baseline"]["recorded_k"] = json!(f.k);
+            out["baseline"]["recorded_embedder"] = json!(f.embedder);
+        }
     } else if let Some(p) = saved {
         out["baseline"] = json!({ "recorded": p });
     }

@@ -8,6 +8,7 @@ mod bench;
 mod doctor;
 mod eval;
 mod load;
+mod migrate;
 mod model;
 pub(crate) mod notes;
 mod search;
@@ -135,6 +136,13 @@ enum Command {
         after_help = "Examples:\n  mdvault expiries --within 60\n  mdvault expiries --untracked --dir Home"
     )]
     Expiries(upkeep::ExpiriesArgs),
+    /// Carry a predecessor's setup over: read the vault MCP server's config.yaml or
+    /// vault-search's vaults.json plus their variables, print what maps to what, and with
+    /// --write add it to mdvault's config file (never overwriting a key it already sets).
+    #[command(
+        after_help = "Examples:\n  mdvault migrate --from ~/vault-mcp/config.yaml\n  mdvault migrate --from ~/.config/vault-search/vaults.json --write\n  VAULT_MCP_CONFIG=/app/config.yaml mdvault migrate --write --config ./mdvault.yaml"
+    )]
+    Migrate(migrate::MigrateArgs),
     #[command(flatten)]
     Notes(notes::NoteCommand),
 }
@@ -223,6 +231,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         clap_complete::generate(shell, &mut cmd, "mdvault", &mut out);
         return Ok(());
     }
+    if let Command::Migrate(args) = cli.command {
+        // Runs before the config loads: the old names it carries over would refuse to start.
+        return migrate::run(args, kept.config_file);
+    }
     let loaded = config::load(&overrides, &config::ProcessEnv);
     if let Command::Doctor(args) = cli.command {
         // The doctor reports a configuration that does not load instead of stopping at it.
@@ -230,7 +242,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
     let config = loaded?;
     match cli.command {
-        Command::Doctor(_) | Command::Completions { .. } => unreachable!("handled above"),
+        Command::Doctor(_) | Command::Completions { .. } | Command::Migrate(_) => {
+            unreachable!("handled above")
+        }
         Command::Service(cmd) => service::run(&config, cmd),
         Command::Model(cmd) => model::run(&config, &kept, cmd),
         Command::Notes(cmd) => notes::run(&open_light(config)?, only.as_deref(), cmd),

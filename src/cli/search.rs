@@ -217,7 +217,10 @@ pub fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> Result<(
             if hit.heading.is_empty() { String::new() } else { format!(" § {}", hit.heading) };
         let place =
             if hit.document { "document".to_string() } else { format!("line {}", hit.line) };
-        out.push_str(&format!("{label:<8} [{}] {}{heading}  ({place})\n", hit.vault, hit.path));
+        out.push_str(&format!(
+            "{label:<8} [{}] {}{heading}  ({place}, score {:.3})\n",
+            hit.vault, hit.path, hit.explain.score
+        ));
         out.push_str(&format!("         {}\n", hit.excerpt));
         if args.explain {
             let e = &hit.explain;

@@ -86,7 +86,9 @@ pub fn check(desk: &LightEngine, only: Option<&str>, args: CheckArgs) -> Result<
                 let d = &c.declaration;
                 let from = c.source.label();
                 let legacy = if c.legacy { ", legacy" } else { "" };
-                print(&format!("  {:<14} {} ({from}{legacy})", d.check, d.title));
+                let replaces =
+                    if c.replaces_builtin { ", replaces the built-in check" } else { "" };
+                print(&format!("  {:<14} {} ({from}{legacy}{replaces})", d.check, d.title));
             }
         }
         return Ok(());

@@ -11,6 +11,8 @@
 //! never writes; [`edit`] rewrites config text for a caller that writes it.
 
 pub mod edit;
+pub(crate) mod legacy;
+pub(crate) mod migrate;
 
 use std::path::{Path, PathBuf};
 
@@ -121,6 +123,9 @@ pub struct SearchSettings {
     pub mmr_lambda: f64,
     /// Pin exact identifier matches first (the lookup override); off only to measure it.
     pub lookup: bool,
+    /// A vault's own default `k`, for a search of that vault alone (`vaults: {NAME: {path,
+    /// default_k}}`); a search of every vault uses `default_k`.
+    pub vault_k: std::collections::BTreeMap<String, usize>,
 }
 
 /// The optional reranker (`rerank.*`).
@@ -451,6 +456,7 @@ const SPECIAL_ENV: &[&str] =
 pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError> {
     let (file, mut tree) = read_file(overrides, env)?;
     overlay_env(&mut tree, env)?;
+    legacy::recognise(&mut tree, env, overrides, file.is_some())?;
     let raw: RawConfig = serde_path_to_error::deserialize(Value::Object(tree)).map_err(|e| {
         let origin = match &file {
             Some(f) => format!("{} (or an MDVAULT_ variable)", f.display()),
@@ -541,7 +547,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
     }
 
     let s = raw.search;
-    let search = SearchSettings {
+    let mut search = SearchSettings {
         default_k: positive("search.default_k", s.default_k.unwrap_or(6))?,
         exclude_dirs: clean_dirs(s.exclude_dirs),
         candidates: positive("search.candidates", s.candidates.unwrap_or(50))?,
@@ -550,6 +556,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         document_weight: s.document_weight.unwrap_or(0.95),
         mmr_lambda: s.mmr_lambda.unwrap_or(0.9),
         lookup: s.lookup.unwrap_or(true),
+        vault_k: std::collections::BTreeMap::new(),
     };
     if !(0.0..=1.0).contains(&search.mmr_lambda) {
         return Err(err("search.mmr_lambda must be between 0 and 1"));
@@ -616,8 +623,38 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         }
     } else if let Some(map) = raw.vaults {
         for (name, value) in map {
-            let Value::String(path) = value else {
-                return Err(err(format!("vaults.{name} must be a folder path string")));
+            // A path, or a mapping with the path and the vault's own settings.
+            let path = match value {
+                Value::String(path) => path,
+                Value::Object(mut m) => {
+                    let path = match m.remove("path") {
+                        Some(Value::String(p)) => p,
+                        _ => {
+                            return Err(err(format!(
+                                "vaults.{name}.path must be set to the vault's folder"
+                            )));
+                        }
+                    };
+                    if let Some(k) = m.remove("default_k") {
+                        let k = k.as_u64().filter(|k| *k > 0).ok_or_else(|| {
+                            err(format!("vaults.{name}.default_k must be a whole number from 1"))
+                        })?;
+                        search.vault_k.insert(name.clone(), k as usize);
+                    }
+                    if let Some(other) = m.keys().next() {
+                        return Err(err(format!(
+                            "vaults.{name}.{other} is not a vault setting; a vault takes path \
+                             and default_k"
+                        )));
+                    }
+                    path
+                }
+                _ => {
+                    return Err(err(format!(
+                        "vaults.{name} must be a folder path, or a mapping with path (and \
+                         default_k)"
+                    )));
+                }
             };
             specs.push((Some(name), expand(&path, file_dir.as_deref(), home.as_deref())));
         }
@@ -850,7 +887,7 @@ fn normalize_suffixes(list: Vec<String>) -> Result<Vec<String>, ConfigError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     struct TestEnv(Vec<(String, String)>);
@@ -864,7 +901,7 @@ mod tests {
         }
     }
 
-    fn load_with(
+    pub(crate) fn load_with(
         file: Option<&str>,
         env: &[(&str, &str)],
         flags: &[&str],
@@ -951,6 +988,24 @@ mod tests {
                 .0
                 .contains("dims")
         );
+    }
+
+    #[test]
+    fn a_vault_may_carry_its_own_default_k() {
+        let file = "vaults:\n  notes:\n    path: /srv/notes\n    default_k: 8\n  work: /srv/work\n";
+        let c = load_with(Some(file), &[], &[]).unwrap();
+        assert_eq!(c.vaults[0].root, PathBuf::from("/srv/notes"));
+        assert_eq!(c.search.vault_k.get("notes"), Some(&8));
+        assert_eq!(c.search.vault_k.get("work"), None);
+        for (bad, says) in [
+            ("vaults:\n  n:\n    default_k: 8\n", "vaults.n.path"),
+            ("vaults:\n  n:\n    path: /n\n    default_k: 0\n", "vaults.n.default_k"),
+            ("vaults:\n  n:\n    path: /n\n    k: 3\n", "vaults.n.k is not"),
+            ("vaults:\n  n: 3\n", "vaults.n must be"),
+        ] {
+            let e = load_with(Some(bad), &[], &[]).unwrap_err();
+            assert!(e.0.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -136,6 +136,12 @@ pub fn chunk_document(
 /// description), right-trimmed; line 2 = breadcrumb if non-empty; a blank line; the chunk text.
 /// `prefix` is the configured document prefix (often empty; e.g. "search_document: " for nomic
 /// models).
+///
+/// A prefix holding `{text}` is a template instead, filled and sent as it stands, since some
+/// asymmetric models document one exact document format (EmbeddingGemma's `title: {title} |
+/// text: {text}`) that mdvault's own layout would break: `{title}` is the note's title (`none`
+/// when it has none, that model's convention), `{description}` its description, `{heading}` the
+/// chunk's heading path and `{text}` the chunk text.
 pub fn embed_text(
     prefix: &str,
     title: &str,
@@ -143,6 +149,18 @@ pub fn embed_text(
     breadcrumb: &str,
     text: &str,
 ) -> String {
+    if prefix.contains(TEMPLATE_TEXT) {
+        let title = if title.trim().is_empty() { "none" } else { title.trim() };
+        return fill(
+            prefix,
+            &[
+                ("title", title),
+                ("description", description),
+                ("heading", breadcrumb),
+                ("text", text),
+            ],
+        );
+    }
     let label = match (title.is_empty(), description.is_empty()) {
         (_, true) => title.to_string(),
         (true, false) => description.to_string(),
@@ -155,6 +173,35 @@ pub fn embed_text(
     }
     out.push_str("\n\n");
     out.push_str(text);
+    out
+}
+
+/// The placeholder that makes a document prefix a template.
+pub const TEMPLATE_TEXT: &str = "{text}";
+
+/// Replaces each `{name}` of `template` by its value in one pass, so a value that itself holds
+/// `{text}` (a note about templates) is left as written. Unknown `{...}` stay as they are.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 256);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let hit = after.find('}').and_then(|close| {
+            values.iter().find(|(k, _)| *k == &after[..close]).map(|(_, v)| (close, *v))
+        });
+        match hit {
+            Some((close, value)) => {
+                out.push_str(value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
     out
 }
 
@@ -1124,6 +1171,22 @@ mod tests {
         assert_eq!(embed_text(p, "", "", "", "body"), "search_document:\n\nbody");
         assert_eq!(embed_text("", "T ", "", "A", "b"), "T\nA\n\nb");
         assert_eq!(embed_text("", "", "", "", "b"), "\n\nb");
+    }
+
+    #[test]
+    fn a_prefix_with_text_is_a_template_filled_as_written() {
+        let t = "title: {title} | text: {text}";
+        assert_eq!(
+            embed_text(t, "Boiler", "Home", "Boiler > Service", "Due in May."),
+            "title: Boiler | text: Due in May."
+        );
+        assert_eq!(embed_text(t, "", "", "", "x"), "title: none | text: x");
+        assert_eq!(
+            embed_text("{heading} / {description} / {text} {nope}", "T", "D", "T > A", "{title}"),
+            "T > A / D / {title} {nope}"
+        );
+        // Without {text} it stays a plain prefix.
+        assert_eq!(embed_text("{title}: ", "T", "", "", "b"), "{title}: T\n\nb");
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //! Scores are per note, not per passage: a ranked list of result paths is reduced to the first
 //! occurrence of each path, and hit@n, MRR@10, nDCG@10 (graded when the judgments are) and
 //! recall are taken over that. The per-note crowding and `never` leaks are read from the raw
-//! list. This module runs no search and knows no surface; the `eval` command drives it.
+//! list. Baselines are mdvault's own ([`Baseline`]) or, read-only, the first predecessor's
+//! ([`ForeignBaseline`]). This module runs no search and knows no surface; the `eval` command
+//! drives it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -646,9 +648,124 @@ pub fn compare(recorded: &Baseline, run: &Baseline) -> Result<Comparison> {
     Ok(out)
 }
 
+/// A baseline the vault MCP server's relevance harness wrote, read (never written) so a
+/// migrating user can set mdvault's ranks beside the old ones on their own judged queries. Its
+/// per-query ranks are keyed by query text, as mdvault's ids are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignBaseline {
+    /// The query file it was recorded for, if it says.
+    pub queries: Option<String>,
+    /// The k it was recorded at, if it says.
+    pub k: Option<usize>,
+    /// Its embedder, if it says (`hashing`, `ollama`).
+    pub embedder: Option<String>,
+    /// Per query text: the rank of the first expected path, or `None` for a miss.
+    pub ranks: BTreeMap<String, Option<usize>>,
+}
+
+/// Reads the vault MCP server's `baseline.json`: an object with `k`, `embedder`, the query
+/// file's name, and per-query ranks either as a `ranks` (or `per_query`) map of query text to
+/// rank or null, or as a `results` (or `per_query`, `queries`) list of objects with `q` (or
+/// `query`) and `rank`. `None` when the value has none of these shapes, or is mdvault's own
+/// baseline (whose `ranks` are per mode).
+pub fn read_foreign_baseline(v: &Value) -> Option<ForeignBaseline> {
+    let obj = v.as_object()?;
+    let rank_of = |r: &Value| r.as_u64().filter(|r| *r > 0).map(|r| r as usize);
+    let mut ranks = BTreeMap::new();
+    for key in ["ranks", "per_query"] {
+        if let Some(map) = obj.get(key).and_then(Value::as_object) {
+            for (q, r) in map {
+                // mdvault's own baseline nests a map per mode here.
+                if r.is_object() {
+                    return None;
+                }
+                let r = r.get("rank").map_or_else(|| rank_of(r), rank_of);
+                ranks.insert(q.clone(), r);
+            }
+        }
+    }
+    for key in ["results", "per_query", "queries"] {
+        if let Some(list) = obj.get(key).and_then(Value::as_array) {
+            for item in list {
+                let q = item.get("q").or_else(|| item.get("query")).and_then(Value::as_str);
+                if let (Some(q), Some(r)) = (q, item.get("rank")) {
+                    ranks.insert(q.to_string(), rank_of(r));
+                }
+            }
+        }
+    }
+    if ranks.is_empty() {
+        return None;
+    }
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
+    Some(ForeignBaseline {
+        queries: text("queries").or_else(|| text("queries_file")),
+        k: obj.get("k").and_then(Value::as_u64).map(|k| k as usize),
+        embedder: text("embedder"),
+        ranks,
+    })
+}
+
+/// Sets one mode's ranks of this run beside a foreign baseline's: worse ranks and lost hits as
+/// regressions, better ones as improvements, queries it never saw as new. Its queries this run
+/// did not ask are left out (the query file may hold more than the old set).
+pub fn compare_foreign(
+    old: &ForeignBaseline,
+    mode: &str,
+    run: &BTreeMap<String, Option<usize>>,
+) -> Comparison {
+    let mut out = Comparison::default();
+    for (id, after) in run {
+        let change =
+            |before| Change { mode: mode.to_string(), id: id.clone(), before, after: *after };
+        match (old.ranks.get(id), after) {
+            (None, _) => out.new.push(change(None)),
+            (Some(Some(b)), None) => out.regressions.push(change(Some(*b))),
+            (Some(Some(b)), Some(a)) if a > b => out.regressions.push(change(Some(*b))),
+            (Some(Some(b)), Some(a)) if a < b => out.improvements.push(change(Some(*b))),
+            (Some(None), Some(_)) => out.improvements.push(change(None)),
+            _ => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_vault_mcp_servers_baseline_is_read_in_either_shape_and_compared() {
+        let map = serde_json::json!({"embedder": "hashing", "queries": "queries.json", "k": 6,
+            "recall": 1.0, "ranks": {"boiler": 1, "zfs snapshot retention": 2, "gone": null}});
+        let b = read_foreign_baseline(&map).unwrap();
+        assert_eq!(
+            (b.k, b.embedder.as_deref(), b.queries.as_deref()),
+            (Some(6), Some("hashing"), Some("queries.json"))
+        );
+        assert_eq!(b.ranks["zfs snapshot retention"], Some(2));
+        assert_eq!(b.ranks["gone"], None);
+        let list = serde_json::json!({"k": 6, "results": [{"q": "boiler", "rank": 1, "hit": true},
+            {"query": "mpan", "rank": null}]});
+        let l = read_foreign_baseline(&list).unwrap();
+        assert_eq!(l.ranks.len(), 2);
+        // mdvault's own baseline (ranks per mode) and unrelated JSON are not foreign ones.
+        let ours = serde_json::json!({"queries": "q.json", "k": 6, "embedder": "x", "ranks": {"hybrid": {"boiler": 1}}});
+        assert!(read_foreign_baseline(&ours).is_none());
+        assert!(read_foreign_baseline(&serde_json::json!({"k": 6})).is_none());
+
+        let run: BTreeMap<String, Option<usize>> = [
+            ("boiler".to_string(), Some(2)),
+            ("zfs snapshot retention".to_string(), Some(1)),
+            ("gone".to_string(), Some(3)),
+            ("brand new".to_string(), None),
+        ]
+        .into();
+        let c = compare_foreign(&b, "hybrid", &run);
+        assert_eq!(c.regressions.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(), ["boiler"]);
+        assert_eq!(c.improvements.len(), 2);
+        assert_eq!(c.new.len(), 1);
+    }
 
     fn q(relevant: Relevant, never: &[&str]) -> EvalQuery {
         EvalQuery {

@@ -247,6 +247,62 @@ pub struct Report {
     pub total: usize,
     /// Open callouts per canonical type.
     pub by_type: BTreeMap<String, usize>,
+    /// The vault script that produced this report (`.scripts/extract_callouts.py`), or `None`
+    /// for the built-in parser.
+    pub script: Option<String>,
+}
+
+/// Reads the JSON a vault's `extract_callouts.py` printed: a `callouts` list of objects with
+/// `note`, `line`, `type`, `severity`, `title` and `body`, kept in the script's order (what is
+/// open, and how urgent, is the script's to say). Only notes under `dir` are kept (`""`: all).
+/// A severity that is not one of mdvault's four is taken from the type instead.
+pub fn from_script(stdout: &str, dir: &str, script: &str) -> Result<Report, String> {
+    let value: serde_json::Value = serde_json::from_str(stdout.trim())
+        .map_err(|e| format!("{script} did not print JSON ({e})"))?;
+    let Some(list) = value.get("callouts").and_then(|c| c.as_array()) else {
+        return Err(format!("{script} printed JSON without a `callouts` list"));
+    };
+    let prefix = if dir.is_empty() { String::new() } else { format!("{}/", dir.trim_matches('/')) };
+    let text = |v: &serde_json::Value, k: &str| {
+        v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string()
+    };
+    let mut out = Report { script: Some(script.to_string()), ..Report::default() };
+    let mut notes = HashSet::new();
+    for c in list {
+        let note = text(c, "note");
+        if !note.starts_with(&prefix) {
+            continue;
+        }
+        let written = text(c, "type").to_lowercase();
+        let kind = canonical_type(&written);
+        let severity = match text(c, "severity").to_lowercase().as_str() {
+            "critical" => Severity::Critical,
+            "warning" => Severity::Warning,
+            "action" => Severity::Action,
+            "info" => Severity::Info,
+            _ => severity_of(&kind),
+        };
+        *out.by_type.entry(kind.clone()).or_default() += 1;
+        notes.insert(note.clone());
+        out.callouts.push(Callout {
+            line: c.get("line").and_then(|l| l.as_u64()).unwrap_or(0) as usize,
+            title: text(c, "title"),
+            body: text(c, "body"),
+            note,
+            kind,
+            written,
+            severity,
+            fold: Fold::None,
+            depth: 1,
+        });
+    }
+    out.notes_with_callouts = notes.len();
+    out.total = out.callouts.len();
+    out.notes_scanned = value
+        .pointer("/counts/notes_scanned")
+        .and_then(|n| n.as_u64())
+        .map_or(out.notes_with_callouts, |n| n as usize);
+    Ok(out)
 }
 
 /// Collects the callouts of the types in `open` from `notes` (vault-relative path, text).

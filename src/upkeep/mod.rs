@@ -5,9 +5,11 @@
 //! - `findings` and `scripts`: the findings contract, and the vault's own checker scripts in
 //!   `.scripts/`, discovered by declaration and run under fixed rules.
 //! - `builtin`: mdvault's own checks (links, headings, frontmatter, documents, expiries),
-//!   reported through the same contract, so a vault with no scripts still gets a useful run.
+//!   reported through the same contract, so a vault with no scripts still gets a useful run;
+//!   a vault script declaring one's name replaces it for that vault.
 //! - `callouts`, `expiries`, `fmquery`: reading Obsidian callouts, dated `expires` blocks and
-//!   line-scanned frontmatter values out of note text.
+//!   line-scanned frontmatter values out of note text (a vault's own
+//!   `.scripts/extract_callouts.py` replaces the callout parser).
 //!
 //! Everything here walks the files on disk, never the search index, so it answers for folders
 //! the index leaves out and while the embedder is down. It does not schedule anything (the
@@ -92,22 +94,28 @@ pub struct CheckInfo {
     pub legacy: bool,
     /// Why a script's declaration was rejected, if it was.
     pub problem: Option<String>,
+    /// True for a vault script that replaces the built-in check of the same name.
+    pub replaces_builtin: bool,
 }
 
 /// Every check a maintenance run would run, in run order, without running any. Scripts are
 /// only asked to describe themselves, which by contract walks no files.
 pub fn checks(vault: &Vault, settings: &Settings) -> Vec<CheckInfo> {
+    let (scripts, replaced) = discover(vault, settings);
     let mut out: Vec<CheckInfo> = builtin::declarations()
         .into_iter()
+        .filter(|d| !replaced.contains(&d.check))
         .map(|declaration| CheckInfo {
             declaration,
             source: Source::Builtin,
             legacy: false,
             problem: None,
+            replaces_builtin: false,
         })
         .collect();
-    for s in discover(vault, settings) {
+    for s in scripts {
         out.push(CheckInfo {
+            replaces_builtin: replaced.contains(&s.declaration.check),
             declaration: s.declaration.clone(),
             source: Source::Script { script: s.script.clone() },
             legacy: s.legacy,
@@ -121,22 +129,20 @@ pub fn checks(vault: &Vault, settings: &Settings) -> Vec<CheckInfo> {
     out
 }
 
-/// The vault's scripts, with a declaration that takes a built-in check's name marked as a
-/// problem (one name, one meaning: two `links` checks in one run could not be told apart).
-fn discover(vault: &Vault, settings: &Settings) -> Vec<scripts::Script> {
+/// The vault's scripts, and the built-in checks they replace. A script that declares a
+/// built-in check's name (`frontmatter`, `links`, ...) replaces that check for its vault: the
+/// vault's own rules are the ones its owner wrote, and scripts written for the vault MCP server
+/// used those names before mdvault had built-ins. One name still means one check per run.
+fn discover(vault: &Vault, settings: &Settings) -> (Vec<scripts::Script>, Vec<String>) {
     let builtin: Vec<String> = builtin::declarations().into_iter().map(|d| d.check).collect();
-    let mut found = scripts::discover(vault.root(), &settings.scripts);
-    for s in found.iter_mut().filter(|s| !s.legacy && builtin.contains(&s.declaration.check)) {
-        let clash = format!(
-            "`{}` is the name of one of mdvault's built-in checks; declare another name",
-            s.declaration.check
-        );
-        s.describe_problem = Some(match s.describe_problem.take() {
-            Some(earlier) => format!("{earlier}; {clash}"),
-            None => clash,
-        });
-    }
-    found
+    let found = scripts::discover(vault.root(), &settings.scripts);
+    let mut replaced: Vec<String> = found
+        .iter()
+        .filter(|s| !s.legacy && builtin.contains(&s.declaration.check))
+        .map(|s| s.declaration.check.clone())
+        .collect();
+    replaced.dedup();
+    (found, replaced)
 }
 
 /// Runs every check: the built-in ones over the notes, then the vault's scripts, one after
@@ -145,9 +151,10 @@ pub fn maintenance(vault: &Vault, docs: &dyn DocumentText, settings: &Settings) 
     let started = Instant::now();
     let generated_at = crate::vault::now_timestamp();
     let all = notes(vault, "");
-    let mut runs = builtin::run_all(vault, &all, docs);
+    let (scripts, replaced) = discover(vault, settings);
+    let mut runs = builtin::run_all(vault, &all, docs, &replaced);
     drop(all);
-    for s in discover(vault, settings) {
+    for s in scripts {
         runs.push(scripts::run(vault.root(), &s, &settings.scripts));
     }
     runs.sort_by(|a, b| {
@@ -162,9 +169,28 @@ pub fn maintenance(vault: &Vault, docs: &dyn DocumentText, settings: &Settings) 
     }
 }
 
-/// The open callouts of the notes under `dir`.
+/// The open callouts of the notes under `dir`: from the vault's own
+/// `.scripts/extract_callouts.py` when it ships one (its rules, as before mdvault), else from
+/// the built-in parser. A script that fails is an `internal_error`, never a silent fallback,
+/// since the two can disagree on what is open.
 pub fn callouts(vault: &Vault, dir: &str, settings: &Settings) -> Result<callouts::Report> {
     let dir = vault.folder(dir)?;
+    if scripts::present(vault.root(), scripts::CALLOUT_SCRIPT) {
+        let script = format!("{}/{}", scripts::SCRIPTS_DIR, scripts::CALLOUT_SCRIPT);
+        let stdout = scripts::run_tool(vault.root(), scripts::CALLOUT_SCRIPT, &settings.scripts)
+            .map_err(|why| {
+                Error::new(
+                    ErrorCode::InternalError,
+                    format!("{why}; fix or remove the script to use the built-in parser"),
+                )
+            })?;
+        return callouts::from_script(&stdout, &dir, &script).map_err(|why| {
+            Error::new(
+                ErrorCode::InternalError,
+                format!("{why}; fix or remove the script to use the built-in parser"),
+            )
+        });
+    }
     Ok(callouts::report(notes(vault, &dir), &settings.open_callouts))
 }
 

@@ -250,6 +250,41 @@ pub fn run(root: &Path, script: &Script, settings: &ScriptSettings) -> CheckRun 
     result
 }
 
+/// The vault's own callout extractor, which replaces the built-in parser when present.
+pub const CALLOUT_SCRIPT: &str = "extract_callouts.py";
+
+/// Whether `.scripts/<name>` is a regular file the rules above let run.
+pub fn present(root: &Path, name: &str) -> bool {
+    runnable(&absolute(root), &format!("{SCRIPTS_DIR}/{name}")).is_ok()
+}
+
+/// Runs `.scripts/<name> --vault-path <root> --json` under the same rules as a check and
+/// returns what it printed, or a sentence saying why it did not succeed (not found, could not
+/// start, timed out, a non-zero exit with the end of its output).
+pub fn run_tool(root: &Path, name: &str, settings: &ScriptSettings) -> Result<String, String> {
+    /// How much of a failed tool's output its error carries: its last words are the cause.
+    const ERROR_TAIL: usize = 500;
+    let root = absolute(root);
+    let script = format!("{SCRIPTS_DIR}/{name}");
+    let path = runnable(&root, &script)?;
+    let args: Vec<OsString> =
+        vec!["--vault-path".into(), root.clone().into_os_string(), "--json".into()];
+    match execute(&root, &path, &args, &settings.python, settings.timeout) {
+        Outcome::Failed(why) => Err(format!("{script} could not run: {why}")),
+        Outcome::TimedOut { .. } => {
+            Err(format!("{script} took longer than {} and was stopped", seconds(settings.timeout)))
+        }
+        Outcome::Exited { status, stdout, .. } if status.success() => Ok(stdout),
+        Outcome::Exited { status, stdout, stderr } => {
+            let text = combined(&stdout, &stderr);
+            let chars: Vec<char> = text.trim().chars().collect();
+            let tail: String = chars[chars.len().saturating_sub(ERROR_TAIL)..].iter().collect();
+            let code = status.code().map_or_else(|| "a signal".to_string(), |c| c.to_string());
+            Err(format!("{script} exited with {code}: {tail}"))
+        }
+    }
+}
+
 /// The script's absolute path, if `script` still names a regular file directly in `.scripts/`.
 /// Checked again at run time because [`Script`]'s fields are public and the folder may have
 /// changed since discovery (a file swapped for a symlink must not run).

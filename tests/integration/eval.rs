@@ -204,3 +204,52 @@ fn a_beir_folder_is_indexed_once_and_scored_with_graded_judgments() {
         assert_eq!(a["summary"], b["summary"], "the same index gives the same scores");
     }
 }
+
+#[test]
+fn the_vault_mcp_servers_baseline_is_compared_read_only_and_never_fails_the_run() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Its query format and its baseline's: ranks keyed by query text, recorded at k=6.
+    let queries = dir.path().join("queries.json");
+    std::fs::write(
+        &queries,
+        r#"{"queries": [{"q": "NB-7726041", "arm": "lexical", "expect": ["Home/Utilities/Broadband.md"]},
+                         {"q": "VT28C-0917-55263", "arm": "lexical", "expect": ["Home/Boiler.md"]}]}"#,
+    )
+    .unwrap();
+    let old = dir.path().join("baseline.json");
+    let theirs = r#"{"embedder": "hashing", "queries": "queries.json", "k": 6, "recall": 1.0,
+        "ranks": {"NB-7726041": 1, "VT28C-0917-55263": null}}"#;
+    std::fs::write(&old, theirs).unwrap();
+    let args = [
+        queries.to_str().unwrap(),
+        "--vault",
+        vault.root().to_str().unwrap(),
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--modes",
+        "lexical,hybrid",
+        "--baseline",
+        old.to_str().unwrap(),
+    ];
+    let hashing = [("MDVAULT_EMBEDDING__BACKEND", "hashing")];
+    let o = eval(&args, &hashing);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains("the vault MCP server's baseline (k=6, embedder hashing"), "{out}");
+    assert!(out.contains("  better ") && out.contains("\"VT28C-0917-55263\": miss -> #1"), "{out}");
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let report = json(&eval(&json_args, &hashing));
+    assert_eq!(report["baseline"]["recorded_k"], 6, "{report:#}");
+    assert_eq!(report["baseline"]["improvements"][0]["id"], "VT28C-0917-55263");
+
+    // Read-only: recording over it is refused and the file is left as it was.
+    let mut update = args.to_vec();
+    update.push("--update-baseline");
+    let o = eval(&update, &hashing);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("never writes"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), theirs);
+}

@@ -217,11 +217,15 @@ fn a_request_that_does_not_name_exactly_one_server_is_refused() {
         format!("GET http://evil.example/readyz HTTP/1.1\r\n{host}{auth}{close}\r\n"),
         (400, "invalid_request"),
     );
-    // ... or agreeing with a Host that is not allowed: the rebinding refusal.
+    // ... or agreeing with a Host that is not allowed: the rebinding refusal (on every route
+    // but /healthz, which answers any Host: it reads no state).
     refused(
-        format!("GET http://evil.example/healthz HTTP/1.1\r\n{evil}{close}\r\n"),
+        format!("GET http://evil.example/readyz HTTP/1.1\r\n{evil}{auth}{close}\r\n"),
         (403, "forbidden"),
     );
+    let probe =
+        raw_request(&s, &format!("GET /healthz HTTP/1.1\r\nHost: 172.17.0.2:8080\r\n{close}\r\n"));
+    assert_eq!((probe.status, probe.body.as_str()), (200, "ok\n"), "a probe by IP address");
 
     // Well-formed requests are answered as before, absolute form included.
     let ok = raw_request(&s, &format!("GET /healthz HTTP/1.1\r\n{host}{origin}{close}\r\n"));

@@ -23,6 +23,7 @@ mod gate;
 mod hardening;
 mod line_model;
 mod mcp_sdk;
+mod migrate;
 mod multivault;
 mod parity;
 mod real_vaults;

@@ -382,3 +382,114 @@ fn callouts_expiries_and_frontmatter_are_read_from_the_files() {
     );
     assert!(!err && text.contains("Home/Boiler.md"), "{text}");
 }
+
+/// A contract check named like a built-in one: one `info` finding, so a test can tell whose
+/// rules ran.
+const OWN_FRONTMATTER: &str = r#"import json, sys
+DECLARATION = {"schema": 2, "check": "frontmatter", "title": "Our frontmatter rules",
+               "description": "The vault's own frontmatter check.", "order": 30}
+if "--describe" in sys.argv:
+    print(json.dumps(DECLARATION))
+    sys.exit(0)
+finding = {"id": "own-1", "severity": "info", "code": "ours_ran", "message": "the vault's rules ran"}
+print(json.dumps(dict(DECLARATION, findings=[finding])))
+"#;
+
+#[test]
+fn a_vault_check_named_like_a_built_in_replaces_it_for_that_vault() {
+    let v = TempVault::fixture();
+    v.write(".scripts/check_frontmatter.py", OWN_FRONTMATTER);
+    let plain = TempVault::fixture();
+    let args = |t: &TempVault, extra: &[&str]| {
+        let mut a = vec!["check".to_string(), "--vault".into(), t.root().display().to_string()];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        mdvault_with(&a, FAST, None)
+    };
+
+    let o = run(args(&v, &["--list", "--json"]));
+    let listed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let named: Vec<&Value> = listed["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "frontmatter")
+        .collect();
+    assert_eq!(named.len(), 1, "one frontmatter check: {listed}");
+    assert_eq!(named[0]["source"], "script");
+    assert_eq!(named[0]["replaces_builtin"], true);
+    assert!(named[0].get("problem").is_none(), "{listed}");
+    let text = stdout(&run(args(&v, &["--list"])));
+    assert!(text.contains("replaces the built-in check"), "{text}");
+
+    let o = run(args(&v, &["--json"]));
+    assert_ne!(o.status.code(), Some(2), "the check ran: {}", stdout(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs: Vec<&Value> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "frontmatter")
+        .collect();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["status"], "passed", "{}", runs[0]);
+    assert_eq!(runs[0]["findings"][0]["code"], "ours_ran");
+
+    // A vault without the script keeps the built-in check.
+    let o = run(args(&plain, &["--list", "--json"]));
+    let listed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fm = listed["checks"].as_array().unwrap().iter().find(|c| c["check"] == "frontmatter");
+    assert_eq!(fm.unwrap()["source"], "builtin");
+}
+
+#[test]
+fn a_vault_with_extract_callouts_py_gets_its_callouts_from_it() {
+    let v = TempVault::fixture();
+    let cli = |t: &TempVault| {
+        let root = t.root().display().to_string();
+        let o = mdvault_with(&["callouts", "--vault", &root, "--json"], FAST, None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let builtin = cli(&v);
+    assert_eq!(builtin["source"], "builtin");
+    v.write(
+        ".scripts/extract_callouts.py",
+        r#"import json, sys
+assert sys.argv[1:] == ["--vault-path", sys.argv[2], "--json"], sys.argv
+print(json.dumps({"generated": "now", "counts": {"callouts": 2, "notes_scanned": 40},
+  "callouts": [
+    {"note": "Home/Boiler.md", "line": 7, "type": "DANGER", "severity": "critical", "title": "Gas", "body": "smell"},
+    {"note": "Tech/NAS.md", "line": 3, "type": "idea", "severity": "someday", "title": "Raid", "body": ""}]}))
+"#,
+    );
+    let own = cli(&v);
+    assert_eq!(own["source"], ".scripts/extract_callouts.py", "{own}");
+    let list = own["callouts"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{own}");
+    assert_eq!(
+        (list[0]["note"].as_str(), list[0]["type"].as_str()),
+        (Some("Home/Boiler.md"), Some("danger"))
+    );
+    assert_eq!(list[1]["severity"], "info", "an unknown severity follows the type");
+    assert_eq!(own["counts"]["notes_scanned"], 40);
+    // `--dir` narrows the script's list too.
+    let root = v.root().display().to_string();
+    let o = mdvault_with(&["callouts", "--vault", &root, "--dir", "Tech", "--json"], FAST, None);
+    let narrowed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(narrowed["callouts"].as_array().unwrap().len(), 1, "{narrowed}");
+
+    // A script that fails is an error naming it, not a silent fallback.
+    v.write(
+        ".scripts/extract_callouts.py",
+        "import sys\nprint('boom', file=sys.stderr)\nsys.exit(3)\n",
+    );
+    let o = mdvault_with(&["callouts", "--vault", &root, "--json"], FAST, None);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("internal_error") && e.contains("extract_callouts.py exited with 3"), "{e}");
+    assert!(e.contains("boom") && e.contains("built-in parser"), "{e}");
+}
