@@ -346,7 +346,10 @@ impl Vault {
     fn write_note(&self, target: &Target, new_text: &str, bump: bool) -> Result<(bool, String)> {
         let mut out = new_text.to_string();
         let mut bumped = false;
-        if bump && let Some(with_stamp) = frontmatter::bump_timestamp(&out, &now_timestamp()) {
+        if bump
+            && let Some(with_stamp) =
+                frontmatter::bump_key(&out, &self.timestamp_key, &now_timestamp())
+        {
             out = with_stamp;
             bumped = true;
         }
@@ -356,7 +359,8 @@ impl Vault {
     }
 
     fn finish(&self, target: &Target, message: String, bumped: bool, etag: String) -> Change {
-        let suffix = if bumped { "" } else { NO_BUMP };
+        // With stamping off there is nothing to explain.
+        let suffix = if bumped || self.timestamp_key.is_empty() { "" } else { NO_BUMP };
         let mut change = self.change(&target.rel, format!("{message}{suffix}"));
         change.timestamp_bumped = bumped;
         change.etag = Some(etag);
@@ -686,7 +690,7 @@ impl Vault {
             return Ok(change);
         }
         // Setting `timestamp` itself must not be overwritten by the automatic bump.
-        let bump = key != "timestamp";
+        let bump = key != self.timestamp_key;
         let (bumped, etag) = self.write_note(&target, &new, bump)?;
         let message = match value {
             Some(_) => format!("set '{key}' in {}", target.rel),
@@ -940,7 +944,9 @@ impl Vault {
             if update_links {
                 new = links::rewrite_outbound(&new, &from.rel, &to.rel, &before, &after).0;
             }
-            if let Some(stamped) = frontmatter::bump_timestamp(&new, &now_timestamp()) {
+            if let Some(stamped) =
+                frontmatter::bump_key(&new, &self.timestamp_key, &now_timestamp())
+            {
                 new = stamped;
                 bumped = true;
             }
@@ -1318,6 +1324,7 @@ mod tests {
             doc_files_dir: "Files".into(),
             doc_ocr: false,
             doc_max_bytes: 0,
+            timestamp_key: "timestamp".into(),
         }
     }
 
