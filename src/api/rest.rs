@@ -854,7 +854,8 @@ async fn search_route(
 /// `GET /`: the Local REST API's status object, answered with or without a key (the guard
 /// lets exactly this path through and says whether the key was right).
 async fn root_route(auth: Option<Extension<super::guard::Authenticated>>) -> Response {
-    let authenticated = auth.is_some_and(|Extension(a)| a.0);
+    // The guard marks only the public path; anywhere else (`/v/<name>/`) it checked the key.
+    let authenticated = auth.is_none_or(|Extension(a)| a.0);
     json_body(compat::status(authenticated))
 }
 
