@@ -7,7 +7,7 @@
 //! nothing else.
 //!
 //! Routes (also `/v/<name>/...` for a named vault, see `guard.rs`):
-//! `/vault/<path>` (GET, PUT, POST, PATCH, DELETE, and MOVE with `Destination`),
+//! `/vault/<path>` (GET, PUT, POST, PATCH, DELETE, and MOVE and COPY with `Destination`),
 //! `/folder/<path>` (GET, PUT, DELETE), `/move/<path>` (POST), `/search` (GET, POST),
 //! `/reindex` (POST), `/status`, the upkeep routes (`/frontmatter`, `/expiries`, `/callouts`,
 //! `/maintenance`, `/maintenance/checks`), `/healthz`, `/readyz`, `/openapi.yaml`, and MCP at
@@ -40,7 +40,7 @@ use crate::wire;
 pub const OPENAPI: &str = include_str!("../../openapi.yaml");
 
 /// Every documented route and its methods, as `openapi.yaml` spells the path. The router
-/// below registers exactly these (plus `HEAD` beside `GET`, the Local REST API's `MOVE` verb
+/// below registers exactly these (plus `HEAD` beside `GET`, the Local REST API's `MOVE` and `COPY` verbs
 /// on `/vault/{path}`); the contract test holds the document,
 /// this table and the live server to each other. A named vault answers every route under
 /// `/v/{vault}` as well.
@@ -390,8 +390,80 @@ async fn vault_route(
             .await
         }
         "MOVE" => move_verb(engine, target, path, &q, &headers).await,
-        _ => return method_not_allowed(&method, "GET, PUT, POST, PATCH, DELETE, MOVE"),
+        "COPY" => copy_verb(engine, target, path, &headers).await,
+        _ => return method_not_allowed(&method, "GET, PUT, POST, PATCH, DELETE, MOVE, COPY"),
     })
+}
+
+/// The `Destination` of a MOVE or COPY as a vault path: `/vault/` and percent-encoding taken
+/// off, and a folder (ending in `/`) completed with the source's file name.
+fn destination(headers: &HeaderMap, source: &str) -> Result<String> {
+    let dest = header_str(headers, "destination")?
+        .filter(|d| !d.is_empty())
+        .ok_or_else(|| bad("the Destination header is required: it names the new path"))?;
+    let dest = dest.strip_prefix("/vault/").unwrap_or(dest);
+    let mut destination = percent_encoding::percent_decode_str(dest)
+        .decode_utf8()
+        .map_err(|_| bad("the Destination header is not valid UTF-8 once decoded"))?
+        .into_owned();
+    if destination.ends_with('/') {
+        destination.push_str(source.rsplit('/').next().unwrap_or(source));
+    }
+    Ok(destination)
+}
+
+/// `Allow-Overwrite: true`.
+fn allow_overwrite(headers: &HeaderMap) -> Result<bool> {
+    Ok(header_str(headers, "allow-overwrite")?
+        .is_some_and(|v| v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("t")))
+}
+
+/// A taken destination, as the plugin's clients expect it: 409.
+fn destination_taken(e: Error) -> Error {
+    if e.code() == ErrorCode::AlreadyExists {
+        Error::new(
+            ErrorCode::Conflict,
+            format!("{}; send Allow-Overwrite: true to replace it", e.message()),
+        )
+    } else {
+        e
+    }
+}
+
+/// `COPY /vault/<note>` with `Destination` (as for MOVE) and `Allow-Overwrite: true` to
+/// replace an existing note: the note's text written at the new path (stamped like any
+/// write). 204 with `Content-Location`, or the confirmation when asked for.
+async fn copy_verb(
+    engine: Arc<Engine>,
+    target: Target,
+    path: String,
+    headers: &HeaderMap,
+) -> Result<Response> {
+    let destination = destination(headers, &path)?;
+    let overwrite = allow_overwrite(headers)?;
+    let location = destination.clone();
+    let c = blocking(move || {
+        if destination.trim_matches('/') == path.trim_matches('/') {
+            return Err(bad("COPY needs a Destination other than the note itself"));
+        }
+        let read = tools::ReadArgs { vault: None, path, section: None };
+        let note = tools::read(&engine, &target, read)?;
+        if note.extraction.is_some() {
+            return Err(Error::new(
+                ErrorCode::IsDocument,
+                format!("{} is a filed document; COPY copies notes", note.path),
+            ));
+        }
+        let a =
+            tools::WriteArgs { vault: None, path: destination, content: note.content, overwrite };
+        tools::write(&engine, &target, a, None).map_err(destination_taken)
+    })
+    .await?;
+    let mut resp = write_response(headers, c);
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        resp.headers_mut().insert(header::CONTENT_LOCATION, v);
+    }
+    Ok(resp)
 }
 
 /// `MOVE /vault/<path>` with `Destination` (a path, or a folder ending in `/` that keeps the
@@ -404,19 +476,8 @@ async fn move_verb(
     q: &[(String, String)],
     headers: &HeaderMap,
 ) -> Result<Response> {
-    let dest = header_str(headers, "destination")?.filter(|d| !d.is_empty()).ok_or_else(|| {
-        bad("the Destination header is required: MOVE needs it to name the new path")
-    })?;
-    let dest = dest.strip_prefix("/vault/").unwrap_or(dest);
-    let mut destination = percent_encoding::percent_decode_str(dest)
-        .decode_utf8()
-        .map_err(|_| bad("the Destination header is not valid UTF-8 once decoded"))?
-        .into_owned();
-    if destination.ends_with('/') {
-        destination.push_str(path.rsplit('/').next().unwrap_or(&path));
-    }
-    let overwrite = header_str(headers, "allow-overwrite")?
-        .is_some_and(|v| v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("t"));
+    let destination = destination(headers, &path)?;
+    let overwrite = allow_overwrite(headers)?;
     let expected = if_match(headers)?;
     let update_links = param(q, "update_links").is_none() || flag(q, "update_links");
     let location = destination.clone();
@@ -432,17 +493,9 @@ async fn move_verb(
             tools::delete(&engine, &target, a, None)?;
         }
         let a = tools::MoveArgs { vault: None, source: path, destination, update_links };
-        tools::move_file(&engine, &target, a, expected.as_deref()).map(Some).map_err(|e| {
-            if e.code() == ErrorCode::AlreadyExists {
-                // The plugin's clients read 409 as "the destination is taken".
-                Error::new(
-                    ErrorCode::Conflict,
-                    format!("{}; send Allow-Overwrite: true to replace it", e.message()),
-                )
-            } else {
-                e
-            }
-        })
+        tools::move_file(&engine, &target, a, expected.as_deref())
+            .map(Some)
+            .map_err(destination_taken)
     })
     .await?;
     let mut resp = match c {

@@ -526,7 +526,7 @@ fn a_live_server_routes_exactly_the_documented_operations() {
     }
 
     // Every other method on a documented path is 405, with an Allow that lists the path's
-    // methods (HEAD beside GET, and MOVE on notes, may be added; nothing else). The MCP
+    // methods (HEAD beside GET, and MOVE and COPY on notes, may be added; nothing else). The MCP
     // library answers its own 405 in plain text, so only the REST routes must say
     // `method_not_allowed`.
     let mut by_path: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -550,7 +550,7 @@ fn a_live_server_routes_exactly_the_documented_operations() {
                 .difference(methods)
                 .filter(|m| {
                     let head = *m == "HEAD" && methods.contains("GET");
-                    let mv = *m == "MOVE" && template == "/vault/{path}";
+                    let mv = matches!(m.as_str(), "MOVE" | "COPY") && template == "/vault/{path}";
                     !head && !mv
                 })
                 .cloned()

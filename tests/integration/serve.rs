@@ -249,6 +249,20 @@ fn rest_routes_answer_like_the_local_rest_api() {
     assert_eq!(r.status, 204, "{}", r.body);
     assert_eq!(r.header("content-location"), Some("Garden/Beds/Shed.md"));
     assert!(v.root().join("Garden/Beds/Shed.md").is_file());
+    // COPY writes the note again elsewhere; a taken destination is 409 unless overwritten.
+    let dest = [("Destination", "Garden/Copy.md")];
+    let r = s.call("COPY", "/vault/Garden/Beds/Shed.md", &dest, None);
+    assert_eq!((r.status, r.header("content-location")), (204, Some("Garden/Copy.md")));
+    let unstamped = |t: String| {
+        t.lines().filter(|l| !l.starts_with("timestamp:")).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(unstamped(v.read("Garden/Copy.md")), unstamped(v.read("Garden/Beds/Shed.md")));
+    let r = s.call("COPY", "/vault/Garden/Beds/Shed.md", &dest, None);
+    assert_eq!((r.status, r.code().as_str()), (409, "conflict"), "{}", r.body);
+    let over = [("Destination", "Garden/Copy.md"), ("Allow-Overwrite", "true")];
+    assert_eq!(s.call("COPY", "/vault/Garden/Beds/Shed.md", &over, None).status, 204);
+    let r = s.call("DELETE", "/vault/Garden/Copy.md?permanent=true", &[], None);
+    assert_eq!(r.status, 204, "{}", r.body);
     // A delete moves the note to the vault's trash, as Obsidian does; permanent removes it.
     let r = s.call("DELETE", "/vault/Garden/Beds/Shed.md", &plain, None);
     assert!(r.body.starts_with("moved Garden/Beds/Shed.md to the vault's trash"), "{}", r.body);
