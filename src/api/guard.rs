@@ -369,6 +369,23 @@ mod tests {
     }
 
     #[test]
+    fn the_status_object_and_the_document_are_public_for_get_only() {
+        let p = policy();
+        let host = ("host", "127.0.0.1:8080");
+        for path in ["/", "/openapi.yaml"] {
+            let req = p.admit(request(path, &[host])).unwrap();
+            assert!(!req.extensions().get::<Authenticated>().unwrap().0, "{path}");
+            let auth = ("authorization", "Bearer sekrit");
+            let req = p.admit(request(path, &[host, auth])).unwrap();
+            assert!(req.extensions().get::<Authenticated>().unwrap().0, "{path}");
+        }
+        let mut post = request("/", &[host]);
+        *post.method_mut() = Method::POST;
+        assert_eq!(status(p.admit(post)), 401);
+        assert_eq!(status(p.admit(request("/tags/", &[host]))), 401);
+    }
+
+    #[test]
     fn auth_is_required_everywhere_but_exactly_healthz() {
         let p = policy();
         let host = ("host", "127.0.0.1:8080");
