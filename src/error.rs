@@ -113,12 +113,26 @@ impl fmt::Display for ErrorCode {
 pub struct Error {
     code: ErrorCode,
     message: String,
+    /// The Local REST API plugin's own number for this refusal, when a REST route knows a
+    /// more specific one than the status gives (see `api/compat.rs`); never changes the code.
+    compat: Option<u32>,
 }
 
 impl Error {
     /// A refusal with this code and message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
-        Error { code, message: message.into() }
+        Error { code, message: message.into(), compat: None }
+    }
+
+    /// The same refusal, carrying the Local REST API plugin's number for it.
+    pub fn with_compat(mut self, number: u32) -> Error {
+        self.compat = Some(number);
+        self
+    }
+
+    /// The plugin's number attached by [`Error::with_compat`], if any.
+    pub fn compat(&self) -> Option<u32> {
+        self.compat
     }
 
     /// The code a caller routes on.

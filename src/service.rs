@@ -389,6 +389,10 @@ pub struct DeleteArgs {
     pub vault: Option<String>,
     /// Vault-relative path of the note or document.
     pub path: String,
+    /// Remove it for good; by default it moves to the vault's `.trash` folder, as Obsidian
+    /// does, where it can be restored.
+    #[serde(default)]
+    pub permanent: bool,
 }
 
 /// `vault_move`.
@@ -846,7 +850,7 @@ pub fn delete(
 ) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(desk, v.delete(path, expected)?, &[]))
+    Ok(refreshed(desk, v.remove(path, expected, a.permanent)?, &[]))
 }
 
 /// Moves a note or document; refused under any write scope.
@@ -895,6 +899,67 @@ pub fn delete_folder(desk: &dyn Desk, t: &Target, a: DeleteFolderArgs) -> Result
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, true)?;
     Ok(refreshed(desk, v.delete_folder(path, a.recursive)?, &[]))
+}
+
+/// A note's times (milliseconds since the epoch; creation falls back to modification where
+/// the filesystem keeps no birth time) and size, for the Local REST API's `stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileTimes {
+    /// Creation time.
+    pub ctime_ms: i64,
+    /// Modification time.
+    pub mtime_ms: i64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// The times and size of one file (through the gate, like every read).
+pub fn file_times(desk: &dyn Desk, t: &Target, raw: &str) -> Result<FileTimes> {
+    let (v, path) = locate(desk, t, None, raw)?;
+    let stat = v
+        .stat(path)
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{path} does not exist")))?;
+    let ms = |time: std::io::Result<std::time::SystemTime>| {
+        time.ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as i64)
+    };
+    let meta = std::fs::metadata(v.root().join(&stat.path)).ok();
+    let mtime_ms = stat.mtime_ns / 1_000_000;
+    let ctime_ms = meta.and_then(|m| ms(m.created())).unwrap_or(mtime_ms);
+    Ok(FileTimes { ctime_ms, mtime_ms, size: stat.size })
+}
+
+/// Every note of the addressed vault with its text, in path order: for reads that look at
+/// every note at once (the Local REST API's `/tags/` and JsonLogic `/search/`).
+pub fn all_notes(desk: &dyn Desk, t: &Target) -> Result<Vec<(String, String)>> {
+    let v = vault(desk, t, None)?;
+    Ok(crate::upkeep::notes(v, ""))
+}
+
+/// Where a note's links point: the vault paths they resolve to, and the targets that name
+/// nothing in the vault (as written), each once, in order.
+pub fn note_links(
+    desk: &dyn Desk,
+    t: &Target,
+    raw: &str,
+    text: &str,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let (v, path) = locate(desk, t, None, raw)?;
+    let paths = crate::vault::links::PathSet::new(v.all_files());
+    let (mut resolved, mut unresolved) = (Vec::new(), Vec::new());
+    for link in crate::vault::links::links(text) {
+        if link.is_external() || link.target.is_empty() {
+            continue;
+        }
+        match crate::vault::links::resolve(&link.target, link.kind, path, &paths) {
+            Some(p) if !resolved.contains(&p) => resolved.push(p),
+            Some(_) => {}
+            None if !unresolved.contains(&link.target) => unresolved.push(link.target),
+            None => {}
+        }
+    }
+    Ok((resolved, unresolved))
 }
 
 /// Index coverage per vault (only the target vault when one is named).

@@ -10,9 +10,28 @@ use crate::docs::Verdict;
 use crate::error::Error;
 use crate::vault::{Change, EntryKind, Filed, Listing, NoteMap, NoteRead};
 
-/// A refusal: `{"code", "error"}`.
+/// The Local REST API plugin's number for a missing or wrong key.
+const PLUGIN_AUTH_NUMBER: u32 = 40101;
+
+/// The plugin's `errorCode` for a refusal: the number the REST layer attached, else the
+/// status times 100, which is how the plugin numbers every refusal it has no name for.
+pub fn error_number(e: &Error) -> u32 {
+    match e.compat() {
+        Some(n) => n,
+        None if e.code() == crate::error::ErrorCode::Unauthorized => PLUGIN_AUTH_NUMBER,
+        None => u32::from(e.code().http_status()) * 100,
+    }
+}
+
+/// A refusal: `{"code", "error", "errorCode", "message"}`.
 pub fn error(e: &Error) -> Value {
-    json!({ "code": e.code().as_str(), "error": e.message() })
+    // `errorCode` and `message` are the Local REST API plugin's names, which its clients read.
+    json!({
+        "code": e.code().as_str(),
+        "error": e.message(),
+        "errorCode": error_number(e),
+        "message": e.message(),
+    })
 }
 
 /// A note read (whole or one section).

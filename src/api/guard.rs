@@ -15,11 +15,15 @@
 //! naming the addressed vault and its path no longer has the prefix.
 
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderName, Request, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderName, Method, Request, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::{Error, ErrorCode};
 use crate::service::Target;
+
+/// Whether a request on a public path (`GET /`) carried the right key.
+#[derive(Debug, Clone, Copy)]
+pub struct Authenticated(pub bool);
 
 /// What the gate checks against, fixed at startup.
 #[derive(Debug, Clone)]
@@ -200,6 +204,15 @@ impl Policy {
         if health {
             return Ok(req);
         }
+        // The Local REST API's status object and the API document are public, as in the
+        // plugin; they name no note. The status says whether the key was right.
+        if matches!(req.uri().path(), "/" | "/openapi.yaml")
+            && matches!(*req.method(), Method::GET | Method::HEAD)
+        {
+            let authenticated = Authenticated(self.authorized(req.headers()));
+            req.extensions_mut().insert(authenticated);
+            return Ok(req);
+        }
         if !self.authorized(req.headers()) {
             return Err(Error::new(
                 ErrorCode::Unauthorized,
@@ -359,6 +372,23 @@ mod tests {
         for bad in ["null", "http://evil.example", "https://app.example.evil", "file://x"] {
             assert!(!p.origin_allowed(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_status_object_and_the_document_are_public_for_get_only() {
+        let p = policy();
+        let host = ("host", "127.0.0.1:8080");
+        for path in ["/", "/openapi.yaml"] {
+            let req = p.admit(request(path, &[host])).unwrap();
+            assert!(!req.extensions().get::<Authenticated>().unwrap().0, "{path}");
+            let auth = ("authorization", "Bearer sekrit");
+            let req = p.admit(request(path, &[host, auth])).unwrap();
+            assert!(req.extensions().get::<Authenticated>().unwrap().0, "{path}");
+        }
+        let mut post = request("/", &[host]);
+        *post.method_mut() = Method::POST;
+        assert_eq!(status(p.admit(post)), 401);
+        assert_eq!(status(p.admit(request("/tags/", &[host]))), 401);
     }
 
     #[test]

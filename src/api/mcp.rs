@@ -524,8 +524,9 @@ impl VaultMcp {
         answer(self.run(&ctx, move |e, t| tools::set_frontmatter(e, t, a, None)).await, change)
     }
 
-    /// Delete a note or a filed document. The file is removed from the vault folder; links
-    /// to it in other notes are left as they are.
+    /// Delete a note or a filed document. It moves to the vault's `.trash` folder (as in
+    /// Obsidian, so it can be restored) unless `permanent` is true; links to it in other notes
+    /// are left as they are.
     #[tool(
         name = "vault_delete",
         annotations(

@@ -14,6 +14,7 @@
 //!
 //! This module owns tokio, axum, hyper and rmcp; the engine below knows none of them.
 
+pub(crate) mod compat;
 pub mod guard;
 pub mod limits;
 pub mod mcp;

@@ -7,7 +7,7 @@
 //! nothing else.
 //!
 //! Routes (also `/v/<name>/...` for a named vault, see `guard.rs`):
-//! `/vault/<path>` (GET, PUT, POST, PATCH, DELETE, and MOVE with `Destination`),
+//! `/vault/<path>` (GET, PUT, POST, PATCH, DELETE, and MOVE and COPY with `Destination`),
 //! `/folder/<path>` (GET, PUT, DELETE), `/move/<path>` (POST), `/search` (GET, POST),
 //! `/reindex` (POST), `/status`, the upkeep routes (`/frontmatter`, `/expiries`, `/callouts`,
 //! `/maintenance`, `/maintenance/checks`), `/healthz`, `/readyz`, `/openapi.yaml`, and MCP at
@@ -28,6 +28,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+use super::compat;
 use super::limits::Searches;
 use super::mcp::VaultMcp;
 use crate::engine::{Engine, Phase};
@@ -39,11 +40,15 @@ use crate::wire;
 pub const OPENAPI: &str = include_str!("../../openapi.yaml");
 
 /// Every documented route and its methods, as `openapi.yaml` spells the path. The router
-/// below registers exactly these (plus `HEAD` beside `GET`, the Local REST API's `MOVE` verb
+/// below registers exactly these (plus `HEAD` beside `GET`, the Local REST API's `MOVE` and `COPY` verbs
 /// on `/vault/{path}`); the contract test holds the document,
 /// this table and the live server to each other. A named vault answers every route under
 /// `/v/{vault}` as well.
 pub const ROUTES: &[(&str, &[&str])] = &[
+    ("/", &["get"]),
+    ("/tags/", &["get"]),
+    ("/search/simple/", &["post"]),
+    ("/search/", &["post"]),
     ("/healthz", &["get"]),
     ("/readyz", &["get"]),
     ("/openapi.yaml", &["get"]),
@@ -62,6 +67,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/grep", &["get"]),
     ("/links/{path}", &["get"]),
     ("/mcp", &["post"]),
+    ("/mcp/", &["post"]),
     ("/mcp/only/{scope}", &["post"]),
 ];
 
@@ -241,6 +247,39 @@ fn with_etag(mut resp: Response, etag: Option<&str>) -> Response {
     resp
 }
 
+/// Whether the client asked for a confirmation of a write: `Accept` naming JSON or plain text.
+/// Without one a write is answered 204, as the Local REST API answers its clients.
+fn wants_confirmation(h: &HeaderMap) -> bool {
+    h.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| {
+        a.contains("application/json") || a.contains("+json") || a.contains("text/plain")
+    })
+}
+
+/// A whole-file write's answer: the confirmation when asked for (see [`wants_confirmation`]),
+/// else 204 with the new etag.
+fn write_response(h: &HeaderMap, c: crate::vault::Change) -> Response {
+    if wants_confirmation(h) {
+        return change_response(h, c);
+    }
+    with_etag(StatusCode::NO_CONTENT.into_response(), c.etag.as_deref())
+}
+
+/// The refusal of a file verb sent to a folder path (one ending in `/`).
+fn files_only(method: &Method) -> Response {
+    let mut resp = refusal(
+        &Error::new(
+            ErrorCode::MethodNotAllowed,
+            format!(
+                "{method} works on files, and a path ending in / names a folder; name a note, \
+                 or use /folder/ for folders"
+            ),
+        )
+        .with_compat(compat::ERR_FILES_ONLY),
+    );
+    resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    resp
+}
+
 fn change_response(h: &HeaderMap, c: crate::vault::Change) -> Response {
     let etag = c.etag.clone();
     let resp = if wants_json(h) { json_body(wire::change(&c)) } else { text(c.message + "\n") };
@@ -280,9 +319,10 @@ async fn vault_route(
         Ok(p) => p,
         Err(e) => return refusal(&e),
     };
-    // The root is a listing only: there is nothing to write, patch or delete there.
-    if path.is_empty() && !matches!(method.as_str(), "GET" | "HEAD") {
-        return method_not_allowed(&method, "GET, HEAD");
+    // A folder (the root too) is a listing only: there is nothing to write, patch, move or
+    // delete there through a file verb.
+    if (path.is_empty() || path.ends_with('/')) && !matches!(method.as_str(), "GET" | "HEAD") {
+        return files_only(&method);
     }
     let engine = app.engine.clone();
     let is_document =
@@ -316,18 +356,27 @@ async fn vault_route(
                 let a = tools::WriteArgs { vault: None, path, content, overwrite: true };
                 let c = blocking(move || tools::write(&engine, &target, a, expected.as_deref()))
                     .await?;
-                Ok(change_response(&headers, c))
+                Ok(write_response(&headers, c))
             }
             .await
         }
         "POST" => {
             async {
+                // A JSON body is a structured request, not text to append: refuse rather than
+                // write the JSON into the note.
+                let declared = header_str(&headers, "content-type")?.unwrap_or("");
+                if declared.contains("json") {
+                    return Err(bad(format!(
+                        "POST to a note appends text; send it as text/markdown, not {declared}"
+                    ))
+                    .with_compat(compat::ERR_TEXT_REQUIRED));
+                }
                 let content = body_text(&engine, body)?;
                 let expected = if_match(&headers)?;
                 let a = tools::AppendArgs { vault: None, path, content, create_if_missing: true };
                 let c = blocking(move || tools::append(&engine, &target, a, expected.as_deref()))
                     .await?;
-                Ok(change_response(&headers, c))
+                Ok(write_response(&headers, c))
             }
             .await
         }
@@ -335,34 +384,131 @@ async fn vault_route(
         "DELETE" => {
             async {
                 let expected = if_match(&headers)?;
-                let a = tools::DeleteArgs { vault: None, path };
+                let a = tools::DeleteArgs { vault: None, path, permanent: flag(&q, "permanent") };
                 let c = blocking(move || tools::delete(&engine, &target, a, expected.as_deref()))
                     .await?;
-                Ok(change_response(&headers, c))
+                Ok(write_response(&headers, c))
             }
             .await
         }
-        "MOVE" => {
-            async {
-                let dest = header_str(&headers, "destination")?
-                    .ok_or_else(|| bad("MOVE needs a Destination header naming the new path"))?;
-                let dest = dest.strip_prefix("/vault/").unwrap_or(dest);
-                let destination = percent_encoding::percent_decode_str(dest)
-                    .decode_utf8()
-                    .map_err(|_| bad("the Destination header is not valid UTF-8 once decoded"))?
-                    .into_owned();
-                let expected = if_match(&headers)?;
-                let update_links = param(&q, "update_links").is_none() || flag(&q, "update_links");
-                let a = tools::MoveArgs { vault: None, source: path, destination, update_links };
-                let c =
-                    blocking(move || tools::move_file(&engine, &target, a, expected.as_deref()))
-                        .await?;
-                Ok(change_response(&headers, c))
-            }
-            .await
-        }
-        _ => return method_not_allowed(&method, "GET, PUT, POST, PATCH, DELETE, MOVE"),
+        "MOVE" => move_verb(engine, target, path, &q, &headers).await,
+        "COPY" => copy_verb(engine, target, path, &headers).await,
+        _ => return method_not_allowed(&method, "GET, PUT, POST, PATCH, DELETE, MOVE, COPY"),
     })
+}
+
+/// The `Destination` of a MOVE or COPY as a vault path: `/vault/` and percent-encoding taken
+/// off, and a folder (ending in `/`) completed with the source's file name.
+fn destination(headers: &HeaderMap, source: &str) -> Result<String> {
+    let dest = header_str(headers, "destination")?
+        .filter(|d| !d.is_empty())
+        .ok_or_else(|| bad("the Destination header is required: it names the new path"))?;
+    let dest = dest.strip_prefix("/vault/").unwrap_or(dest);
+    let mut destination = percent_encoding::percent_decode_str(dest)
+        .decode_utf8()
+        .map_err(|_| bad("the Destination header is not valid UTF-8 once decoded"))?
+        .into_owned();
+    if destination.ends_with('/') {
+        destination.push_str(source.rsplit('/').next().unwrap_or(source));
+    }
+    Ok(destination)
+}
+
+/// `Allow-Overwrite: true`.
+fn allow_overwrite(headers: &HeaderMap) -> Result<bool> {
+    Ok(header_str(headers, "allow-overwrite")?
+        .is_some_and(|v| v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("t")))
+}
+
+/// A taken destination, as the plugin's clients expect it: 409.
+fn destination_taken(e: Error) -> Error {
+    if e.code() == ErrorCode::AlreadyExists {
+        Error::new(
+            ErrorCode::Conflict,
+            format!("{}; send Allow-Overwrite: true to replace it", e.message()),
+        )
+    } else {
+        e
+    }
+}
+
+/// `COPY /vault/<note>` with `Destination` (as for MOVE) and `Allow-Overwrite: true` to
+/// replace an existing note: the note's text written at the new path (stamped like any
+/// write). 204 with `Content-Location`, or the confirmation when asked for.
+async fn copy_verb(
+    engine: Arc<Engine>,
+    target: Target,
+    path: String,
+    headers: &HeaderMap,
+) -> Result<Response> {
+    let destination = destination(headers, &path)?;
+    let overwrite = allow_overwrite(headers)?;
+    let location = destination.clone();
+    let c = blocking(move || {
+        if destination.trim_matches('/') == path.trim_matches('/') {
+            return Err(bad("COPY needs a Destination other than the note itself"));
+        }
+        let read = tools::ReadArgs { vault: None, path, section: None };
+        let note = tools::read(&engine, &target, read)?;
+        if note.extraction.is_some() {
+            return Err(Error::new(
+                ErrorCode::IsDocument,
+                format!("{} is a filed document; COPY copies notes", note.path),
+            ));
+        }
+        let a =
+            tools::WriteArgs { vault: None, path: destination, content: note.content, overwrite };
+        tools::write(&engine, &target, a, None).map_err(destination_taken)
+    })
+    .await?;
+    let mut resp = write_response(headers, c);
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        resp.headers_mut().insert(header::CONTENT_LOCATION, v);
+    }
+    Ok(resp)
+}
+
+/// `MOVE /vault/<path>` with `Destination` (a path, or a folder ending in `/` that keeps the
+/// name) and `Allow-Overwrite: true` to replace an existing destination, which then goes to the
+/// vault's trash first. Answered 204 with `Content-Location` naming the new path.
+async fn move_verb(
+    engine: Arc<Engine>,
+    target: Target,
+    path: String,
+    q: &[(String, String)],
+    headers: &HeaderMap,
+) -> Result<Response> {
+    let destination = destination(headers, &path)?;
+    let overwrite = allow_overwrite(headers)?;
+    let expected = if_match(headers)?;
+    let update_links = param(q, "update_links").is_none() || flag(q, "update_links");
+    let location = destination.clone();
+    let confirm = wants_confirmation(headers);
+    let c = blocking(move || {
+        if destination.trim_matches('/') == path.trim_matches('/') {
+            // Moving a file onto itself changes nothing, once it is known to be there.
+            tools::file_times(&engine, &target, &path)?;
+            return Ok(None);
+        }
+        if overwrite && tools::file_times(&engine, &target, &destination).is_ok() {
+            let a = tools::DeleteArgs { vault: None, path: destination.clone(), permanent: false };
+            tools::delete(&engine, &target, a, None)?;
+        }
+        let a = tools::MoveArgs { vault: None, source: path, destination, update_links };
+        tools::move_file(&engine, &target, a, expected.as_deref())
+            .map(Some)
+            .map_err(destination_taken)
+    })
+    .await?;
+    let mut resp = match c {
+        Some(c) if confirm => change_response(headers, c),
+        Some(c) => with_etag(StatusCode::NO_CONTENT.into_response(), c.etag.as_deref()),
+        None => StatusCode::NO_CONTENT.into_response(),
+    };
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        resp.headers_mut().insert(header::CONTENT_LOCATION, v);
+    }
+    Ok(resp)
 }
 
 async fn read_route(
@@ -373,17 +519,39 @@ async fn read_route(
     headers: &HeaderMap,
 ) -> Result<Response> {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
-    if flag(q, "map") || accept.contains("document-map") {
+    if flag(q, "map") {
         let a = tools::MapArgs { vault: None, path };
         let m = blocking(move || tools::map(&engine, &target, a)).await?;
         return Ok(with_etag(json_body(wire::map(&m)), Some(&m.etag)));
     }
     let json = wants_json(headers);
+    // A listing is JSON (the plugin's `files` beside mdvault's entries) unless plain text is
+    // asked for.
+    let as_text = accept.contains("text/plain") && !json;
     let list = |engine: Arc<Engine>, target: Target, path: String| async move {
         let a = tools::ListArgs { vault: None, path };
         let l = blocking(move || tools::list(&engine, &target, a)).await?;
-        Ok::<Response, Error>(if json { json_body(wire::listing(&l)) } else { text(l.render()) })
+        Ok::<Response, Error>(if as_text {
+            text(l.render())
+        } else {
+            let mut v = wire::listing(&l);
+            v["files"] = json!(compat::listing_files(&l));
+            json_body(v)
+        })
     };
+    if accept.contains("document-map") && !(path.is_empty() || path.ends_with('/')) {
+        let v1 = header_str(headers, "markdown-patch-version")? == Some("1");
+        let a = tools::ReadArgs { vault: None, path: path.clone(), section: None };
+        let r = blocking(move || tools::read(&engine, &target, a)).await?;
+        let mut resp = json_body(compat::document_map(&r.path, &r.content, v1)?);
+        if v1 {
+            resp.headers_mut()
+                .insert("deprecation", HeaderValue::from_static(compat::DEPRECATED_1X));
+        }
+        return Ok(with_etag(resp, Some(&r.etag)));
+    }
+    let html = accept.contains("text/html");
+    let plugin_note = accept.contains("application/vnd.olrapi.note+json");
     if path.is_empty() || path.ends_with('/') {
         return list(engine, target, path).await;
     }
@@ -391,6 +559,23 @@ async fn read_route(
     let a = tools::ReadArgs { vault: None, path: path.clone(), section };
     let (e2, t2) = (engine.clone(), target.clone());
     match blocking(move || tools::read(&e2, &t2, a)).await {
+        Ok(r) if plugin_note && r.extraction.is_none() => {
+            let (e3, t3, p3, text3) =
+                (engine.clone(), target.clone(), path.clone(), r.content.clone());
+            let (times, (links, unresolved)) = blocking(move || {
+                Ok((tools::file_times(&e3, &t3, &p3)?, tools::note_links(&e3, &t3, &p3, &text3)?))
+            })
+            .await?;
+            let stat =
+                compat::Stat { ctime: times.ctime_ms, mtime: times.mtime_ms, size: times.size };
+            Ok(with_etag(json_body(compat::note(&r, stat, &links, &unresolved)), Some(&r.etag)))
+        }
+        Ok(r) if html && !json => {
+            let resp =
+                ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], compat::html(&r.content))
+                    .into_response();
+            Ok(with_etag(resp, Some(&r.etag)))
+        }
         Ok(r) => {
             let resp = if json {
                 json_body(wire::note(&r))
@@ -721,6 +906,153 @@ async fn search_route(
             })
             .await?;
             Ok(json_body(wire::search(&r, explain)))
+        }
+        .await,
+    )
+}
+
+/// `GET /`: the Local REST API's status object, answered with or without a key (the guard
+/// lets exactly this path through and says whether the key was right).
+async fn root_route(auth: Option<Extension<super::guard::Authenticated>>) -> Response {
+    // The guard marks only the public path; anywhere else (`/v/<name>/`) it checked the key.
+    let authenticated = auth.is_none_or(|Extension(a)| a.0);
+    json_body(compat::status(authenticated))
+}
+
+/// Every note of the addressed vault with its text and times, off the async workers.
+async fn notes_with_times(
+    engine: Arc<Engine>,
+    target: Target,
+) -> Result<Vec<(String, String, compat::Stat)>> {
+    blocking(move || {
+        let notes = tools::all_notes(&engine, &target)?;
+        Ok(notes
+            .into_iter()
+            .map(|(path, text)| {
+                let stat = tools::file_times(&engine, &target, &path)
+                    .map(|t| compat::Stat { ctime: t.ctime_ms, mtime: t.mtime_ms, size: t.size })
+                    .unwrap_or(compat::Stat { ctime: 0, mtime: 0, size: text.len() as u64 });
+                (path, text, stat)
+            })
+            .collect())
+    })
+    .await
+}
+
+/// `GET /tags/`: every tag (frontmatter and inline) with how many notes carry it.
+async fn tags_route(State(app): State<App>, Extension(target): Extension<Target>) -> Response {
+    let engine = app.engine.clone();
+    finish(blocking(move || tools::all_notes(&engine, &target)).await.map(|notes| {
+        json_body(compat::tag_counts(
+            notes
+                .iter()
+                .map(|(_, text)| compat::note_tags(&crate::vault::frontmatter::parse(text), text)),
+        ))
+    }))
+}
+
+/// `POST /search/simple/?query=&contextLength=`: the hybrid search picks and ranks the notes;
+/// each is answered in the plugin's shape with where the query occurs in it.
+async fn simple_search_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    finish(
+        async {
+            let q = pairs(&query)?;
+            let text = param(&q, "query").filter(|t| !t.trim().is_empty()).ok_or_else(|| {
+                bad("the simple search needs query, the text to find: /search/simple/?query=...")
+                    .with_compat(compat::ERR_QUERY_MISSING)
+            })?;
+            let context = match param(&q, "contextLength").filter(|s| !s.trim().is_empty()) {
+                None => compat::DEFAULT_CONTEXT,
+                Some(s) => s.trim().parse::<usize>().map_err(|_| {
+                    bad(format!("contextLength must be a whole number of characters, not {s}"))
+                })?,
+            };
+            let a = tools::SearchArgs {
+                query: text.to_string(),
+                k: Some(tools::MAX_K),
+                prefix: None,
+                vault: None,
+                thorough: false,
+            };
+            let (engine, query_text) = (app.engine.clone(), text.to_string());
+            let turn = app.searches.enter().await?;
+            let found = blocking(move || {
+                let _turn = turn;
+                let r = tools::search(&engine, &target, a)?;
+                let mut seen: Vec<String> = Vec::new();
+                let mut out = Vec::new();
+                for hit in &r.results {
+                    if seen.contains(&hit.path) {
+                        continue;
+                    }
+                    seen.push(hit.path.clone());
+                    let read = tools::ReadArgs {
+                        vault: Some(hit.vault.clone()),
+                        path: hit.path.clone(),
+                        section: None,
+                    };
+                    let Ok(note) = tools::read(&engine, &target, read) else { continue };
+                    // Earlier is better; the plugin's clients sort by score, highest first.
+                    let score = 1.0 / seen.len() as f64;
+                    if let Some(v) = compat::simple_matches(
+                        &hit.path,
+                        &note.content,
+                        &query_text,
+                        context,
+                        score,
+                    ) {
+                        out.push(v);
+                    }
+                }
+                Ok(out)
+            })
+            .await?;
+            Ok(json_body(Value::Array(found)))
+        }
+        .await,
+    )
+}
+
+/// `POST /search/` with a JsonLogic query (`application/vnd.olrapi.jsonlogic+json`) run over
+/// every note's path, content, frontmatter, tags and stat.
+async fn logic_search_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    headers: HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Response {
+    finish(
+        async {
+            let declared = header_str(&headers, "content-type")?.ok_or_else(|| {
+                bad("send the query with Content-Type application/vnd.olrapi.jsonlogic+json")
+                    .with_compat(compat::ERR_CONTENT_TYPE_MISSING)
+            })?;
+            let media = declared.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            if media != "application/vnd.olrapi.jsonlogic+json" {
+                return Err(bad(format!(
+                    "/search/ takes JsonLogic (Content-Type application/vnd.olrapi.jsonlogic+json),                      not {media}; Dataview queries need the Obsidian app, and /search?q= is the                      ranked text search"
+                ))
+                .with_compat(compat::ERR_CONTENT_TYPE_INVALID));
+            }
+            let raw = body_text(&app.engine, body)?;
+            let rule: Value = serde_json::from_str(&raw).map_err(|e| {
+                bad(format!("the JsonLogic query is not JSON: {e}"))
+                    .with_compat(compat::ERR_CONTENT_TYPE_INVALID)
+            })?;
+            let notes = notes_with_times(app.engine.clone(), target).await?;
+            blocking(move || {
+                let data: Vec<(String, Value)> = notes
+                    .iter()
+                    .map(|(p, text, stat)| (p.clone(), compat::logic_data(p, text, *stat)))
+                    .collect();
+                compat::logic_search(&rule, &data)
+            })
+            .await
+            .map(|hits| json_body(Value::Array(hits)))
         }
         .await,
     )
@@ -1081,6 +1413,10 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
     );
     let app = App { engine, mcp, searches, started: Instant::now() };
     let routes = Router::new()
+        .route("/", get(root_route))
+        .route("/tags/", get(tags_route))
+        .route("/search/simple/", post(simple_search_route))
+        .route("/search/", post(logic_search_route))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/openapi.yaml", get(openapi))
@@ -1100,6 +1436,7 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
         .route("/grep", get(grep_route))
         .route("/links/{*path}", get(links_route))
         .route("/mcp", any(mcp_route))
+        .route("/mcp/", any(mcp_route))
         .route("/mcp/only/{*scope}", any(mcp_route))
         .fallback(not_found)
         .method_not_allowed_fallback(|method: Method, uri: Uri| async move {

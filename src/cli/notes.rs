@@ -179,11 +179,14 @@ pub enum NoteCommand {
         #[command(flatten)]
         common: WriteArgs,
     },
-    /// Delete a note or document.
+    /// Delete a note or document: it moves to the vault's .trash folder, as in Obsidian.
     #[command(name = "rm", after_help = "Example:\n  mdvault rm Inbox/Old.md")]
     Remove {
         /// The file ([VAULT:]path).
         path: String,
+        /// Remove it for good instead of moving it to the vault's .trash folder.
+        #[arg(long)]
+        permanent: bool,
         #[command(flatten)]
         common: WriteArgs,
     },
@@ -432,8 +435,8 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             };
             confirm(service::move_file(desk, t, a, common.if_match.as_deref())?, common.json);
         }
-        NoteCommand::Remove { path, common } => {
-            let a = service::DeleteArgs { vault: vault(), path };
+        NoteCommand::Remove { path, permanent, common } => {
+            let a = service::DeleteArgs { vault: vault(), path, permanent };
             confirm(service::delete(desk, t, a, common.if_match.as_deref())?, common.json);
         }
         NoteCommand::Mkdir { path, json } => {

@@ -48,6 +48,9 @@ pub struct VaultSettings {
     pub doc_ocr: bool,
     /// The largest accepted upload in bytes; 0 disables the check.
     pub doc_max_bytes: u64,
+    /// The frontmatter key every write stamps with the time; empty turns stamping off (a
+    /// client that writes a note then gets its own bytes back, as the Local REST API's do).
+    pub timestamp_key: String,
 }
 
 /// Which embedder computes vectors (`embedding.*`).
@@ -370,6 +373,7 @@ struct RawVault {
     doc_files_dir: Option<String>,
     doc_ocr: Option<bool>,
     doc_max_bytes: Option<u64>,
+    timestamp_key: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -484,7 +488,16 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         doc_files_dir: v.doc_files_dir.unwrap_or_else(|| "Files".to_string()),
         doc_ocr: v.doc_ocr.unwrap_or(true),
         doc_max_bytes: v.doc_max_bytes.unwrap_or(50 * 1024 * 1024),
+        // The predecessor's key, so existing vaults keep their stamps.
+        timestamp_key: v.timestamp_key.unwrap_or_else(|| "timestamp".to_string()),
     };
+    vault.timestamp_key = vault.timestamp_key.trim().to_string();
+    if vault.timestamp_key.contains(|c: char| c == ':' || c == '#' || c.is_control()) {
+        return Err(err(
+            "vault.timestamp_key must be a plain frontmatter key such as timestamp, or \"\" to \
+             turn stamping off",
+        ));
+    }
     vault.doc_suffixes = normalize_suffixes(vault.doc_suffixes)?;
     if let Some(orphan) = vault.doc_suffixes.iter().find(|s| !crate::docs::has_extractor(s)) {
         return Err(err(format!(

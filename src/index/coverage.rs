@@ -372,6 +372,7 @@ mod tests {
             doc_files_dir: "Files".into(),
             doc_ocr: false,
             doc_max_bytes: 1 << 20,
+            timestamp_key: "timestamp".into(),
         };
         Vault::open("v", dir, &vs).unwrap()
     }

@@ -363,6 +363,7 @@ mod tests {
             doc_files_dir: "Files".into(),
             doc_ocr: false,
             doc_max_bytes: 0,
+            timestamp_key: "timestamp".into(),
         };
         let vault = Vault::open("v", root, &settings).unwrap();
         let notes = super::super::notes(&vault, "");

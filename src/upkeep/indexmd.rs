@@ -633,6 +633,7 @@ mod tests {
             doc_files_dir: "Files".into(),
             doc_ocr: false,
             doc_max_bytes: 0,
+            timestamp_key: "timestamp".into(),
         };
         Vault::open("v", dir, &settings).unwrap()
     }

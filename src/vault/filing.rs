@@ -156,6 +156,7 @@ mod tests {
             doc_files_dir: "Files".into(),
             doc_ocr: false,
             doc_max_bytes: max,
+            timestamp_key: "timestamp".into(),
         };
         let v = Vault::open("v", dir.path(), &settings).unwrap();
         (dir, v)

@@ -118,8 +118,17 @@ pub fn delete(text: &str, key: &str) -> Result<String> {
 /// Sets `timestamp: <now>` bare (now is already formatted `YYYY-MM-DDTHH:MM:SSZ`).
 /// None when the note has no frontmatter block.
 pub fn bump_timestamp(text: &str, now: &str) -> Option<String> {
+    bump_key(text, TIMESTAMP, now)
+}
+
+/// Sets `<key>: <now>` bare, as [`bump_timestamp`] does for the default key. None when the
+/// note has no frontmatter block or `key` is empty (stamping turned off).
+pub fn bump_key(text: &str, key: &str, now: &str) -> Option<String> {
+    if key.is_empty() {
+        return None;
+    }
     let block = locate(text)?;
-    Some(apply(text, &block, "timestamp", Some(&format!("timestamp: {now}\n"))))
+    Some(apply(text, &block, key, Some(&format!("{key}: {now}\n"))))
 }
 
 fn no_block(key: &str) -> Error {

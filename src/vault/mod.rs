@@ -50,6 +50,8 @@ pub struct Vault {
     files_dir: String,
     /// The largest accepted document upload; 0 means no limit.
     doc_max_bytes: u64,
+    /// The frontmatter key writes stamp (`vault.timestamp_key`); empty: no stamping.
+    timestamp_key: String,
     /// Serialises this process's writes to the vault, so a read-modify-write (and a move with
     /// its link rewrites) is never interleaved with another one from a concurrent request.
     write_lock: Mutex<()>,
@@ -84,6 +86,7 @@ impl Vault {
             suffixes: Suffixes { documents: settings.doc_suffixes.clone() },
             files_dir: settings.doc_files_dir.clone(),
             doc_max_bytes: settings.doc_max_bytes,
+            timestamp_key: settings.timestamp_key.clone(),
             write_lock: Mutex::new(()),
             journal: None,
         })

@@ -23,6 +23,13 @@ use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Appended to a confirmation when the note has no frontmatter to carry a timestamp.
+/// Obsidian's vault-local trash folder (its "move to .trash" setting): hidden, so the gate
+/// never lets a caller write there and the index never reads it.
+pub const TRASH_DIR: &str = ".trash";
+
+/// How many same-named files the trash keeps apart before a delete gives up.
+const MAX_TRASH_TWINS: u32 = 10_000;
+
 const NO_BUMP: &str = " (no frontmatter, so timestamp not bumped)";
 
 /// A note as read: whole, or one section of it.
@@ -480,7 +487,10 @@ impl Vault {
     ) -> Result<Written> {
         let mut out = new_text.to_string();
         let mut bumped = false;
-        if bump && let Some(with_stamp) = frontmatter::bump_timestamp(&out, &now_timestamp()) {
+        if bump
+            && let Some(with_stamp) =
+                frontmatter::bump_key(&out, &self.timestamp_key, &now_timestamp())
+        {
             out = with_stamp;
             bumped = true;
         }
@@ -490,7 +500,8 @@ impl Vault {
     }
 
     fn finish(&self, target: &Target, message: String, w: Written) -> Change {
-        let suffix = if w.bumped { "" } else { NO_BUMP };
+        // With stamping off there is nothing to explain.
+        let suffix = if w.bumped || self.timestamp_key.is_empty() { "" } else { NO_BUMP };
         let mut change = self.change(&target.rel, format!("{message}{suffix}"));
         change.timestamp_bumped = w.bumped;
         change.etag = Some(w.etag);
@@ -829,7 +840,7 @@ impl Vault {
             return Ok(change);
         }
         // Setting `timestamp` itself must not be overwritten by the automatic bump.
-        let bump = key != "timestamp";
+        let bump = key != self.timestamp_key;
         let mut w = self.write_note(&target, &old, &new, bump)?;
         w.bumped = w.bumped || !bump;
         let message = match value {
@@ -914,13 +925,49 @@ impl Vault {
 
     /// Deletes a note or a document.
     pub fn delete(&self, raw: &str, expected: Option<&str>) -> Result<Change> {
+        self.remove(raw, expected, true)
+    }
+
+    /// Deletes a note or document, moving it into the vault's `.trash` folder (where Obsidian
+    /// keeps deleted files, so it can be restored) unless `permanent`. A name already in the
+    /// trash is kept: the newcomer gets ` 1`, ` 2`, ... before its suffix.
+    pub fn remove(&self, raw: &str, expected: Option<&str>, permanent: bool) -> Result<Change> {
         let target = self.gate(raw, Access::WriteFile)?;
         let _guard = self.lock();
         if self.current(&target, expected)?.is_none() {
             return Err(Error::new(ErrorCode::NotFound, format!("{} does not exist", target.rel)));
         }
-        fs::remove_file(&target.abs).map_err(|e| Error::write_io(&target.rel, &e))?;
-        Ok(self.change(&target.rel, format!("deleted {}", target.rel)))
+        if permanent {
+            fs::remove_file(&target.abs).map_err(|e| Error::write_io(&target.rel, &e))?;
+            return Ok(self.change(&target.rel, format!("deleted {}", target.rel)));
+        }
+        let name = target.rel.rsplit('/').next().unwrap_or(&target.rel);
+        let (stem, suffix) = match name.rfind('.') {
+            Some(i) if i > 0 => (&name[..i], &name[i..]),
+            _ => (name, ""),
+        };
+        let trash = self.root.join(TRASH_DIR);
+        let mut n = 0;
+        loop {
+            let candidate = if n == 0 { name.to_string() } else { format!("{stem} {n}{suffix}") };
+            let to = trash.join(&candidate);
+            match fs::move_file_new(&target.abs, &to) {
+                Ok(()) => {
+                    return Ok(self.change(
+                        &target.rel,
+                        format!(
+                            "moved {} to the vault's trash as {TRASH_DIR}/{candidate}; delete \
+                             with permanent to remove it for good",
+                            target.rel
+                        ),
+                    ));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < MAX_TRASH_TWINS => {
+                    n += 1;
+                }
+                Err(e) => return Err(Error::write_io(&target.rel, &e)),
+            }
+        }
     }
 
     /// Creates a folder and any missing parents.
@@ -1128,7 +1175,9 @@ impl Vault {
             if update_links {
                 new = links::rewrite_outbound(&new, &from.rel, &to.rel, &before, &after).0;
             }
-            if let Some(stamped) = frontmatter::bump_timestamp(&new, &now_timestamp()) {
+            if let Some(stamped) =
+                frontmatter::bump_key(&new, &self.timestamp_key, &now_timestamp())
+            {
                 new = stamped;
                 bumped = true;
             }
@@ -1506,6 +1555,7 @@ mod tests {
             doc_files_dir: "Files".into(),
             doc_ocr: false,
             doc_max_bytes: 0,
+            timestamp_key: "timestamp".into(),
         }
     }
 

@@ -105,7 +105,9 @@ fn writes_take_content_from_flags_files_or_stdin() {
     let out = mdvault(&["rmdir", "A", "--recursive", &arg(&v)], None);
     assert!(out.status.success());
     let out = mdvault(&["rm", "Log.md", &arg(&v)], None);
-    assert_eq!(stdout(&out), "deleted Log.md\n");
+    assert!(stdout(&out).starts_with("moved Log.md to the vault's trash as .trash/Log.md"));
+    let out = mdvault(&["rm", "--permanent", ".trash/Log.md", &arg(&v)], None);
+    assert!(!out.status.success(), "the trash is not reachable through the gate");
 }
 
 #[test]

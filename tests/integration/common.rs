@@ -99,6 +99,7 @@ pub fn settings() -> VaultSettings {
         doc_files_dir: "Files".into(),
         doc_ocr: false,
         doc_max_bytes: 50 * 1024 * 1024,
+        timestamp_key: "timestamp".into(),
     }
 }
 

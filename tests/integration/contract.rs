@@ -160,6 +160,9 @@ fn the_documented_routes_are_the_route_table() {
     );
 }
 
+/// The paths answered without a key besides `/healthz` (with one, `/` says so).
+const PUBLIC: &[&str] = &["/", "/openapi.yaml"];
+
 #[test]
 fn the_servers_and_security_are_as_served() {
     let doc = document();
@@ -180,6 +183,13 @@ fn the_servers_and_security_are_as_served() {
             open,
             "{method} {path}: only /healthz is documented as needing no auth"
         );
+        // The Local REST API's status object and this document take the key but do not need it.
+        let public = PUBLIC.contains(&path.as_str());
+        assert_eq!(
+            op.get("security") == Some(&json!([{}, {"bearerAuth": []}])),
+            public,
+            "{method} {path}: only {PUBLIC:?} are documented as public with an optional key"
+        );
     }
 }
 
@@ -187,7 +197,7 @@ fn the_servers_and_security_are_as_served() {
 fn the_error_codes_and_their_statuses_match_error_rs() {
     let doc = document();
     let error = &doc["components"]["schemas"]["Error"];
-    assert_eq!(error["required"], json!(["code", "error"]));
+    assert_eq!(error["required"], json!(["code", "error", "errorCode", "message"]));
     let listed: Vec<&str> = error["properties"]["code"]["enum"]
         .as_array()
         .expect("Error.code has an enum")
@@ -308,6 +318,16 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
     ];
     let p = |s: &str| format!("{prefix}{s}");
     vec![
+        call("/", "get", &p("/"), &[], None),
+        call("/tags/", "get", &p("/tags/"), &[], None),
+        call("/search/simple/", "post", &p("/search/simple/?query=boiler"), &[], None),
+        call(
+            "/search/",
+            "post",
+            &p("/search/"),
+            &[("Content-Type", "application/vnd.olrapi.jsonlogic+json")],
+            Some(r#"{"glob": ["Home/*.md", {"var": "path"}]}"#),
+        ),
         call("/healthz", "get", &p("/healthz"), &[], None),
         call("/readyz", "get", &p("/readyz"), &[], None),
         call("/openapi.yaml", "get", &p("/openapi.yaml"), &[], None),
@@ -359,6 +379,7 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
         call("/grep", "get", &p("/grep?pattern=boiler&ignore_case&limit=5"), &[], None),
         call("/links/{path}", "get", &p("/links/Home/Boiler.md"), &[], None),
         call("/mcp", "post", &p("/mcp"), &mcp_headers, Some(&mcp_body)),
+        call("/mcp/", "post", &p("/mcp/"), &mcp_headers, Some(&mcp_body)),
         call(
             "/mcp/only/{scope}",
             "post",
@@ -425,7 +446,7 @@ fn a_live_server_routes_exactly_the_documented_operations() {
     assert_eq!((open.status, open.body.as_str()), (200, "ok\n"));
     let mut anonymous: Vec<(String, String)> = operations(&doc)
         .into_iter()
-        .filter(|(path, _, _)| path != "/healthz")
+        .filter(|(path, _, _)| path != "/healthz" && !PUBLIC.contains(&path.as_str()))
         .map(|(path, method, _)| {
             (
                 path.replace("{path}", "Home/Boiler.md").replace("{scope}", "Home"),
@@ -433,6 +454,16 @@ fn a_live_server_routes_exactly_the_documented_operations() {
             )
         })
         .collect();
+    for public in PUBLIC {
+        let r = http_call(&s.base, "GET", public, None, &[], None);
+        assert_eq!(r.status, 200, "GET {public} without a key: {}", r.body);
+        // Only GET is public: anything else still needs the key.
+        let r = http_call(&s.base, "POST", public, None, &[], None);
+        assert_eq!(r.status, 401, "POST {public} without a key: {}", r.body);
+    }
+    let status = http_call(&s.base, "GET", "/", None, &[], None).json();
+    assert_eq!(status["authenticated"], false);
+    assert_eq!(s.call("GET", "/", &[], None).json()["authenticated"], true);
     for path in ["/nowhere", "/v/fixture/vault/Home/Boiler.md", "/v/unknown/readyz", "/healthz/"] {
         anonymous.push((path.to_string(), "GET".to_string()));
     }
@@ -497,7 +528,7 @@ fn a_live_server_routes_exactly_the_documented_operations() {
     }
 
     // Every other method on a documented path is 405, with an Allow that lists the path's
-    // methods (HEAD beside GET, and MOVE on notes, may be added; nothing else). The MCP
+    // methods (HEAD beside GET, and MOVE and COPY on notes, may be added; nothing else). The MCP
     // library answers its own 405 in plain text, so only the REST routes must say
     // `method_not_allowed`.
     let mut by_path: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -521,7 +552,7 @@ fn a_live_server_routes_exactly_the_documented_operations() {
                 .difference(methods)
                 .filter(|m| {
                     let head = *m == "HEAD" && methods.contains("GET");
-                    let mv = *m == "MOVE" && template == "/vault/{path}";
+                    let mv = matches!(m.as_str(), "MOVE" | "COPY") && template == "/vault/{path}";
                     !head && !mv
                 })
                 .cloned()

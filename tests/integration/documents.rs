@@ -253,7 +253,7 @@ fn uploads_are_filed_extracted_searchable_and_refused_by_rule() {
 
     // Deleting a document removes it from search.
     let r = s.call("DELETE", &format!("/vault/{}", enc(CONTRACT)), &[], None);
-    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.status, 204, "{}", r.body);
     assert!(search(&s, "LK-5093-7261").iter().all(|h| h["path"] != CONTRACT));
 }
 

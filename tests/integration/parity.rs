@@ -304,7 +304,12 @@ fn mcp_and_rest_do_the_same_thing() {
         let (err, text) = tool(&s, "/v/m/mcp", case.tool, case.args.clone());
         assert!(!err, "{}: {text}", case.tool);
         let Rest(method, path, headers, body) = &case.rest;
-        let reply = s.call(method, &format!("/v/r{path}"), headers, body.map(str::as_bytes));
+        // A confirmation is asked for: without one a whole-note write is a bare 204.
+        let mut headers = headers.clone();
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("accept")) {
+            headers.push(("Accept", "text/plain"));
+        }
+        let reply = s.call(method, &format!("/v/r{path}"), &headers, body.map(str::as_bytes));
         assert_eq!(reply.status, 200, "{} {path}: {}", case.tool, reply.body);
         assert_eq!(normalised(&m), normalised(&r), "{} left different bytes", case.tool);
         match case.agree {

@@ -120,8 +120,12 @@ fn rest_routes_answer_like_the_local_rest_api() {
     assert!(paths.iter().any(|p| p.ends_with("Containers::Backups")), "{paths:?}");
 
     // Listings: the root, a folder with and without the trailing slash, text and JSON.
-    let root = s.call("GET", "/vault/", &[], None);
+    let root = s.call("GET", "/vault/", &[("Accept", "text/plain")], None);
     assert!(root.body.contains("Home/") && root.body.contains("entries in /"), "{}", root.body);
+    // Without a text Accept it is JSON, with the Local REST API's `files` (folders end in /).
+    let root = s.call("GET", "/vault/", &[], None).json();
+    assert!(root["files"].as_array().unwrap().contains(&json!("Home/")), "{root}");
+    assert!(root["entries"].is_array());
     let home = s.call("GET", "/vault/Home/", &[("Accept", "application/json")], None).json();
     assert!(home["entries"].as_array().unwrap().iter().any(|e| e["name"] == "Boiler.md"));
     let home2 = s.call("GET", "/vault/Home", &[("Accept", "application/json")], None).json();
@@ -130,13 +134,19 @@ fn rest_routes_answer_like_the_local_rest_api() {
     // PUT creates (and overwrites), POST appends, both bump the timestamp.
     let note =
         "---\ntitle: Shed\ntimestamp: 2020-01-01T00:00:00Z\n---\n# Shed\n\n## Tools\n\nA rake.\n";
-    let r = s.call("PUT", "/vault/Home/Shed.md", &[], Some(note.as_bytes()));
+    // A write asked for no confirmation is answered 204, as the Local REST API does; Accept
+    // text/plain (or JSON) keeps the confirmation.
+    let plain = [("Accept", "text/plain")];
+    let r = s.call("PUT", "/vault/Home/Shed.md", &plain, Some(note.as_bytes()));
     assert_eq!((r.status, r.body.as_str()), (200, "created Home/Shed.md\n"));
     assert!(!v.read("Home/Shed.md").contains("2020-01-01"));
-    let r = s.call("POST", "/vault/Home/Shed.md", &[], Some(b"Appended line."));
+    let r = s.call("PUT", "/vault/Home/Shed.md", &[], Some(note.as_bytes()));
+    assert_eq!((r.status, r.body.as_str()), (204, ""));
+    assert!(r.header("etag").is_some());
+    let r = s.call("POST", "/vault/Home/Shed.md", &plain, Some(b"Appended line."));
     assert_eq!(r.body, "appended to Home/Shed.md\n");
     assert!(v.read("Home/Shed.md").trim_end().ends_with("Appended line."));
-    let r = s.call("POST", "/vault/Inbox/New.md", &[], Some(b"Fresh."));
+    let r = s.call("POST", "/vault/Inbox/New.md", &plain, Some(b"Fresh."));
     assert_eq!(
         r.body,
         "created Inbox/New.md with the supplied content (no frontmatter, so timestamp not bumped)\n"
@@ -236,10 +246,32 @@ fn rest_routes_answer_like_the_local_rest_api() {
         &[("Destination", "/vault/Garden/Beds/Shed.md")],
         None,
     );
-    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert_eq!(r.header("content-location"), Some("Garden/Beds/Shed.md"));
     assert!(v.root().join("Garden/Beds/Shed.md").is_file());
-    let r = s.call("DELETE", "/vault/Garden/Beds/Shed.md", &[], None);
-    assert_eq!(r.body, "deleted Garden/Beds/Shed.md\n");
+    // COPY writes the note again elsewhere; a taken destination is 409 unless overwritten.
+    let dest = [("Destination", "Garden/Copy.md")];
+    let r = s.call("COPY", "/vault/Garden/Beds/Shed.md", &dest, None);
+    assert_eq!((r.status, r.header("content-location")), (204, Some("Garden/Copy.md")));
+    let unstamped = |t: String| {
+        t.lines().filter(|l| !l.starts_with("timestamp:")).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(unstamped(v.read("Garden/Copy.md")), unstamped(v.read("Garden/Beds/Shed.md")));
+    let r = s.call("COPY", "/vault/Garden/Beds/Shed.md", &dest, None);
+    assert_eq!((r.status, r.code().as_str()), (409, "conflict"), "{}", r.body);
+    let over = [("Destination", "Garden/Copy.md"), ("Allow-Overwrite", "true")];
+    assert_eq!(s.call("COPY", "/vault/Garden/Beds/Shed.md", &over, None).status, 204);
+    let r = s.call("DELETE", "/vault/Garden/Copy.md?permanent=true", &[], None);
+    assert_eq!(r.status, 204, "{}", r.body);
+    // A delete moves the note to the vault's trash, as Obsidian does; permanent removes it.
+    let r = s.call("DELETE", "/vault/Garden/Beds/Shed.md", &plain, None);
+    assert!(r.body.starts_with("moved Garden/Beds/Shed.md to the vault's trash"), "{}", r.body);
+    assert!(v.root().join(".trash/Shed.md").is_file());
+    let r = s.call("PUT", "/vault/Garden/Gone.md", &[], Some(b"x"));
+    assert_eq!(r.status, 204, "{}", r.body);
+    let r = s.call("DELETE", "/vault/Garden/Gone.md?permanent=true", &[], None);
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert!(!v.root().join("Garden/Gone.md").exists() && !v.root().join(".trash/Gone.md").exists());
     let r = s.call("DELETE", "/folder/Garden?recursive", &[], None);
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(!v.root().join("Garden").exists());

@@ -126,7 +126,7 @@ const LAYERS: &[&[&str]] = &[
 
 /// Inside `api`, the same rule between its files: the limits every surface applies, the
 /// gate, then the MCP server, then the router that mounts them, then the entry points.
-const API_LAYERS: &[&str] = &["limits", "guard", "mcp", "rest", "mod"];
+const API_LAYERS: &[&str] = &["compat", "limits", "guard", "mcp", "rest", "mod"];
 
 /// The `crate::NAME` and `super::NAME` modules a source text names outside comments.
 fn references(text: &str, prefix: &str) -> Vec<(usize, String)> {

@@ -54,7 +54,7 @@ fn index_md_follows_every_writer_and_is_left_alone_otherwise() {
         &[],
         Some(b"---\ndescription: Written over REST.\n---\n# Rest note\n"),
     );
-    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.status, 204, "{}", r.body);
     eventually("the REST note", || {
         index_md(&v).contains("- [Rest note](Inbox/Rest%20note.md) - Written over REST.\n")
     });
@@ -76,7 +76,7 @@ fn index_md_follows_every_writer_and_is_left_alone_otherwise() {
     // A body-only edit leaves index.md byte for byte as it was.
     let before = std::fs::read(v.root().join("index.md")).unwrap();
     let r = s.call("POST", "/vault/Inbox/Rest%20note.md", &[], Some(b"\nMore body text.\n"));
-    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.status, 204, "{}", r.body);
     v.write("Inbox/Typed.md", "# Typed in an editor\n\nSaved by hand.\n\nA second paragraph.\n");
     std::thread::sleep(Duration::from_millis(1200));
     assert_eq!(std::fs::read(v.root().join("index.md")).unwrap(), before);
@@ -91,7 +91,7 @@ fn index_md_follows_every_writer_and_is_left_alone_otherwise() {
     eventually("the hand edit to be undone", || !index_md(&v).contains("Fake"));
 
     // A deleted note leaves it, and a moved one moves in it.
-    assert_eq!(s.call("DELETE", "/vault/Inbox/Typed.md", &[], None).status, 200);
+    assert_eq!(s.call("DELETE", "/vault/Inbox/Typed.md", &[], None).status, 204);
     eventually("the deletion", || !index_md(&v).contains("Inbox/Typed.md"));
     let r = s.call(
         "POST",
@@ -136,7 +136,7 @@ fn with_index_md_off_the_vault_gets_no_page() {
     let env = [FAST, &[("MDVAULT_INDEX__INDEX_MD", "false")]].concat();
     let s = Server::start(&[spec(&v)], &env);
     let r = s.call("PUT", "/vault/Inbox/New.md", &[], Some(b"# New\n"));
-    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.status, 204, "{}", r.body);
     std::thread::sleep(Duration::from_millis(800));
     assert!(!v.root().join("index.md").exists());
     let ready = s.call("GET", "/readyz", &[], None).json();

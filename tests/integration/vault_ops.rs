@@ -590,3 +590,33 @@ fn list_items_are_added_and_removed_without_rewriting_the_rest() {
     vault.edit_list("Home/Boiler.md", "aliases", &[json!("combi")], &[], None).unwrap();
     assert!(v.read("Home/Boiler.md").contains("aliases:\n  - combi\n"));
 }
+
+#[test]
+fn the_timestamp_key_is_configurable_and_an_empty_one_turns_stamping_off() {
+    let v = small_vault();
+    let note = "---\ntitle: Idea\n---\nBody\n";
+
+    let mut off = crate::common::settings();
+    off.timestamp_key = String::new();
+    let vault = Vault::open("t", v.root(), &off).unwrap();
+    let c = vault.write("New/Idea.md", note, false, None).unwrap();
+    assert_eq!(c.message, "created New/Idea.md");
+    assert!(!c.timestamp_bumped);
+    // Off means the writer reads back exactly what it sent.
+    assert_eq!(v.read("New/Idea.md"), note);
+    vault.append("New/Idea.md", "more", false, None).unwrap();
+    assert_eq!(v.read("New/Idea.md"), format!("{note}\nmore\n"));
+
+    let mut other = crate::common::settings();
+    other.timestamp_key = "updated".into();
+    let vault = Vault::open("t", v.root(), &other).unwrap();
+    let c = vault.write("New/Idea.md", note, true, None).unwrap();
+    assert!(c.timestamp_bumped);
+    let text = v.read("New/Idea.md");
+    assert!(text.starts_with("---\ntitle: Idea\nupdated: "), "{text}");
+    assert!(!text.contains("timestamp:"), "{text}");
+
+    // The default key still stamps.
+    v.open().write("New/Idea.md", note, true, None).unwrap();
+    assert_fresh_timestamp(&v.read("New/Idea.md"));
+}

@@ -1,0 +1,508 @@
+//! The Obsidian Local REST API's own shapes (its release 5.1 contract), built from what
+//! mdvault's operations return: the status object of `GET /`, the plugin's note JSON (tags,
+//! `stat`, links), its document map (the 2.x tree and the 1.x `::` list), notes rendered as
+//! HTML, `/tags/`, the match lists of `/search/simple/` and the JsonLogic `/search/` with the
+//! plugin's `glob` and `regexp` operators, and the plugin's five-digit error numbers.
+//!
+//! It owns shapes and pure text scans only: every vault access goes through `crate::service`
+//! from `rest.rs`, and nothing here writes. The map from each plugin route to these functions,
+//! and what mdvault refuses on purpose, is `docs/local-rest-api.md`.
+
+use std::collections::BTreeMap;
+
+use datalogic_rs::bumpalo::Bump;
+use datalogic_rs::operator::EvalContext;
+use datalogic_rs::{ArenaExt, CustomOperator, DataValue};
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::markdown::{self, Class};
+use crate::vault::{NoteRead, frontmatter, headings};
+
+/// What `GET /` calls the service, as the plugin's clients check it.
+pub(crate) const SERVICE_NAME: &str = "Obsidian Local REST API";
+/// The plugin release whose contract this surface follows.
+pub(crate) const PLUGIN_VERSION: &str = "5.1.0";
+/// The version field of the 2.x document map.
+const MAP_VERSION: &str = "2.0";
+/// The plugin's `Deprecation` value for a 1.x answer.
+pub(crate) const DEPRECATED_1X: &str = "true; sunset-version=\"6.0\"";
+
+/// The plugin's error numbers that its clients and suite route on (the rest are the HTTP
+/// status times 100, as the plugin's own default is).
+pub(crate) const ERR_FRONTMATTER_YAML: u32 = 40005;
+/// A text body was needed and something else was declared.
+pub(crate) const ERR_TEXT_REQUIRED: u32 = 40010;
+/// A body was sent without any `Content-Type`.
+pub(crate) const ERR_CONTENT_TYPE_MISSING: u32 = 40011;
+/// A `Content-Type` this route does not take.
+pub(crate) const ERR_CONTENT_TYPE_INVALID: u32 = 40012;
+/// A required query parameter is missing.
+pub(crate) const ERR_QUERY_MISSING: u32 = 40090;
+/// A file verb sent to a folder.
+pub(crate) const ERR_FILES_ONLY: u32 = 40510;
+/// The body of `GET /`, with or without a key.
+pub(crate) fn status(authenticated: bool) -> Value {
+    json!({
+        "status": "OK",
+        "service": SERVICE_NAME,
+        "authenticated": authenticated,
+        // The plugin reports the Obsidian app's version here; there is no app, so the
+        // field names the server that answers instead.
+        "versions": { "obsidian": format!("mdvault {}", env!("CARGO_PKG_VERSION")), "self": PLUGIN_VERSION },
+        "mdvault": { "version": env!("CARGO_PKG_VERSION") },
+    })
+}
+
+/// A tag as Obsidian reads it: letters, digits, `_`, `-` and `/`, at least one non-digit.
+fn is_tag(t: &str) -> bool {
+    !t.is_empty()
+        && t.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/'))
+        && !t.chars().all(|c| c.is_ascii_digit())
+}
+
+/// The inline `#tags` of a note's text, outside frontmatter, code and inline code spans, in
+/// order of first appearance, without the `#`.
+pub(crate) fn inline_tags(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in markdown::lines(text) {
+        if !matches!(line.class, Class::Text | Class::Heading { .. }) {
+            continue;
+        }
+        let raw = line.raw;
+        // A heading's own markers are not tags.
+        let body = match line.class {
+            Class::Heading { text, .. } => text,
+            _ => raw,
+        };
+        let mut in_code = false;
+        let mut prev = ' ';
+        let chars: Vec<(usize, char)> = body.char_indices().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let (at, c) = chars[i];
+            if c == '`' {
+                in_code = !in_code;
+            } else if c == '#' && !in_code && (prev.is_whitespace() || i == 0) {
+                let rest = &body[at + 1..];
+                let end = rest
+                    .char_indices()
+                    .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '/')))
+                    .map_or(rest.len(), |(n, _)| n);
+                let tag = rest[..end].trim_end_matches('/');
+                if is_tag(tag) && !out.iter().any(|t| t == tag) {
+                    out.push(tag.to_string());
+                }
+            }
+            prev = c;
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The frontmatter `tags` (a list or one string, `#` optional), then the inline ones.
+pub(crate) fn note_tags(fm: &Map<String, Value>, text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |t: &str| {
+        let t = t.trim().trim_start_matches('#');
+        if is_tag(t) && !out.iter().any(|x| x == t) {
+            out.push(t.to_string());
+        }
+    };
+    match fm.get("tags").or_else(|| fm.get("tag")) {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).for_each(&mut add),
+        Some(Value::String(s)) => s.split([',', ' ']).for_each(&mut add),
+        _ => {}
+    }
+    for t in inline_tags(text) {
+        add(&t);
+    }
+    out
+}
+
+/// A file's times in milliseconds since the epoch and its size, as the plugin's `stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub ctime: i64,
+    pub mtime: i64,
+    pub size: u64,
+}
+
+impl Stat {
+    fn json(self) -> Value {
+        json!({ "ctime": self.ctime, "mtime": self.mtime, "size": self.size })
+    }
+}
+
+/// The plugin's note JSON beside mdvault's own fields (`wire::note`): `tags`, `stat`,
+/// `links` (the vault paths the note's links resolve to) and `unresolvedLinks`.
+pub(crate) fn note(r: &NoteRead, stat: Stat, links: &[String], unresolved: &[String]) -> Value {
+    let mut v = crate::wire::note(r);
+    v["tags"] = json!(note_tags(&r.frontmatter, &r.content));
+    v["stat"] = stat.json();
+    v["links"] = json!(links);
+    v["unresolvedLinks"] = json!(unresolved);
+    v
+}
+
+/// A note as HTML (CommonMark with tables, strikethrough and task lists), its frontmatter
+/// left out as Obsidian's reading view does.
+pub(crate) fn html(text: &str) -> String {
+    use pulldown_cmark::{Options, Parser, html};
+    let (_, body) = frontmatter::split(text);
+    let mut opts = Options::empty();
+    opts.insert(Options::ENABLE_TABLES);
+    opts.insert(Options::ENABLE_STRIKETHROUGH);
+    opts.insert(Options::ENABLE_TASKLISTS);
+    let mut out = String::with_capacity(body.len() * 3 / 2);
+    html::push_html(&mut out, Parser::new_ext(body, opts));
+    out
+}
+
+/// The block ids (`^id` closing a line) of a note, outside code, in order.
+pub(crate) fn block_ids(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in markdown::lines(text) {
+        if !matches!(line.class, Class::Text) {
+            continue;
+        }
+        let raw = line.raw.trim_end();
+        if let Some(at) = raw.rfind('^') {
+            let id = &raw[at + 1..];
+            let before = raw[..at].chars().last();
+            if !id.is_empty()
+                && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && (before.is_none() || before.is_some_and(char::is_whitespace))
+            {
+                out.push(id.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The plugin's document map: the 2.x heading tree (each heading an object of its
+/// sub-headings) with a version, or with `v1` the deprecated list of `A::B` paths. Frontmatter
+/// that is not valid YAML is refused (40005) rather than mapped as empty.
+pub(crate) fn document_map(path: &str, text: &str, v1: bool) -> Result<Value> {
+    let fm = frontmatter::parse_strict(text).map_err(|why| {
+        Error::new(
+            ErrorCode::InvalidValue,
+            format!("{path}: {why}; its document map needs frontmatter that parses"),
+        )
+        .with_compat(ERR_FRONTMATTER_YAML)
+    })?;
+    let fields: Vec<String> = fm.map(|m| m.keys().cloned().collect()).unwrap_or_default();
+    let all = headings::headings(text);
+    let headings_value = if v1 {
+        json!(all.iter().map(|h| h.path.join("::")).collect::<Vec<_>>())
+    } else {
+        let mut tree = Map::new();
+        for h in &all {
+            let mut node = &mut tree;
+            for part in &h.path {
+                node = node
+                    .entry(part.clone())
+                    .or_insert_with(|| Value::Object(Map::new()))
+                    .as_object_mut()
+                    .expect("every node of the tree is an object");
+            }
+        }
+        Value::Object(tree)
+    };
+    let mut v = json!({
+        "headings": headings_value,
+        "blocks": block_ids(text),
+        "frontmatterFields": fields,
+    });
+    if !v1 {
+        v["version"] = json!(MAP_VERSION);
+    }
+    Ok(v)
+}
+
+/// How many characters of context the plugin's simple search shows each side by default.
+pub(crate) const DEFAULT_CONTEXT: usize = 100;
+/// Matches reported per file at most: enough to show where, not a dump of the note.
+const MAX_MATCHES_PER_FILE: usize = 20;
+
+/// Byte ranges where `needle` occurs in `hay`, ignoring ASCII case.
+fn occurrences(hay: &str, needle: &str) -> Vec<(usize, usize)> {
+    if needle.is_empty() {
+        return Vec::new();
+    }
+    let (h, n) = (hay.to_lowercase(), needle.to_lowercase());
+    // Lowercasing can change byte lengths outside ASCII; only trust offsets when it did not.
+    if h.len() != hay.len() {
+        return Vec::new();
+    }
+    h.match_indices(&n).map(|(at, m)| (at, at + m.len())).collect()
+}
+
+fn char_floor(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn char_ceil(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(s.len())
+}
+
+/// The plugin's simple-search entry for one note: where the query occurs in the file name and
+/// the text, each with `context_length` characters each side. None when the note holds
+/// neither the whole query nor every word of it: the hybrid search ranks the notes, and this
+/// keeps the plugin's contract that an answer shows a match (an empty list means none).
+pub(crate) fn simple_matches(
+    path: &str,
+    text: &str,
+    query: &str,
+    context_length: usize,
+    score: f64,
+) -> Option<Value> {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    let whole = occurrences(text, query.trim());
+    let spans = if !whole.is_empty() {
+        whole
+    } else if !words.is_empty() && words.iter().all(|w| !occurrences(text, w).is_empty()) {
+        let mut all: Vec<(usize, usize)> =
+            words.iter().flat_map(|w| occurrences(text, w)).collect();
+        all.sort_unstable();
+        all
+    } else {
+        Vec::new()
+    };
+    let in_name = occurrences(path, query.trim());
+    if spans.is_empty() && in_name.is_empty() {
+        return None;
+    }
+    let mut matches: Vec<Value> = in_name
+        .iter()
+        .map(|&(s, e)| json!({"match": {"start": s, "end": e, "source": "filename"}, "context": path}))
+        .collect();
+    for &(s, e) in spans.iter().take(MAX_MATCHES_PER_FILE) {
+        let from = char_floor(text, s.saturating_sub(context_length));
+        let to = char_ceil(text, e + context_length);
+        matches.push(json!({
+            "match": {"start": s, "end": e, "source": "content"},
+            "context": &text[from..to],
+        }));
+    }
+    Some(json!({ "filename": path, "score": score, "matches": matches }))
+}
+
+/// The plugin's `glob` operator: `{"glob": [pattern, value]}`, `*` and `?` within a path
+/// segment, `**` across segments.
+struct Glob;
+
+/// The plugin's `regexp` operator: `{"regexp": [pattern, value]}`.
+struct Regexp;
+
+/// The longest pattern the two operators compile, so one request cannot build a huge automaton.
+const MAX_PATTERN_BYTES: usize = 1024;
+
+fn glob_regex(glob: &str) -> String {
+    let mut re = String::from("^");
+    let mut chars = glob.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                re.push_str(".*");
+            }
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push_str("[^/]"),
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+    }
+    re.push('$');
+    re
+}
+
+fn pattern_match<'a>(
+    args: &[&'a DataValue<'a>],
+    arena: &'a Bump,
+    build: impl Fn(&str) -> String,
+) -> datalogic_rs::Result<&'a DataValue<'a>> {
+    let (Some(p), Some(v)) = (args.first().and_then(|a| a.as_str()), args.get(1)) else {
+        return Ok(arena.bool(false));
+    };
+    if p.len() > MAX_PATTERN_BYTES {
+        return Ok(arena.bool(false));
+    }
+    let Ok(re) = regex::RegexBuilder::new(&build(p)).size_limit(1 << 20).build() else {
+        return Ok(arena.bool(false));
+    };
+    let hit = match v {
+        DataValue::String(s) => re.is_match(s),
+        // A list (tags, say) matches when one of its strings does.
+        DataValue::Array(items) => items.iter().any(|i| i.as_str().is_some_and(|s| re.is_match(s))),
+        _ => false,
+    };
+    Ok(arena.bool(hit))
+}
+
+impl CustomOperator for Glob {
+    fn evaluate<'a>(
+        &self,
+        args: &[&'a DataValue<'a>],
+        _ctx: &mut EvalContext<'_, 'a>,
+        arena: &'a Bump,
+    ) -> datalogic_rs::Result<&'a DataValue<'a>> {
+        pattern_match(args, arena, glob_regex)
+    }
+}
+
+impl CustomOperator for Regexp {
+    fn evaluate<'a>(
+        &self,
+        args: &[&'a DataValue<'a>],
+        _ctx: &mut EvalContext<'_, 'a>,
+        arena: &'a Bump,
+    ) -> datalogic_rs::Result<&'a DataValue<'a>> {
+        pattern_match(args, arena, str::to_string)
+    }
+}
+
+/// The data a JsonLogic rule sees for one note, as the plugin gives it.
+pub(crate) fn logic_data(path: &str, text: &str, stat: Stat) -> Value {
+    let fm = frontmatter::parse(text);
+    json!({
+        "path": path,
+        "content": text,
+        "tags": note_tags(&fm, text),
+        "frontmatter": fm,
+        "stat": stat.json(),
+    })
+}
+
+/// The plugin's listing: names in the folder, each folder's with a trailing `/`.
+pub(crate) fn listing_files(l: &crate::vault::Listing) -> Vec<String> {
+    l.entries
+        .iter()
+        .map(|e| match e.kind {
+            crate::vault::EntryKind::Folder => format!("{}/", e.name),
+            _ => e.name.clone(),
+        })
+        .collect()
+}
+
+/// Runs a JsonLogic rule over each note's data; the notes whose result is truthy, as the
+/// plugin's `[{"filename", "result"}]`.
+pub(crate) fn logic_search(rule: &Value, notes: &[(String, Value)]) -> Result<Vec<Value>> {
+    let engine = datalogic_rs::Engine::builder()
+        .add_operator("glob", Glob)
+        .add_operator("regexp", Regexp)
+        .build();
+    let bad = |e: datalogic_rs::Error| {
+        Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "the JsonLogic query cannot be evaluated: {e}; see jsonlogic.com for the syntax"
+            ),
+        )
+    };
+    let compiled = engine.compile(rule).map_err(bad)?;
+    let mut out = Vec::new();
+    for (path, data) in notes {
+        let result: Value = {
+            let arena = Bump::new();
+            let got = engine.evaluate(&compiled, data, &arena).map_err(bad)?;
+            if !engine.truthy(got) {
+                continue;
+            }
+            serde_json::from_str(&got.to_json_string()).unwrap_or(Value::Bool(true))
+        };
+        out.push(json!({ "filename": path, "result": result }));
+    }
+    Ok(out)
+}
+
+/// `/tags/`: every tag with the number of notes that carry it, most used first.
+pub(crate) fn tag_counts(per_note: impl IntoIterator<Item = Vec<String>>) -> Value {
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for tags in per_note {
+        for t in tags {
+            *counts.entry(t).or_default() += 1;
+        }
+    }
+    let mut list: Vec<(String, u64)> = counts.into_iter().collect();
+    list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    json!({ "tags": list.into_iter().map(|(name, count)| json!({"name": name, "count": count})).collect::<Vec<_>>() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_tags_skip_code_headings_markers_and_numbers() {
+        let text = "---\ntags: [a]\n---\n# Title #top\n\nText #one and #two/sub, not a#b or `#code`.\n\n```\n#fenced\n```\n#2026 #x-y\n";
+        assert_eq!(inline_tags(text), ["top", "one", "two/sub", "x-y"]);
+    }
+
+    #[test]
+    fn note_tags_take_the_frontmatter_first_then_the_inline_ones_once() {
+        let fm = serde_json::from_str::<Map<String, Value>>(r##"{"tags": ["a", "#b"]}"##).unwrap();
+        assert_eq!(note_tags(&fm, "x #c #a\n"), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn the_document_map_is_a_tree_in_2x_and_a_list_in_1x() {
+        let text = "---\ntitle: t\n---\n# A\n## B\ntext ^blk\n# C\n";
+        let v2 = document_map("n.md", text, false).unwrap();
+        assert_eq!(v2["headings"], json!({"A": {"B": {}}, "C": {}}));
+        assert_eq!(v2["blocks"], json!(["blk"]));
+        assert_eq!(v2["frontmatterFields"], json!(["title"]));
+        assert_eq!(v2["version"], json!("2.0"));
+        let v1 = document_map("n.md", text, true).unwrap();
+        assert_eq!(v1["headings"], json!(["A", "A::B", "C"]));
+        assert!(v1.get("version").is_none());
+        let e = document_map("n.md", "---\na: b: c\n---\n# H\n", false).unwrap_err();
+        assert_eq!(crate::wire::error_number(&e), ERR_FRONTMATTER_YAML);
+    }
+
+    #[test]
+    fn simple_matches_need_the_query_in_the_note_and_cut_the_context() {
+        let text = "one two three four five";
+        let v = simple_matches("n.md", text, "three", 4, 1.0).unwrap();
+        assert_eq!(v["matches"][0]["match"], json!({"start": 8, "end": 13, "source": "content"}));
+        assert_eq!(v["matches"][0]["context"], json!("two three fou"));
+        assert!(simple_matches("n.md", text, "zzz-none", 4, 1.0).is_none());
+    }
+
+    #[test]
+    fn jsonlogic_runs_with_the_glob_and_regexp_operators() {
+        let notes = vec![
+            (
+                "a/x.md".to_string(),
+                json!({"path": "a/x.md", "tags": ["t1"], "frontmatter": {"n": 42}}),
+            ),
+            ("b/y.md".to_string(), json!({"path": "b/y.md", "tags": [], "frontmatter": {}})),
+        ];
+        let names = |rule: Value| -> Vec<String> {
+            logic_search(&rule, &notes)
+                .unwrap()
+                .iter()
+                .map(|v| v["filename"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(names(json!({"glob": ["a/*.md", {"var": "path"}]})), ["a/x.md"]);
+        assert_eq!(names(json!({"regexp": ["^b/", {"var": "path"}]})), ["b/y.md"]);
+        assert_eq!(names(json!({"in": ["t1", {"var": "tags"}]})), ["a/x.md"]);
+        assert_eq!(names(json!({"==": [{"var": "frontmatter.n"}, 42]})), ["a/x.md"]);
+        assert!(logic_search(&json!({"nonsense-op": [1]}), &notes).is_err());
+    }
+
+    #[test]
+    fn html_leaves_the_frontmatter_out() {
+        let h = html("---\ntitle: x\n---\n# Head\n\ntext\n");
+        assert!(h.starts_with("<h1>Head</h1>"), "{h}");
+        assert!(!h.contains("title"));
+    }
+}
