@@ -263,15 +263,15 @@ fn timeline(entries: &[crate::upkeep::expiries::Entry]) -> Markup {
     let span = (PAST_DAYS + FUTURE_DAYS) as f64;
     let x =
         |days: i64| LEFT + WIDTH * (days.clamp(-PAST_DAYS, FUTURE_DAYS) + PAST_DAYS) as f64 / span;
-    let height = ROW * (entries.len() as f64 + 1.0) + 8.0;
+    let height = ROW * (entries.len() as f64 + 1.0) + 22.0;
     let today = x(0);
     html! {
-        svg.timeline #expiry-timeline role="img" viewBox=(format!("0 0 760 {height}")) width="760" height=(format!("{height}"))
+        svg.timeline #expiry-timeline role="img" viewBox=(format!("0 0 1000 {height}")) width="1000" height=(format!("{height}"))
             aria-label=(format!("{} expiry dates; lapsed in red", entries.len())) {
-            line.today x1=(today) y1="0" x2=(today) y2=(height) {}
+            line.today x1=(today) y1="0" x2=(today) y2=(height - 14.0) {}
             text.axis x=(today + 4.0) y="14" { "today" }
-            text.axis x=(LEFT) y="14" { (PAST_DAYS) " days ago" }
-            text.axis x=(LEFT + WIDTH - 60.0) y="14" { "+" (FUTURE_DAYS) " days" }
+            text.axis x=(LEFT) y=(height - 2.0) { "−" (PAST_DAYS) " days" }
+            text.axis x=(LEFT + WIDTH - 60.0) y=(height - 2.0) { "+" (FUTURE_DAYS) " days" }
             @for (i, e) in entries.iter().enumerate() {
                 @let y = ROW * (i as f64 + 1.0) + 12.0;
                 @let class = if e.days < 0 { "lapsed" } else if e.days <= 30 { "soon" } else { "later" };
