@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes (or reuses) the Python environment of the API tooling: the `mcp` client library, for
-# driving /mcp from Python, `schemathesis`, which fuzzes the REST API against openapi.yaml, and `selenium`, which drives the web page in headless Chromium (scripts/browser-test.sh)
-# (scripts/fuzz-api.sh). Both are pinned; bump a pin here and re-run to upgrade.
+# driving /mcp from Python, `schemathesis`, which fuzzes the REST API against openapi.yaml
+# (scripts/fuzz-api.sh), and `selenium`, which drives the web page in headless Chromium
+# (scripts/browser-test.sh). All are pinned; bump a pin here and re-run to upgrade.
 #
 #   scripts/pyenv.sh            # prints the venv folder; "$(scripts/pyenv.sh)/bin/st" is the CLI
 #   MDVAULT_PYENV=/tmp/env scripts/pyenv.sh

@@ -183,6 +183,8 @@ try:
     box = wait(d).until(EC.presence_of_element_located((By.ID, "conflict")))
     ok("Written by another client." in d.find_element(By.ID, "theirs").text, "theirs missing")
     ok("Written in the browser." in d.find_element(By.ID, "yours").text, "yours missing")
+    diff = d.find_element(By.ID, "diff").text
+    ok("+Written in the browser." in diff and "-Written by another client." in diff, diff)
     on_disk = disk("Home/Boiler.md")
     ok("Written by another client." in on_disk and "Written in the browser." not in on_disk, "overwritten")
     shot(d, "conflict")

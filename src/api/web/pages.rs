@@ -328,6 +328,17 @@ pub fn edit(p: &EditPage) -> Markup {
                 h2 { "The note changed since you opened it" }
                 p { "Nothing was overwritten. Below are both versions: the one on disk now and yours. \
                      Merge them in the editor, then save again (the editor now holds yours, checked against the new version)." }
+                @let diff = crate::vault::diff::unified(theirs, p.text);
+                h3 { "What yours changes against the version on disk" }
+                @if diff.is_empty() { p { "Nothing: the two are the same text." } }
+                @else {
+                    pre.diff #diff {
+                        @for line in diff.lines() {
+                            @let class = if line.starts_with('+') { "add" } else if line.starts_with('-') { "del" } else if line.starts_with('@') { "hunk" } else { "same" };
+                            span class=(class) { (line) } "\n"
+                        }
+                    }
+                }
                 div.versions {
                     div { h3 { "On disk now" } pre #theirs { (theirs) } }
                     div { h3 { "Yours" } pre #yours { (p.text) } }
