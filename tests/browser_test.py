@@ -205,6 +205,12 @@ try:
     )
     ok(kind == "200 application/pdf", kind)
     shot(d, "pdf")
+    d.get(href)
+    time.sleep(1)
+    # Opened in the browser as a PDF document (a download would leave the page as it was);
+    # headless Chromium has no viewer plugin to look inside.
+    ok(d.execute_script("return document.contentType") == "application/pdf", "not opened as a PDF")
+    d.save_screenshot(os.path.join(SHOTS, "pdf-viewer-desktop.png"))
 
     step("create, rename (links rewritten) and delete a note")
     d.get(BASE + "/ui/new?path=Inbox/Made%20in%20Browser")
@@ -234,8 +240,11 @@ try:
     d.get(BASE + "/ui/health/maintenance")
     checks = d.find_elements(By.CSS_SELECTOR, "section.check")
     ok(len(checks) >= 2, f"{len(checks)} checks")
-    ok(d.find_elements(By.CSS_SELECTOR, "ul.findings li a[href*='/ui/note?']"), "no finding links")
+    finding = d.find_elements(By.CSS_SELECTOR, "ul.findings li a[href*='&line=']")
+    ok(finding, "no finding linked to a line")
     shot(d, "maintenance")
+    finding[0].click()
+    ok(d.find_element(By.ID, "focus-line").text.startswith("Line "), "the finding's line is not shown")
     step("health: open callouts by severity")
     d.get(BASE + "/ui/health/callouts")
     ok(d.find_elements(By.CSS_SELECTOR, "section.severity"), "no severity groups")

@@ -430,6 +430,22 @@ mod tests {
     }
 
     #[test]
+    fn the_site_checks_refuse_a_foreign_host_or_origin_without_asking_for_a_key() {
+        let p = policy();
+        let host = ("host", "127.0.0.1:8080");
+        assert!(p.site_checks(&request("/ui/", &[host])).is_ok());
+        let foreign = p.site_checks(&request("/ui/", &[("host", "evil.example")])).unwrap_err();
+        assert_eq!(foreign.code(), ErrorCode::Forbidden);
+        let page = ("origin", "http://evil.example");
+        assert_eq!(
+            p.site_checks(&request("/ui/", &[host, page])).unwrap_err().code(),
+            ErrorCode::Forbidden
+        );
+        assert!(p.is_key("sekrit") && p.is_key(" sekrit\n"));
+        assert!(!p.is_key("sekri") && !p.is_key("") && !p.is_key("Bearer sekrit"));
+    }
+
+    #[test]
     fn a_request_names_its_server_exactly_once() {
         let p = policy();
         let host = ("host", "127.0.0.1:8080");

@@ -120,6 +120,20 @@ fn every_answer_carries_a_csp_without_inline_script_and_pages_keep_to_it() {
             "{path}"
         );
     }
+    // A filed PDF's bytes: its own type, never sniffed, and a policy that only forbids
+    // framing (the browser's PDF viewer would not run under the page's).
+    let pdf = "/ui/file?path=Home/Utilities/Files/2026-05-02%20Nordlicht%20-%20Contract.pdf";
+    let r = browser(&s, "GET", pdf, &[("Cookie", &session)], "");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/pdf"));
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(r.header("content-security-policy"), Some("frame-ancestors 'none'"));
+    let note = "/ui/file?path=Home/Boiler.md";
+    assert_eq!(
+        browser(&s, "GET", note, &[("Cookie", &session)], "").status,
+        400,
+        "a note is no file"
+    );
     // A refusal before the session (a foreign Host) is a page too, under the same policy.
     let r = browser(&s, "GET", "/ui/", &[("Host", "evil.example")], "");
     assert_eq!(r.status, 403);

@@ -187,7 +187,7 @@ pub async fn maintenance(State(web): State<Web>, Query(q): Params) -> Response {
                                 span class=(format!("label sev-{}", f.severity.as_str())) { (f.severity.as_str()) }
                                 " "
                                 @if let Some(path) = &f.path {
-                                    @let href = match f.line { Some(l) => format!("{}#L{l}", url::note(&vault, path)), None => url::note(&vault, path) };
+                                    @let href = match f.line { Some(l) => format!("{}&line={l}", url::note(&vault, path)), None => url::note(&vault, path) };
                                     a href=(href) { (path) @if let Some(l) = f.line { ":" (l) } }
                                     " · "
                                 }
@@ -236,7 +236,7 @@ pub async fn callouts(State(web): State<Web>, Query(q): Params) -> Response {
                             li {
                                 span class=(format!("callout-chip callout-{}", c.kind)) { (c.kind) }
                                 " "
-                                a href=(format!("{}#L{}", url::note(&vault, &c.note), c.line)) { (c.note) ":" (c.line) }
+                                a href=(format!("{}&line={}", url::note(&vault, &c.note), c.line)) { (c.note) ":" (c.line) }
                                 @if !c.title.is_empty() { " · " strong { (c.title) } }
                                 @if !c.body.is_empty() { p.callout-body { (c.body) } }
                             }

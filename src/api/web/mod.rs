@@ -53,6 +53,9 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
     img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; \
     frame-ancestors 'none'";
 
+/// The policy of a filed document's bytes (see `file`).
+const FILE_CSP: &str = "frame-ancestors 'none'";
+
 /// How long a wrong key holds its answer back: sign-in guesses cost time, a person's typo
 /// barely notices.
 const FAILED_SIGN_IN_PAUSE: std::time::Duration = std::time::Duration::from_millis(400);
@@ -176,7 +179,9 @@ async fn gate(
         Some(refused) => refused,
     };
     let h = resp.headers_mut();
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    }
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     // `same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` on
@@ -370,13 +375,16 @@ fn vault_and_path(q: &HashMap<String, String>) -> Result<(Option<String>, String
     Ok((param(q, "vault").map(str::to_string), required(q, "path")?.to_string()))
 }
 
-/// `GET /ui/note?vault=&path=`: the note rendered, or a filed document's verdict and text.
+/// `GET /ui/note?vault=&path=[&line=]`: the note rendered, or a filed document's verdict and
+/// text.
 async fn note(State(web): State<Web>, Query(q): Params) -> Response {
     let (vault, path) = match vault_and_path(&q) {
         Ok(x) => x,
         Err(e) => return error_response(&e, true),
     };
     let saved = param(&q, "saved").is_some();
+    // A finding's line (`&line=N`): shown at the top with a link to its section.
+    let focus_line = param(&q, "line").and_then(|n| n.parse::<usize>().ok());
     let engine = web.engine.clone();
     let built = blocking(move || {
         let t = Target::default();
@@ -424,6 +432,11 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             .and_then(|v| v.root().file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| read.vault.clone());
         let headings = if read.extraction.is_none() { map.headings } else { Vec::new() };
+        let focus = focus_line.filter(|_| read.extraction.is_none()).and_then(|n| {
+            let text = read.content.lines().nth(n.checked_sub(1)?)?.to_string();
+            let section = headings.iter().rev().find(|h| h.line <= n).map(|h| h.line);
+            Some((n, text, section))
+        });
         Ok(pages::note(&pages::NotePage {
             vault: &read.vault,
             path: &read.path,
@@ -435,6 +448,7 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             verdict: read.extraction.as_ref(),
             etag: &read.etag,
             saved,
+            focus,
         })
         .into_string())
     })
@@ -464,10 +478,12 @@ async fn file(State(web): State<Web>, Query(q): Params) -> Response {
                 "application/octet-stream"
             };
             let mut resp = ([(header::CONTENT_TYPE, content_type)], bytes).into_response();
-            // The browser's own PDF viewer runs under the document's policy; it needs none
-            // of the page's allowances and gets a sandbox instead.
-            resp.headers_mut()
-                .insert(header::CONTENT_DISPOSITION, HeaderValue::from_static("inline"));
+            let h = resp.headers_mut();
+            h.insert(header::CONTENT_DISPOSITION, HeaderValue::from_static("inline"));
+            // The browser shows a PDF with its own viewer, which the page's `default-src
+            // 'none'` would block. The bytes are never HTML (the suffix decides the type and
+            // `nosniff` holds the browser to it), so this answer only forbids framing.
+            h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(FILE_CSP));
             resp
         }
         Err(e) => error_response(&e, true),

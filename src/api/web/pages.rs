@@ -221,6 +221,9 @@ pub struct NotePage<'a> {
     pub etag: &'a str,
     /// Just saved: say so.
     pub saved: bool,
+    /// A line a finding points at: its number, its text, and the heading line of the section
+    /// it is in (the nearest anchor).
+    pub focus: Option<(usize, String, Option<usize>)>,
 }
 
 /// A note (or a filed document's extracted text) rendered, with its outline, frontmatter,
@@ -234,6 +237,12 @@ pub fn note(p: &NotePage) -> Markup {
     html! {
         article.note {
             @if p.saved { p.done role="status" #saved { "Saved." } }
+            @if let Some((line, text, section)) = &p.focus {
+                p.focus #focus-line {
+                    "Line " (line) ": " code { (text) }
+                    @if let Some(h) = section { " · " a href=(format!("#L{h}")) { "go to its section" } }
+                }
+            }
             header.note-head {
                 h1 { (p.path) }
                 p.note-meta { "vault " span.vault { (p.vault) } " · etag " code.etag { (&p.etag[..p.etag.len().min(12)]) } }
