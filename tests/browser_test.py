@@ -269,6 +269,18 @@ try:
     ok(d.execute_script("return window.__xss === undefined"), "a click ran script")
     ok("Harmless text" in body.text, "the note's text is missing")
 
+    step("dark by system preference")
+    d.get(BASE + "/ui/search?q=boiler")
+    light = d.execute_script("return getComputedStyle(document.body).backgroundColor")
+    d.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+    )
+    dark = d.execute_script("return getComputedStyle(document.body).backgroundColor")
+    ok(light != dark, f"the same background in light and dark: {light}")
+    shot(d, "search-dark")
+    d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
     step("keyboard: '/' focuses the search box")
     d.get(BASE + "/ui/")
     d.find_element(By.TAG_NAME, "body").send_keys("/")
