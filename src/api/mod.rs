@@ -88,9 +88,12 @@ pub fn serve(
     );
     let rt = runtime()?;
     let policy = policy(&engine, api_key.trim(), listen);
+    // One search queue for every surface: the page's searches wait in line with REST's and
+    // MCP's, so the cores are never oversubscribed.
+    let searches = limits::Searches::for_this_machine();
     // The web page's routes (all under `/ui`) come first; everything else is REST and MCP.
-    let router = web::router(engine.clone(), policy.clone(), api_key.trim())
-        .fallback_service(rest::router(engine.clone(), policy));
+    let router = web::router(engine.clone(), policy.clone(), api_key.trim(), searches.clone())
+        .fallback_service(rest::router(engine.clone(), policy, searches));
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await

@@ -106,13 +106,9 @@ pub mod url {
 }
 
 /// The page's router, mounted in front of REST by `api::serve` (its routes all start `/ui`).
-pub fn router(engine: Arc<Engine>, policy: Policy, api_key: &str) -> Router {
-    let web = Web {
-        engine,
-        policy: Arc::new(policy),
-        sessions: Sessions::new(api_key),
-        searches: Searches::for_this_machine(),
-    };
+/// `searches` is the server's one search queue, shared with REST and MCP.
+pub fn router(engine: Arc<Engine>, policy: Policy, api_key: &str, searches: Searches) -> Router {
+    let web = Web { engine, policy: Arc::new(policy), sessions: Sessions::new(api_key), searches };
     Router::new()
         .route("/ui", get(|| async { redirect("/ui/") }))
         .route("/ui/", get(home))
