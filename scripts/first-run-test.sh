@@ -77,6 +77,16 @@ answer="$(curl -fsS -H "Authorization: Bearer $key" "$base/search?q=how+warm+is+
 first="$(printf '%s' "$answer" | python3 -c 'import json, sys; print(json.load(sys.stdin)["results"][0]["path"])')"
 [ "$first" = "Garden/Greenhouse.md" ] || fail "search answered $first first, not Garden/Greenhouse.md"
 echo "REST search: $first"
+# The web page the quick start prints: sign in with the key as a browser's form would, then
+# the search page must answer with the session cookie it set.
+ui="$(grep -o 'http://[^ ]*/ui/' "$tmp/run1.log" | head -n 1)"
+[ -n "$ui" ] || fail "start.sh did not print the UI's URL"
+cookie="$(curl -fsS -o /dev/null -D - -H "Origin: $base" --data-urlencode "key=$key" "${ui}login" \
+  | tr -d '\r' | sed -n 's/^set-cookie: \(mdvault_ui=[^;]*\).*/\1/ip')"
+[ -n "$cookie" ] || fail "signing in to $ui set no session cookie"
+curl -fsS -H "Cookie: $cookie" "${ui}search?q=greenhouse" | grep -q "Garden/Greenhouse.md" \
+  || fail "the UI's search page did not show Garden/Greenhouse.md"
+echo "UI: $ui signs in and searches"
 stop
 
 echo "== MCP over stdio"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes (or reuses) the Python environment of the API tooling: the `mcp` client library, for
-# driving /mcp from Python, and `schemathesis`, which fuzzes the REST API against openapi.yaml
-# (scripts/fuzz-api.sh). Both are pinned; bump a pin here and re-run to upgrade.
+# driving /mcp from Python, `schemathesis`, which fuzzes the REST API against openapi.yaml
+# (scripts/fuzz-api.sh), and `selenium`, which drives the web page in headless Chromium
+# (scripts/browser-test.sh). All are pinned; bump a pin here and re-run to upgrade.
 #
 #   scripts/pyenv.sh            # prints the venv folder; "$(scripts/pyenv.sh)/bin/st" is the CLI
 #   MDVAULT_PYENV=/tmp/env scripts/pyenv.sh
@@ -13,6 +14,9 @@ cd "$(dirname "$0")/.."
 
 MCP_VERSION="2.3.0"
 SCHEMATHESIS_VERSION="4.32.5"
+# Drives Debian's chromium through /usr/bin/chromedriver in scripts/browser-test.sh (it never
+# downloads a browser or driver when both paths are given).
+SELENIUM_VERSION="4.50.0"
 
 venv="${MDVAULT_PYENV:-target/pyenv}"
 python="${PYTHON:-python3}"
@@ -46,7 +50,7 @@ if [[ ! -x "$venv/bin/python" ]]; then
     rm -f "$venv.err"
 fi
 
-want="mcp==$MCP_VERSION schemathesis==$SCHEMATHESIS_VERSION"
+want="mcp==$MCP_VERSION schemathesis==$SCHEMATHESIS_VERSION selenium==$SELENIUM_VERSION"
 stamp="$venv/.mdvault-pins"
 if [[ ! -f "$stamp" ]] || [[ "$(cat "$stamp")" != "$want" ]]; then
     # shellcheck disable=SC2086

@@ -66,6 +66,7 @@ listen="${MDVAULT_LISTEN:-127.0.0.1:8080}"
 cat <<MSG
 
 Serving $vault
+  UI    http://$listen/ui/      (open it in a browser; sign in with the key below)
   REST  http://$listen/vault/   search: http://$listen/search?q=...
   MCP   http://$listen/mcp      (header  Authorization: Bearer <key>)
   key   $key_file   (export MDVAULT_API_KEY=\$(cat $key_file))

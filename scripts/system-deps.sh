@@ -2,7 +2,9 @@
 # Installs the system tools filed documents use, when they are missing: Poppler's `pdftoppm` and
 # `pdftotext` (poppler-utils) and Tesseract with English (tesseract-ocr). mdvault runs without
 # them (scans are then reported as `needs_ocr`), but the test suite checks OCR, so
-# scripts/test.sh calls this. Uses apt-get (with sudo when not root); elsewhere it says what to
+# scripts/test.sh calls this. The test suite also drives the web page in Debian's headless
+# Chromium with its driver (chromium, chromium-driver; scripts/browser-test.sh); a server
+# needs neither, so `--optional` (start.sh) skips them. Uses apt-get (with sudo when not root); elsewhere it says what to
 # install. With --optional a failure is a warning, not an error (scripts/start.sh).
 set -euo pipefail
 
@@ -12,6 +14,10 @@ optional=false
 missing=()
 command -v pdftoppm >/dev/null && command -v pdftotext >/dev/null || missing+=(poppler-utils)
 command -v tesseract >/dev/null || missing+=(tesseract-ocr)
+if ! $optional; then
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v chromedriver >/dev/null || missing+=(chromium-driver)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 fail() {

@@ -4,7 +4,8 @@
 # MDVAULT_EVAL_VAULTS or MDVAULT_REQUIRE_EVAL_DATA=1 asks for them, else skipped with a note),
 # doc tests, the official Python MCP SDK driving the server, the crash test (a server killed
 # mid-write and mid-move, 30 times), the schemathesis fuzzer against openapi.yaml, the
-# first-run test (the README's first command in a fresh HOME), and the Local REST API plugin's
+# first-run test (the README's first command in a fresh HOME), the web page driven in headless
+# Chromium (scripts/browser-test.sh), and the Local REST API plugin's
 # integration suite (scripts/lra-suite.sh). This is
 # the README's test command and the one .ci/run calls. It installs the
 # default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are
@@ -24,6 +25,8 @@ cargo test --all-targets --locked
 ./scripts/crash-test.sh target/debug/mdvault
 ./scripts/fuzz-api.sh target/debug/mdvault
 ./scripts/first-run-test.sh
+# The web page at /ui/ in a real headless Chromium (screenshots in target/screenshots/).
+./scripts/browser-test.sh target/debug/mdvault
 # The Local REST API plugin's own suite against mdvault serve (skipped with a note when the
 # suite is not beside the clone; see the script).
 ./scripts/lra-suite.sh target/debug/mdvault

@@ -700,6 +700,17 @@ pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<Sear
     Ok(req)
 }
 
+/// Where the words of a search's query occur in `text` (a hit's excerpt): the byte ranges of
+/// the words whose analysed form (the index's own analyzer: folding, stemming) is one of
+/// `tokens`, the query tokens a [`SearchResponse`]'s explanation lists. A surface marks them.
+pub fn query_matches(text: &str, tokens: &[String]) -> Vec<std::ops::Range<usize>> {
+    crate::index::tokenize::tokens_with_offsets(text)
+        .into_iter()
+        .filter(|(token, _)| tokens.contains(token))
+        .map(|(_, range)| range)
+        .collect()
+}
+
 /// Reads a note or one section.
 pub fn read(desk: &dyn Desk, t: &Target, a: ReadArgs) -> Result<NoteRead> {
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
@@ -930,6 +941,18 @@ pub fn file_times(desk: &dyn Desk, t: &Target, raw: &str) -> Result<FileTimes> {
     Ok(FileTimes { ctime_ms, mtime_ms, size: stat.size })
 }
 
+/// A filed document's bytes and its vault-relative path, for a surface that hands the file
+/// itself to a viewer (the web page's PDF link); the gate and the document suffixes decide.
+pub fn document_bytes(
+    desk: &dyn Desk,
+    t: &Target,
+    vault: Option<&str>,
+    raw: &str,
+) -> Result<(String, Vec<u8>)> {
+    let (v, path) = locate(desk, t, vault, raw)?;
+    v.document_bytes(path)
+}
+
 /// Every note of the addressed vault with its text, in path order: for reads that look at
 /// every note at once (the Local REST API's `/tags/` and JsonLogic `/search/`).
 pub fn all_notes(desk: &dyn Desk, t: &Target) -> Result<Vec<(String, String)>> {
@@ -960,6 +983,28 @@ pub fn note_links(
         }
     }
     Ok((resolved, unresolved))
+}
+
+/// Where link targets written in the note `raw` lead, in the vault's own resolution (the one
+/// moves and backlinks use): each `(target, wikilink?)` becomes its vault path or `None`. For
+/// a surface that renders the note and must point its links somewhere (the web page).
+pub fn resolve_links(
+    desk: &dyn Desk,
+    t: &Target,
+    vault: Option<&str>,
+    raw: &str,
+    targets: &[(String, bool)],
+) -> Result<Vec<Option<String>>> {
+    use crate::vault::links::{LinkKind, PathSet, resolve};
+    let (v, path) = locate(desk, t, vault, raw)?;
+    let paths = PathSet::new(v.all_files());
+    Ok(targets
+        .iter()
+        .map(|(target, wiki)| {
+            let kind = if *wiki { LinkKind::Wiki } else { LinkKind::Markdown };
+            resolve(target, kind, path, &paths)
+        })
+        .collect())
 }
 
 /// Index coverage per vault (only the target vault when one is named).

@@ -173,9 +173,11 @@ impl Policy {
         }
     }
 
-    /// Checks one request; on success returns it with its [`Target`] and prefix stripped.
-    pub fn admit(&self, mut req: Request<Body>) -> Result<Request<Body>, Error> {
-        let host = the_host(&req)?;
+    /// The checks that say which site a request is for and from, without the key: one Host on
+    /// the allowlist (skipped for `/healthz`) and at most one Origin, an allowed one. The web
+    /// page (`api/web`) runs these too, then asks for its session instead of the bearer key.
+    pub fn site_checks(&self, req: &Request<Body>) -> Result<(), Error> {
+        let host = the_host(req)?;
         // `/healthz` reads no state and answers a constant, so a container's probe by IP
         // address or a peer reaching the server by its service name gets it without an
         // allowlist entry; a rebinding page learns nothing from it. Every other route keeps
@@ -201,7 +203,18 @@ impl Policy {
                 ),
             ));
         }
-        if health {
+        Ok(())
+    }
+
+    /// Whether `key` is the server's API key (the web page's sign-in form sends it bare).
+    pub fn is_key(&self, key: &str) -> bool {
+        constant_time_eq(format!("Bearer {}", key.trim()).as_bytes(), &self.authorization)
+    }
+
+    /// Checks one request; on success returns it with its [`Target`] and prefix stripped.
+    pub fn admit(&self, mut req: Request<Body>) -> Result<Request<Body>, Error> {
+        self.site_checks(&req)?;
+        if req.uri().path() == "/healthz" {
             return Ok(req);
         }
         // The Local REST API's status object and the API document are public, as in the
@@ -414,6 +427,22 @@ mod tests {
             status(p.admit(request("/healthz", &[host, ("origin", "http://evil.example")]))),
             403
         );
+    }
+
+    #[test]
+    fn the_site_checks_refuse_a_foreign_host_or_origin_without_asking_for_a_key() {
+        let p = policy();
+        let host = ("host", "127.0.0.1:8080");
+        assert!(p.site_checks(&request("/ui/", &[host])).is_ok());
+        let foreign = p.site_checks(&request("/ui/", &[("host", "evil.example")])).unwrap_err();
+        assert_eq!(foreign.code(), ErrorCode::Forbidden);
+        let page = ("origin", "http://evil.example");
+        assert_eq!(
+            p.site_checks(&request("/ui/", &[host, page])).unwrap_err().code(),
+            ErrorCode::Forbidden
+        );
+        assert!(p.is_key("sekrit") && p.is_key(" sekrit\n"));
+        assert!(!p.is_key("sekri") && !p.is_key("") && !p.is_key("Bearer sekrit"));
     }
 
     #[test]

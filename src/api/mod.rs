@@ -3,7 +3,8 @@
 //! The vault tools live once in the engine's front door (`crate::service`: arguments and the
 //! engine calls); `mcp` renders them as an rmcp server; `rest` maps HTTP routes onto the same
 //! calls; `guard` authenticates and
-//! checks Host and Origin before any route runs; `limits` holds the timeouts and caps. Both
+//! checks Host and Origin before any route runs; `limits` holds the timeouts and caps; `web` is
+//! the page people use in a browser at `/ui/`, over the same calls. Both
 //! entry points start the engine's background work (first build, watcher, reconcile) and
 //! answer at once: search says `not_ready` until the build is done, everything else works
 //! from the first second.
@@ -19,6 +20,7 @@ pub mod guard;
 pub mod limits;
 pub mod mcp;
 pub mod rest;
+pub mod web;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -85,7 +87,13 @@ pub fn serve(
         "serving up to {connections} connections at once (open-file limit {fd_limit:?})"
     );
     let rt = runtime()?;
-    let router = rest::router(engine.clone(), policy(&engine, api_key.trim(), listen));
+    let policy = policy(&engine, api_key.trim(), listen);
+    // One search queue for every surface: the page's searches wait in line with REST's and
+    // MCP's, so the cores are never oversubscribed.
+    let searches = limits::Searches::for_this_machine();
+    // The web page's routes (all under `/ui`) come first; everything else is REST and MCP.
+    let router = web::router(engine.clone(), policy.clone(), api_key.trim(), searches.clone())
+        .fallback_service(rest::router(engine.clone(), policy, searches));
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await

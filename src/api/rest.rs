@@ -1391,12 +1391,13 @@ async fn not_found(uri: Uri) -> Response {
 }
 
 /// The whole router: routes, limits and the MCP service, behind the guard.
-pub fn router(engine: Arc<Engine>, policy: super::guard::Policy) -> Router {
+/// The REST and MCP router; `searches` is the search queue, shared with the web page so that
+/// one-per-core holds across every surface of the server.
+pub fn router(engine: Arc<Engine>, policy: super::guard::Policy, searches: Searches) -> Router {
     let max_body = engine.config().server.max_body_bytes as usize;
     let transport_limit =
         max_body.max(engine.config().vault.doc_max_bytes.saturating_add(1) as usize);
     let factory_engine = engine.clone();
-    let searches = Searches::for_this_machine();
     let factory_searches = searches.clone();
     // Stateless streamable HTTP: every POST stands alone, so a scope or vault taken from one
     // request's URL can never leak into another. Host and Origin are checked by the guard for

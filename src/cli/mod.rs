@@ -277,6 +277,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .collect();
             crate::api::serve(engine, &key, &listen, |addr| {
                 eprintln!("mdvault {} serving {}", env!("CARGO_PKG_VERSION"), names.join(", "));
+                eprintln!("  UI    http://{addr}/ui/   (sign in with $MDVAULT_API_KEY)");
                 eprintln!("  REST  http://{addr}/vault/   search: http://{addr}/search?q=...");
                 eprintln!("  MCP   http://{addr}/mcp   (Authorization: Bearer $MDVAULT_API_KEY)");
                 eprintln!("  the index builds in the background; /readyz says when it is ready");

@@ -34,4 +34,5 @@ mod tidy;
 mod tour;
 mod upkeep;
 mod vault_ops;
+mod web;
 mod write_bytes;

@@ -1,0 +1,98 @@
+// mdvault's web page: search as you type, copy buttons, and the index build's progress.
+// Loaded from /ui/static/app.js (the Content-Security-Policy allows no inline script).
+// Everything here is an enhancement: every form also works as a plain form without it.
+"use strict";
+
+// How long typing must pause before a search is sent: fast enough to feel live, slow
+// enough that a word typed at speed is one search, not one per letter.
+const SEARCH_DEBOUNCE_MS = 250;
+// How often the health page asks for the build's progress while a build runs.
+const PROGRESS_POLL_MS = 2000;
+
+function searchAsYouType() {
+  const form = document.getElementById("search-form");
+  const results = document.getElementById("results");
+  if (!form || !results) return;
+  let timer = null;
+  let sent = 0;
+  const run = () => {
+    const params = new URLSearchParams(new FormData(form));
+    if (!params.get("q").trim()) {
+      results.replaceChildren();
+      return;
+    }
+    params.set("fragment", "1");
+    const mine = ++sent;
+    results.setAttribute("aria-busy", "true");
+    fetch("/ui/search?" + params.toString(), { credentials: "same-origin" })
+      .then((r) => {
+        if (r.redirected || r.status === 401) {
+          window.location.href = "/ui/login";
+          return null;
+        }
+        return r.text();
+      })
+      .then((html) => {
+        // An answer to an older query that arrives late is dropped.
+        if (html === null || mine !== sent) return;
+        // The fragment is the server's own escaped HTML, rendered by maud.
+        results.innerHTML = html;
+        results.setAttribute("aria-busy", "false");
+        params.delete("fragment");
+        history.replaceState(null, "", "/ui/search?" + params.toString());
+      })
+      .catch(() => results.setAttribute("aria-busy", "false"));
+  };
+  const later = () => {
+    clearTimeout(timer);
+    timer = setTimeout(run, SEARCH_DEBOUNCE_MS);
+  };
+  form.addEventListener("input", later);
+  form.addEventListener("change", later);
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    clearTimeout(timer);
+    run();
+  });
+  // "/" jumps to the search box from anywhere on the page, as on many sites.
+  document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.key === "/" && !(t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement)) {
+      e.preventDefault();
+      document.getElementById("q").focus();
+    }
+  });
+}
+
+function copyButtons() {
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest("button.copy");
+    if (!b) return;
+    const text = b.getAttribute("data-copy");
+    const done = () => {
+      b.classList.add("copied");
+      setTimeout(() => b.classList.remove("copied"), 1200);
+    };
+    if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, done);
+  });
+}
+
+function progressPoll() {
+  const box = document.getElementById("progress");
+  if (!box || box.getAttribute("data-building") !== "true") return;
+  setTimeout(() => {
+    fetch("/ui/health/progress", { credentials: "same-origin" })
+      .then((r) => r.text())
+      .then((html) => {
+        box.outerHTML = html;
+        progressPoll();
+      })
+      .catch(() => {});
+  }, PROGRESS_POLL_MS);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  searchAsYouType();
+  copyButtons();
+  progressPoll();
+});

@@ -1,0 +1,429 @@
+//! The web page's HTML: maud templates (Rust checked at compile time, every interpolation
+//! escaped), one function per page or fragment.
+//!
+//! They take the service layer's results and render them; they fetch nothing and decide
+//! nothing a rule depends on. The only HTML not escaped here is a note's body, which
+//! `render::note_html` has already passed through the sanitiser. No inline script and no
+//! `style` attribute appears (the Content-Security-Policy forbids both); charts are inline SVG
+//! coloured by classes from `app.css`.
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+use serde_json::Value;
+
+use super::url;
+use crate::search::SearchResponse;
+
+/// The frame of every page: navigation, sign-out, the stylesheet and the script.
+pub fn layout(title: &str, signed_in: bool, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="color-scheme" content="light dark";
+                title { (title) " · mdvault" }
+                link rel="stylesheet" href="/ui/static/app.css";
+                script src="/ui/static/app.js" defer {}
+            }
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header.top {
+                    a.brand href="/ui/" { "mdvault" }
+                    @if signed_in {
+                        nav {
+                            a href="/ui/" accesskey="s" { "Search" }
+                            a href="/ui/new" accesskey="n" { "New note" }
+                            a href="/ui/health" accesskey="h" { "Health" }
+                            form.inline method="post" action="/ui/logout" {
+                                button type="submit" id="sign-out" { "Sign out" }
+                            }
+                        }
+                    }
+                }
+                main #main tabindex="-1" { (body) }
+            }
+        }
+    }
+}
+
+/// A refusal shown as a page: the code, the message (which says what to do next).
+pub fn error(code: &str, message: &str) -> Markup {
+    html! {
+        section.error role="alert" {
+            h1 { "That did not work" }
+            p { code { (code) } }
+            p.message { (message) }
+            p { a href="/ui/" { "Back to search" } }
+        }
+    }
+}
+
+/// The sign-in form.
+pub fn login(next: &str, failed: bool) -> Markup {
+    html! {
+        section.login {
+            h1 { "Sign in" }
+            p { "Enter the server's API key (the value of " code { "MDVAULT_API_KEY" } ")." }
+            @if failed {
+                p.error role="alert" id="login-error" { "That is not the key this server runs with; try again." }
+            }
+            form method="post" action="/ui/login" {
+                input type="hidden" name="next" value=(next);
+                label for="key" { "API key" }
+                input #key type="password" name="key" autocomplete="current-password" required autofocus;
+                button type="submit" { "Sign in" }
+            }
+        }
+    }
+}
+
+/// The search page: the form (which works without script as a plain GET) and the results.
+pub fn search(
+    vaults: &[String],
+    q: &str,
+    vault: &str,
+    folder: &str,
+    results: Option<Markup>,
+) -> Markup {
+    html! {
+        h1.visually-hidden { "Search" }
+        form #search-form role="search" method="get" action="/ui/search" {
+            label.visually-hidden for="q" { "Search the vault" }
+            input #q type="search" name="q" value=(q) placeholder="Search notes and documents" autocomplete="off" autofocus;
+            div.filters {
+                label for="vault" { "Vault" }
+                select #vault name="vault" {
+                    option value="" selected[vault.is_empty()] { "all vaults" }
+                    @for v in vaults {
+                        option value=(v) selected[v == vault] { (v) }
+                    }
+                }
+                label for="folder" { "Folder" }
+                input #folder type="text" name="folder" value=(folder) placeholder="e.g. Home/Utilities";
+                button type="submit" { "Search" }
+            }
+        }
+        div #results aria-live="polite" {
+            @if let Some(r) = results { (r) }
+        }
+    }
+}
+
+/// Where a hit leads: its note, at the line its passage starts (headings carry `L<line>` ids).
+fn hit_url(vault: &str, path: &str, line: usize) -> String {
+    format!("{}#L{line}", url::note(vault, path))
+}
+
+/// The excerpt with the query's words marked.
+fn marked(text: &str, ranges: &[std::ops::Range<usize>]) -> Markup {
+    let mut out = String::new();
+    let mut at = 0;
+    for r in ranges {
+        if r.start >= at && text.is_char_boundary(r.start) && text.is_char_boundary(r.end) {
+            out.push_str(
+                &html! { (text[at..r.start]) mark { (text[r.start..r.end]) } }.into_string(),
+            );
+            at = r.end;
+        }
+    }
+    out.push_str(&html! { (text[at..]) }.into_string());
+    PreEscaped(out)
+}
+
+/// One hit's evidence drawn: a bar per arm, longest for rank 1 and shrinking with the square
+/// root of the rank (so the head of a list stays apart without the tail vanishing), and the
+/// fused and final scores on a 0 to 1 scale.
+fn explain_chart(hit: &crate::search::Hit) -> Markup {
+    const WIDTH: f64 = 200.0;
+    let rank_bar = |rank: Option<usize>| rank.map(|r| WIDTH / (r.max(1) as f64).sqrt());
+    let rank_text = |rank: Option<usize>| rank.map(|r| format!("rank {r}"));
+    let e = &hit.explain;
+    let rows = [
+        ("dense", rank_bar(e.dense_rank), rank_text(e.dense_rank)),
+        ("lexical", rank_bar(e.lexical_rank), rank_text(e.lexical_rank)),
+        ("fused", Some(WIDTH * e.fused.clamp(0.0, 1.0)), Some(format!("{:.3}", e.fused))),
+        ("score", Some(WIDTH * e.score.clamp(0.0, 1.0)), Some(format!("{:.3}", e.score))),
+    ];
+    let summary = rows
+        .iter()
+        .map(|(name, _, text)| format!("{name} {}", text.as_deref().unwrap_or("not found")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    html! {
+        svg.explain role="img" viewBox="0 0 360 88" width="360" height="88"
+            aria-label=(summary) {
+            @for (i, (name, bar, label)) in rows.iter().enumerate() {
+                @let y = i as f64 * 22.0;
+                text.axis x="0" y=(y + 14.0) { (name) }
+                rect.track x="60" y=(y + 3.0) width=(WIDTH) height="14" {}
+                @if let Some(w) = bar {
+                    rect class=(format!("bar bar-{name}")) x="60" y=(y + 3.0) width=(format!("{w:.1}")) height="14" {}
+                }
+                text.value x="268" y=(y + 14.0) { (label.clone().unwrap_or_else(|| "not found".into())) }
+            }
+        }
+    }
+}
+
+/// The ranked hits, as the search page shows them and the script swaps in.
+pub fn hits(resp: &SearchResponse) -> Markup {
+    let tokens = &resp.explain.tokens;
+    html! {
+        @for n in &resp.notices { p.notice { (n) } }
+        @if resp.results.is_empty() {
+            p.empty { "Nothing found. Try other words, or clear the folder filter." }
+        }
+        ol.hits {
+            @for hit in &resp.results {
+                @let label = if hit.pinned { "pinned" } else { hit.matched.as_str() };
+                li.hit {
+                    div.hit-head {
+                        a.hit-title href=(hit_url(&hit.vault, &hit.path, hit.line)) { (hit.title) }
+                        span class=(format!("label label-{label}")) title="which search arm found it" { (label) }
+                        @if hit.document { span.label.label-doc { "document" } }
+                    }
+                    div.hit-path {
+                        span.vault { (hit.vault) } " · " (hit.path)
+                        @if !hit.heading.is_empty() { " · " code.heading { (hit.heading) } }
+                    }
+                    p.excerpt { (marked(&hit.excerpt, &crate::service::query_matches(&hit.excerpt, tokens))) }
+                    details.why {
+                        summary { "Why this hit" }
+                        (explain_chart(hit))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A frontmatter value as text: strings bare, lists joined, anything else as JSON.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(value_text).collect::<Vec<_>>().join(", "),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// What the note page shows.
+pub struct NotePage<'a> {
+    pub vault: &'a str,
+    pub path: &'a str,
+    pub obsidian_vault: &'a str,
+    pub frontmatter: &'a serde_json::Map<String, Value>,
+    pub headings: &'a [crate::vault::HeadingEntry],
+    pub body_html: String,
+    pub backlinks: &'a [crate::upkeep::survey::Backlink],
+    pub verdict: Option<&'a crate::docs::Verdict>,
+    pub etag: &'a str,
+    /// Just saved: say so.
+    pub saved: bool,
+    /// A line a finding points at: its number, its text, and the heading line of the section
+    /// it is in (the nearest anchor).
+    pub focus: Option<(usize, String, Option<usize>)>,
+}
+
+/// A note (or a filed document's extracted text) rendered, with its outline, frontmatter,
+/// backlinks and the actions on it.
+pub fn note(p: &NotePage) -> Markup {
+    let obsidian = format!(
+        "obsidian://open?vault={}&file={}",
+        url::enc(p.obsidian_vault),
+        url::enc(p.path.strip_suffix(".md").unwrap_or(p.path))
+    );
+    html! {
+        article.note {
+            @if p.saved { p.done role="status" #saved { "Saved." } }
+            @if let Some((line, text, section)) = &p.focus {
+                p.focus #focus-line {
+                    "Line " (line) ": " code { (text) }
+                    @if let Some(h) = section { " · " a href=(format!("#L{h}")) { "go to its section" } }
+                }
+            }
+            header.note-head {
+                h1 { (p.path) }
+                p.note-meta { "vault " span.vault { (p.vault) } " · etag " code.etag { (&p.etag[..p.etag.len().min(12)]) } }
+                nav.actions aria-label="note actions" {
+                    @if p.verdict.is_none() {
+                        a href=(url::with(&url::note(p.vault, p.path), "/ui/note", "/ui/edit")) id="edit-note" { "Edit" }
+                    }
+                    a href=(url::with(&url::note(p.vault, p.path), "/ui/note", "/ui/rename")) { "Rename" }
+                    a href=(url::with(&url::note(p.vault, p.path), "/ui/note", "/ui/delete")) { "Delete" }
+                    a href=(obsidian) { "Open in Obsidian" }
+                    @if p.verdict.is_some() {
+                        a href=(url::file(p.vault, p.path)) id="open-pdf" target="_blank" rel="noopener" { "Open the PDF" }
+                    }
+                }
+            }
+            @if let Some(v) = p.verdict {
+                section.verdict {
+                    h2 { "Extraction" }
+                    table {
+                        tr { th { "verdict" } td #verdict class=(format!("verdict-{}", v.status.as_str())) { (v.status.as_str()) } }
+                        tr { th { "pages" } td { (v.pages) } }
+                        tr { th { "text layer" } td { (if v.has_text_layer { "yes" } else { "no" }) } }
+                        tr { th { "characters extracted" } td { (v.extracted_chars) } }
+                        @if !v.detail.is_empty() { tr { th { "why" } td { (v.detail) } } }
+                    }
+                }
+            }
+            div.note-grid {
+                aside.side {
+                    @if !p.headings.is_empty() {
+                        section.outline {
+                            h2 { "Outline" }
+                            ol {
+                                @for h in p.headings {
+                                    li class=(format!("depth-{}", h.depth)) {
+                                        a href=(format!("#L{}", h.line)) { (h.text) }
+                                        " "
+                                        button.copy type="button" data-copy=(h.path) title="copy the heading path for an agent" { "copy " code { (h.path) } }
+                                        @if p.verdict.is_none() {
+                                            " "
+                                            a.edit-section href=(format!("{}&section={}", url::with(&url::note(p.vault, p.path), "/ui/note", "/ui/edit"), url::enc(&h.path))) { "edit" }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    @if !p.frontmatter.is_empty() {
+                        section.frontmatter {
+                            h2 { "Frontmatter" }
+                            table {
+                                @for (k, v) in p.frontmatter {
+                                    tr { th { (k) } td { (value_text(v)) } }
+                                }
+                            }
+                        }
+                    }
+                    section.backlinks {
+                        h2 { "Backlinks" }
+                        @if p.backlinks.is_empty() { p.empty { "No note links here." } }
+                        ul {
+                            @for b in p.backlinks {
+                                li { a href=(url::note(p.vault, &b.from)) { (b.from) } " line " (b.line) }
+                            }
+                        }
+                    }
+                }
+                div.body #note-body { (PreEscaped(&p.body_html)) }
+            }
+        }
+    }
+}
+
+/// The editor: the text, the etag it was read at, and (after a conflict) what the file holds
+/// now beside what was sent.
+pub struct EditPage<'a> {
+    pub vault: &'a str,
+    pub path: &'a str,
+    pub section: Option<&'a str>,
+    pub text: &'a str,
+    pub etag: &'a str,
+    /// On a conflict: the current text of the note or section.
+    pub theirs: Option<&'a str>,
+}
+
+/// The editor page.
+pub fn edit(p: &EditPage) -> Markup {
+    html! {
+        h1 { "Edit " (p.path) @if let Some(s) = p.section { " · " code { (s) } } }
+        @if let Some(theirs) = p.theirs {
+            section.conflict role="alert" #conflict {
+                h2 { "The note changed since you opened it" }
+                p { "Nothing was overwritten. Below are both versions: the one on disk now and yours. \
+                     Merge them in the editor, then save again (the editor now holds yours, checked against the new version)." }
+                @let diff = crate::vault::diff::unified(theirs, p.text);
+                h3 { "What yours changes against the version on disk" }
+                @if diff.is_empty() { p { "Nothing: the two are the same text." } }
+                @else {
+                    pre.diff #diff {
+                        @for line in diff.lines() {
+                            @let class = if line.starts_with('+') { "add" } else if line.starts_with('-') { "del" } else if line.starts_with('@') { "hunk" } else { "same" };
+                            span class=(class) { (line) } "\n"
+                        }
+                    }
+                }
+                div.versions {
+                    div { h3 { "On disk now" } pre #theirs { (theirs) } }
+                    div { h3 { "Yours" } pre #yours { (p.text) } }
+                }
+            }
+        }
+        form.editor method="post" action="/ui/edit" {
+            input type="hidden" name="vault" value=(p.vault);
+            input type="hidden" name="path" value=(p.path);
+            input type="hidden" name="etag" value=(p.etag);
+            @if let Some(s) = p.section { input type="hidden" name="section" value=(s); }
+            label for="text" { @if p.section.is_some() { "Section (heading line included)" } @else { "Note" } }
+            textarea #text name="text" rows="24" spellcheck="true" { (p.text) }
+            div.buttons {
+                button type="submit" #save { "Save" }
+                a href=(url::note(p.vault, p.path)) { "Cancel" }
+            }
+        }
+    }
+}
+
+/// The form that creates a note.
+pub fn new_note(vaults: &[String], vault: &str, path: &str) -> Markup {
+    html! {
+        h1 { "New note" }
+        form.editor method="post" action="/ui/new" {
+            label for="vault" { "Vault" }
+            select #vault name="vault" {
+                @for v in vaults { option value=(v) selected[v == vault] { (v) } }
+            }
+            label for="path" { "Path" }
+            input #path type="text" name="path" value=(path) required placeholder="Folder/Note.md";
+            label for="text" { "Text" }
+            textarea #text name="text" rows="16" {}
+            div.buttons { button type="submit" { "Create" } }
+        }
+    }
+}
+
+/// The confirmation of a rename.
+pub fn rename(vault: &str, path: &str) -> Markup {
+    html! {
+        h1 { "Rename " (path) }
+        form.editor method="post" action="/ui/rename" {
+            input type="hidden" name="vault" value=(vault);
+            input type="hidden" name="path" value=(path);
+            label for="destination" { "New path" }
+            input #destination type="text" name="destination" value=(path) required;
+            p { "Links to it in other notes are rewritten to the new path." }
+            div.buttons { button type="submit" { "Rename" } a href=(url::note(vault, path)) { "Cancel" } }
+        }
+    }
+}
+
+/// The confirmation of a delete.
+pub fn delete(vault: &str, path: &str) -> Markup {
+    html! {
+        h1 { "Delete " (path) "?" }
+        form.editor method="post" action="/ui/delete" {
+            input type="hidden" name="vault" value=(vault);
+            input type="hidden" name="path" value=(path);
+            p { "It moves to the vault's " code { ".trash" } " folder, where Obsidian can restore it." }
+            div.buttons { button.danger type="submit" #confirm-delete { "Delete" } a href=(url::note(vault, path)) { "Cancel" } }
+        }
+    }
+}
+
+/// What a write did, with where to go next.
+pub fn done(message: &str, vault: &str, path: Option<&str>, links: Option<usize>) -> Markup {
+    html! {
+        section.done role="status" {
+            h1 { "Done" }
+            p #done-message { (message) }
+            @if let Some(n) = links { p #links-rewritten { (n) " other notes had their links rewritten." } }
+            @if let Some(p) = path { p { a href=(url::note(vault, p)) { "Open " (p) } } }
+            p { a href="/ui/" { "Back to search" } }
+        }
+    }
+}

@@ -1,0 +1,303 @@
+"""The web page at /ui/ driven by a real headless Chromium (scripts/browser-test.sh runs it).
+
+Usage: browser_test.py BASE_URL API_KEY VAULT_DIR SCREENSHOT_DIR
+
+The server must already serve VAULT_DIR (a copy of the fixture vault plus the XSS note the
+script adds) and have its index built. Each step checks what a person would see; screenshots
+of the main pages at desktop and phone widths go to SCREENSHOT_DIR. Exits non-zero on the
+first failure, naming the step.
+"""
+
+import json
+import os
+import sys
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+BASE, KEY, VAULT, SHOTS = sys.argv[1:5]
+os.makedirs(SHOTS, exist_ok=True)
+
+# Long enough for a search on a loaded 2-core machine, short enough to fail a hang quickly.
+WAIT_SECONDS = 30
+DESKTOP = (1280, 900)
+PHONE = (390, 844)
+
+passed = 0
+
+
+def step(name):
+    print(f"-- {name}", flush=True)
+
+
+def ok(cond, what):
+    global passed
+    if not cond:
+        raise AssertionError(what)
+    passed += 1
+
+
+def browser():
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = os.environ.get("MDVAULT_CHROMIUM", "/usr/bin/chromium")
+    for flag in [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={os.path.join(SHOTS, '.profile')}",
+        f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
+    ]:
+        opts.add_argument(flag)
+    service = Service(executable_path=os.environ.get("MDVAULT_CHROMEDRIVER", "/usr/bin/chromedriver"))
+    return webdriver.Chrome(service=service, options=opts)
+
+
+def rest(method, path, body=None, headers=None):
+    """A second client: the REST API with the bearer key, as an agent would write."""
+    req = urllib.request.Request(BASE + path, data=body, method=method)
+    req.add_header("Authorization", f"Bearer {KEY}")
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return r.status, r.read().decode()
+
+
+def shot(d, name):
+    for label, (w, h) in [("desktop", DESKTOP), ("phone", PHONE)]:
+        d.set_window_size(w, h)
+        time.sleep(0.2)
+        d.save_screenshot(os.path.join(SHOTS, f"{name}-{label}.png"))
+    d.set_window_size(*DESKTOP)
+
+
+def wait(d):
+    return WebDriverWait(d, WAIT_SECONDS)
+
+
+def disk(rel):
+    with open(os.path.join(VAULT, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+d = browser()
+try:
+    step("a page asks for sign-in first")
+    d.get(BASE + "/ui/")
+    ok("/ui/login" in d.current_url, f"not sent to sign-in: {d.current_url}")
+    shot(d, "login")
+
+    step("a wrong key is refused")
+    d.find_element(By.ID, "key").send_keys("not-the-key")
+    d.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "login-error")))
+
+    step("sign in with the API key")
+    d.find_element(By.ID, "key").send_keys(KEY)
+    d.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "q")))
+    ok(d.current_url.rstrip("/").endswith("/ui"), f"not back on the search page: {d.current_url}")
+    cookie = d.get_cookie("mdvault_ui")
+    ok(cookie and cookie["httpOnly"] and cookie.get("sameSite") == "Strict", f"cookie: {cookie}")
+
+    step("search as you type, hits marked and labelled")
+    d.find_element(By.ID, "q").send_keys("boiler service")
+    wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#results li.hit")))
+    hits = d.find_elements(By.CSS_SELECTOR, "#results li.hit")
+    ok(len(hits) >= 2, f"{len(hits)} hits")
+    ok(d.find_elements(By.CSS_SELECTOR, "#results .excerpt mark"), "no marked terms")
+    labels = {e.text for e in d.find_elements(By.CSS_SELECTOR, "#results .label")}
+    ok(labels & {"both", "dense", "lexical", "pinned"}, f"labels {labels}")
+    d.find_element(By.CSS_SELECTOR, "#results details.why summary").click()
+    ok(d.find_element(By.CSS_SELECTOR, "#results details.why svg.explain rect.bar").is_displayed(), "no chart")
+    ok("q=boiler" in d.current_url, f"URL not kept in step: {d.current_url}")
+    shot(d, "search")
+
+    step("the folder filter narrows the hits")
+    d.find_element(By.ID, "folder").send_keys("Home/Utilities")
+    wait(d).until(
+        lambda d: all(
+            "Home/Utilities" in e.text for e in d.find_elements(By.CSS_SELECTOR, "#results .hit-path")
+        )
+        and d.find_elements(By.CSS_SELECTOR, "#results .hit-path")
+    )
+    d.find_element(By.ID, "folder").clear()
+
+    step("open a hit")
+    d.get(BASE + "/ui/search?q=boiler+service")
+    first = d.find_element(By.CSS_SELECTOR, "#results a.hit-title")
+    title = first.text
+    first.click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "note-body")))
+    ok(title in d.find_element(By.CSS_SELECTOR, ".note-head h1").text, "wrong note opened")
+
+    step("the note view: outline with A::B paths, frontmatter, backlinks, Obsidian link")
+    d.get(BASE + "/ui/note?path=Home/Boiler.md")
+    paths = [b.get_attribute("data-copy") for b in d.find_elements(By.CSS_SELECTOR, ".outline button.copy")]
+    ok("Boiler::Settings" in paths, f"outline {paths}")
+    ok(d.find_elements(By.CSS_SELECTOR, ".frontmatter table tr"), "no frontmatter table")
+    backlinks = [a.text for a in d.find_elements(By.CSS_SELECTOR, ".backlinks a")]
+    ok("Home/House Log.md" in backlinks, f"backlinks {backlinks}")
+    obsidian = d.find_element(By.LINK_TEXT, "Open in Obsidian").get_attribute("href")
+    ok(obsidian.startswith("obsidian://open?vault=") and "file=Home/Boiler" in obsidian, obsidian)
+    shot(d, "note")
+
+    step("follow a wikilink")
+    d.get(BASE + "/ui/note?path=Home/House%20Log.md")
+    link = d.find_element(By.CSS_SELECTOR, "#note-body a[href*='path=Home/Boiler.md']")
+    link.click()
+    wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".note-head h1"), "Home/Boiler.md"))
+
+    step("edit a section and see it saved")
+    d.find_element(By.CSS_SELECTOR, ".outline a.edit-section[href*='Settings']").click()
+    area = wait(d).until(EC.presence_of_element_located((By.ID, "text")))
+    ok(area.get_attribute("value").startswith("## Settings"), "section text not loaded")
+    area.send_keys("\nSet by the browser test.\n")
+    d.find_element(By.ID, "save").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "saved")))
+    ok("Set by the browser test." in d.find_element(By.ID, "note-body").text, "not shown after save")
+    ok("Set by the browser test." in disk("Home/Boiler.md"), "not on disk")
+
+    step("a conflicting save from a second client is reported, not overwritten")
+    d.find_element(By.ID, "edit-note").click()
+    area = wait(d).until(EC.presence_of_element_located((By.ID, "text")))
+    _, current = rest("GET", "/vault/Home/Boiler.md")
+    rest(
+        "PUT",
+        "/vault/Home/Boiler.md",
+        (current + "\nWritten by another client.\n").encode(),
+        {"Content-Type": "text/markdown"},
+    )
+    area.send_keys("\nWritten in the browser.\n")
+    d.find_element(By.ID, "save").click()
+    box = wait(d).until(EC.presence_of_element_located((By.ID, "conflict")))
+    ok("Written by another client." in d.find_element(By.ID, "theirs").text, "theirs missing")
+    ok("Written in the browser." in d.find_element(By.ID, "yours").text, "yours missing")
+    diff = d.find_element(By.ID, "diff").text
+    ok("+Written in the browser." in diff and "-Written by another client." in diff, diff)
+    on_disk = disk("Home/Boiler.md")
+    ok("Written by another client." in on_disk and "Written in the browser." not in on_disk, "overwritten")
+    shot(d, "conflict")
+    step("saving again after the conflict takes the merged text")
+    d.find_element(By.ID, "save").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "saved")))
+    ok("Written in the browser." in disk("Home/Boiler.md"), "second save lost")
+
+    step("a filed PDF: its verdict and the browser's viewer")
+    pdf = "Home/Utilities/Files/2026-05-02%20Nordlicht%20-%20Contract.pdf"
+    d.get(f"{BASE}/ui/note?path={pdf}")
+    ok(d.find_element(By.ID, "verdict").text == "extracted", "verdict")
+    href = d.find_element(By.ID, "open-pdf").get_attribute("href")
+    kind = d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0]).then(r => done(r.status + ' ' + r.headers.get('content-type')));",
+        href,
+    )
+    ok(kind == "200 application/pdf", kind)
+    shot(d, "pdf")
+    d.get(href)
+    time.sleep(1)
+    # Opened in the browser as a PDF document (a download would leave the page as it was);
+    # headless Chromium has no viewer plugin to look inside.
+    ok(d.execute_script("return document.contentType") == "application/pdf", "not opened as a PDF")
+    d.save_screenshot(os.path.join(SHOTS, "pdf-viewer-desktop.png"))
+
+    step("create, rename (links rewritten) and delete a note")
+    d.get(BASE + "/ui/new?path=Inbox/Made%20in%20Browser")
+    d.find_element(By.ID, "text").send_keys("# Made in Browser\n\nSee [[Boiler]].\n")
+    d.find_element(By.CSS_SELECTOR, "form.editor button[type=submit]").click()
+    wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".note-head h1"), "Inbox/Made in Browser.md"))
+    d.get(BASE + "/ui/rename?path=Home/Appliances.md")
+    dest = d.find_element(By.ID, "destination")
+    dest.clear()
+    dest.send_keys("Home/Appliance List.md")
+    d.find_element(By.CSS_SELECTOR, "form.editor button[type=submit]").click()
+    count = wait(d).until(EC.presence_of_element_located((By.ID, "links-rewritten"))).text
+    ok(int(count.split()[0]) >= 1, count)
+    ok("[[Appliance List]]" in disk("Home/House Log.md"), "link not rewritten")
+    d.get(BASE + "/ui/delete?path=Inbox/Made%20in%20Browser.md")
+    d.find_element(By.ID, "confirm-delete").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "done-message")))
+    ok(not os.path.exists(os.path.join(VAULT, "Inbox/Made in Browser.md")), "still there")
+    ok(os.path.exists(os.path.join(VAULT, ".trash")), "no .trash")
+
+    step("health: status and build progress")
+    d.get(BASE + "/ui/health")
+    ok(d.find_element(By.ID, "phase").text == "ready", "phase")
+    ok(d.find_element(By.ID, "coverage").is_displayed(), "coverage")
+    shot(d, "health")
+    step("health: maintenance findings grouped by check")
+    d.get(BASE + "/ui/health/maintenance")
+    checks = d.find_elements(By.CSS_SELECTOR, "section.check")
+    ok(len(checks) >= 2, f"{len(checks)} checks")
+    finding = d.find_elements(By.CSS_SELECTOR, "ul.findings li a[href*='&line=']")
+    ok(finding, "no finding linked to a line")
+    shot(d, "maintenance")
+    finding[0].click()
+    ok(d.find_element(By.ID, "focus-line").text.startswith("Line "), "the finding's line is not shown")
+    step("health: open callouts by severity")
+    d.get(BASE + "/ui/health/callouts")
+    ok(d.find_elements(By.CSS_SELECTOR, "section.severity"), "no severity groups")
+    shot(d, "callouts")
+    step("health: expiries on a timeline, lapsed in red")
+    d.get(BASE + "/ui/health/expiries")
+    ok(d.find_element(By.ID, "expiry-timeline").is_displayed(), "timeline")
+    ok(d.find_elements(By.CSS_SELECTOR, "#expiry-timeline circle.lapsed"), "no lapsed dot")
+    ok(d.find_elements(By.CSS_SELECTOR, "#expiry-timeline circle.later, #expiry-timeline circle.soon"), "no future dot")
+    shot(d, "expiries")
+
+    step("a hostile note renders inert")
+    d.get(BASE + "/ui/note?path=Inbox/XSS.md")
+    body = d.find_element(By.ID, "note-body")
+    ok(d.execute_script("return window.__xss === undefined"), "script ran")
+    ok(not body.find_elements(By.CSS_SELECTOR, "script, iframe, [onerror], [onclick]"), "dangerous element kept")
+    hrefs = [a.get_attribute("href") or "" for a in body.find_elements(By.TAG_NAME, "a")]
+    ok(not any(h.lower().startswith("javascript:") for h in hrefs), f"javascript: link kept: {hrefs}")
+    for a in body.find_elements(By.TAG_NAME, "a"):
+        if not a.get_attribute("href"):
+            a.click()
+    ok(d.execute_script("return window.__xss === undefined"), "a click ran script")
+    ok("Harmless text" in body.text, "the note's text is missing")
+
+    step("dark by system preference")
+    d.get(BASE + "/ui/search?q=boiler")
+    light = d.execute_script("return getComputedStyle(document.body).backgroundColor")
+    d.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+    )
+    dark = d.execute_script("return getComputedStyle(document.body).backgroundColor")
+    ok(light != dark, f"the same background in light and dark: {light}")
+    shot(d, "search-dark")
+    d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+    step("keyboard: '/' focuses the search box")
+    d.get(BASE + "/ui/")
+    d.find_element(By.TAG_NAME, "body").send_keys("/")
+    ok(d.switch_to.active_element.get_attribute("id") == "q", "search box not focused")
+
+    step("sign out")
+    d.find_element(By.ID, "sign-out").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "key")))
+    d.get(BASE + "/ui/health")
+    ok("/ui/login" in d.current_url, "still signed in after sign-out")
+except Exception:
+    # What the page showed when the step failed, for the log.
+    print(f"at {d.current_url}:\n{d.find_element(By.TAG_NAME, 'body').text[:1500]}", file=sys.stderr)
+    d.save_screenshot(os.path.join(SHOTS, "failure.png"))
+    raise
+finally:
+    d.quit()
+
+print(json.dumps({"browser_checks": passed}))
+print(f"browser: {passed} passed, 0 failed")
