@@ -256,7 +256,11 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
             print(&line);
         }
     };
-    say(format!("machine: {threads} cores; model {}", local.model_id()));
+    say(format!(
+        "machine: {threads} cores; model {}; encoder {} (set MDVAULT_ENCODER=f32 for the reference)",
+        local.model_id(),
+        local.precision()
+    ));
 
     if args.upkeep_only {
         report.insert("upkeep".into(), upkeep(config, &args, &say)?);
@@ -305,6 +309,7 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         "chunks_per_s": rate,
         "query_p50_ms": percentile(&query_ms, 0.5),
         "query_p95_ms": percentile(&query_ms, 0.95),
+        "precision": local.precision(),
     });
     if args.compare_python {
         match compare_python(&model, &paragraphs, threads) {

@@ -13,6 +13,7 @@ pub mod hashing;
 pub mod http;
 pub mod install;
 pub mod local;
+mod lowp;
 
 use std::path::PathBuf;
 

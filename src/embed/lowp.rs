@@ -1,0 +1,815 @@
+//! Low-precision matrix products for the encoder's dense layers: int8 (AVX-512 VNNI) and bf16
+//! (AVX-512 BF16), each a hand-written register-blocked kernel, picked at run time.
+//!
+//! What it owns: turning a dense layer's f32 weights into a packed low-precision copy once at
+//! load ([`Packed::int8`], [`Packed::bf16`]), and computing `dst (+)= x W` with it, quantising
+//! or rounding the activations `x` row by row on the fly.
+//!
+//! What it does not do: anything but those products. Attention's own products (`Q K^T`, `P V`),
+//! softmax, GELU and layer norm stay f32 in [`super::bert`], as do biases and residuals (they
+//! are in `dst` before the product accumulates onto it). It never decides which precision runs:
+//! [`Precision::detect`] says what the CPU offers and the caller chooses.
+//!
+//! The int8 scheme: weights are symmetric int8 per output column (scale = column max / 127);
+//! activations are symmetric int8 per row (per token), computed fresh on every call, stored
+//! offset by +128 as u8 because `vpdpbusd` multiplies u8 by i8. The offset is taken back out
+//! exactly with each column's weight sum: `sum (q + 128) w = sum q w + 128 sum w`. The integer
+//! product is exact (at most 1536 * 255 * 127 < 2^31 per sum); only the two roundings to int8
+//! lose precision, and the result is `acc * row_scale * column_scale`.
+//!
+//! The bf16 scheme: weights and activations rounded to bf16 (round to nearest even),
+//! products summed in f32 by `vdpbf16ps`.
+//!
+//! Layout: the weights are cut into panels of [`NR`] output columns; inside a panel, each step
+//! of `k` (four input rows for int8, two for bf16) holds 4 bytes per column, 256 bytes in all:
+//! exactly the four registers one step of the kernel multiplies. A micro-tile is [`MR`] rows by
+//! [`NR`] columns: 24 accumulators, 4 weight registers and a broadcast, inside AVX-512's 32.
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use rayon::prelude::*;
+
+/// Output columns per weight panel: four 16-lane registers.
+const NR: usize = 64;
+
+/// Rows per micro-tile: 6 x 4 accumulators + 4 weight registers + 1 broadcast fit the 32
+/// registers with room to spare; 8 rows would need all 32 plus the broadcast and spill.
+const MR: usize = 6;
+
+/// Rows handled per sweep over the panels. A panel of 64 columns and 384 inputs is 24 KB and
+/// stays in L1 while 8 micro-tiles of these rows reuse it.
+const ROW_BLOCK: usize = 8 * MR;
+
+/// Bytes per column per step of `k` in a packed panel (4 int8 or 2 bf16 weights).
+const STEP_BYTES: usize = 4;
+
+/// Which arithmetic the encoder's dense layers use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// The reference: `gemm`'s f32 products, on every CPU.
+    F32,
+    /// u8 x i8 products into i32 with `vpdpbusd` (AVX-512 VNNI).
+    Int8,
+    /// bf16 pairs into f32 with `vdpbf16ps` (AVX-512 BF16).
+    Bf16,
+}
+
+impl Precision {
+    /// Whether this CPU can run `self`.
+    pub fn available(self) -> bool {
+        match self {
+            Precision::F32 => true,
+            #[cfg(target_arch = "x86_64")]
+            Precision::Int8 => {
+                is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512bw")
+                    && is_x86_feature_detected!("avx512vnni")
+            }
+            #[cfg(target_arch = "x86_64")]
+            Precision::Bf16 => {
+                is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512bw")
+                    && is_x86_feature_detected!("avx512bf16")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The fastest precision this CPU runs (see the measurements in [`super::bert`]'s header).
+    pub fn detect() -> Precision {
+        [Precision::Bf16, Precision::Int8]
+            .into_iter()
+            .find(|p| p.available())
+            .unwrap_or(Precision::F32)
+    }
+
+    /// Parses a setting: `auto` (the fastest available), `int8`, `bf16` or `f32`. A named
+    /// precision the CPU lacks is an error rather than a silent fallback, so a forced setting
+    /// always means what it says.
+    pub fn parse(setting: &str) -> Result<Precision, String> {
+        let p = match setting.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => return Ok(Precision::detect()),
+            "f32" => Precision::F32,
+            "int8" => Precision::Int8,
+            "bf16" => Precision::Bf16,
+            other => {
+                return Err(format!(
+                    "encoder precision {other:?} is not one of auto, int8, bf16, f32"
+                ));
+            }
+        };
+        if p.available() {
+            Ok(p)
+        } else {
+            Err(format!(
+                "encoder precision {setting} needs CPU instructions this machine lacks \
+                 (AVX-512 VNNI for int8, AVX-512 BF16 for bf16); use auto or f32"
+            ))
+        }
+    }
+}
+
+/// A dense layer's weights in a low-precision packed form (see the module docs for the layout).
+pub struct Packed {
+    kind: Kind,
+    /// `panels x steps x NR x STEP_BYTES` bytes.
+    data: Vec<u8>,
+    /// Steps of `k`: `n_in` rounded up to whole steps.
+    steps: usize,
+    n_in: usize,
+    n_out: usize,
+    /// Per column, padded to whole panels (int8 only): the dequantisation scale ...
+    col_scale: Vec<f32>,
+    /// ... and 128 x the column's weight sum, the +128 offset's contribution to take back out.
+    col_offset: Vec<i32>,
+    /// Per input channel, the factor activations are multiplied by before quantising (int8
+    /// with smoothing, see [`Packed::int8`]); empty for none.
+    in_scale: Vec<f32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Int8,
+    Bf16,
+}
+
+/// Per-thread buffers for the activations in low precision: fresh ones per product would cost
+/// page faults on every call.
+#[derive(Default)]
+pub struct Scratch {
+    /// `tokens x steps x STEP_BYTES`.
+    a: Vec<u8>,
+    /// Each row's int8 scale.
+    row_scale: Vec<f32>,
+    /// One smoothed row before quantising.
+    row: Vec<f32>,
+}
+
+/// f32 to bf16, rounding to nearest even (what `vcvtneps2bf16` does for finite inputs).
+pub fn bf16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
+}
+
+/// The symmetric int8 scale of a row or column whose largest magnitude is `max`.
+fn int8_scale(max: f32) -> f32 {
+    if max > 0.0 { max / 127.0 } else { 1.0 }
+}
+
+impl Packed {
+    /// Quantises `w` (PyTorch layout: `n_out x n_in`, row-major) to int8 per output column.
+    ///
+    /// With `smooth` (one factor per input channel), input channel `k` of the weights is
+    /// multiplied by `smooth[k]` and of the activations divided by it, which leaves the product
+    /// unchanged but moves the range of a few outsized activation channels into the weights,
+    /// where per-column scales absorb it (SmoothQuant's idea); see [`smoothing`].
+    pub fn int8(w: &[f32], n_in: usize, n_out: usize, smooth: Option<&[f32]>) -> Packed {
+        let smoothed: Vec<f32>;
+        let w = match smooth {
+            Some(f) => {
+                assert_eq!(f.len(), n_in, "one smoothing factor per input channel");
+                smoothed = w
+                    .chunks_exact(n_in)
+                    .flat_map(|r| r.iter().zip(f).map(|(a, b)| a * b))
+                    .collect();
+                &smoothed
+            }
+            None => w,
+        };
+        let in_scale = smooth.map_or(Vec::new(), |f| f.iter().map(|x| 1.0 / x).collect());
+        let steps = n_in.div_ceil(4);
+        let panels = n_out.div_ceil(NR);
+        let mut data = vec![0u8; panels * steps * NR * STEP_BYTES];
+        let mut col_scale = vec![0.0f32; panels * NR];
+        let mut col_offset = vec![0i32; panels * NR];
+        for c in 0..n_out {
+            let row = &w[c * n_in..][..n_in];
+            let scale = int8_scale(row.iter().fold(0.0f32, |m, x| m.max(x.abs())));
+            let (p, lane) = (c / NR, c % NR);
+            let mut total = 0i32;
+            for (k, &x) in row.iter().enumerate() {
+                let q = (x / scale).round_ties_even().clamp(-127.0, 127.0) as i8;
+                total += q as i32;
+                data[((p * steps + k / 4) * NR + lane) * STEP_BYTES + k % 4] = q as u8;
+            }
+            col_scale[c] = scale;
+            col_offset[c] = 128 * total;
+        }
+        Packed { kind: Kind::Int8, data, steps, n_in, n_out, col_scale, col_offset, in_scale }
+    }
+
+    /// Rounds `w` (PyTorch layout: `n_out x n_in`, row-major) to bf16.
+    pub fn bf16(w: &[f32], n_in: usize, n_out: usize) -> Packed {
+        let steps = n_in.div_ceil(2);
+        let panels = n_out.div_ceil(NR);
+        let mut data = vec![0u8; panels * steps * NR * STEP_BYTES];
+        for c in 0..n_out {
+            let (p, lane) = (c / NR, c % NR);
+            for (k, &x) in w[c * n_in..][..n_in].iter().enumerate() {
+                let at = ((p * steps + k / 2) * NR + lane) * STEP_BYTES + (k % 2) * 2;
+                data[at..at + 2].copy_from_slice(&bf16_bits(x).to_le_bytes());
+            }
+        }
+        Packed {
+            kind: Kind::Bf16,
+            data,
+            steps,
+            n_in,
+            n_out,
+            col_scale: Vec::new(),
+            col_offset: Vec::new(),
+            in_scale: Vec::new(),
+        }
+    }
+
+    /// `dst (tokens x n_out) = x (tokens x n_in) W`, plus dst's old value when `acc`. With
+    /// `par`, the panels are split across the current rayon pool.
+    ///
+    /// # Panics
+    ///
+    /// If a slice is shorter than the shapes say, or the CPU lacks the instructions (callers
+    /// pack only after [`Precision::available`] said yes).
+    pub fn apply(
+        &self,
+        x: &[f32],
+        tokens: usize,
+        dst: &mut [f32],
+        acc: bool,
+        par: bool,
+        scratch: &mut Scratch,
+    ) {
+        assert!(x.len() >= tokens * self.n_in, "activations shorter than tokens x n_in");
+        assert!(dst.len() >= tokens * self.n_out, "destination shorter than tokens x n_out");
+        let wanted = match self.kind {
+            Kind::Int8 => Precision::Int8,
+            Kind::Bf16 => Precision::Bf16,
+        };
+        assert!(wanted.available(), "{wanted:?} products on a CPU without the instructions");
+        if tokens == 0 {
+            return;
+        }
+        self.prepare(x, tokens, par, scratch);
+        let panels = self.n_out.div_ceil(NR);
+        let out = Out { ptr: dst.as_mut_ptr(), rs: self.n_out };
+        let run = |p0: usize, p1: usize| {
+            // SAFETY: the CPU has the instructions (asserted above); `scratch.a` holds `tokens`
+            // prepared rows; `dst` holds `tokens x n_out` (asserted above) and every call gets
+            // its own panels, so no two write the same element.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                self.panels(&scratch.a, &scratch.row_scale, tokens, p0..p1, out, acc)
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            unreachable!("{p0}..{p1}: no low-precision kernels off x86-64");
+        };
+        let threads = rayon::current_num_threads();
+        if par && threads > 1 && panels > 1 {
+            let pieces = threads.min(panels);
+            (0..pieces)
+                .into_par_iter()
+                .for_each(|i| run(i * panels / pieces, (i + 1) * panels / pieces));
+        } else {
+            run(0, panels);
+        }
+    }
+
+    /// Fills `scratch` with `x` in the kernel's input form: u8 (+128) with per-row scales for
+    /// int8, bf16 for bf16; each row padded with zeros to whole steps.
+    fn prepare(&self, x: &[f32], tokens: usize, par: bool, scratch: &mut Scratch) {
+        let width = self.steps * STEP_BYTES;
+        scratch.a.resize(tokens * width, 0);
+        scratch.row_scale.resize(tokens, 0.0);
+        let n_in = self.n_in;
+        let (kind, in_scale) = (self.kind, &self.in_scale[..]);
+        let one = |tmp: &mut Vec<f32>, (row, (a, s)): (&[f32], (&mut [u8], &mut f32))| match kind {
+            Kind::Int8 if in_scale.is_empty() => *s = quantise_row(row, a),
+            Kind::Int8 => {
+                tmp.clear();
+                tmp.extend(row.iter().zip(in_scale).map(|(x, f)| x * f));
+                *s = quantise_row(tmp, a);
+            }
+            Kind::Bf16 => round_row(row, a),
+        };
+        let rows = x[..tokens * n_in].chunks_exact(n_in);
+        let outs = scratch.a.chunks_exact_mut(width).zip(scratch.row_scale.iter_mut());
+        if par && tokens >= 64 {
+            rows.collect::<Vec<_>>()
+                .into_par_iter()
+                .zip(outs.collect::<Vec<_>>())
+                .for_each_init(Vec::new, one);
+        } else {
+            let tmp = &mut scratch.row;
+            rows.zip(outs).for_each(|r| one(tmp, r));
+        }
+    }
+
+    /// Runs the kernel over panels `ps` for every row.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the kernel's instructions; `a` holds `tokens` prepared rows; `out` points at
+    /// `tokens x n_out` writable floats of which no other thread touches the columns of `ps`.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn panels(
+        &self,
+        a: &[u8],
+        row_scale: &[f32],
+        tokens: usize,
+        ps: std::ops::Range<usize>,
+        out: Out,
+        acc: bool,
+    ) {
+        let a_rs = self.steps * STEP_BYTES;
+        let panel_bytes = self.steps * NR * STEP_BYTES;
+        for r0 in (0..tokens).step_by(ROW_BLOCK) {
+            let r_end = (r0 + ROW_BLOCK).min(tokens);
+            for p in ps.clone() {
+                let b = &self.data[p * panel_bytes..][..panel_bytes];
+                let c0 = p * NR;
+                let valid = (self.n_out - c0).min(NR);
+                for m0 in (r0..r_end).step_by(MR) {
+                    let t = Tile {
+                        a: a[m0 * a_rs..].as_ptr(),
+                        a_rs,
+                        b: b.as_ptr(),
+                        steps: self.steps,
+                        dst: out.ptr.wrapping_add(m0 * out.rs + c0),
+                        dst_rs: out.rs,
+                        valid,
+                        acc,
+                        row_scale: row_scale[m0..].as_ptr(),
+                        col_scale: self
+                            .col_scale
+                            .get(c0..)
+                            .map_or(std::ptr::null(), |s| s.as_ptr()),
+                        col_offset: self
+                            .col_offset
+                            .get(c0..)
+                            .map_or(std::ptr::null(), |s| s.as_ptr()),
+                    };
+                    let rows = (r_end - m0).min(MR);
+                    // SAFETY: as promised by the caller; the tile's rows and columns lie inside
+                    // the buffers (rows < tokens, columns < valid).
+                    unsafe {
+                        match (self.kind, rows) {
+                            (Kind::Int8, 6) => tile_int8::<6>(&t),
+                            (Kind::Int8, 5) => tile_int8::<5>(&t),
+                            (Kind::Int8, 4) => tile_int8::<4>(&t),
+                            (Kind::Int8, 3) => tile_int8::<3>(&t),
+                            (Kind::Int8, 2) => tile_int8::<2>(&t),
+                            (Kind::Int8, _) => tile_int8::<1>(&t),
+                            (Kind::Bf16, 6) => tile_bf16::<6>(&t),
+                            (Kind::Bf16, 5) => tile_bf16::<5>(&t),
+                            (Kind::Bf16, 4) => tile_bf16::<4>(&t),
+                            (Kind::Bf16, 3) => tile_bf16::<3>(&t),
+                            (Kind::Bf16, 2) => tile_bf16::<2>(&t),
+                            (Kind::Bf16, _) => tile_bf16::<1>(&t),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// SmoothQuant's factors for one layer: `s_k = sqrt(max |x_k| / max |w_k|)` per input channel
+/// `k`, from the largest activation seen in calibration and the largest weight of that input.
+/// The square root splits the range evenly between the two int8 roundings. Channels never seen
+/// active or with all-zero weights keep factor 1.
+pub fn smoothing(act_max: &[f32], w: &[f32], n_in: usize) -> Vec<f32> {
+    let mut w_max = vec![0.0f32; n_in];
+    for row in w.chunks_exact(n_in) {
+        w_max.iter_mut().zip(row).for_each(|(m, x)| *m = m.max(x.abs()));
+    }
+    act_max
+        .iter()
+        .zip(&w_max)
+        .map(|(&a, &w)| if a > 0.0 && w > 0.0 { (a / w).sqrt() } else { 1.0 })
+        .collect()
+}
+
+/// The destination matrix, shared by the threads that each write their own columns.
+#[derive(Clone, Copy)]
+struct Out {
+    ptr: *mut f32,
+    rs: usize,
+}
+
+// SAFETY: `Out` is only handed to threads that write disjoint column ranges (see `apply`).
+unsafe impl Send for Out {}
+// SAFETY: as above.
+unsafe impl Sync for Out {}
+
+/// One micro-tile's operands: up to `MR` rows of prepared activations against one panel.
+struct Tile {
+    a: *const u8,
+    a_rs: usize,
+    b: *const u8,
+    steps: usize,
+    dst: *mut f32,
+    dst_rs: usize,
+    /// Columns of the panel that exist (the rest are padding and not stored).
+    valid: usize,
+    acc: bool,
+    row_scale: *const f32,
+    col_scale: *const f32,
+    col_offset: *const i32,
+}
+
+/// The store mask for the `j`-th 16-column register of a panel with `valid` real columns.
+#[inline(always)]
+fn lane_mask(valid: usize, j: usize) -> u16 {
+    let n = valid.saturating_sub(16 * j).min(16);
+    if n == 16 { u16::MAX } else { (1u16 << n) - 1 }
+}
+
+/// Symmetric int8 quantisation of one row, stored +128 as u8 into `out` (zero-padded past the
+/// row); returns the row's scale.
+pub fn quantise_row(row: &[f32], out: &mut [u8]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if Precision::Int8.available() {
+        // SAFETY: checked just above.
+        return unsafe { quantise_row_avx512(row, out) };
+    }
+    let scale = int8_scale(row.iter().fold(0.0f32, |m, x| m.max(x.abs())));
+    let inv = 1.0 / scale;
+    for (o, &x) in out.iter_mut().zip(row) {
+        *o = ((x * inv).round_ties_even().clamp(-127.0, 127.0) as i32 + 128) as u8;
+    }
+    out[row.len()..].fill(0);
+    scale
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+fn quantise_row_avx512(row: &[f32], out: &mut [u8]) -> f32 {
+    let chunks = row.chunks_exact(16);
+    let tail = chunks.remainder();
+    let mut top = _mm512_setzero_ps();
+    for c in chunks.clone() {
+        // SAFETY: `c` holds 16 floats.
+        let v = unsafe { _mm512_loadu_ps(c.as_ptr()) };
+        top = _mm512_max_ps(top, _mm512_abs_ps(v));
+    }
+    let max = tail.iter().fold(_mm512_reduce_max_ps(top), |m, x| m.max(x.abs()));
+    let scale = int8_scale(max);
+    // The same `x * inv` as the portable loop, so both round alike.
+    let inv = 1.0 / scale;
+    let vinv = _mm512_set1_ps(inv);
+    let offset = _mm512_set1_epi32(128);
+    for (i, c) in chunks.enumerate() {
+        // SAFETY: `c` holds 16 floats and `out` at least `row.len()` bytes.
+        unsafe {
+            let v = _mm512_mul_ps(_mm512_loadu_ps(c.as_ptr()), vinv);
+            // Default rounding (MXCSR): to nearest even; |v| <= 127 by the choice of scale.
+            let q = _mm512_add_epi32(_mm512_cvtps_epi32(v), offset);
+            _mm_storeu_si128(out[16 * i..].as_mut_ptr().cast(), _mm512_cvtusepi32_epi8(q));
+        }
+    }
+    let done = row.len() - tail.len();
+    for (o, &x) in out[done..].iter_mut().zip(tail) {
+        *o = ((x * inv).round_ties_even().clamp(-127.0, 127.0) as i32 + 128) as u8;
+    }
+    out[row.len()..].fill(0);
+    scale
+}
+
+/// One row rounded to bf16 into `out` (little-endian pairs of bytes, zero-padded past the row).
+pub fn round_row(row: &[f32], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if Precision::Bf16.available() {
+        // SAFETY: checked just above.
+        return unsafe { round_row_avx512(row, out) };
+    }
+    round_row_portable(row, out);
+}
+
+/// [`round_row`] without special instructions: also the rows' tails and the tests' reference.
+fn round_row_portable(row: &[f32], out: &mut [u8]) {
+    for (o, &x) in out.chunks_exact_mut(2).zip(row) {
+        o.copy_from_slice(&bf16_bits(x).to_le_bytes());
+    }
+    out[2 * row.len()..].fill(0);
+}
+
+/// [`round_row`] with `vcvtneps2bf16`, 16 values at a time: the scalar rounding costs about a
+/// fifth of a 384-wide product's time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+fn round_row_avx512(row: &[f32], out: &mut [u8]) {
+    let chunks = row.chunks_exact(16);
+    let done = row.len() - chunks.remainder().len();
+    for (i, c) in chunks.enumerate() {
+        // SAFETY: `c` holds 16 floats and `out` at least 2 bytes per float of the row.
+        unsafe {
+            let v = _mm512_cvtneps_pbh(_mm512_loadu_ps(c.as_ptr()));
+            _mm256_storeu_si256(
+                out[32 * i..].as_mut_ptr().cast(),
+                std::mem::transmute::<__m256bh, __m256i>(v),
+            );
+        }
+    }
+    round_row_portable(&row[done..], &mut out[2 * done..]);
+}
+
+/// `MR`-row int8 micro-kernel (rows = `M`).
+///
+/// # Safety
+///
+/// AVX-512 F/BW/VNNI present; `t` describes `M` readable activation rows of `steps * 4` bytes,
+/// a panel of `steps * 256` bytes, `M` row scales, `NR` column scales and offsets, and `M`
+/// destination rows with `valid` writable columns.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn tile_int8<const M: usize>(t: &Tile) {
+    let mut c = [[_mm512_setzero_si512(); 4]; M];
+    for s in 0..t.steps {
+        // SAFETY: inside the panel and the activation rows (see the function's contract).
+        unsafe {
+            let bp = t.b.add(s * NR * STEP_BYTES);
+            let b = [
+                _mm512_loadu_si512(bp.cast()),
+                _mm512_loadu_si512(bp.add(64).cast()),
+                _mm512_loadu_si512(bp.add(128).cast()),
+                _mm512_loadu_si512(bp.add(192).cast()),
+            ];
+            for (r, cr) in c.iter_mut().enumerate() {
+                let a = _mm512_set1_epi32(
+                    t.a.add(r * t.a_rs + s * STEP_BYTES).cast::<i32>().read_unaligned(),
+                );
+                for j in 0..4 {
+                    cr[j] = _mm512_dpbusd_epi32(cr[j], a, b[j]);
+                }
+            }
+        }
+    }
+    for (r, cr) in c.iter().enumerate() {
+        // SAFETY: as above; stores are masked to the valid columns.
+        unsafe {
+            let rs = _mm512_set1_ps(*t.row_scale.add(r));
+            let d = t.dst.add(r * t.dst_rs);
+            for (j, &sum) in cr.iter().enumerate() {
+                let m = lane_mask(t.valid, j);
+                let off = _mm512_loadu_si512(t.col_offset.add(16 * j).cast());
+                let cs = _mm512_loadu_ps(t.col_scale.add(16 * j));
+                let v = _mm512_cvtepi32_ps(_mm512_sub_epi32(sum, off));
+                let mut y = _mm512_mul_ps(v, _mm512_mul_ps(rs, cs));
+                if t.acc {
+                    y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, d.add(16 * j)));
+                }
+                _mm512_mask_storeu_ps(d.add(16 * j), m, y);
+            }
+        }
+    }
+}
+
+/// `MR`-row bf16 micro-kernel (rows = `M`).
+///
+/// # Safety
+///
+/// AVX-512 F/BW/BF16 present; `t` describes `M` readable activation rows of `steps * 4` bytes,
+/// a panel of `steps * 256` bytes and `M` destination rows with `valid` writable columns.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+unsafe fn tile_bf16<const M: usize>(t: &Tile) {
+    let mut c = [[_mm512_setzero_ps(); 4]; M];
+    for s in 0..t.steps {
+        // SAFETY: inside the panel and the activation rows (see the function's contract).
+        unsafe {
+            let bp = t.b.add(s * NR * STEP_BYTES);
+            let b: [__m512bh; 4] = [
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.cast())),
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(64).cast())),
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(128).cast())),
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(192).cast())),
+            ];
+            for (r, cr) in c.iter_mut().enumerate() {
+                let a = std::mem::transmute::<__m512i, __m512bh>(_mm512_set1_epi32(
+                    t.a.add(r * t.a_rs + s * STEP_BYTES).cast::<i32>().read_unaligned(),
+                ));
+                for j in 0..4 {
+                    cr[j] = _mm512_dpbf16_ps(cr[j], a, b[j]);
+                }
+            }
+        }
+    }
+    for (r, cr) in c.iter().enumerate() {
+        // SAFETY: as above; stores are masked to the valid columns.
+        unsafe {
+            let d = t.dst.add(r * t.dst_rs);
+            for (j, &sum) in cr.iter().enumerate() {
+                let m = lane_mask(t.valid, j);
+                let mut y = sum;
+                if t.acc {
+                    y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, d.add(16 * j)));
+                }
+                _mm512_mask_storeu_ps(d.add(16 * j), m, y);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift) for test data, in [-1, 1).
+    struct Rng(u64);
+    impl Rng {
+        fn vec(&mut self, n: usize, scale: f32) -> Vec<f32> {
+            (0..n)
+                .map(|_| {
+                    self.0 ^= self.0 << 13;
+                    self.0 ^= self.0 >> 7;
+                    self.0 ^= self.0 << 17;
+                    ((self.0 >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
+                })
+                .collect()
+        }
+    }
+
+    /// Odd shapes on purpose: inputs not a multiple of a step, outputs not a multiple of a
+    /// register or a panel, token counts not a multiple of a micro-tile or a row block.
+    const SHAPES: [(usize, usize, usize); 6] =
+        [(1, 5, 1), (7, 387, 70), (13, 64, 130), (50, 33, 17), (6, 1536, 64), (2, 384, 1152)];
+
+    fn portable_scale(xs: &[f32]) -> f32 {
+        int8_scale(xs.iter().fold(0.0f32, |m, x| m.max(x.abs())))
+    }
+
+    /// Runs `packed` on 1 thread and (with `par`) on a pool of 3, checking both give `check`.
+    fn run_both(packed: &Packed, x: &[f32], tokens: usize, start: &[f32]) -> [Vec<f32>; 2] {
+        let mut out = [start.to_vec(), start.to_vec()];
+        packed.apply(x, tokens, &mut out[0], true, false, &mut Scratch::default());
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        pool.install(|| packed.apply(x, tokens, &mut out[1], true, true, &mut Scratch::default()));
+        out
+    }
+
+    #[test]
+    fn int8_products_equal_the_integer_reference_exactly() {
+        if !Precision::Int8.available() {
+            return; // nothing to check on this CPU; the f32 path is what runs
+        }
+        let mut rng = Rng(17);
+        for (tokens, n_in, n_out) in SHAPES {
+            let w = rng.vec(n_out * n_in, 0.3);
+            let x = rng.vec(tokens * n_in, 2.0);
+            let start = rng.vec(tokens * n_out, 1.0);
+            let packed = Packed::int8(&w, n_in, n_out, None);
+            for got in run_both(&packed, &x, tokens, &start) {
+                for t in 0..tokens {
+                    let row = &x[t * n_in..][..n_in];
+                    let sx = portable_scale(row);
+                    // Activations multiply by the inverse scale, as the kernel does.
+                    let qx: Vec<i64> =
+                        row.iter().map(|v| (v * (1.0 / sx)).round_ties_even() as i64).collect();
+                    for c in 0..n_out {
+                        let wc = &w[c * n_in..][..n_in];
+                        let sw = portable_scale(wc);
+                        let dot: i64 = wc
+                            .iter()
+                            .zip(&qx)
+                            .map(|(v, q)| (v / sw).round_ties_even() as i64 * q)
+                            .sum();
+                        // The integer sum is exact; the one conversion and two products are
+                        // done in the same order as the kernel, so the floats agree bit for bit.
+                        let want = dot as f32 * (sx * sw) + start[t * n_out + c];
+                        assert_eq!(
+                            got[t * n_out + c].to_bits(),
+                            want.to_bits(),
+                            "shape {tokens}x{n_in}x{n_out}, token {t}, column {c}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn int8_products_stay_within_the_quantisation_bound_of_f32() {
+        if !Precision::Int8.available() {
+            return;
+        }
+        let mut rng = Rng(23);
+        for (tokens, n_in, n_out) in SHAPES {
+            let w = rng.vec(n_out * n_in, 0.3);
+            let x = rng.vec(tokens * n_in, 2.0);
+            let packed = Packed::int8(&w, n_in, n_out, None);
+            let mut got = vec![0.0; tokens * n_out];
+            packed.apply(&x, tokens, &mut got, false, false, &mut Scratch::default());
+            for t in 0..tokens {
+                let row = &x[t * n_in..][..n_in];
+                let sx = portable_scale(row) as f64;
+                for c in 0..n_out {
+                    let wc = &w[c * n_in..][..n_in];
+                    let sw = portable_scale(wc) as f64;
+                    let exact: f64 = row.iter().zip(wc).map(|(a, b)| *a as f64 * *b as f64).sum();
+                    // Each rounding moves a value by at most half its scale:
+                    // |x w - x' w'| <= |x| sw/2 + |w| sx/2 + sx sw/4, summed over k.
+                    let bound: f64 = row
+                        .iter()
+                        .zip(wc)
+                        .map(|(a, b)| {
+                            (*a as f64).abs() * sw / 2.0
+                                + (*b as f64).abs() * sx / 2.0
+                                + sx * sw / 4.0
+                        })
+                        .sum();
+                    let err = (got[t * n_out + c] as f64 - exact).abs();
+                    assert!(
+                        err <= bound * 1.001 + 1e-6,
+                        "{tokens}x{n_in}x{n_out}: {err} > {bound}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bf16_products_match_the_rounded_inputs_summed_in_f64() {
+        if !Precision::Bf16.available() {
+            return;
+        }
+        let bf = |x: f32| f32::from_bits((bf16_bits(x) as u32) << 16) as f64;
+        let mut rng = Rng(29);
+        for (tokens, n_in, n_out) in SHAPES {
+            let w = rng.vec(n_out * n_in, 0.3);
+            let x = rng.vec(tokens * n_in, 2.0);
+            let start = rng.vec(tokens * n_out, 1.0);
+            let packed = Packed::bf16(&w, n_in, n_out);
+            for got in run_both(&packed, &x, tokens, &start) {
+                for t in 0..tokens {
+                    for c in 0..n_out {
+                        let terms = (0..n_in).map(|k| bf(x[t * n_in + k]) * bf(w[c * n_in + k]));
+                        let (sum, size) = terms.fold((0.0, 0.0), |(s, m), v| (s + v, m + v.abs()));
+                        let want = sum + start[t * n_out + c] as f64;
+                        // Products of bf16 are exact in f32; only the f32 accumulation rounds,
+                        // in its own order: a few ulps of the summed magnitudes.
+                        let err = (got[t * n_out + c] as f64 - want).abs();
+                        assert!(err <= 1e-5 * (size + 1.0), "{tokens}x{n_in}x{n_out}: {err}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn row_quantisation_agrees_between_the_vector_and_portable_code() {
+        let mut rng = Rng(31);
+        for len in [1, 15, 16, 17, 384, 390] {
+            let row = rng.vec(len, 5.0);
+            let padded = len.div_ceil(4) * 4;
+            let mut got = vec![7u8; padded];
+            let scale = quantise_row(&row, &mut got);
+            assert_eq!(scale, portable_scale(&row));
+            for (k, &x) in row.iter().enumerate() {
+                let want = (x * (1.0 / scale)).round_ties_even() as i32 + 128;
+                assert_eq!(got[k] as i32, want, "len {len} at {k}");
+                assert!((1..=255).contains(&want));
+            }
+            assert!(got[len..].iter().all(|&b| b == 0), "padding is zero");
+        }
+        let mut zeros = [9u8; 4];
+        assert_eq!(quantise_row(&[0.0; 3], &mut zeros), 1.0, "an all-zero row gets scale 1");
+        assert_eq!(zeros, [128, 128, 128, 0]);
+    }
+
+    #[test]
+    fn bf16_rows_round_alike_in_the_vector_and_portable_code() {
+        let mut rng = Rng(37);
+        for len in [1, 15, 16, 17, 384, 391] {
+            let row = rng.vec(len, 3.0);
+            let padded = len.div_ceil(2) * 4;
+            let (mut got, mut want) = (vec![7u8; padded], vec![9u8; padded]);
+            round_row(&row, &mut got);
+            round_row_portable(&row, &mut want);
+            want[2 * len..].fill(0);
+            assert_eq!(got, want, "len {len}");
+        }
+    }
+
+    #[test]
+    fn bf16_rounding_is_to_nearest_even() {
+        assert_eq!(bf16_bits(1.0), 0x3f80);
+        // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even (1.0).
+        assert_eq!(bf16_bits(1.0 + 1.0 / 256.0), 0x3f80);
+        assert_eq!(bf16_bits(1.0 + 3.0 / 256.0), 0x3f82);
+        assert_eq!(bf16_bits(-2.0), 0xc000);
+    }
+
+    #[test]
+    fn precision_settings_parse_and_refuse_unknown_names() {
+        assert_eq!(Precision::parse("f32"), Ok(Precision::F32));
+        assert_eq!(Precision::parse("auto"), Ok(Precision::detect()));
+        assert_eq!(Precision::parse(""), Ok(Precision::detect()));
+        let e = Precision::parse("fp8").unwrap_err();
+        assert!(e.contains("not one of auto, int8, bf16, f32"), "{e}");
+        for p in [Precision::Int8, Precision::Bf16] {
+            let name = format!("{p:?}").to_lowercase();
+            assert_eq!(Precision::parse(&name).is_ok(), p.available(), "{name}");
+        }
+    }
+}
