@@ -163,6 +163,7 @@ fn rest_routes_answer_like_the_local_rest_api() {
             ("Target", "Shed%7CTools"),
             ("Target-Delimiter", "|"),
             ("Markdown-Patch-Version", "1"),
+            ("Accept", "text/plain"),
         ],
         Some(b"A spade."),
     );
@@ -179,7 +180,10 @@ fn rest_routes_answer_like_the_local_rest_api() {
         &[
             ("Target-Type", "frontmatter"),
             ("Target", "status"),
+            ("Operation", "replace"),
             ("Content-Type", "application/json"),
+            ("Markdown-Patch-Version", "1"),
+            ("Accept", "text/plain"),
         ],
         Some(b"\"approved\""),
     );
@@ -188,7 +192,13 @@ fn rest_routes_answer_like_the_local_rest_api() {
     let r = s.call(
         "PATCH",
         "/vault/Home/Shed.md",
-        &[("Target-Type", "frontmatter"), ("Target", "status"), ("Operation", "delete")],
+        &[
+            ("Target-Type", "frontmatter"),
+            ("Target", "status"),
+            ("Operation", "delete"),
+            ("Markdown-Patch-Version", "1"),
+            ("Accept", "text/plain"),
+        ],
         None,
     );
     assert_eq!(r.body, "removed 'status' in Home/Shed.md\n");
@@ -339,7 +349,12 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
         &v,
         "PATCH",
         boiler,
-        &[("Target", "Nowhere")],
+        &[
+            ("Target-Type", "heading"),
+            ("Target", "Nowhere"),
+            ("Operation", "append"),
+            ("Markdown-Patch-Version", "1"),
+        ],
         Some(b"x"),
         (400, "no_such_heading"),
     );
@@ -348,7 +363,12 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
         &v,
         "PATCH",
         "/vault/Tech/Homelab/Proxmox%20Host.md",
-        &[("Target", "Backups")],
+        &[
+            ("Target-Type", "heading"),
+            ("Target", "Backups"),
+            ("Operation", "append"),
+            ("Markdown-Patch-Version", "1"),
+        ],
         Some(b"x"),
         (400, "ambiguous_heading"),
     );
@@ -375,7 +395,12 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
         &v,
         "PATCH",
         "/vault/Inbox/Scratch.md",
-        &[("Target-Type", "frontmatter"), ("Target", "a")],
+        &[
+            ("Target-Type", "frontmatter"),
+            ("Target", "a"),
+            ("Operation", "replace"),
+            ("Markdown-Patch-Version", "1"),
+        ],
         Some(b"1"),
         (400, "no_frontmatter"),
     );
@@ -384,7 +409,12 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
         &v,
         "PATCH",
         boiler,
-        &[("Target-Type", "frontmatter"), ("Target", "a")],
+        &[
+            ("Target-Type", "frontmatter"),
+            ("Target", "a"),
+            ("Operation", "replace"),
+            ("Markdown-Patch-Version", "1"),
+        ],
         Some(b"null"),
         (400, "invalid_value"),
     );
