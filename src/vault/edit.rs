@@ -482,7 +482,15 @@ pub fn patch_within(
         Operation::Append => {
             out.extend(lines[run.clone()].iter().map(|l| l[..l.len() - eol(l)].to_string()));
             let last = out.pop().unwrap_or_default();
-            let joined = format!("{last}{}", added.strip_suffix('\n').unwrap_or(&added));
+            // The addition goes before a block id that ends the line, so the id still ends it.
+            let (head, id) = match headings::block_id(&last) {
+                Some(id) => {
+                    let cut = last.trim_end().len() - id.len() - 1;
+                    (last[..cut].trim_end().to_string(), format!(" ^{id}"))
+                }
+                None => (last.clone(), String::new()),
+            };
+            let joined = format!("{head}{}{id}", added.strip_suffix('\n').unwrap_or(&added));
             out.extend(joined.split('\n').map(str::to_string));
         }
         Operation::Prepend => {
@@ -767,6 +775,54 @@ fn match_at(hay: &str, start: usize, parts: &[&str]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const BLOCKS: &str = "# A\n\nOne para. ^p\n\nSecond para.\n\n## Sub\n\nsub text\n\n# T\n\n| a | b |\n|---|---|\n| 1 | 2 | ^tbl\n";
+
+    #[test]
+    fn block_targets_patch_the_block_and_keep_its_id() {
+        let (out, path) =
+            patch_section(BLOCKS, "n.md", "^p", Operation::Replace, Scope::Content, "New para.")
+                .unwrap();
+        assert_eq!(path, "^p");
+        assert!(out.contains("# A\n\nNew para. ^p\n\nSecond para."), "{out}");
+        let (out, _) =
+            patch_section(BLOCKS, "n.md", "^tbl", Operation::Append, Scope::Content, "| 3 | 4 |")
+                .unwrap();
+        assert!(out.ends_with("| 1 | 2 | ^tbl\n| 3 | 4 |\n"), "{out}");
+        let (out, _) =
+            patch_section(BLOCKS, "n.md", "^tbl", Operation::Replace, Scope::Content, "| 9 | 9 |")
+                .unwrap();
+        assert!(out.ends_with("# T\n\n| a | b |\n|---|---|\n| 9 | 9 | ^tbl\n"), "{out}");
+        let err = patch_section(BLOCKS, "n.md", "^tbl", Operation::Append, Scope::Content, "| 3 |")
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidRequest);
+        assert!(err.message().contains("2 columns"), "{err}");
+    }
+
+    #[test]
+    fn within_edits_one_body_block_of_the_section_only() {
+        let at = |i, op, scope, c| patch_within(BLOCKS, "n.md", "A", i, op, scope, c);
+        let (out, _) = at(0, Operation::Append, Scope::Content, " more").unwrap();
+        assert!(out.contains("One para. more ^p\n"), "{out}");
+        let (out, _) = at(-1, Operation::Append, Scope::MarkerAndContent, "Third.").unwrap();
+        assert!(out.contains("Second para.\n\nThird.\n\n## Sub"), "{out}");
+        let (out, _) = at(0, Operation::Replace, Scope::Content, "").unwrap();
+        assert!(out.starts_with("# A\n\nSecond para.\n\n## Sub"), "{out}");
+        let err = at(2, Operation::Append, Scope::Content, "x").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchHeading);
+        assert!(err.message().contains("out of range"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_heading_target_is_created_under_its_deepest_parent() {
+        let out = with_target(BLOCKS, "n.md", "A::New").unwrap();
+        assert!(out.contains("sub text\n\n## New\n\n# T"), "{out}");
+        let out = with_target(BLOCKS, "n.md", "Fresh").unwrap();
+        assert!(out.ends_with("| 1 | 2 | ^tbl\n\n# Fresh\n"), "{out}");
+        assert_eq!(with_target(BLOCKS, "n.md", "A::Sub").unwrap(), BLOCKS);
+        let err = with_target(BLOCKS, "n.md", "^nope").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchHeading);
+    }
 
     const NOTE: &str = "# Example\n\nIntro.\n\n## Section\n\nFirst line.\n\n## Other\n\nMore.\n";
 

@@ -308,7 +308,7 @@ pub struct Block {
 
 /// The id a line ends with (`text ^id`, or `^id` alone), if any: letters, digits and `-`,
 /// which is what Obsidian writes.
-fn block_id(raw: &str) -> Option<&str> {
+pub(crate) fn block_id(raw: &str) -> Option<&str> {
     let t = raw.trim_end();
     let token = t.rsplit(char::is_whitespace).next()?;
     let id = token.strip_prefix('^')?;

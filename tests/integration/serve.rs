@@ -748,3 +748,50 @@ fn a_large_notes_write_answers_before_its_vectors_and_search_finds_it_after() {
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
 }
+
+#[test]
+fn the_plugin_patch_formats_and_url_targets_reach_the_same_lines() {
+    let v = TempVault::fixture();
+    let s = Server::start(&[spec("fixture", &v)], HASHING);
+    let note = "/vault/Inbox/Blocks.md";
+    let text = "# A\n\nFirst. ^first\n\n# T\n\n| a | b |\n|---|---|\n| 1 | 2 | ^tbl\n";
+    assert_eq!(s.call("PUT", note, &[], Some(text.as_bytes())).status, 204);
+
+    // The 2.x instruction answers with the whole note.
+    let r = s.call(
+        "PATCH",
+        note,
+        &[("Content-Type", "application/json")],
+        Some(br#"{"targetType": "block", "target": "tbl", "operation": "append", "value": [["3", "4"]]}"#),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("| 1 | 2 | ^tbl\n| 3 | 4 |\n"), "{}", r.body);
+
+    // Raw-content mode: the target in the URL, the body the payload.
+    let r = s.call(
+        "PATCH",
+        &format!("{note}/heading/A"),
+        &[("Operation", "append"), ("Content-Type", "text/markdown")],
+        Some(b"Second."),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(v.read("Inbox/Blocks.md").contains("First. ^first\n\nSecond.\n"));
+    let r = s.call("GET", &format!("{note}/block/first"), &[], None);
+    assert_eq!((r.status, r.body.as_str()), (200, "First. ^first\n"));
+
+    // Refusals: target headers without a version, a target named twice, a stale version.
+    let before = v.read("Inbox/Blocks.md");
+    let r = s.call("PATCH", note, &[("Target-Type", "heading"), ("Target", "A")], Some(b"x"));
+    assert_eq!((r.status, r.json()["errorCode"].as_u64()), (400, Some(40084)), "{}", r.body);
+    let r =
+        s.call("PATCH", &format!("{note}/heading/A"), &[("Target-Type", "heading")], Some(b"x"));
+    assert_eq!((r.status, r.code().as_str()), (422, "conflicting_target"), "{}", r.body);
+    let r = s.call(
+        "PATCH",
+        &format!("{note}/heading/A"),
+        &[("Operation", "append"), ("If-Match", "\"0000\"")],
+        Some(b"x"),
+    );
+    assert_eq!((r.status, r.code().as_str()), (412, "version_mismatch"), "{}", r.body);
+    assert_eq!(v.read("Inbox/Blocks.md"), before);
+}
