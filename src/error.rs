@@ -56,7 +56,7 @@ codes! {
     IsDocument = ("is_document", 400),
     /// A move may not turn a note into a document or back.
     KindChange = ("kind_change", 400),
-    /// The heading target names no heading.
+    /// The heading target names no heading (or the `^id` target no block).
     NoSuchHeading = ("no_such_heading", 400),
     /// The heading target names several headings; retry with the full `::` path.
     AmbiguousHeading = ("ambiguous_heading", 400),
@@ -82,6 +82,12 @@ codes! {
     DocumentTooLarge = ("document_too_large", 400),
     /// The note changed since the caller read it (the expected hash no longer matches).
     Conflict = ("conflict", 409),
+    /// A Local REST API PATCH named its version token (`ifMatch`, `If-Match`) and the note is
+    /// no longer at that version; read it again (the document map's `version`) and retry.
+    VersionMismatch = ("version_mismatch", 412),
+    /// The request names its target twice (in the URL and in headers or an instruction body);
+    /// name it once.
+    ConflictingTarget = ("conflicting_target", 422),
     /// A missing header, an unparseable body, an unknown verb or option.
     InvalidRequest = ("invalid_request", 400),
     /// The route exists but not with this HTTP method.

@@ -227,7 +227,8 @@ pub struct PatchArgs {
     /// Vault-relative path of the note.
     pub path: String,
     /// The heading to edit, as vault_map shows it ("Plan::Risks"); a unique trailing part
-    /// ("Risks") also works.
+    /// ("Risks") also works. A block id ("^risk-table") edits the paragraph, list item or
+    /// table that the id ends.
     pub target: String,
     /// replace, prepend or append (required: there is no default). Append and prepend join
     /// with one blank line, or none when the content continues the list or table it meets.
@@ -247,6 +248,20 @@ pub struct PatchArgs {
     #[serde(default, deserialize_with = "by_name")]
     #[schemars(schema_with = "scope_schema")]
     pub target_scope: Scope,
+    /// Create the heading first when the target names none (at the end of its deepest
+    /// existing parent, else at the end of the note).
+    #[serde(default)]
+    pub create_target_if_missing: bool,
+    /// Refuse an append or prepend whose content the target already holds (already_exists),
+    /// so a retried request does not add it twice.
+    #[serde(default)]
+    pub reject_if_present: bool,
+    /// Edit one body block of the section instead of all of it: 0 is the first block under
+    /// the heading, -1 the last (subsections excluded). With scope content an append or
+    /// prepend joins the block literally, on its own line; with markerAndContent it adds a
+    /// sibling block.
+    #[serde(default)]
+    pub within: Option<i64>,
 }
 
 /// `vault_replace_text`.
@@ -740,6 +755,9 @@ pub fn patch(desk: &dyn Desk, t: &Target, a: PatchArgs, expected: Option<&str>) 
         scope: a.target_scope,
         content: &a.content,
         allow_empty: a.allow_empty,
+        create_missing: a.create_target_if_missing,
+        reject_if_present: a.reject_if_present,
+        within: a.within,
     };
     Ok(refreshed(desk, v.patch(path, &req, expected)?, &[]))
 }

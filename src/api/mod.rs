@@ -15,10 +15,12 @@
 //!
 //! This module owns tokio, axum, hyper and rmcp; the engine below knows none of them.
 
+mod common;
 pub(crate) mod compat;
 pub mod guard;
 pub mod limits;
 pub mod mcp;
+mod patch;
 pub mod rest;
 pub mod web;
 

@@ -28,6 +28,11 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+use super::common::{
+    bad, blocking, body_bytes, body_text, change_response, files_only, flag, header_str, if_match,
+    json_body, pairs, param, tail, text, too_large, wants_confirmation, wants_json, with_etag,
+    write_response,
+};
 use super::compat;
 use super::limits::Searches;
 use super::mcp::VaultMcp;
@@ -103,189 +108,6 @@ fn allowed_for(path: &str) -> String {
     methods.join(", ")
 }
 
-fn text(s: impl Into<String>) -> Response {
-    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], s.into()).into_response()
-}
-
-fn json_body(v: Value) -> Response {
-    axum::Json(v).into_response()
-}
-
-fn bad(msg: impl Into<String>) -> Error {
-    Error::new(ErrorCode::InvalidRequest, msg)
-}
-
-/// Runs a blocking engine call off the async workers.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
-        Err(Error::new(ErrorCode::InternalError, format!("the request failed unexpectedly: {e}")))
-    })
-}
-
-/// The query string as ordered pairs.
-/// The query string as decoded pairs. A name given twice is refused: every parameter is
-/// a single value, and quietly taking one of two would answer a question nobody asked.
-fn pairs(q: &Option<String>) -> Result<Vec<(String, String)>> {
-    let dec = |s: &str| {
-        percent_encoding::percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned()
-    };
-    let mut out: Vec<(String, String)> = Vec::new();
-    for p in q.as_deref().unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = p.split_once('=').unwrap_or((p, ""));
-        let (k, v) = (dec(k), dec(v));
-        if out.iter().any(|(seen, _)| *seen == k) {
-            return Err(bad(format!(
-                "the query parameter {k} is given more than once; give it once"
-            )));
-        }
-        out.push((k, v));
-    }
-    Ok(out)
-}
-
-fn param<'a>(q: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    q.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-}
-
-/// A boolean flag: present and empty, or 1/true/yes/on.
-fn flag(q: &[(String, String)], name: &str) -> bool {
-    param(q, name).is_some_and(|v| {
-        let v = v.trim().to_ascii_lowercase();
-        v.is_empty() || matches!(v.as_str(), "1" | "true" | "yes" | "on")
-    })
-}
-
-fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>> {
-    match h.get(name) {
-        None => Ok(None),
-        Some(v) => v
-            .to_str()
-            .map(|s| Some(s.trim()))
-            .map_err(|_| bad(format!("the {name} header is not readable text"))),
-    }
-}
-
-fn wants_json(h: &HeaderMap) -> bool {
-    h.get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("application/json") || a.contains("+json"))
-}
-
-/// `If-Match` as a bare content hash (quotes and a weak prefix removed).
-fn if_match(h: &HeaderMap) -> Result<Option<String>> {
-    Ok(header_str(h, "if-match")?
-        .map(|v| v.trim_start_matches("W/").trim_matches('"').to_string())
-        .filter(|v| !v.is_empty() && v != "*"))
-}
-
-/// The decoded vault path after a route prefix such as `/vault`.
-fn tail(uri: &Uri, prefix: &str) -> Result<String> {
-    let raw = uri.path().strip_prefix(prefix).unwrap_or("");
-    let raw = raw.strip_prefix('/').unwrap_or(raw);
-    percent_encoding::percent_decode_str(raw).decode_utf8().map(|s| s.into_owned()).map_err(|_| {
-        Error::new(ErrorCode::InvalidPath, "the path is not valid UTF-8 once percent-decoded")
-    })
-}
-
-fn too_large() -> Error {
-    Error::new(
-        ErrorCode::PayloadTooLarge,
-        "the request body is larger than server.max_body_bytes allows; send less, or raise the \
-         limit",
-    )
-}
-
-/// Whether reading the body failed because it stopped arriving (see `limits::BODY_READ_TIMEOUT`).
-fn stalled(rejection: &BytesRejection) -> bool {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(rejection);
-    while let Some(e) = cause {
-        if e.is::<tower_http::timeout::TimeoutError>() {
-            return true;
-        }
-        cause = e.source();
-    }
-    false
-}
-
-/// The body as bytes. The transport limit is the larger of `server.max_body_bytes` and
-/// `vault.doc_max_bytes`, so an oversized document is refused with `document_too_large`.
-fn body_bytes(body: std::result::Result<Bytes, BytesRejection>) -> Result<Bytes> {
-    body.map_err(|r| {
-        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            too_large()
-        } else if stalled(&r) {
-            Error::new(
-                ErrorCode::RequestTimeout,
-                format!(
-                    "the request body stopped arriving for {} seconds before it was whole; \
-                     send a Content-Length that matches the body, and all of the body at once",
-                    super::limits::BODY_READ_TIMEOUT.as_secs()
-                ),
-            )
-        } else {
-            bad(format!("the request body could not be read: {r}"))
-        }
-    })
-}
-
-/// The body of a note verb as UTF-8, held to `server.max_body_bytes`.
-fn body_text(engine: &Engine, body: std::result::Result<Bytes, BytesRejection>) -> Result<String> {
-    let bytes = body_bytes(body)?;
-    if bytes.len() as u64 > engine.config().server.max_body_bytes {
-        return Err(too_large());
-    }
-    String::from_utf8(bytes.to_vec())
-        .map_err(|_| bad("the request body is not valid UTF-8; send Markdown as UTF-8 text"))
-}
-
-fn with_etag(mut resp: Response, etag: Option<&str>) -> Response {
-    if let Some(e) = etag
-        && let Ok(v) = HeaderValue::from_str(&format!("\"{e}\""))
-    {
-        resp.headers_mut().insert(header::ETAG, v);
-    }
-    resp
-}
-
-/// Whether the client asked for a confirmation of a write: `Accept` naming JSON or plain text.
-/// Without one a write is answered 204, as the Local REST API answers its clients.
-fn wants_confirmation(h: &HeaderMap) -> bool {
-    h.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| {
-        a.contains("application/json") || a.contains("+json") || a.contains("text/plain")
-    })
-}
-
-/// A whole-file write's answer: the confirmation when asked for (see [`wants_confirmation`]),
-/// else 204 with the new etag.
-fn write_response(h: &HeaderMap, c: crate::vault::Change) -> Response {
-    if wants_confirmation(h) {
-        return change_response(h, c);
-    }
-    with_etag(StatusCode::NO_CONTENT.into_response(), c.etag.as_deref())
-}
-
-/// The refusal of a file verb sent to a folder path (one ending in `/`).
-fn files_only(method: &Method) -> Response {
-    let mut resp = refusal(
-        &Error::new(
-            ErrorCode::MethodNotAllowed,
-            format!(
-                "{method} works on files, and a path ending in / names a folder; name a note, \
-                 or use /folder/ for folders"
-            ),
-        )
-        .with_compat(compat::ERR_FILES_ONLY),
-    );
-    resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-    resp
-}
-
-fn change_response(h: &HeaderMap, c: crate::vault::Change) -> Response {
-    let etag = c.etag.clone();
-    let resp = if wants_json(h) { json_body(wire::change(&c)) } else { text(c.message + "\n") };
-    with_etag(resp, etag.as_deref())
-}
-
 fn method_not_allowed(method: &Method, allowed: &str) -> Response {
     let mut resp = refusal(&Error::new(
         ErrorCode::MethodNotAllowed,
@@ -329,6 +151,12 @@ async fn vault_route(
         engine.vaults().get(target.vault.as_deref()).is_ok_and(|v| v.is_document(&path));
     finish(match method.as_str() {
         "GET" | "HEAD" => read_route(engine, target, path, &q, &headers).await,
+        // A section target in the URL (or a deprecated Target-Type header) makes PUT a
+        // replace and POST an append of that section, as the plugin does.
+        "PUT" | "POST" if super::patch::targets_part(&path, &headers) => {
+            let op = if method == Method::PUT { "replace" } else { "append" };
+            super::patch::route(engine, target, path, &headers, body, Some(op)).await
+        }
         // The suffix decides, never Content-Type: a `.pdf` path is an upload, a `.md` a note.
         "PUT" if is_document => {
             async {
@@ -380,7 +208,12 @@ async fn vault_route(
             }
             .await
         }
-        "PATCH" => patch_route(engine, target, path, &headers, body).await,
+        "PATCH" if super::patch::is_mdvault_kind(&headers) => {
+            patch_route(engine, target, path, &headers, body).await
+        }
+        "PATCH" => super::patch::route(engine, target, path, &headers, body, None).await,
+        // A section target in the URL (or a deprecated Target-Type header) makes PUT a
+        // replace and POST an append of that section, as the plugin does.
         "DELETE" => {
             async {
                 let expected = if_match(&headers)?;
@@ -543,12 +376,21 @@ async fn read_route(
         let v1 = header_str(headers, "markdown-patch-version")? == Some("1");
         let a = tools::ReadArgs { vault: None, path: path.clone(), section: None };
         let r = blocking(move || tools::read(&engine, &target, a)).await?;
-        let mut resp = json_body(compat::document_map(&r.path, &r.content, v1)?);
+        let mut map = compat::document_map(&r.path, &r.content, v1)?;
+        // The 2.x map's `version` is the token a PATCH sends back as `If-Match`/`ifMatch`:
+        // mdvault's etag, so the version check is the etag check.
+        if !v1 {
+            map["version"] = json!(r.etag);
+        }
+        let mut resp = json_body(map);
         if v1 {
             resp.headers_mut()
                 .insert("deprecation", HeaderValue::from_static(compat::DEPRECATED_1X));
         }
         return Ok(with_etag(resp, Some(&r.etag)));
+    }
+    if let Some(resp) = super::patch::read(engine.clone(), target.clone(), &path, headers).await? {
+        return Ok(resp);
     }
     let html = accept.contains("text/html");
     let plugin_note = accept.contains("application/vnd.olrapi.note+json");
@@ -590,7 +432,8 @@ async fn read_route(
     }
 }
 
-/// PATCH: `Target-Type` heading (default), frontmatter, body or text.
+/// PATCH with mdvault's own whole-note kinds, `Target-Type` body or text; the plugin's
+/// heading, block and frontmatter formats are `patch.rs`.
 async fn patch_route(
     engine: Arc<Engine>,
     target: Target,
@@ -598,18 +441,9 @@ async fn patch_route(
     headers: &HeaderMap,
     body: std::result::Result<Bytes, BytesRejection>,
 ) -> Result<Response> {
-    let kind = header_str(headers, "target-type")?.unwrap_or("heading").to_ascii_lowercase();
+    let kind = header_str(headers, "target-type")?.unwrap_or("body").to_ascii_lowercase();
     let operation = header_str(headers, "operation")?.unwrap_or("replace").to_ascii_lowercase();
-    if let Some(v) = header_str(headers, "markdown-patch-version")?
-        && v != "1"
-    {
-        return Err(bad(format!(
-            "Markdown-Patch-Version {v} is not supported; send 1 or leave the header out"
-        )));
-    }
     let expected = if_match(headers)?;
-    let raw_target = header_str(headers, "target")?
-        .map(|t| percent_encoding::percent_decode_str(t).decode_utf8_lossy().into_owned());
     let c = match kind.as_str() {
         "body" => {
             if operation != "replace" {
@@ -649,72 +483,8 @@ async fn patch_route(
             };
             blocking(move || tools::replace_text(&engine, &target, a, expected.as_deref())).await?
         }
-        "frontmatter" | "heading" => {
-            let raw_target = raw_target.filter(|t| !t.trim().is_empty()).ok_or_else(|| {
-                bad(format!(
-                    "PATCH with Target-Type {kind} needs a Target header (the {})",
-                    if kind == "heading" { "heading path, as ?map shows it" } else { "key" }
-                ))
-            })?;
-            if kind == "frontmatter" {
-                let value = match operation.as_str() {
-                    "delete" => None,
-                    "replace" => {
-                        let raw = body_text(&engine, body)?;
-                        let v: Value = serde_json::from_str(&raw).map_err(|_| {
-                            let shown: String = raw.chars().take(80).collect();
-                            bad(format!(
-                                "the frontmatter value must be JSON (a quoted string, number, \
-                                 boolean or list); got {shown:?}"
-                            ))
-                        })?;
-                        Some(v)
-                    }
-                    other => {
-                        return Err(bad(format!(
-                            "Target-Type frontmatter supports Operation replace or delete, \
-                             not {other}"
-                        )));
-                    }
-                };
-                let a = tools::SetFrontmatterArgs {
-                    vault: None,
-                    path,
-                    key: raw_target,
-                    delete: value.is_none(),
-                    value,
-                    add: None,
-                    remove: None,
-                };
-                blocking(move || tools::set_frontmatter(&engine, &target, a, expected.as_deref()))
-                    .await?
-            } else {
-                let delimiter = header_str(headers, "target-delimiter")?.unwrap_or("::");
-                let target_path = if delimiter.is_empty() || delimiter == "::" {
-                    raw_target
-                } else {
-                    raw_target.split(delimiter).collect::<Vec<_>>().join("::")
-                };
-                let a = tools::PatchArgs {
-                    vault: None,
-                    path,
-                    target: target_path,
-                    operation: operation.parse()?,
-                    content: body_text(&engine, body)?,
-                    allow_empty: header_str(headers, "allow-empty")?.is_some_and(|v| {
-                        matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
-                    }),
-                    target_scope: header_str(headers, "target-scope")?
-                        .unwrap_or("content")
-                        .parse()?,
-                };
-                blocking(move || tools::patch(&engine, &target, a, expected.as_deref())).await?
-            }
-        }
         other => {
-            return Err(bad(format!(
-                "unknown Target-Type {other}; use heading, frontmatter, body or text"
-            )));
+            return Err(bad(format!("unknown Target-Type {other}; use body or text")));
         }
     };
     Ok(change_response(headers, c))

@@ -83,14 +83,15 @@ pub enum NoteCommand {
         #[command(flatten)]
         common: WriteArgs,
     },
-    /// Replace, prepend to or append to one heading's section.
+    /// Replace, prepend to or append to one heading's section, or one block (`^id`).
     #[command(
-        after_help = "Examples:\n  mdvault patch Home/Boiler.md --target 'Servicing' --operation replace --content 'Booked for May.'\n  mdvault patch Home/Boiler.md --target 'Boiler::Log' --operation append --file entry.md"
+        after_help = "Examples:\n  mdvault patch Home/Boiler.md --target 'Servicing' --operation replace --content 'Booked for May.'\n  mdvault patch Home/Boiler.md --target 'Boiler::Log' --operation append --file entry.md\n  mdvault patch Home/Boiler.md --target '^parts-table' --operation append --content '| valve | 12 |'"
     )]
     Patch {
         /// The note ([VAULT:]path).
         path: String,
-        /// The heading target (`Section`, or `Parent::Section` when the leaf is ambiguous).
+        /// The heading target (`Section`, or `Parent::Section` when the leaf is ambiguous), or
+        /// a block id (`^id`).
         #[arg(long, short)]
         target: String,
         /// replace, prepend or append (required: a replace by mistake loses the section).
@@ -99,6 +100,9 @@ pub enum NoteCommand {
         /// Allow a replace with empty content, which empties the section.
         #[arg(long)]
         allow_empty: bool,
+        /// Create the heading first when the target names none.
+        #[arg(long)]
+        create: bool,
         /// content (below the heading), marker (the heading line) or markerAndContent.
         #[arg(long, default_value = "content")]
         scope: String,
@@ -366,7 +370,16 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             };
             confirm(service::append(desk, t, a, common.if_match.as_deref())?, common.json);
         }
-        NoteCommand::Patch { path, target, operation, allow_empty, scope, content, common } => {
+        NoteCommand::Patch {
+            path,
+            target,
+            operation,
+            allow_empty,
+            create,
+            scope,
+            content,
+            common,
+        } => {
             let a = service::PatchArgs {
                 vault: vault(),
                 path,
@@ -375,6 +388,9 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
                 content: content.read()?,
                 allow_empty,
                 target_scope: scope.parse()?,
+                create_target_if_missing: create,
+                reject_if_present: false,
+                within: None,
             };
             confirm(service::patch(desk, t, a, common.if_match.as_deref())?, common.json);
         }

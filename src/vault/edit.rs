@@ -115,9 +115,10 @@ pub fn patch(
 /// endings and a final newline (empty when the region is).
 fn region_text(text: &str, note: &str, target: &str, scope: Scope) -> crate::Result<String> {
     let all = headings::headings(text);
-    let heading = headings::resolve(&all, target, note)?;
+    let blocks = headings::blocks(text);
+    let anchor = headings::locate(&all, &blocks, target, note)?;
     let lines = text::raw_lines(text);
-    let range = headings::section_lines(lines.len(), &all, heading, scope);
+    let range = headings::anchor_lines(lines.len(), &all, anchor, scope);
     let region: String = lines[range].concat();
     let region = text::normalize(&region);
     let region = text::strip_blank_edges(&region);
@@ -177,12 +178,41 @@ pub fn patch_section(
     content: &str,
 ) -> crate::Result<(String, String)> {
     let all = headings::headings(text);
-    let heading = headings::resolve(&all, target, note)?;
+    let blocks = headings::blocks(text);
+    let anchor = headings::locate(&all, &blocks, target, note)?;
     let lines = text::raw_lines(text);
-    let range = headings::section_lines(lines.len(), &all, heading, scope);
-    let new_content = match (op, scope) {
-        (Operation::Replace, Scope::Marker) if !content.trim().is_empty() => {
+    let range = headings::anchor_lines(lines.len(), &all, anchor, scope);
+    let new_content = match (anchor, op, scope) {
+        (headings::Anchor::Heading(heading), Operation::Replace, Scope::Marker)
+            if !content.trim().is_empty() =>
+        {
             text::normalize(&marker_line(heading, note, content)?)
+        }
+        // A replaced block keeps its id, so links to it and later patches still land; a
+        // table replaced by bare rows keeps its header.
+        (headings::Anchor::Block(b), Operation::Replace, _) if !content.trim().is_empty() => {
+            let body = text::normalize(content);
+            let body = text::strip_blank_edges(&body);
+            let region = &lines[range.clone()];
+            check_table_rows(region, body, note, b)?;
+            let body = match table_header(region) {
+                Some(head)
+                    if body.lines().all(|l| table_cells(l).is_some() && !is_delimiter_row(l)) =>
+                {
+                    format!("{}{body}", head.iter().map(|l| text::normalize(l)).collect::<String>())
+                }
+                _ => body.to_string(),
+            };
+            if headings::blocks(&body).iter().any(|nb| nb.id == b.id) {
+                body
+            } else {
+                format!("{body} ^{}", b.id)
+            }
+        }
+        (headings::Anchor::Block(b), _, _) => {
+            let body = text::normalize(content);
+            check_table_rows(&lines[range.clone()], text::strip_blank_edges(&body), note, b)?;
+            body
         }
         _ => text::normalize(content),
     };
@@ -201,8 +231,11 @@ pub fn patch_section(
             joins_tightly(stripped, last, text, range.start + i)
         }),
     };
+    // A block is spliced as it stands, like a heading's marker scopes: it has no heading line
+    // whose surrounding blank lines need rebuilding.
+    let block = matches!(anchor, headings::Anchor::Block(_));
     let replacement = match scope {
-        Scope::Content => {
+        Scope::Content if !block => {
             let old: Vec<Piece> = match region.iter().position(|l| !text::is_blank(l)) {
                 Some(first) => {
                     let last = region.iter().rposition(|l| !text::is_blank(l)).unwrap_or(first);
@@ -236,12 +269,66 @@ pub fn patch_section(
             }
             out
         }
-        Scope::Marker | Scope::MarkerAndContent => {
-            merge(op, region.iter().copied().map(Piece::Old).collect(), new, tight)
-        }
+        _ => merge(op, region.iter().copied().map(Piece::Old).collect(), new, tight),
     };
     let style = Style::of(text.as_bytes());
-    Ok((splice(text, &lines, range, &replacement, style), headings::display_path(heading)))
+    Ok((splice(text, &lines, range, &replacement, style), anchor.display()))
+}
+
+/// The number of cells of a table row (`| a | b |` is 2), a trailing block id left out;
+/// `None` for a line that is not a row.
+fn table_cells(line: &str) -> Option<usize> {
+    let mut t = line.trim();
+    if let Some((head, id)) = t.rsplit_once(char::is_whitespace)
+        && id.starts_with('^')
+    {
+        t = head.trim_end();
+    }
+    let inner = t.strip_prefix('|')?;
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    Some(inner.split('|').count())
+}
+
+fn is_delimiter_row(line: &str) -> bool {
+    let t = line.trim();
+    t.contains('-') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+}
+
+/// The header and delimiter lines of a table block, when the block is a table.
+fn table_header<'a>(region: &[&'a str]) -> Option<[&'a str; 2]> {
+    match region {
+        [head, delim, ..] if table_cells(head).is_some() && is_delimiter_row(delim) => {
+            Some([head, delim])
+        }
+        _ => None,
+    }
+}
+
+/// Rows added to a table block must have the table's number of cells: a short or long row
+/// would render as a broken table.
+fn check_table_rows(
+    region: &[&str],
+    new: &str,
+    note: &str,
+    b: &headings::Block,
+) -> crate::Result<()> {
+    let Some([head, _]) = table_header(region) else { return Ok(()) };
+    let want = table_cells(head).unwrap_or(0);
+    for row in new.lines().filter(|l| !is_delimiter_row(l)) {
+        if let Some(got) = table_cells(row)
+            && got != want
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "the table `^{}` in `{note}` has {want} columns and the row `{row}` has {got}; \
+                     send rows of {want} cells",
+                    b.id
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One line of an edit's output.
@@ -309,13 +396,186 @@ fn splice(text: &str, lines: &[&str], range: Range<usize>, with: &[Piece], style
     out
 }
 
+/// Edits one body block of a heading's section, by position: `index` counts the blank-line
+/// separated blocks of the section's own body (before its first subheading) from 0, or from
+/// the end when negative. With the content scope the new text is spliced literally onto the
+/// block (an append continues its last line, a prepend starts its first, so the caller owns
+/// the joint), a replace takes its place and an empty replace removes it; with
+/// markerAndContent an append or prepend adds a sibling block beside it.
+pub fn patch_within(
+    text: &str,
+    note: &str,
+    target: &str,
+    index: i64,
+    op: Operation,
+    scope: Scope,
+    content: &str,
+) -> crate::Result<(String, String)> {
+    let all = headings::headings(text);
+    let blocks = headings::blocks(text);
+    let anchor = headings::locate(&all, &blocks, target, note)?;
+    let headings::Anchor::Heading(heading) = anchor else {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "within indexes the body blocks of a heading's section; `{target}` is a block, so patch it directly"
+            ),
+        ));
+    };
+    let lines = text::raw_lines(text);
+    let section = headings::section_lines(lines.len(), &all, heading, Scope::Content);
+    let own_end = all
+        .iter()
+        .find(|h| h.line > section.start && h.line - 1 < section.end)
+        .map_or(section.end, |h| h.line - 1);
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    for (i, line) in lines.iter().enumerate().take(own_end).skip(section.start) {
+        if text::is_blank(line) {
+            continue;
+        }
+        match runs.last_mut() {
+            Some(r) if r.end == i => r.end = i + 1,
+            _ => runs.push(i..i + 1),
+        }
+    }
+    let count = runs.len() as i64;
+    let at = if index < 0 { count + index } else { index };
+    if at < 0 || at >= count {
+        return Err(Error::new(
+            ErrorCode::NoSuchHeading,
+            format!(
+                "block index {index} is out of range: section `{}` of `{note}` has {count} body blocks (0 to {}, or -1 for the last)",
+                headings::display_path(heading),
+                count - 1
+            ),
+        ));
+    }
+    let run = runs[at as usize].clone();
+    let style = Style::of(text.as_bytes());
+    let added = text::normalize(content);
+    let added_lines: Vec<&str> = added.strip_suffix('\n').unwrap_or(&added).split('\n').collect();
+    let eol = |l: &str| l.len() - l.trim_end_matches(['\r', '\n']).len();
+    let mut out: Vec<String> = Vec::new();
+    let sibling = scope == Scope::MarkerAndContent;
+    match op {
+        Operation::Replace if added.trim().is_empty() => {
+            // The block goes, and the blank line after it (or before it, at the end).
+            let mut cut = run.clone();
+            if cut.end < lines.len() && text::is_blank(lines[cut.end]) {
+                cut.end += 1;
+            } else if cut.start > section.start && text::is_blank(lines[cut.start - 1]) {
+                cut.start -= 1;
+            }
+            return Ok((splice(text, &lines, cut, &[], style), headings::display_path(heading)));
+        }
+        Operation::Replace => out.extend(added_lines.iter().map(|l| l.to_string())),
+        Operation::Append if sibling => {
+            out.extend(lines[run.clone()].iter().map(|l| l[..l.len() - eol(l)].to_string()));
+            out.push(String::new());
+            out.extend(added_lines.iter().map(|l| l.to_string()));
+        }
+        Operation::Prepend if sibling => {
+            out.extend(added_lines.iter().map(|l| l.to_string()));
+            out.push(String::new());
+            out.extend(lines[run.clone()].iter().map(|l| l[..l.len() - eol(l)].to_string()));
+        }
+        Operation::Append => {
+            out.extend(lines[run.clone()].iter().map(|l| l[..l.len() - eol(l)].to_string()));
+            let last = out.pop().unwrap_or_default();
+            // The addition goes before a block id that ends the line, so the id still ends it.
+            let (head, id) = match headings::block_id(&last) {
+                Some(id) => {
+                    let cut = last.trim_end().len() - id.len() - 1;
+                    (last[..cut].trim_end().to_string(), format!(" ^{id}"))
+                }
+                None => (last.clone(), String::new()),
+            };
+            let joined = format!("{head}{}{id}", added.strip_suffix('\n').unwrap_or(&added));
+            out.extend(joined.split('\n').map(str::to_string));
+        }
+        Operation::Prepend => {
+            out.extend(lines[run.clone()].iter().map(|l| l[..l.len() - eol(l)].to_string()));
+            let first = if out.is_empty() { String::new() } else { out.remove(0) };
+            let joined = format!("{}{first}", added.strip_suffix('\n').unwrap_or(&added));
+            let mut head: Vec<String> = joined.split('\n').map(str::to_string).collect();
+            head.append(&mut out);
+            out = head;
+        }
+    }
+    let pieces: Vec<Piece> = out.iter().map(|l| Piece::New(l.as_str())).collect();
+    Ok((splice(text, &lines, run, &pieces, style), headings::display_path(heading)))
+}
+
+/// The note with the heading `target` (a `::` path) added when it names no heading yet, for
+/// a patch that may create its target: the missing part of the path goes at the end of the deepest heading of it that
+/// exists (one level deeper each), or at the end of the note from level 1. Only a target that
+/// names no heading is created; an ambiguous one, or a block id, is refused as the resolver
+/// refuses it, since no text says where or what the new part would be.
+pub fn with_target(text: &str, note: &str, target: &str) -> crate::Result<String> {
+    let all = headings::headings(text);
+    let blocks = headings::blocks(text);
+    match headings::locate(&all, &blocks, target, note) {
+        Ok(_) => return Ok(text.to_string()),
+        Err(e)
+            if e.code() == ErrorCode::NoSuchHeading && headings::block_target(target).is_none() => {
+        }
+        Err(e) => return Err(e),
+    }
+    let parts: Vec<&str> = target.split("::").map(str::trim).filter(|p| !p.is_empty()).collect();
+    let mut parent = None;
+    for k in (1..parts.len()).rev() {
+        match headings::resolve(&all, &parts[..k].join("::"), note) {
+            Ok(h) => {
+                parent = Some((k, h));
+                break;
+            }
+            Err(e) if e.code() == ErrorCode::NoSuchHeading => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let (have, depth) = parent.map_or((0, 0), |(k, h)| (k, usize::from(h.depth)));
+    let missing = &parts[have..];
+    if missing.is_empty() || depth + missing.len() > 6 {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "cannot create heading `{target}` in `{note}`: it would be deeper than level 6; \
+                 name a shallower path"
+            ),
+        ));
+    }
+    let block: String = missing
+        .iter()
+        .enumerate()
+        .map(|(n, p)| format!("{} {p}\n", "#".repeat(depth + n + 1)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let Some((_, h)) = parent else { return Ok(append(text, &block)) };
+    let lines = text::raw_lines(text);
+    let range = headings::section_lines(lines.len(), &all, h, Scope::MarkerAndContent);
+    if range.end == lines.len() {
+        return Ok(append(text, &block));
+    }
+    let style = Style::of(text.as_bytes());
+    let new: Vec<&str> = block.lines().collect();
+    let region = &lines[range.clone()];
+    let last =
+        region.iter().rposition(|l| !text::is_blank(l)).map_or(range.start, |i| range.start + i);
+    // The section's trailing blank lines become exactly one on each side of the new heading.
+    let mut pieces = vec![Piece::New("")];
+    pieces.extend(new.iter().copied().map(Piece::New));
+    pieces.push(Piece::New(""));
+    Ok(splice(text, &lines, last + 1..range.end, &pieces, style))
+}
+
 /// Reads one section: its heading line through the end of the section, right-trimmed, plus
 /// a newline. The note's bytes are returned as they are, not normalised.
 pub fn section_text(text: &str, note: &str, target: &str) -> crate::Result<String> {
     let all = headings::headings(text);
-    let heading = headings::resolve(&all, target, note)?;
+    let blocks = headings::blocks(text);
+    let anchor = headings::locate(&all, &blocks, target, note)?;
     let starts = line_starts(text);
-    let lines = headings::section_lines(starts.len(), &all, heading, Scope::MarkerAndContent);
+    let lines = headings::anchor_lines(starts.len(), &all, anchor, Scope::MarkerAndContent);
     let bom = if text.starts_with(BOM) { BOM.len_utf8() } else { 0 };
     let start = starts[lines.start].max(bom);
     let end = starts.get(lines.end).copied().unwrap_or(text.len());
@@ -425,12 +685,12 @@ pub fn replace_text(
     let (range, place) = match section {
         Some(target) => {
             let all = headings::headings(text);
-            let heading = headings::resolve(&all, target, note)?;
+            let blocks = headings::blocks(text);
+            let anchor = headings::locate(&all, &blocks, target, note)?;
             let starts = line_starts(text);
-            let lines =
-                headings::section_lines(starts.len(), &all, heading, Scope::MarkerAndContent);
+            let lines = headings::anchor_lines(starts.len(), &all, anchor, Scope::MarkerAndContent);
             let end = starts.get(lines.end).copied().unwrap_or(text.len());
-            let place = format!("section `{}` of `{note}`", headings::display_path(heading));
+            let place = format!("section `{}` of `{note}`", anchor.display());
             (starts[lines.start].max(bom)..end, place)
         }
         None => (body_start..text.len(), format!("the body of `{note}`")),
@@ -515,6 +775,54 @@ fn match_at(hay: &str, start: usize, parts: &[&str]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const BLOCKS: &str = "# A\n\nOne para. ^p\n\nSecond para.\n\n## Sub\n\nsub text\n\n# T\n\n| a | b |\n|---|---|\n| 1 | 2 | ^tbl\n";
+
+    #[test]
+    fn block_targets_patch_the_block_and_keep_its_id() {
+        let (out, path) =
+            patch_section(BLOCKS, "n.md", "^p", Operation::Replace, Scope::Content, "New para.")
+                .unwrap();
+        assert_eq!(path, "^p");
+        assert!(out.contains("# A\n\nNew para. ^p\n\nSecond para."), "{out}");
+        let (out, _) =
+            patch_section(BLOCKS, "n.md", "^tbl", Operation::Append, Scope::Content, "| 3 | 4 |")
+                .unwrap();
+        assert!(out.ends_with("| 1 | 2 | ^tbl\n| 3 | 4 |\n"), "{out}");
+        let (out, _) =
+            patch_section(BLOCKS, "n.md", "^tbl", Operation::Replace, Scope::Content, "| 9 | 9 |")
+                .unwrap();
+        assert!(out.ends_with("# T\n\n| a | b |\n|---|---|\n| 9 | 9 | ^tbl\n"), "{out}");
+        let err = patch_section(BLOCKS, "n.md", "^tbl", Operation::Append, Scope::Content, "| 3 |")
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidRequest);
+        assert!(err.message().contains("2 columns"), "{err}");
+    }
+
+    #[test]
+    fn within_edits_one_body_block_of_the_section_only() {
+        let at = |i, op, scope, c| patch_within(BLOCKS, "n.md", "A", i, op, scope, c);
+        let (out, _) = at(0, Operation::Append, Scope::Content, " more").unwrap();
+        assert!(out.contains("One para. more ^p\n"), "{out}");
+        let (out, _) = at(-1, Operation::Append, Scope::MarkerAndContent, "Third.").unwrap();
+        assert!(out.contains("Second para.\n\nThird.\n\n## Sub"), "{out}");
+        let (out, _) = at(0, Operation::Replace, Scope::Content, "").unwrap();
+        assert!(out.starts_with("# A\n\nSecond para.\n\n## Sub"), "{out}");
+        let err = at(2, Operation::Append, Scope::Content, "x").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchHeading);
+        assert!(err.message().contains("out of range"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_heading_target_is_created_under_its_deepest_parent() {
+        let out = with_target(BLOCKS, "n.md", "A::New").unwrap();
+        assert!(out.contains("sub text\n\n## New\n\n# T"), "{out}");
+        let out = with_target(BLOCKS, "n.md", "Fresh").unwrap();
+        assert!(out.ends_with("| 1 | 2 | ^tbl\n\n# Fresh\n"), "{out}");
+        assert_eq!(with_target(BLOCKS, "n.md", "A::Sub").unwrap(), BLOCKS);
+        let err = with_target(BLOCKS, "n.md", "^nope").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchHeading);
+    }
 
     const NOTE: &str = "# Example\n\nIntro.\n\n## Section\n\nFirst line.\n\n## Other\n\nMore.\n";
 

@@ -1,9 +1,11 @@
-//! Headings: the outline of a note and the `::` targets that address its sections.
+//! Headings and blocks: the outline of a note and the targets that address its parts.
 //!
 //! This module takes the ATX headings the line model (`markdown`) finds outside frontmatter,
 //! code and blockquotes, builds each heading's ancestor path, and resolves a target such as
 //! `Recipe::Mash::Method` to exactly one heading or refuses with a message that lists the paths
-//! to retry with. Matching compares normalised forms of both sides; the stored heading text is
+//! to retry with. The same resolver ([`locate`]) takes block references: a target `^id` names
+//! the paragraph, list item or table whose last line ends in `^id`, as Obsidian's block links
+//! do, so every surface that takes a heading target takes a block target too. Matching compares normalised forms of both sides; the stored heading text is
 //! never rewritten. It does not edit text (see `edit`), decides nothing about what a heading or a
 //! fence is, and knows nothing of Setext headings, which the vault does not use.
 
@@ -295,6 +297,132 @@ fn resolve_text<'a>(all: &'a [Heading], target: &str, note: &str) -> crate::Resu
     ))
 }
 
+/// A block reference: the lines of the paragraph, list item or table that a `^id` closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// The id, without the caret.
+    pub id: String,
+    /// 0-based half-open line range of the block over the whole file, the id's line included.
+    pub lines: Range<usize>,
+}
+
+/// The id a line ends with (`text ^id`, or `^id` alone), if any: letters, digits and `-`,
+/// which is what Obsidian writes.
+pub(crate) fn block_id(raw: &str) -> Option<&str> {
+    let t = raw.trim_end();
+    let token = t.rsplit(char::is_whitespace).next()?;
+    let id = token.strip_prefix('^')?;
+    (!id.is_empty() && id.chars().all(|c| c.is_alphanumeric() || c == '-')).then_some(id)
+}
+
+/// Every block reference of `text`, in order, ignoring frontmatter, code and heading lines.
+/// A line that is only `^id` names the block just above it (Obsidian's form after a table or
+/// a list); otherwise the block is the line's list item, or the run of non-blank lines it
+/// ends.
+pub fn blocks(text: &str) -> Vec<Block> {
+    let all: Vec<markdown::Line<'_>> = markdown::lines(text).collect();
+    let plain = |l: &markdown::Line<'_>| matches!(l.class, Class::Text);
+    let mut out = Vec::new();
+    for (i, line) in all.iter().enumerate() {
+        if !plain(line) {
+            continue;
+        }
+        let Some(id) = block_id(line.raw) else { continue };
+        let alone = line.raw.trim() == format!("^{id}");
+        let mut start = i;
+        // `^id` alone after a blank line still names the block above the blank.
+        if alone && i >= 2 && matches!(all[i - 1].class, Class::Blank) && plain(&all[i - 2]) {
+            start -= 1;
+        }
+        if !line.opens_item || alone {
+            while start > 0 && plain(&all[start - 1]) {
+                start -= 1;
+                // A list item is its own block: stop at the item the line belongs to.
+                if all[start].opens_item && !alone {
+                    break;
+                }
+            }
+        }
+        out.push(Block { id: id.to_string(), lines: start..i + 1 });
+    }
+    out
+}
+
+/// What a target resolved to: a heading's section, or a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor<'a> {
+    /// A heading, as [`resolve`] found it.
+    Heading(&'a Heading),
+    /// A block reference, as [`blocks`] found it.
+    Block(&'a Block),
+}
+
+impl Anchor<'_> {
+    /// The paste-able target that reaches exactly this anchor (`A::B`, or `^id`).
+    pub fn display(&self) -> String {
+        match self {
+            Anchor::Heading(h) => display_path(h),
+            Anchor::Block(b) => format!("^{}", b.id),
+        }
+    }
+}
+
+/// The block target of `target`, when it is one: `^id`, or a heading path ending in `::^id`
+/// (the heading part only narrows what a person reads; ids are unique in a note).
+pub fn block_target(target: &str) -> Option<&str> {
+    let last = target.rsplit("::").next()?.trim();
+    last.strip_prefix('^').filter(|id| !id.is_empty())
+}
+
+/// The one resolver every edit and read of a part of a note goes through: a `^id` target
+/// names a block, anything else a heading ([`resolve`]).
+pub fn locate<'a>(
+    all: &'a [Heading],
+    blocks: &'a [Block],
+    target: &str,
+    note: &str,
+) -> crate::Result<Anchor<'a>> {
+    let Some(id) = block_target(target) else {
+        return resolve(all, target, note).map(Anchor::Heading);
+    };
+    let found: Vec<&Block> = blocks.iter().filter(|b| b.id == id).collect();
+    match found.as_slice() {
+        [only] => Ok(Anchor::Block(only)),
+        [] => {
+            let ids: Vec<String> = blocks.iter().map(|b| format!("^{}", b.id)).collect();
+            Err(Error::new(
+                ErrorCode::NoSuchHeading,
+                format!(
+                    "no block `^{id}` in `{note}`; retry with one of its block ids:\n{}",
+                    path_list(ids.into_iter())
+                ),
+            ))
+        }
+        several => Err(Error::new(
+            ErrorCode::AmbiguousHeading,
+            format!(
+                "block id `^{id}` appears {} times in `{note}`; make the ids unique (edit the \
+                 note), then retry",
+                several.len()
+            ),
+        )),
+    }
+}
+
+/// 0-based half-open line range an anchor addresses for a scope. A block has no marker line
+/// of its own (its id rides on its last line), so every scope addresses the whole block.
+pub fn anchor_lines(
+    lines_len: usize,
+    all: &[Heading],
+    anchor: Anchor<'_>,
+    scope: Scope,
+) -> Range<usize> {
+    match anchor {
+        Anchor::Heading(h) => section_lines(lines_len, all, h, scope),
+        Anchor::Block(b) => b.lines.clone(),
+    }
+}
+
 /// 0-based half-open line range of a heading's section for a scope.
 pub fn section_lines(lines_len: usize, all: &[Heading], h: &Heading, scope: Scope) -> Range<usize> {
     let start = h.line - 1;
@@ -512,6 +640,23 @@ mod tests {
         assert_eq!(section_lines(7, &all, a, Scope::MarkerAndContent), 1..5);
         assert_eq!(section_lines(7, &all, &all[3], Scope::Content), 6..7);
         assert_eq!(section_lines(7, &all, &all[0], Scope::Content), 1..7);
+    }
+
+    #[test]
+    fn block_ids_name_their_paragraph_item_or_table() {
+        let text = "# A\n\nOne line\ntwo lines ^para\n\n- x\n- y ^item\n\n| a |\n|---|\n| 1 |\n\n^tbl\n\n```\ncode ^no\n```\n";
+        let all = headings(text);
+        let bl = blocks(text);
+        let got: Vec<(&str, Range<usize>)> =
+            bl.iter().map(|b| (b.id.as_str(), b.lines.clone())).collect();
+        assert_eq!(got, [("para", 2..4), ("item", 6..7), ("tbl", 8..13)]);
+        let found = locate(&all, &bl, "^item", "n.md").unwrap();
+        assert_eq!(found.display(), "^item");
+        assert_eq!(locate(&all, &bl, "A::^para", "n.md").unwrap().display(), "^para");
+        assert_eq!(locate(&all, &bl, "A", "n.md").unwrap().display(), "A");
+        let err = locate(&all, &bl, "^nope", "n.md").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchHeading);
+        assert!(err.message().contains("^para"), "{err}");
     }
 
     #[test]

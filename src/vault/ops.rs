@@ -288,6 +288,14 @@ pub struct PatchRequest<'a> {
     pub content: &'a str,
     /// A replace with empty content is refused (`empty_content`) unless this is set.
     pub allow_empty: bool,
+    /// A heading target that names no heading is created first (`edit::with_target`).
+    pub create_missing: bool,
+    /// An append or prepend whose content is already in the target is refused
+    /// (`already_exists`), so a retried request does not add it twice.
+    pub reject_if_present: bool,
+    /// One body block of the section, by position (`edit::patch_within`), instead of the
+    /// whole section.
+    pub within: Option<i64>,
 }
 
 /// A file's size and modification time, as the indexer compares them.
@@ -605,8 +613,8 @@ impl Vault {
             }
             Some(wanted) => {
                 let all = headings::headings(&content);
-                let resolved =
-                    headings::display_path(headings::resolve(&all, wanted, &target.rel)?);
+                let blocks = headings::blocks(&content);
+                let resolved = headings::locate(&all, &blocks, wanted, &target.rel)?.display();
                 let text = edit::section_text(&content, &target.rel, wanted)?;
                 Ok(NoteRead {
                     vault: self.name.clone(),
@@ -785,15 +793,48 @@ impl Vault {
         let target = self.existing_note(raw, "patched")?;
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
-        let patched = edit::patch(
-            &old,
-            &target.rel,
-            req.target,
-            req.operation,
-            req.scope,
-            req.content,
-            req.allow_empty,
-        )?;
+        let base = if req.create_missing {
+            edit::with_target(&old, &target.rel, req.target)?
+        } else {
+            old.clone()
+        };
+        let wanted = text::normalize(req.content);
+        let wanted = text::strip_blank_edges(&wanted);
+        if req.reject_if_present && req.operation != Operation::Replace && !wanted.is_empty() {
+            let region = text::normalize(&edit::section_text(&base, &target.rel, req.target)?);
+            if region.contains(wanted) {
+                return Err(Error::new(
+                    ErrorCode::AlreadyExists,
+                    format!(
+                        "`{}` in {} already holds that content, and the request asked to refuse \
+                         rather than add it twice; nothing was changed",
+                        req.target, target.rel
+                    ),
+                ));
+            }
+        }
+        let patched = if let Some(index) = req.within {
+            let (text, path) = edit::patch_within(
+                &base,
+                &target.rel,
+                req.target,
+                index,
+                req.operation,
+                req.scope,
+                req.content,
+            )?;
+            edit::Patched { text, path, replaced: None }
+        } else {
+            edit::patch(
+                &base,
+                &target.rel,
+                req.target,
+                req.operation,
+                req.scope,
+                req.content,
+                req.allow_empty,
+            )?
+        };
         let w = self.write_note(&target, &old, &patched.text, true)?;
         let resolved = patched.path;
         let verb = match req.operation {

@@ -345,7 +345,12 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
             "/vault/{path}",
             "patch",
             &p(&format!("/vault/{note}")),
-            &[("Target-Type", "heading"), ("Operation", "append"), ("Target", "Contract")],
+            &[
+                ("Target-Type", "heading"),
+                ("Operation", "append"),
+                ("Target", "Contract"),
+                ("Markdown-Patch-Version", "1"),
+            ],
             Some("third\n"),
         ),
         call(

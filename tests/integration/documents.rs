@@ -181,12 +181,22 @@ fn uploads_are_filed_extracted_searchable_and_refused_by_rule() {
         ("POST", &[], b"more"),
         (
             "PATCH",
-            &[("Target-Type", "heading"), ("Target", "Page 1"), ("Operation", "append")],
+            &[
+                ("Target-Type", "heading"),
+                ("Target", "Page 1"),
+                ("Operation", "append"),
+                ("Markdown-Patch-Version", "1"),
+            ],
             b"x",
         ),
         (
             "PATCH",
-            &[("Target-Type", "frontmatter"), ("Target", "status"), ("Operation", "replace")],
+            &[
+                ("Target-Type", "frontmatter"),
+                ("Target", "status"),
+                ("Operation", "replace"),
+                ("Markdown-Patch-Version", "1"),
+            ],
             b"\"x\"",
         ),
         ("PATCH", &[("Target-Type", "body"), ("Operation", "replace")], b"x"),

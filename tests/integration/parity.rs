@@ -70,7 +70,12 @@ fn cases() -> Vec<Case> {
             rest: Rest(
                 "PATCH",
                 "/vault/Inbox/Parity.md",
-                vec![("Target", "Alpha"), ("Operation", "prepend")],
+                vec![
+                    ("Target-Type", "heading"),
+                    ("Target", "Alpha"),
+                    ("Operation", "prepend"),
+                    ("Markdown-Patch-Version", "1"),
+                ],
                 Some("first"),
             ),
             agree: None,
@@ -92,7 +97,12 @@ fn cases() -> Vec<Case> {
             rest: Rest(
                 "PATCH",
                 "/vault/Inbox/Parity.md",
-                vec![("Target-Type", "frontmatter"), ("Target", "tags")],
+                vec![
+                    ("Target-Type", "frontmatter"),
+                    ("Target", "tags"),
+                    ("Operation", "replace"),
+                    ("Markdown-Patch-Version", "1"),
+                ],
                 Some(r#"["a", "b"]"#),
             ),
             agree: None,

@@ -163,6 +163,7 @@ fn rest_routes_answer_like_the_local_rest_api() {
             ("Target", "Shed%7CTools"),
             ("Target-Delimiter", "|"),
             ("Markdown-Patch-Version", "1"),
+            ("Accept", "text/plain"),
         ],
         Some(b"A spade."),
     );
@@ -179,7 +180,10 @@ fn rest_routes_answer_like_the_local_rest_api() {
         &[
             ("Target-Type", "frontmatter"),
             ("Target", "status"),
+            ("Operation", "replace"),
             ("Content-Type", "application/json"),
+            ("Markdown-Patch-Version", "1"),
+            ("Accept", "text/plain"),
         ],
         Some(b"\"approved\""),
     );
@@ -188,7 +192,13 @@ fn rest_routes_answer_like_the_local_rest_api() {
     let r = s.call(
         "PATCH",
         "/vault/Home/Shed.md",
-        &[("Target-Type", "frontmatter"), ("Target", "status"), ("Operation", "delete")],
+        &[
+            ("Target-Type", "frontmatter"),
+            ("Target", "status"),
+            ("Operation", "delete"),
+            ("Markdown-Patch-Version", "1"),
+            ("Accept", "text/plain"),
+        ],
         None,
     );
     assert_eq!(r.body, "removed 'status' in Home/Shed.md\n");
@@ -339,7 +349,12 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
         &v,
         "PATCH",
         boiler,
-        &[("Target", "Nowhere")],
+        &[
+            ("Target-Type", "heading"),
+            ("Target", "Nowhere"),
+            ("Operation", "append"),
+            ("Markdown-Patch-Version", "1"),
+        ],
         Some(b"x"),
         (400, "no_such_heading"),
     );
@@ -348,7 +363,12 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
         &v,
         "PATCH",
         "/vault/Tech/Homelab/Proxmox%20Host.md",
-        &[("Target", "Backups")],
+        &[
+            ("Target-Type", "heading"),
+            ("Target", "Backups"),
+            ("Operation", "append"),
+            ("Markdown-Patch-Version", "1"),
+        ],
         Some(b"x"),
         (400, "ambiguous_heading"),
     );
@@ -375,7 +395,12 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
         &v,
         "PATCH",
         "/vault/Inbox/Scratch.md",
-        &[("Target-Type", "frontmatter"), ("Target", "a")],
+        &[
+            ("Target-Type", "frontmatter"),
+            ("Target", "a"),
+            ("Operation", "replace"),
+            ("Markdown-Patch-Version", "1"),
+        ],
         Some(b"1"),
         (400, "no_frontmatter"),
     );
@@ -384,7 +409,12 @@ fn every_refusal_has_its_code_and_leaves_the_vault_alone() {
         &v,
         "PATCH",
         boiler,
-        &[("Target-Type", "frontmatter"), ("Target", "a")],
+        &[
+            ("Target-Type", "frontmatter"),
+            ("Target", "a"),
+            ("Operation", "replace"),
+            ("Markdown-Patch-Version", "1"),
+        ],
         Some(b"null"),
         (400, "invalid_value"),
     );
@@ -717,4 +747,51 @@ fn a_large_notes_write_answers_before_its_vectors_and_search_finds_it_after() {
         assert!(std::time::Instant::now() < deadline, "vectors never caught up: {status}");
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
+}
+
+#[test]
+fn the_plugin_patch_formats_and_url_targets_reach_the_same_lines() {
+    let v = TempVault::fixture();
+    let s = Server::start(&[spec("fixture", &v)], HASHING);
+    let note = "/vault/Inbox/Blocks.md";
+    let text = "# A\n\nFirst. ^first\n\n# T\n\n| a | b |\n|---|---|\n| 1 | 2 | ^tbl\n";
+    assert_eq!(s.call("PUT", note, &[], Some(text.as_bytes())).status, 204);
+
+    // The 2.x instruction answers with the whole note.
+    let r = s.call(
+        "PATCH",
+        note,
+        &[("Content-Type", "application/json")],
+        Some(br#"{"targetType": "block", "target": "tbl", "operation": "append", "value": [["3", "4"]]}"#),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("| 1 | 2 | ^tbl\n| 3 | 4 |\n"), "{}", r.body);
+
+    // Raw-content mode: the target in the URL, the body the payload.
+    let r = s.call(
+        "PATCH",
+        &format!("{note}/heading/A"),
+        &[("Operation", "append"), ("Content-Type", "text/markdown")],
+        Some(b"Second."),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(v.read("Inbox/Blocks.md").contains("First. ^first\n\nSecond.\n"));
+    let r = s.call("GET", &format!("{note}/block/first"), &[], None);
+    assert_eq!((r.status, r.body.as_str()), (200, "First. ^first\n"));
+
+    // Refusals: target headers without a version, a target named twice, a stale version.
+    let before = v.read("Inbox/Blocks.md");
+    let r = s.call("PATCH", note, &[("Target-Type", "heading"), ("Target", "A")], Some(b"x"));
+    assert_eq!((r.status, r.json()["errorCode"].as_u64()), (400, Some(40084)), "{}", r.body);
+    let r =
+        s.call("PATCH", &format!("{note}/heading/A"), &[("Target-Type", "heading")], Some(b"x"));
+    assert_eq!((r.status, r.code().as_str()), (422, "conflicting_target"), "{}", r.body);
+    let r = s.call(
+        "PATCH",
+        &format!("{note}/heading/A"),
+        &[("Operation", "append"), ("If-Match", "\"0000\"")],
+        Some(b"x"),
+    );
+    assert_eq!((r.status, r.code().as_str()), (412, "version_mismatch"), "{}", r.body);
+    assert_eq!(v.read("Inbox/Blocks.md"), before);
 }

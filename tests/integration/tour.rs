@@ -48,6 +48,7 @@ fn the_example_vault_tour_does_what_it_says() {
             ("Operation", "append"),
             ("Target-Type", "heading"),
             ("Target", "Plan::Materials::Timber"),
+            ("Markdown-Patch-Version", "1"),
         ],
         Some(b"- 4 fence posts, 75 mm\n"),
     );

@@ -50,7 +50,16 @@ fn small_vault() -> TempVault {
 }
 
 fn patch<'a>(target: &'a str, op: Operation, content: &'a str) -> PatchRequest<'a> {
-    PatchRequest { target, operation: op, scope: Scope::Content, content, allow_empty: false }
+    PatchRequest {
+        target,
+        operation: op,
+        scope: Scope::Content,
+        content,
+        allow_empty: false,
+        create_missing: false,
+        reject_if_present: false,
+        within: None,
+    }
 }
 
 /// Runs `f`, expects refusal `code`, and checks nothing on disk changed.
