@@ -541,6 +541,11 @@ async fn edit(State(web): State<Web>, Form(f): Form<HashMap<String, String>>) ->
                     content: t2,
                     allow_empty: false,
                     target_scope: crate::vault::headings::Scope::MarkerAndContent,
+                    // The editor replaces a whole section it was shown: it never creates one,
+                    // refuses on presence, or edits a single block of it.
+                    create_target_if_missing: false,
+                    reject_if_present: false,
+                    within: None,
                 },
                 etag.as_deref(),
             ),
