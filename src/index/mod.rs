@@ -17,6 +17,7 @@ pub mod dense;
 pub mod lexical;
 pub mod store;
 pub mod tokenize;
+pub mod vectors;
 pub mod watch;
 
 use std::collections::{HashMap, HashSet};
