@@ -302,7 +302,7 @@ impl Dense {
         let more: Vec<u32> = Dense::split(rows, threads, &|start, end| {
             (start..end)
                 .filter(|r| !taken.contains(&(*r as u32)))
-                .filter(|r| self.base_keys[*r].as_ref().is_some_and(|k| keep(k)))
+                .filter(|r| self.base_keys[*r].as_ref().is_some_and(keep))
                 .filter(|r| approx(*r) >= cut)
                 .map(|r| r as u32)
                 .collect()
@@ -507,7 +507,7 @@ mod tests {
             rows.iter().enumerate().map(|(i, v)| (i as i64, 0, v.as_slice())).collect();
         vectors::write(&path, dims, "m", &table).unwrap();
         let file = Arc::new(VectorFile::open(&path, dims, "m").unwrap());
-        let path_of = |i: usize| if i % 3 == 0 { "a.md" } else { "b.md" };
+        let path_of = |i: usize| if i.is_multiple_of(3) { "a.md" } else { "b.md" };
         let keys = (0..n).map(|i| Some(key(i as i64, path_of(i)))).collect();
         let mut quantised = Dense::with_base(dims, file, keys);
         let mut exact = Dense::new(dims);

@@ -476,11 +476,12 @@ mod tests {
             let mut qc = vec![0i8; dims];
             let qs = quantise(&q, &mut qc);
             let bound = f.error_bound(qs, q.iter().map(|x| x.abs()).sum());
-            for r in 0..f.rows() {
-                let exact: f32 = q.iter().zip(&rows[r]).map(|(a, b)| a * b).sum();
+            assert_eq!(f.rows(), rows.len());
+            for (r, row) in rows.iter().enumerate() {
+                let exact: f32 = q.iter().zip(row).map(|(a, b)| a * b).sum();
                 let approx = dot_i8(&qc, f.codes(r)) as f32 * qs * f.scale(r) / (127.0 * 127.0);
                 assert!((exact - approx).abs() <= bound, "{exact} vs {approx}, bound {bound}");
-                assert_eq!(f.floats(r), rows[r].as_slice(), "the f32 section is exact");
+                assert_eq!(f.floats(r), row.as_slice(), "the f32 section is exact");
                 assert_eq!(f.key(r), (r as i64, r as u64));
             }
         }
