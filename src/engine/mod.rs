@@ -68,6 +68,9 @@ pub struct Engine {
     /// The store held a finished build of every vault, with every chunk's vector, when this
     /// engine became the owner: its first pass is catching up, and search serves meanwhile.
     warm: AtomicBool,
+    /// The first build has committed every vault's words (its `Pass::Words` ended): from then
+    /// on a search during the build misses no note's words.
+    words_done: AtomicBool,
 }
 
 /// Whether this engine writes its data directory's index, or reads beside the process that does.
@@ -295,6 +298,7 @@ impl Engine {
             index_md: Arc::new(index_md),
             maintenance_runs: std::sync::Mutex::new(()),
             warm: AtomicBool::new(warm),
+            words_done: AtomicBool::new(false),
         })
     }
 
@@ -509,18 +513,17 @@ impl Engine {
         };
         let unbuilt: Vec<&str> =
             scope.iter().copied().filter(|v| !ever_indexed(index.store(), v)).collect();
-        // The catalog takes a file's chunks only after their words are committed, so while
-        // it is empty a search would find nothing even where the store holds chunks.
+        // Until every vault's words are committed an answer could silently miss notes.
         let all_unbuilt = !unbuilt.is_empty() && unbuilt.len() == scope.len();
         if let Some(seconds) = building
-            && (all_unbuilt || index.counts().0 == 0)
+            && (all_unbuilt || !self.words_done.load(Ordering::SeqCst))
         {
             return Err(Error::new(
                 ErrorCode::NotReady,
                 format!(
                     "the search index is still being built ({seconds:.0} s so far{}) and \
-                     holds nothing to search yet; retry in a few seconds, or use list and \
-                     read meanwhile",
+                     has not taken in every note's words yet; retry in a few seconds, or use \
+                     list and read meanwhile",
                     self.progress_note()
                 ),
             ));
@@ -777,6 +780,9 @@ impl Engine {
             } else {
                 self.pass(None, Pass::Words, &crate::index::Silent)
             };
+            if words.is_ok() {
+                self.words_done.store(true, Ordering::SeqCst);
+            }
             match words.and_then(|_| self.sync(None, false, &crate::index::Silent)) {
                 Ok(reports) => {
                     let seconds = started.elapsed().as_secs_f64();
