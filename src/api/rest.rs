@@ -894,6 +894,7 @@ pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
             "built_at": s.built_at,
             "build_seconds": s.build_seconds.map(|x| round(x, 100.0)),
             "model": engine.index().embedder().model_id(),
+            "progress": s.progress,
         },
         "watcher": { "ok": s.watching },
         // A reader searches the index another mdvault process keeps (and watches for).

@@ -60,6 +60,7 @@ pub(super) struct Report {
     bar: Option<indicatif::ProgressBar>,
     started: Instant,
     last: Mutex<(usize, Instant)>,
+    clock: crate::index::ProgressClock,
 }
 
 impl Report {
@@ -75,7 +76,12 @@ impl Report {
             );
             bar
         });
-        Report { bar, started: Instant::now(), last: Mutex::new((usize::MAX, Instant::now())) }
+        Report {
+            bar,
+            started: Instant::now(),
+            last: Mutex::new((usize::MAX, Instant::now())),
+            clock: crate::index::ProgressClock::new(""),
+        }
     }
 
     /// Clears the bar, if there is one.
@@ -86,6 +92,7 @@ impl Report {
     }
 
     fn step(&self, what: &str, done: usize, total: usize) {
+        self.clock.record(what, done, total);
         if let Some(bar) = &self.bar {
             bar.set_prefix(what.to_string());
             bar.set_length(total as u64);
@@ -104,7 +111,13 @@ impl Report {
             if done == total && last.0 == done {
                 return;
             }
-            eprintln!("{what}: {done}/{total}");
+            let eta = match self.clock.snapshot().and_then(|p| p.eta_seconds) {
+                Some(s) if done < total => {
+                    format!(", about {} left", crate::index::human_seconds(s))
+                }
+                _ => String::new(),
+            };
+            eprintln!("{what}: {done}/{total}{eta}");
             *last = (done, Instant::now());
         }
     }
@@ -120,6 +133,10 @@ impl Progress for Report {
     }
 }
 
+/// How often `mdvault index` asks the owning process how far its pass is: often enough for a
+/// live bar, rarely enough to cost the owner nothing.
+const OWNER_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// `mdvault index`. One process at a time writes a data directory's index: when a server (or
 /// another command) owns it, the pass is asked of that process, which runs it on its indexer
 /// and answers with the report; otherwise this process owns the index for the pass.
@@ -128,6 +145,7 @@ pub fn index(
     only: Option<&str>,
     args: IndexArgs,
 ) -> Result<(), Failure> {
+    let data_dir = config.data_dir.clone();
     let engine = super::open_engine(config)?;
     let engine = &engine;
     let owner = engine.owner_info();
@@ -139,7 +157,29 @@ pub fn index(
     }
     let report = Report::new();
     let pass = if args.re_embed { Pass::ReEmbed } else { Pass::from_full(args.full) };
-    let results = engine.pass(only, pass, &report);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let results = std::thread::scope(|scope| {
+        // The owner runs the pass and answers only at its end: show its progress meanwhile
+        // (and that of a pass it was already running, such as a server's first build).
+        if owner.is_some() {
+            let (report, done, data_dir) = (&report, &done, &data_dir);
+            scope.spawn(move || {
+                let client = crate::engine::owner::OwnerClient::new(data_dir);
+                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                    if let Some(p) = client.hello().ok().and_then(|o| o.progress) {
+                        match p.stage.as_str() {
+                            "embedding" => report.embedded(p.done, p.total),
+                            _ => report.files(p.done, p.total),
+                        }
+                    }
+                    std::thread::sleep(OWNER_POLL);
+                }
+            });
+        }
+        let results = engine.pass(only, pass, &report);
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        results
+    });
     report.finish();
     let results = match results {
         Ok(r) => r,

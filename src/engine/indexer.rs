@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use super::owner::Ownership;
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::{Index, Pass, Progress, Silent, SyncReport};
+use crate::index::{Both, Index, Pass, PassProgress, Progress, ProgressClock, SyncReport};
 use crate::vault::{Indexed, Vaults};
 
 /// Jobs that may wait in the queue. A watcher burst beyond this blocks the watcher (which
@@ -74,7 +74,12 @@ enum Job {
 #[derive(Clone)]
 pub struct Indexer {
     jobs: SyncSender<Job>,
+    running: Running,
 }
+
+/// The clock of the pass the thread is running, if any (for `/readyz`, `status` and other
+/// processes' `mdvault index`).
+type Running = Arc<std::sync::Mutex<Option<Arc<ProgressClock>>>>;
 
 /// The running indexer thread; dropping it stops the thread after the job in hand.
 pub struct IndexerThread {
@@ -92,6 +97,7 @@ pub fn start(
     let (tx, rx) = mpsc::sync_channel::<Job>(QUEUE);
     let state = Arc::new(State::default());
     let shared = state.clone();
+    let running = state.running.clone();
     let thread = std::thread::Builder::new()
         .name("mdvault-indexer".into())
         .spawn(move || {
@@ -101,7 +107,10 @@ pub fn start(
         .map_err(|e| {
             Error::new(ErrorCode::InternalError, format!("cannot start the indexer thread: {e}"))
         })?;
-    Ok((Indexer { jobs: tx.clone() }, IndexerThread { jobs: tx, state, thread: Some(thread) }))
+    Ok((
+        Indexer { jobs: tx.clone(), running },
+        IndexerThread { jobs: tx, state, thread: Some(thread) },
+    ))
 }
 
 /// What the indexer thread shares with its handle.
@@ -112,6 +121,8 @@ struct State {
     busy: AtomicBool,
     /// The handle was dropped: queued jobs are abandoned (their callers hear "stopped").
     stopping: AtomicBool,
+    /// The running pass's progress.
+    running: Running,
 }
 
 fn run(index: &Index, vaults: &Vaults, rx: &Receiver<Job>, state: &State) {
@@ -133,7 +144,7 @@ fn run(index: &Index, vaults: &Vaults, rx: &Receiver<Job>, state: &State) {
             Job::Update { vault, paths, answer: None } => fold(rx, vault, paths, &mut taken),
             other => other,
         };
-        run_one(index, vaults, job, &state.busy);
+        run_one(index, vaults, job, state);
         state.busy.store(false, Ordering::SeqCst);
     }
 }
@@ -167,17 +178,22 @@ fn fold(
 
 /// Runs one job and answers it (or logs the outcome when nobody waits), clearing `busy` once
 /// the index is written and before anyone is told.
-fn run_one(index: &Index, vaults: &Vaults, job: Job, busy: &AtomicBool) {
+fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) {
+    let busy = &state.busy;
     let (what, vault, result, answer) = match job {
         Job::Stop => return,
         Job::Sync { vault, pass, answer } => {
+            let clock = Arc::new(ProgressClock::new(&vault));
+            *state.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(clock.clone());
             let result = match &answer {
                 Some(tx) => {
                     let relay = Relay(tx.clone());
-                    vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &relay))
+                    let both = Both(&relay, &*clock);
+                    vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &both))
                 }
-                None => vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &Silent)),
+                None => vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &*clock)),
             };
+            *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
             if let Some(tx) = answer {
                 busy.store(false, Ordering::SeqCst);
                 let _ = tx.send(PassMsg::Done(result));
@@ -191,9 +207,12 @@ fn run_one(index: &Index, vaults: &Vaults, job: Job, busy: &AtomicBool) {
                     let _ = a.send(UpdateMsg::Searchable);
                 }
             };
+            let clock = Arc::new(ProgressClock::new(&vault));
+            *state.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(clock.clone());
             let result = vaults
                 .get(Some(&vault))
-                .and_then(|v| index.update_paths(v, &paths, &mut searchable));
+                .and_then(|v| index.update_paths(v, &paths, &mut searchable, &*clock));
+            *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
             ("re-index of", vault, result, answer)
         }
     };
@@ -222,6 +241,12 @@ fn gone() -> Error {
 }
 
 impl Indexer {
+    /// How far the pass running now is; `None` between passes.
+    pub fn progress(&self) -> Option<PassProgress> {
+        let clock = self.running.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        clock.and_then(|c| c.snapshot())
+    }
+
     /// A pass over `vault`, waiting for its report; progress is shown on `progress` by the
     /// calling thread.
     pub fn sync(&self, vault: &str, pass: Pass, progress: &dyn Progress) -> Result<SyncReport> {

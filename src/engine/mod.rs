@@ -68,6 +68,9 @@ pub struct Engine {
     /// The store held a finished build of every vault, with every chunk's vector, when this
     /// engine became the owner: its first pass is catching up, and search serves meanwhile.
     warm: AtomicBool,
+    /// The first build has committed every vault's words (its `Pass::Words` ended): from then
+    /// on a search during the build misses no note's words.
+    words_done: AtomicBool,
 }
 
 /// Whether this engine writes its data directory's index, or reads beside the process that does.
@@ -84,7 +87,7 @@ enum Role {
 pub enum Phase {
     /// No background build was started (the CLI syncs in the foreground instead).
     Idle,
-    /// The first build is running; search answers `not_ready`.
+    /// The first build is running; search answers from what is indexed so far, and says so.
     Building,
     /// The index has been built at least once.
     Ready,
@@ -148,6 +151,8 @@ pub struct Status {
     pub store_ok: bool,
     /// Whether this process owns (writes) the index; a reader follows another process's.
     pub owner: bool,
+    /// How far the pass this process's indexer runs now is (the first build's, say).
+    pub progress: Option<crate::index::PassProgress>,
 }
 
 impl Readiness {
@@ -203,6 +208,7 @@ fn coverage_of(
     Ok(coverage::Report {
         model: coverage::ModelState::new(stored.as_deref(), configured_model),
         vaults,
+        pass: None,
     })
 }
 
@@ -292,6 +298,7 @@ impl Engine {
             index_md: Arc::new(index_md),
             maintenance_runs: std::sync::Mutex::new(()),
             warm: AtomicBool::new(warm),
+            words_done: AtomicBool::new(false),
         })
     }
 
@@ -311,6 +318,7 @@ impl Engine {
                 .iter()
                 .map(|v| VaultRoot { name: v.name().to_string(), root: v.root().to_path_buf() })
                 .collect(),
+            progress: None,
         };
         // Without the socket this process still indexes its own vaults; only other processes
         // lose their way to it (they say so when they try).
@@ -462,17 +470,20 @@ impl Engine {
         OwnerClient::new(&self.config.data_dir).hello().ok()
     }
 
-    /// Runs a search. While the first background build runs (or after it failed) this is
-    /// `not_ready`: an empty answer then would read as "nothing matches". A restart over a
-    /// finished index is the exception: its first pass only catches up with what changed while
-    /// the server was stopped, so search answers from the index as it is, and says so. A vault
-    /// that has never been indexed is `not_ready` too when it is all that was asked for, and a
-    /// notice when it is one of several.
+    /// Runs a search. While the first background build runs, search answers from what is in
+    /// the index so far (the build commits every vault's words before it embeds anything, so
+    /// the lexical arm is complete within seconds and the dense arm grows as texts are
+    /// embedded) and says how far the build is; only before the first words are committed is
+    /// it `not_ready`, since an empty answer then would read as "nothing matches". A restart
+    /// over a finished index says it is catching up instead. After a failed build search is
+    /// `not_ready`. A vault that has never been indexed is `not_ready` too when it is all that
+    /// was asked for, and a notice when it is one of several.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
         let index = self.index();
         // A reader first catches up with what the owner has committed.
         index.follow_owner()?;
         let mut catching_up = None;
+        let mut building = None;
         // One look at the state: `status()` would also query a store the pass is writing.
         let (phase, since) = {
             let s = self.readiness.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -482,17 +493,7 @@ impl Engine {
             Phase::Building if self.warm.load(Ordering::SeqCst) => {
                 catching_up = Some(since.elapsed().as_secs_f64());
             }
-            Phase::Building => {
-                let status = self.status();
-                return Err(Error::new(
-                    ErrorCode::NotReady,
-                    format!(
-                        "the search index is still being built ({:.0} s so far, {} chunks \
-                         indexed); retry in a little while, or use list and read meanwhile",
-                        status.phase_seconds, status.chunks
-                    ),
-                ));
-            }
+            Phase::Building => building = Some(since.elapsed().as_secs_f64()),
             Phase::Failed => {
                 let status = self.status();
                 return Err(Error::new(
@@ -512,7 +513,22 @@ impl Engine {
         };
         let unbuilt: Vec<&str> =
             scope.iter().copied().filter(|v| !ever_indexed(index.store(), v)).collect();
-        if !unbuilt.is_empty() && unbuilt.len() == scope.len() {
+        // Until every vault's words are committed an answer could silently miss notes.
+        let all_unbuilt = !unbuilt.is_empty() && unbuilt.len() == scope.len();
+        if let Some(seconds) = building
+            && (all_unbuilt || !self.words_done.load(Ordering::SeqCst))
+        {
+            return Err(Error::new(
+                ErrorCode::NotReady,
+                format!(
+                    "the search index is still being built ({seconds:.0} s so far{}) and \
+                     has not taken in every note's words yet; retry in a few seconds, or use \
+                     list and read meanwhile",
+                    self.progress_note()
+                ),
+            ));
+        }
+        if all_unbuilt {
             let list = unbuilt.join(", ");
             return Err(Error::new(
                 ErrorCode::NotReady,
@@ -544,7 +560,24 @@ impl Engine {
                  for a moment"
             ));
         }
+        if let Some(seconds) = building {
+            let (chunks, vectors) = index.counts();
+            resp.notices.push(format!(
+                "the search index is still being built ({seconds:.0} s so far{}): these results \
+                 match the words of every note indexed so far, but the meaning of only {vectors} \
+                 of {chunks} passages; search again when the build ends for the full answer",
+                self.progress_note()
+            ));
+        }
         Ok(resp)
+    }
+
+    /// `; <vault>: 1200/19500 texts embedded, about 6 min left`, or nothing between passes.
+    fn progress_note(&self) -> String {
+        self.indexer()
+            .and_then(|i| i.progress())
+            .map(|p| format!("; {}", p.describe()))
+            .unwrap_or_default()
     }
 
     /// The build phase alone (cheap: no store query).
@@ -559,7 +592,12 @@ impl Engine {
         // use`) takes effect at the next start, and `mdvault status` reports it as pending.
         let index = self.index();
         let loaded = Ok(index.embedder().model_id().to_string());
-        coverage_of(&self.config, &self.vaults, index.store(), vault, loaded)
+        let mut report = coverage_of(&self.config, &self.vaults, index.store(), vault, loaded)?;
+        report.pass = match self.indexer() {
+            Some(indexer) => indexer.progress(),
+            None => OwnerClient::new(&self.config.data_dir).hello().ok().and_then(|o| o.progress),
+        };
+        Ok(report)
     }
 
     /// [`Engine::coverage`] without opening the engine (no model, no lexical index): for
@@ -580,7 +618,10 @@ impl Engine {
             ));
         }
         let store = crate::index::store::Store::open(&config.data_dir)?;
-        coverage_of(config, vaults, &store, vault, configured_model_id(config))
+        let mut report = coverage_of(config, vaults, &store, vault, configured_model_id(config))?;
+        // A running owner says how far its pass is (nothing when none runs).
+        report.pass = OwnerClient::new(&config.data_dir).hello().ok().and_then(|o| o.progress);
+        Ok(report)
     }
 
     /// The build phase, the index's counts and whether watching runs.
@@ -602,6 +643,7 @@ impl Engine {
             vectors,
             store_ok: counts.is_ok(),
             owner: self.is_owner(),
+            progress: self.indexer().and_then(|i| i.progress()),
         }
     }
 
@@ -609,7 +651,8 @@ impl Engine {
     /// nothing changed during the build is missed), the first build with retries, then the
     /// periodic reconcile pass and the index.md passes. A reader searches what the owner keeps
     /// and waits on a thread of its own to take over when the owner ends, then starts the same.
-    /// Search is `not_ready` until the build succeeds. Dropping the handle stops the watcher and
+    /// Search answers from the first build's words (and the vectors made so far) while it
+    /// runs, with a notice. Dropping the handle stops the watcher and
     /// the passes; the build thread finishes its current attempt.
     pub fn start_background(self: &Arc<Self>) -> Background {
         let work = Arc::new(Mutex::new(None));
@@ -729,7 +772,18 @@ impl Engine {
         for attempt in 1..=attempts {
             self.readiness.update(|s| s.attempts = attempt);
             let started = std::time::Instant::now();
-            match self.sync(None, false, &crate::index::Silent) {
+            // Every vault's words first (seconds), then the vectors (minutes): search answers
+            // by words for every vault while the embedding runs. A warm restart skips it, as
+            // its pass only catches up with a few changed files.
+            let words = if self.warm.load(Ordering::SeqCst) {
+                Ok(Vec::new())
+            } else {
+                self.pass(None, Pass::Words, &crate::index::Silent)
+            };
+            if words.is_ok() {
+                self.words_done.store(true, Ordering::SeqCst);
+            }
+            match words.and_then(|_| self.sync(None, false, &crate::index::Silent)) {
                 Ok(reports) => {
                     let seconds = started.elapsed().as_secs_f64();
                     for (name, r) in &reports {

@@ -40,7 +40,7 @@ const CONNECT_PATIENCE: Duration = Duration::from_secs(20);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Who holds a data directory: told to any process that asks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OwnerInfo {
     /// The owner's process id.
     pub pid: u32,
@@ -48,6 +48,9 @@ pub struct OwnerInfo {
     pub command: String,
     /// The vaults it indexes, by its names for them, with their canonical roots.
     pub vaults: Vec<VaultRoot>,
+    /// How far the pass it runs now is (absent between passes, and from an older owner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<crate::index::PassProgress>,
 }
 
 /// A vault as the owner knows it.
@@ -244,7 +247,9 @@ fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer) {
                 "the owner could not read the request ({e}); are both processes the same mdvault version?"
             ),
         },
-        Ok(Request::Hello) => Reply::Owner(info.clone()),
+        Ok(Request::Hello) => {
+            Reply::Owner(OwnerInfo { progress: indexer.progress(), ..info.clone() })
+        }
         Ok(Request::Sync { vault, full, re_embed }) => {
             let pass = if re_embed { Pass::ReEmbed } else { Pass::from_full(full) };
             match indexer.sync(&vault, pass, &Silent) {

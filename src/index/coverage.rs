@@ -136,6 +136,10 @@ pub struct Report {
     pub model: ModelState,
     /// Coverage, one entry per vault.
     pub vaults: Vec<Coverage>,
+    /// How far the pass the index's owner runs now is (the first build's, say); absent when
+    /// no pass runs or no owner answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass: Option<super::PassProgress>,
 }
 
 /// Compares `vault` on disk with the store's record of it.
@@ -266,6 +270,9 @@ pub fn render(report: &Report) -> String {
     }
     if let Some(p) = &m.problem {
         out.push_str(&format!("          the configured model cannot be identified: {p}\n"));
+    }
+    if let Some(p) = &report.pass {
+        out.push_str(&format!("indexing  {}\n", p.describe()));
     }
     for c in &report.vaults {
         let plural =

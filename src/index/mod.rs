@@ -17,6 +17,7 @@ pub mod dense;
 pub mod lexical;
 pub mod store;
 pub mod tokenize;
+pub mod vectors;
 pub mod watch;
 
 use std::collections::{HashMap, HashSet};
@@ -41,6 +42,19 @@ use store::{Batch, ChunkInfo, FileKind, FileStatus, FileUpdate, NewChunk, Store,
 const FILES_PER_BATCH: usize = 64;
 /// Distinct texts per embedding call during a sync.
 const TEXTS_PER_EMBED: usize = 64;
+/// The vectors file is rewritten once the rows out of step with it (held in memory beside it,
+/// or in it but no longer used) exceed this many or [`VECTORS_REWRITE_FRACTION`]: below, the
+/// memory they take is small and a rewrite (seconds at a million rows) is not worth it; a
+/// single edit never triggers one.
+const VECTORS_REWRITE_ROWS: usize = 2048;
+/// ... or one in this many of the rows.
+const VECTORS_REWRITE_FRACTION: usize = 20;
+
+/// The first eight bytes of a text hash: what a vectors file row keeps to show which text its
+/// vector is of.
+fn hash_prefix(hash: &TextHash) -> u64 {
+    u64::from_le_bytes(hash[..8].try_into().unwrap_or([0; 8]))
+}
 
 /// What a sync or update did (also what the index's owner answers another process with, so
 /// it crosses the owner's socket as JSON).
@@ -85,6 +99,10 @@ pub enum Pass {
     /// under the same folder and size). Interrupted, it leaves old and new vectors mixed until
     /// it is run again.
     ReEmbed,
+    /// A [`Pass::Changed`] that stops before embedding: changed files are chunked and their
+    /// lexical entries committed, nothing is embedded. A first build runs it over every vault
+    /// before embedding anything, so every vault is searchable by words within seconds.
+    Words,
 }
 
 impl Pass {
@@ -95,7 +113,119 @@ impl Pass {
 
     /// Whether every file is re-read and re-chunked.
     pub fn is_full(self) -> bool {
-        self != Pass::Changed
+        matches!(self, Pass::Full | Pass::ReEmbed)
+    }
+}
+
+/// How far a running pass is: what the indexer reports to `/readyz`, `status` and `mdvault
+/// index` (it crosses the owner's socket as JSON).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PassProgress {
+    /// The vault the pass is over.
+    pub vault: String,
+    /// `files` (compared and chunked) or `embedding` (texts turned into vectors).
+    pub stage: String,
+    /// Items of the stage done.
+    pub done: usize,
+    /// Items of the stage in all.
+    pub total: usize,
+    /// Seconds since the stage began.
+    pub seconds: f64,
+    /// Seconds the stage should still take at its rate so far; absent until there is a rate.
+    pub eta_seconds: Option<f64>,
+}
+
+impl PassProgress {
+    /// One line for people: `embedding notes: 1200/19500 texts, about 6 min left`.
+    pub fn describe(&self) -> String {
+        let what = if self.stage == "embedding" { "texts embedded" } else { "files chunked" };
+        let left = match self.eta_seconds {
+            Some(s) => format!(", about {} left", human_seconds(s)),
+            None => String::new(),
+        };
+        format!("{}: {}/{} {what}{left}", self.vault, self.done, self.total)
+    }
+}
+
+/// `42 s`, `7 min`, `2.5 h`.
+pub fn human_seconds(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// Turns [`Progress`] callbacks into [`PassProgress`] snapshots with an ETA: the rate is the
+/// stage's items done over its elapsed time, which for embedding (the long stage, steady
+/// batches) is within a few per cent after the first batches.
+#[derive(Debug)]
+pub struct ProgressClock {
+    vault: String,
+    state: Mutex<Option<(String, usize, usize, Instant)>>,
+}
+
+/// Fewer items than this make no rate worth quoting (the first batch includes warm-up).
+const ETA_MIN_DONE: usize = 1;
+
+impl ProgressClock {
+    /// A clock for a pass over `vault`.
+    pub fn new(vault: &str) -> ProgressClock {
+        ProgressClock { vault: vault.to_string(), state: Mutex::new(None) }
+    }
+
+    /// Records `done` of `total` in `stage` (a new stage restarts the clock).
+    pub fn record(&self, stage: &str, done: usize, total: usize) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match &mut *s {
+            Some((st, d, t, _)) if st == stage => {
+                *d = done;
+                *t = total;
+            }
+            _ => *s = Some((stage.to_string(), done, total, Instant::now())),
+        }
+    }
+
+    /// The snapshot now, if anything was recorded.
+    pub fn snapshot(&self) -> Option<PassProgress> {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let (stage, done, total, since) = s.as_ref()?;
+        let seconds = since.elapsed().as_secs_f64();
+        let eta_seconds = (*done >= ETA_MIN_DONE && seconds > 0.0)
+            .then(|| total.saturating_sub(*done) as f64 / (*done as f64 / seconds));
+        Some(PassProgress {
+            vault: self.vault.clone(),
+            stage: stage.clone(),
+            done: *done,
+            total: *total,
+            seconds,
+            eta_seconds,
+        })
+    }
+}
+
+impl Progress for ProgressClock {
+    fn files(&self, done: usize, total: usize) {
+        self.record("files", done, total);
+    }
+    fn embedded(&self, done: usize, total: usize) {
+        self.record("embedding", done, total);
+    }
+}
+
+/// Shows progress on two sinks (the caller's and the indexer's own record).
+pub struct Both<'a>(pub &'a dyn Progress, pub &'a dyn Progress);
+
+impl Progress for Both<'_> {
+    fn files(&self, done: usize, total: usize) {
+        self.0.files(done, total);
+        self.1.files(done, total);
+    }
+    fn embedded(&self, done: usize, total: usize) {
+        self.0.embedded(done, total);
+        self.1.embedded(done, total);
     }
 }
 
@@ -348,6 +478,8 @@ pub struct Index {
     extractions: Extractions,
     /// Opened beside an owner: never writes, follows the owner's commits instead.
     read_only: bool,
+    /// The vectors file (`vectors.bin` in the data directory), derived from the store.
+    vectors_path: std::path::PathBuf,
     /// The store's `data_version` when the in-memory state was last loaded (readers only).
     seen_version: Mutex<i64>,
     /// Query vectors by query text (see [`QueryVectors`]).
@@ -424,6 +556,7 @@ impl Index {
         }
         let lexical = LexicalIndex::open(&data_dir.join("lexical"))?;
         let index = Index::assemble(store, lexical, vault_names, settings, embedder, false);
+        let index = Index { vectors_path: data_dir.join(vectors::FILE_NAME), ..index };
         index.load()?;
         Ok(index)
     }
@@ -464,6 +597,7 @@ impl Index {
         }
         let lexical = LexicalIndex::open_reader(&data_dir.join("lexical"))?;
         let index = Index::assemble(store, lexical, vault_names, settings, embedder, true);
+        let index = Index { vectors_path: data_dir.join(vectors::FILE_NAME), ..index };
         index.load()?;
         Ok(index)
     }
@@ -487,6 +621,7 @@ impl Index {
             extractions: Extractions::new(&settings),
             settings,
             read_only,
+            vectors_path: std::path::PathBuf::new(),
             seen_version: Mutex::new(seen),
             query_vectors: Mutex::new(QueryVectors::default()),
         }
@@ -542,14 +677,110 @@ impl Index {
         for info in infos {
             catalog.insert(info.id, Arc::new(info));
         }
-        let mut dense = Dense::new(self.embedder.dims());
-        self.store.for_each_chunk_vector(|id, v| {
+        let dense = self.load_dense(&catalog)?;
+        *self.dense.write().unwrap_or_else(|p| p.into_inner()) = dense;
+        *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = catalog;
+        Ok(())
+    }
+
+    /// The dense rows for `catalog`: the vectors file's rows whose chunk still has the same
+    /// text, plus, from the store, the vectors the file lacks. The owner rewrites the file
+    /// from the store first when it is missing or unusable, and after when too much of it was
+    /// out of step; a reader never writes it (it reads the store instead).
+    fn load_dense(&self, catalog: &HashMap<i64, Arc<ChunkInfo>>) -> Result<Dense> {
+        let dims = self.embedder.dims();
+        let model = model_key(&self.embedder);
+        let file = match vectors::VectorFile::open(&self.vectors_path, dims, &model) {
+            Ok(f) => Some(f),
+            Err(why) if !self.read_only => {
+                tracing::info!("rebuilding {} from the store: {why}", self.vectors_path.display());
+                match self.write_vectors_file(catalog) {
+                    Ok(()) => vectors::VectorFile::open(&self.vectors_path, dims, &model).ok(),
+                    Err(e) => {
+                        tracing::warn!("{e}");
+                        None
+                    }
+                }
+            }
+            Err(_) => None,
+        };
+        let Some(file) = file else {
+            let mut dense = Dense::new(dims);
+            self.store.for_each_chunk_vector(|id, v| {
+                if let Some(meta) = catalog.get(&id) {
+                    dense.insert(self.row_key(meta), &v);
+                }
+            })?;
+            return Ok(dense);
+        };
+        let with_vectors: HashSet<i64> = self.store.chunk_ids_with_vectors()?.into_iter().collect();
+        let keys: Vec<Option<RowKey>> = (0..file.rows())
+            .map(|r| {
+                let (id, hash) = file.key(r);
+                let meta = catalog.get(&id)?;
+                (with_vectors.contains(&id) && hash_prefix(&meta.embed_hash) == hash)
+                    .then(|| self.row_key(meta))
+            })
+            .collect();
+        let mut dense = Dense::with_base(dims, Arc::new(file), keys);
+        let missing: Vec<i64> =
+            with_vectors.iter().copied().filter(|id| !dense.contains(*id)).collect();
+        for (id, v) in self.store.chunk_vectors(&missing)? {
             if let Some(meta) = catalog.get(&id) {
                 dense.insert(self.row_key(meta), &v);
             }
+        }
+        if !self.read_only && self.vectors_file_is_stale(&dense) {
+            match self.write_vectors_file(catalog) {
+                Ok(()) => return self.load_dense(catalog),
+                Err(e) => tracing::warn!("{e}"),
+            }
+        }
+        Ok(dense)
+    }
+
+    /// Whether the file misses (or holds unused) enough rows to be worth rewriting.
+    fn vectors_file_is_stale(&self, dense: &Dense) -> bool {
+        let unused = dense.base_rows() - (dense.len() - dense.overlay_len());
+        let drift = dense.overlay_len() + unused;
+        drift > VECTORS_REWRITE_ROWS.max(dense.len() / VECTORS_REWRITE_FRACTION)
+    }
+
+    /// Writes the vectors file from the store: every chunk that has a vector, in id order.
+    fn write_vectors_file(&self, catalog: &HashMap<i64, Arc<ChunkInfo>>) -> Result<()> {
+        let count = self.store.chunk_ids_with_vectors()?.len();
+        let mut writer = vectors::Writer::create(
+            &self.vectors_path,
+            self.embedder.dims(),
+            &model_key(&self.embedder),
+            count,
+        )?;
+        let mut failed = None;
+        self.store.for_each_chunk_vector(|id, v| {
+            let hash = catalog.get(&id).map_or(0, |m| hash_prefix(&m.embed_hash));
+            if failed.is_none()
+                && let Err(e) = writer.push(id, hash, &v)
+            {
+                failed = Some(e);
+            }
         })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        writer.finish()
+    }
+
+    /// After a pass: rewrites the vectors file when the rows kept in memory beside it (or the
+    /// rows of it no longer used) have grown past the rewrite rule, so the next start maps it
+    /// whole and this process's memory drops back to the file's pages.
+    fn refresh_vectors_file(&self) -> Result<()> {
+        if self.read_only || !self.vectors_file_is_stale(&self.dense()) {
+            return Ok(());
+        }
+        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner()).clone();
+        self.write_vectors_file(&catalog)?;
+        let dense = self.load_dense(&catalog)?;
         *self.dense.write().unwrap_or_else(|p| p.into_inner()) = dense;
-        *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = catalog;
         Ok(())
     }
 
@@ -709,6 +940,11 @@ impl Index {
         self.commit_files(&mut batch, &mut pending)?;
         progress.files(files.len(), files.len());
 
+        if pass == Pass::Words {
+            // Not a build: the embedding pass that follows records the last build.
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
         if pass == Pass::ReEmbed {
             let all = self.store.vault_chunk_texts(vault.name())?;
             report.texts_embedded = self.embed_chunks(all, true, progress)?;
@@ -722,6 +958,10 @@ impl Index {
         if full {
             self.store.prune_vectors()?;
             self.store.prune_extractions()?;
+        }
+        // The file is derived: failing to rewrite it costs memory, not correctness.
+        if let Err(e) = self.refresh_vectors_file() {
+            tracing::warn!("{e}");
         }
         report.seconds = started.elapsed().as_secs_f64();
         let last = coverage::LastBuild {
@@ -749,9 +989,10 @@ impl Index {
         vault: &Vault,
         paths: &[String],
         searchable: &mut dyn FnMut(&SyncReport),
+        progress: &dyn Progress,
     ) -> Result<SyncReport> {
         self.writable()?;
-        self.update_paths_locked(vault, paths, searchable)
+        self.update_paths_locked(vault, paths, searchable, progress)
     }
 
     /// Refuses a write on a read-only index: a reader's jobs go to the owner.
@@ -771,6 +1012,7 @@ impl Index {
         vault: &Vault,
         paths: &[String],
         searchable: &mut dyn FnMut(&SyncReport),
+        progress: &dyn Progress,
     ) -> Result<SyncReport> {
         let started = Instant::now();
         let mut report = SyncReport::default();
@@ -820,7 +1062,9 @@ impl Index {
         let written: Vec<TextHash> = written.into_iter().collect();
         report.texts_reused = self.store.present_vectors(&written)?.len();
         searchable(&report);
-        report.texts_embedded = self.embed_pending(&Silent)?;
+        // Every text still without a vector, not only these paths': during a first build this
+        // job may be the one that embeds most of the vault, so it reports its progress too.
+        report.texts_embedded = self.embed_pending(progress)?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
@@ -1109,5 +1353,77 @@ mod tests {
         let mut c = settings(&[]);
         c.document_prefix = "search_document: ".into();
         assert_ne!(a.fingerprint(), c.fingerprint());
+    }
+
+    /// A vault of `n` one-chunk notes, indexed with the hashing embedder.
+    fn indexed(root: &Path, data: &Path, n: usize) -> (Index, Vault) {
+        for i in 0..n {
+            let text =
+                format!("# Note {i}\n\nThe {i} walrus keeps item {} in tray {}.\n", i * 7, i % 13);
+            std::fs::write(root.join(format!("n{i}.md")), text).unwrap();
+        }
+        let vs = crate::config::VaultSettings {
+            doc_suffixes: vec![".pdf".into()],
+            doc_files_dir: "Files".into(),
+            doc_ocr: false,
+            doc_max_bytes: 1 << 20,
+            timestamp_key: "timestamp".into(),
+        };
+        let vault = Vault::open("v", root, &vs).unwrap();
+        (open_at(data), vault)
+    }
+
+    fn open_at(data: &Path) -> Index {
+        let embedder = Arc::new(Embedder::Hashing(crate::embed::hashing::HashingEmbedder::new(32)));
+        Index::open(data, vec!["v".into()], settings(&[]), embedder).unwrap()
+    }
+
+    #[test]
+    fn the_vectors_file_is_rebuilt_from_the_store_after_deletion_or_truncation() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let n = VECTORS_REWRITE_ROWS + 100;
+        let (index, vault) = indexed(root.path(), data.path(), n);
+        index.sync(&vault, Pass::Changed, &Silent).unwrap();
+        let file = data.path().join(vectors::FILE_NAME);
+        let (rows, overlay) = (index.dense().base_rows(), index.dense().overlay_len());
+        assert_eq!((rows, overlay), (n, 0), "a pass that embedded this much rewrote the file");
+        let query = index.embed_query("walrus tray 7").unwrap();
+        let before = index.dense().top(&query, 50, &|_| true);
+        assert_eq!(before.len(), 50);
+        drop(index);
+
+        let damage: [&dyn Fn(&Path); 3] = [
+            &|p| std::fs::remove_file(p).unwrap(),
+            &|p| {
+                let len = std::fs::metadata(p).unwrap().len();
+                std::fs::OpenOptions::new().write(true).open(p).unwrap().set_len(len / 2).unwrap();
+            },
+            &|p| {
+                // Another model's file, whole and well formed.
+                let v = [0.0f32; 32];
+                vectors::write(p, 32, "another#32", &[(1, 1, &v[..])]).unwrap();
+            },
+        ];
+        for hurt in damage {
+            hurt(&file);
+            let index = open_at(data.path());
+            assert_eq!(index.dense().base_rows(), n, "rebuilt whole");
+            assert_eq!(index.dense().overlay_len(), 0);
+            assert_eq!(index.dense().top(&query, 50, &|_| true), before);
+        }
+
+        // A note edited since the file was written: the file's row is no longer used, the
+        // store's new vector is, and the file is left as it is (one edit is not worth a rewrite).
+        std::fs::write(root.path().join("n3.md"), "# Note 3\n\nNow about otters.\n").unwrap();
+        let index = open_at(data.path());
+        index.update_paths(&vault, &["n3.md".into()], &mut |_| {}, &Silent).unwrap();
+        assert_eq!(index.dense().len(), n);
+        assert_eq!(index.dense().overlay_len(), 1);
+        drop(index);
+        let index = open_at(data.path());
+        assert_eq!((index.dense().len(), index.dense().overlay_len()), (n, 1));
+        let otter = index.embed_query("Note 3 Now about otters.").unwrap();
+        let got = index.dense().top(&otter, 1, &|_| true);
+        assert_eq!(index.chunk(got[0].0).unwrap().path, "n3.md");
     }
 }

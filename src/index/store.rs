@@ -722,6 +722,18 @@ impl Store {
         Ok(())
     }
 
+    /// The chunks whose embed text has a vector (ids only: what the vectors file must hold).
+    pub fn chunk_ids_with_vectors(&self) -> Result<Vec<i64>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT chunks.id FROM chunks JOIN vectors ON vectors.hash = chunks.embed_hash",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let rows = stmt.query_map([], |r| r.get::<_, i64>(0)).map_err(|e| db_err(&self.path, e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
+    }
+
     /// The vectors of some chunks (chunks without one are left out).
     pub fn chunk_vectors(&self, ids: &[i64]) -> Result<Vec<(i64, Vec<f32>)>> {
         let conn = self.lock();

@@ -438,8 +438,7 @@ fn chunks_left_without_vectors_are_embedded_on_the_next_sync() {
     assert!(!top(&reopened, "how can I get back a photo I deleted by mistake", 3).is_empty());
 }
 
-/// A restart over a finished index serves search while its first pass catches up (saying
-/// so); a store that never finished a build still answers `not_ready`.
+/// A restart over a finished index serves search while its first pass catches up (saying so).
 #[test]
 fn a_restart_over_a_finished_index_searches_while_it_catches_up() {
     let url = crate::common::fake_embedding_endpoint_slow(
@@ -464,15 +463,63 @@ fn a_restart_over_a_finished_index_searches_while_it_catches_up() {
     assert_eq!(engine.phase(), Phase::Building, "the first pass is still embedding");
     assert!(!got.results.is_empty());
     assert!(got.notices.iter().any(|n| n.contains("catching up")), "{:?}", got.notices);
+}
 
-    // A data directory that never finished a build refuses instead of answering from nothing.
-    let cold = tempfile::tempdir().unwrap();
-    let mut config = config_for(&vault, cold.path());
-    config.embedding = engine.config().embedding.clone();
+/// A first build (nothing stored yet) with a slow embedder: search answers by words within
+/// seconds, long before the vectors are in, and says how far the build is; `status` shows the
+/// running pass with its stage. Before anything is committed it is `not_ready`, never an empty
+/// answer that would read as "nothing matches".
+#[test]
+fn search_answers_during_a_first_build_and_says_how_far_it_is() {
+    let url = crate::common::fake_embedding_endpoint_slow(
+        16,
+        "SLOWPOKE",
+        std::time::Duration::from_secs(6),
+    );
+    let vault = TempVault::fixture();
+    vault.write("Inbox/Arrived.md", "# Arrived\n\nSLOWPOKE: a note slow to embed.\n");
+    let data = tempfile::tempdir().unwrap();
+    let mut config = config_for(&vault, data.path());
+    config.embedding.backend =
+        mdvault::config::EmbeddingBackend::Http { url, model: "toy".into(), dims: 16 };
     let engine = std::sync::Arc::new(Engine::open(config).unwrap());
     let _background = engine.start_background();
-    let err = engine.search(&SearchRequest::new("boiler pressure")).unwrap_err();
-    assert_eq!(err.code(), ErrorCode::NotReady, "{err}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let got = loop {
+        match engine.search(&SearchRequest::new("boiler pressure")) {
+            Ok(got) => break got,
+            Err(e) => {
+                assert_eq!(e.code(), ErrorCode::NotReady, "{e}");
+                assert!(e.message().contains("still being built"), "{e}");
+                assert!(std::time::Instant::now() < deadline, "no answer by words in time: {e}");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    };
+    assert_eq!(engine.phase(), Phase::Building, "the embedder still holds the build");
+    let (chunks, vectors) = engine.index().counts();
+    assert!(vectors < chunks, "vectors are still missing: {vectors} of {chunks}");
+    assert!(got.results.iter().any(|r| r.path.contains("Boiler")), "found by words: {got:?}");
+    assert!(
+        got.notices.iter().any(|n| n.contains("still being built") && n.contains("passages")),
+        "{:?}",
+        got.notices
+    );
+    // The words came first; now the slow embedding holds the pass, and it says so.
+    let progress = loop {
+        match engine.status().progress {
+            Some(p) if p.stage == "embedding" => break p,
+            other => {
+                assert!(std::time::Instant::now() < deadline, "no embedding stage: {other:?}");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    };
+    assert!(progress.done < progress.total, "{progress:?}");
+    assert_eq!(engine.phase(), Phase::Building);
+    let coverage = engine.coverage(None).unwrap();
+    assert_eq!(coverage.pass.as_ref().map(|p| p.stage.as_str()), Some("embedding"));
+    assert!(mdvault::index::coverage::render(&coverage).contains("texts embedded"));
 }
 
 #[test]

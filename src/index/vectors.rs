@@ -1,0 +1,509 @@
+//! The dense vectors as one flat, memory-mapped file (`vectors.bin`), derived from the store.
+//!
+//! At a million chunks, loading every vector from SQLite into a matrix took most of a warm
+//! start and held 1.5 GB of floats in memory. This file holds the same vectors twice, laid out
+//! for the scan: an int8 copy (one byte per component and one scale per row, a quarter of the
+//! floats) that every query reads in full, and the f32 vectors themselves, of which a query
+//! reads only the rows it rescores. The kernel pages both in on demand and may drop them under
+//! pressure, so opening costs a header check, not a load.
+//!
+//! **The file is derived.** The store stays the record: each row names its chunk id and the
+//! first eight bytes of its embed text's hash, so a row is used only when the store's chunk
+//! still has that text; the header names the model, the row count and a checksum of the row
+//! table, and a file that is missing, truncated, of another model or failing its checksum is
+//! ignored and rebuilt from the store. It is only ever replaced whole (written beside, then
+//! renamed), so a process that mapped the old one keeps reading it intact.
+//!
+//! Layout (little endian; every section starts on a 64-byte boundary):
+//! header (64 bytes: magic, dims, rows, model hash, table checksum, the largest row scale and
+//! row L1 norm), row table (`rows` × chunk id i64 + hash prefix u64), scales (`rows` × f32),
+//! int8 codes (`rows` × `dims`), f32 vectors (`rows` × `dims`).
+//!
+//! This module knows nothing of SQLite or search; the index hands it rows and reads them back.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorCode, Result};
+
+const MAGIC: &[u8; 8] = b"MDVVEC01";
+const HEADER: usize = 64;
+const ALIGN: usize = 64;
+/// Rows written per batch of section writes: large enough that writes are few, small enough
+/// that the buffers stay a few megabytes.
+const WRITE_ROWS: usize = 4096;
+
+/// The file's name in the data directory.
+pub const FILE_NAME: &str = "vectors.bin";
+
+fn align(n: usize) -> usize {
+    n.div_ceil(ALIGN) * ALIGN
+}
+
+/// Where each section starts, for `rows` rows of `dims`.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    table: usize,
+    scales: usize,
+    codes: usize,
+    floats: usize,
+    end: usize,
+}
+
+impl Layout {
+    fn new(rows: usize, dims: usize) -> Layout {
+        let table = HEADER;
+        let scales = align(table + rows * 16);
+        let codes = align(scales + rows * 4);
+        let floats = align(codes + rows * dims);
+        let end = floats + rows * dims * 4;
+        Layout { table, scales, codes, floats, end }
+    }
+}
+
+/// FNV-1a, 64 bits: a checksum and a model fingerprint, not a defence against tampering.
+pub fn fnv64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// A vector's int8 codes and scale: `v[i] ≈ code[i] * scale / 127`, `scale` its largest
+/// magnitude (a zero vector gets scale 0).
+pub fn quantise(v: &[f32], codes: &mut [i8]) -> f32 {
+    let scale = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if scale == 0.0 {
+        codes.fill(0);
+        return 0.0;
+    }
+    let k = 127.0 / scale;
+    for (c, x) in codes.iter_mut().zip(v) {
+        *c = (x * k).round().clamp(-127.0, 127.0) as i8;
+    }
+    scale
+}
+
+/// Writes a vectors file of a known row count, row by row: into a temporary beside the
+/// target, flushed, then renamed over the old file by [`Writer::finish`].
+pub struct Writer {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: std::fs::File,
+    dims: usize,
+    model: String,
+    count: usize,
+    layout: Layout,
+    written: usize,
+    first: usize,
+    table: Vec<u8>,
+    scales: Vec<u8>,
+    codes: Vec<u8>,
+    floats: Vec<u8>,
+    row_codes: Vec<i8>,
+    checksum_input: Vec<u8>,
+    max_scale: f32,
+    max_l1: f32,
+}
+
+impl Writer {
+    /// Starts the file for `count` rows of `dims`.
+    pub fn create(path: &Path, dims: usize, model: &str, count: usize) -> Result<Writer> {
+        let tmp = temp_name(path);
+        let layout = Layout::new(count, dims);
+        let file = std::fs::File::create(&tmp).map_err(|e| io_err("create", &tmp, &e))?;
+        file.set_len(layout.end as u64).map_err(|e| io_err("size", &tmp, &e))?;
+        Ok(Writer {
+            path: path.to_path_buf(),
+            tmp,
+            file,
+            dims,
+            model: model.to_string(),
+            count,
+            layout,
+            written: 0,
+            first: 0,
+            table: Vec::new(),
+            scales: Vec::new(),
+            codes: Vec::new(),
+            floats: Vec::new(),
+            row_codes: vec![0; dims],
+            checksum_input: Vec::with_capacity(count * 16),
+            max_scale: 0.0,
+            max_l1: 0.0,
+        })
+    }
+
+    /// Adds one row: its chunk id, its text hash prefix and its vector. Rows beyond the
+    /// count are ignored (and make [`Writer::finish`] refuse).
+    pub fn push(&mut self, id: i64, hash: u64, v: &[f32]) -> Result<()> {
+        if self.written == self.count {
+            self.written += 1;
+            return Ok(());
+        }
+        if self.written > self.count {
+            return Ok(());
+        }
+        let zero;
+        let v = if v.len() == self.dims {
+            v
+        } else {
+            // The index never hands a wrong-length vector; a zero row keeps the count honest.
+            zero = vec![0.0; self.dims];
+            &zero
+        };
+        self.table.extend_from_slice(&id.to_le_bytes());
+        self.table.extend_from_slice(&hash.to_le_bytes());
+        let scale = quantise(v, &mut self.row_codes);
+        self.max_scale = self.max_scale.max(scale);
+        self.max_l1 = self.max_l1.max(v.iter().map(|x| x.abs()).sum());
+        self.scales.extend_from_slice(&scale.to_le_bytes());
+        self.codes.extend(self.row_codes.iter().map(|c| *c as u8));
+        for x in v {
+            self.floats.extend_from_slice(&x.to_le_bytes());
+        }
+        self.written += 1;
+        if self.written - self.first == WRITE_ROWS {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let (l, first, dims) = (self.layout, self.first, self.dims);
+        let io = |e: std::io::Error| io_err("write", &self.tmp, &e);
+        self.file.write_all_at(&self.table, (l.table + first * 16) as u64).map_err(io)?;
+        self.file.write_all_at(&self.scales, (l.scales + first * 4) as u64).map_err(io)?;
+        self.file.write_all_at(&self.codes, (l.codes + first * dims) as u64).map_err(io)?;
+        self.file.write_all_at(&self.floats, (l.floats + first * dims * 4) as u64).map_err(io)?;
+        self.checksum_input.extend_from_slice(&self.table);
+        self.table.clear();
+        self.scales.clear();
+        self.codes.clear();
+        self.floats.clear();
+        self.first = self.written;
+        Ok(())
+    }
+
+    /// Writes the header, flushes and renames the file into place. Refuses (removing the
+    /// temporary) when the rows pushed were not exactly the count.
+    pub fn finish(mut self) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        if self.written != self.count {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(Error::new(
+                ErrorCode::InternalError,
+                format!(
+                    "the store yielded {} vectors where it counted {} (it changed while the \
+                     vectors file was written); the next pass writes it again",
+                    self.written, self.count
+                ),
+            ));
+        }
+        self.flush()?;
+        let mut header = [0u8; HEADER];
+        header[..8].copy_from_slice(MAGIC);
+        header[8..12].copy_from_slice(&(self.dims as u32).to_le_bytes());
+        header[16..24].copy_from_slice(&(self.count as u64).to_le_bytes());
+        header[24..32].copy_from_slice(&fnv64(self.model.as_bytes()).to_le_bytes());
+        header[32..40].copy_from_slice(&fnv64(&self.checksum_input).to_le_bytes());
+        header[40..44].copy_from_slice(&self.max_scale.to_le_bytes());
+        header[44..48].copy_from_slice(&self.max_l1.to_le_bytes());
+        let tmp = self.tmp.clone();
+        self.file.write_all_at(&header, 0).map_err(|e| io_err("write", &tmp, &e))?;
+        self.file.sync_all().map_err(|e| io_err("flush", &tmp, &e))?;
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| io_err("rename", &tmp, &e))
+    }
+}
+
+fn io_err(what: &str, path: &Path, e: &std::io::Error) -> Error {
+    Error::new(
+        ErrorCode::InternalError,
+        format!(
+            "cannot {what} the vectors file {}: {e}; check the disk (search reads the vectors \
+             from the store meanwhile)",
+            path.display()
+        ),
+    )
+}
+
+/// Writes `rows` as the vectors file at `path` (see [`Writer`]).
+pub fn write(path: &Path, dims: usize, model: &str, rows: &[(i64, u64, &[f32])]) -> Result<()> {
+    let mut w = Writer::create(path, dims, model, rows.len())?;
+    for (id, hash, v) in rows {
+        w.push(*id, *hash, v)?;
+    }
+    w.finish()
+}
+
+fn temp_name(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{}.tmp", std::process::id()));
+    PathBuf::from(name)
+}
+
+/// A mapped, checked vectors file.
+#[derive(Debug)]
+pub struct VectorFile {
+    map: memmap2::Mmap,
+    rows: usize,
+    dims: usize,
+    layout: Layout,
+    max_scale: f32,
+    max_l1: f32,
+}
+
+impl VectorFile {
+    /// Maps the file at `path` if it is whole and belongs to `model` with `dims`: `Ok(None)`
+    /// with the reason when it is missing or does not (the caller rebuilds it).
+    pub fn open(path: &Path, dims: usize, model: &str) -> std::result::Result<VectorFile, String> {
+        let file = std::fs::File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+        // SAFETY: the file is only ever replaced by rename, never written in place, so the
+        // mapped bytes do not change under us; a truncation by hand is caught by the length
+        // check below before any row is read.
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("cannot map it: {e}"))?;
+        if map.len() < HEADER || &map[..8] != MAGIC {
+            return Err("it is not a vectors file of this version".into());
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(map[o..o + 4].try_into().unwrap_or([0; 4]));
+        let u64_at = |o: usize| u64::from_le_bytes(map[o..o + 8].try_into().unwrap_or([0; 8]));
+        let f32_at = |o: usize| f32::from_le_bytes(map[o..o + 4].try_into().unwrap_or([0; 4]));
+        let file_dims = u32_at(8) as usize;
+        if file_dims != dims {
+            return Err(format!("it holds {file_dims}-dimensional vectors, not {dims}"));
+        }
+        if u64_at(24) != fnv64(model.as_bytes()) {
+            return Err("it was made with another model".into());
+        }
+        let rows = u64_at(16) as usize;
+        let layout = Layout::new(rows, dims);
+        if map.len() != layout.end {
+            return Err(format!(
+                "it is {} bytes where {} rows need {}",
+                map.len(),
+                rows,
+                layout.end
+            ));
+        }
+        if fnv64(&map[layout.table..layout.table + rows * 16]) != u64_at(32) {
+            return Err("its row table fails its checksum".into());
+        }
+        #[cfg(unix)]
+        {
+            // Every query reads the codes in full; the floats only where it rescores.
+            let _ = map.advise(memmap2::Advice::Random);
+        }
+        Ok(VectorFile { rows, dims, layout, max_scale: f32_at(40), max_l1: f32_at(44), map })
+    }
+
+    /// How many rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Row `r`'s chunk id and text hash prefix.
+    pub fn key(&self, r: usize) -> (i64, u64) {
+        let o = self.layout.table + r * 16;
+        let id = i64::from_le_bytes(self.map[o..o + 8].try_into().unwrap_or([0; 8]));
+        let hash = u64::from_le_bytes(self.map[o + 8..o + 16].try_into().unwrap_or([0; 8]));
+        (id, hash)
+    }
+
+    /// Row `r`'s scale.
+    pub fn scale(&self, r: usize) -> f32 {
+        let o = self.layout.scales + r * 4;
+        f32::from_le_bytes(self.map[o..o + 4].try_into().unwrap_or([0; 4]))
+    }
+
+    /// Row `r`'s int8 codes.
+    pub fn codes(&self, r: usize) -> &[i8] {
+        let o = self.layout.codes + r * self.dims;
+        let bytes = &self.map[o..o + self.dims];
+        // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
+    }
+
+    /// Row `r`'s f32 vector, exactly as stored.
+    pub fn floats(&self, r: usize) -> &[f32] {
+        let o = self.layout.floats + r * self.dims * 4;
+        let bytes = &self.map[o..o + self.dims * 4];
+        // SAFETY: the section starts on a 64-byte boundary of a page-aligned mapping and rows
+        // are whole multiples of 4 bytes, so the pointer is aligned for f32; every bit
+        // pattern is a valid f32. (x86-64 and aarch64 are little endian, as the file is.)
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<f32>(), self.dims) }
+    }
+
+    /// The most any row's approximate score can differ from its exact one for a query whose
+    /// largest magnitude is `query_scale` and L1 norm `query_l1`: quantising a row moves each
+    /// component by at most half a step (`scale / 254`), and the query likewise, so the dot
+    /// product moves by at most `(l1(row) * query_scale + scale(row) * l1(query)) / 254`; the
+    /// file's largest row scale and L1 norm bound every row at once. A small relative margin
+    /// covers the float arithmetic of both scores.
+    pub fn error_bound(&self, query_scale: f32, query_l1: f32) -> f32 {
+        (self.max_l1 * query_scale + self.max_scale * query_l1) / 254.0 * 1.001 + 1e-6
+    }
+}
+
+/// The integer dot product of two code rows.
+pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    (dot_i8_impl())(a, b)
+}
+
+type DotI8 = fn(&[i8], &[i8]) -> i32;
+
+fn dot_i8_impl() -> DotI8 {
+    static CHOSEN: std::sync::OnceLock<DotI8> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            return dot_i8_avx2_checked;
+        }
+        dot_i8_portable
+    })
+}
+
+fn dot_i8_portable(a: &[i8], b: &[i8]) -> i32 {
+    let (blocks_a, rest_a) = a.as_chunks::<16>();
+    let (blocks_b, rest_b) = b.as_chunks::<16>();
+    let mut acc = [0i32; 16];
+    for (x, y) in blocks_a.iter().zip(blocks_b) {
+        for j in 0..16 {
+            acc[j] += i32::from(x[j]) * i32::from(y[j]);
+        }
+    }
+    let mut sum: i32 = acc.iter().sum();
+    for (x, y) in rest_a.iter().zip(rest_b) {
+        sum += i32::from(*x) * i32::from(*y);
+    }
+    sum
+}
+
+#[cfg(target_arch = "x86_64")]
+fn dot_i8_avx2_checked(a: &[i8], b: &[i8]) -> i32 {
+    // SAFETY: only chosen by `dot_i8_impl` after detecting AVX2 on this CPU.
+    unsafe { dot_i8_avx2(a, b) }
+}
+
+/// Sign-extends 16 codes at a time to i16 and multiplies pairwise into i32 lanes
+/// (`vpmaddwd`): exact, since |code| ≤ 127 keeps every pair sum far inside i32.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
+    use std::arch::x86_64::*;
+    let n = a.len().min(b.len());
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let mut acc0 = _mm256_setzero_si256();
+    let mut acc1 = _mm256_setzero_si256();
+    let mut i = 0;
+    // SAFETY: each load reads 16 bytes at an offset at most `n - 16` of slices at least `n`
+    // long; unaligned loads have no alignment requirement.
+    unsafe {
+        while i + 32 <= n {
+            let x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(pa.add(i).cast()));
+            let y0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(pb.add(i).cast()));
+            let x1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(pa.add(i + 16).cast()));
+            let y1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(pb.add(i + 16).cast()));
+            acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(x0, y0));
+            acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(x1, y1));
+            i += 32;
+        }
+        while i + 16 <= n {
+            let x = _mm256_cvtepi8_epi16(_mm_loadu_si128(pa.add(i).cast()));
+            let y = _mm256_cvtepi8_epi16(_mm_loadu_si128(pb.add(i).cast()));
+            acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(x, y));
+            i += 16;
+        }
+        let mut lanes = [0i32; 8];
+        _mm256_storeu_si256(lanes.as_mut_ptr().cast(), _mm256_add_epi32(acc0, acc1));
+        let mut total: i32 = lanes.iter().sum();
+        while i < n {
+            total += i32::from(*pa.add(i)) * i32::from(*pb.add(i));
+            i += 1;
+        }
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn random(seed: &mut u64) -> f32 {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((*seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+    }
+
+    fn unit(seed: &mut u64, dims: usize) -> Vec<f32> {
+        let v: Vec<f32> = (0..dims).map(|_| random(seed)).collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn every_int8_dot_implementation_is_exact() {
+        let mut seed = 3u64;
+        for len in [0, 1, 15, 16, 31, 32, 33, 384, 385] {
+            let a: Vec<i8> = (0..len).map(|_| (random(&mut seed) * 254.0) as i8).collect();
+            let b: Vec<i8> = (0..len).map(|_| (random(&mut seed) * 254.0) as i8).collect();
+            let plain: i32 = a.iter().zip(&b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+            assert_eq!(dot_i8(&a, &b), plain, "len {len}");
+            assert_eq!(dot_i8_portable(&a, &b), plain, "len {len}");
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                assert_eq!(dot_i8_avx2_checked(&a, &b), plain, "len {len}");
+            }
+        }
+        let extreme = vec![-127i8; 384];
+        assert_eq!(dot_i8(&extreme, &extreme), 127 * 127 * 384);
+    }
+
+    #[test]
+    fn the_int8_score_stays_within_its_stated_bound_of_the_f32_score() {
+        let dims = 384;
+        let mut seed = 11u64;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let rows: Vec<Vec<f32>> = (0..500).map(|_| unit(&mut seed, dims)).collect();
+        let it: Vec<(i64, u64, &[f32])> =
+            rows.iter().enumerate().map(|(i, v)| (i as i64, i as u64, v.as_slice())).collect();
+        write(&path, dims, "m", &it).unwrap();
+        let f = VectorFile::open(&path, dims, "m").unwrap();
+        for _ in 0..20 {
+            let q = unit(&mut seed, dims);
+            let mut qc = vec![0i8; dims];
+            let qs = quantise(&q, &mut qc);
+            let bound = f.error_bound(qs, q.iter().map(|x| x.abs()).sum());
+            assert_eq!(f.rows(), rows.len());
+            for (r, row) in rows.iter().enumerate() {
+                let exact: f32 = q.iter().zip(row).map(|(a, b)| a * b).sum();
+                let approx = dot_i8(&qc, f.codes(r)) as f32 * qs * f.scale(r) / (127.0 * 127.0);
+                assert!((exact - approx).abs() <= bound, "{exact} vs {approx}, bound {bound}");
+                assert_eq!(f.floats(r), row.as_slice(), "the f32 section is exact");
+                assert_eq!(f.key(r), (r as i64, r as u64));
+            }
+        }
+    }
+
+    #[test]
+    fn a_truncated_foreign_or_corrupt_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let v = [0.6f32, 0.8, 0.0, 0.0];
+        let rows = [(1i64, 7u64, &v[..]), (2, 8, &v[..])];
+        write(&path, 4, "m", &rows).unwrap();
+        assert!(VectorFile::open(&path, 4, "m").is_ok());
+        assert!(VectorFile::open(&path, 4, "other").unwrap_err().contains("another model"));
+        assert!(VectorFile::open(&path, 8, "m").is_err());
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[HEADER] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(VectorFile::open(&path, 4, "m").unwrap_err().contains("checksum"));
+        let len = bytes.len();
+        std::fs::write(&path, &bytes[..len - 3]).unwrap();
+        assert!(VectorFile::open(&path, 4, "m").unwrap_err().contains("bytes"));
+        assert!(VectorFile::open(&dir.path().join("none"), 4, "m").is_err());
+    }
+}
