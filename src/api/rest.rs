@@ -294,11 +294,15 @@ async fn copy_verb(
         tools::write(&engine, &target, a, None).map_err(destination_taken)
     })
     .await?;
-    let mut resp = write_response(headers, c);
-    if let Ok(v) = HeaderValue::from_str(&location) {
+    Ok(with_location(write_response(headers, c), &location))
+}
+
+/// Names where a `COPY` or `MOVE` left the file (`Content-Location`), as the plugin answers.
+fn with_location(mut resp: Response, location: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(location) {
         resp.headers_mut().insert(header::CONTENT_LOCATION, v);
     }
-    Ok(resp)
+    resp
 }
 
 /// `MOVE /vault/<path>` with `Destination` (a path, or a folder ending in `/` that keeps the
@@ -333,15 +337,12 @@ async fn move_verb(
             .map_err(destination_taken)
     })
     .await?;
-    let mut resp = match c {
+    let resp = match c {
         Some(c) if confirm => change_response(headers, c),
         Some(c) => with_etag(StatusCode::NO_CONTENT.into_response(), c.etag.as_deref()),
         None => StatusCode::NO_CONTENT.into_response(),
     };
-    if let Ok(v) = HeaderValue::from_str(&location) {
-        resp.headers_mut().insert(header::CONTENT_LOCATION, v);
-    }
-    Ok(resp)
+    Ok(with_location(resp, &location))
 }
 
 async fn read_route(
