@@ -475,9 +475,12 @@ impl Engine {
     /// the lexical arm is complete within seconds and the dense arm grows as texts are
     /// embedded) and says how far the build is; only before the first words are committed is
     /// it `not_ready`, since an empty answer then would read as "nothing matches". A restart
-    /// over a finished index says it is catching up instead. After a failed build search is
-    /// `not_ready`. A vault that has never been indexed is `not_ready` too when it is all that
-    /// was asked for, and a notice when it is one of several.
+    /// over a finished index says it is catching up instead. A build attempt that failed (the
+    /// embedder down, say) is named in the notice while the build retries; once every attempt
+    /// has failed search still answers from the committed words, saying why the meaning is
+    /// missing, and is `not_ready` only when not even the words were committed. A vault that
+    /// has never been indexed is `not_ready` too when it is all that was asked for, and a
+    /// notice when it is one of several.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
         let index = self.index();
         // A reader first catches up with what the owner has committed.
@@ -485,23 +488,28 @@ impl Engine {
         let mut catching_up = None;
         let mut building = None;
         // One look at the state: `status()` would also query a store the pass is writing.
-        let (phase, since) = {
+        let (phase, since, last_error) = {
             let s = self.readiness.state.lock().unwrap_or_else(|p| p.into_inner());
-            (s.phase, s.since)
+            (s.phase, s.since, s.error.clone())
         };
+        let words_done = self.words_done.load(Ordering::SeqCst);
+        let mut failed = None;
         match phase {
             Phase::Building if self.warm.load(Ordering::SeqCst) => {
                 catching_up = Some(since.elapsed().as_secs_f64());
             }
             Phase::Building => building = Some(since.elapsed().as_secs_f64()),
+            // The words are in, so an answer by words is honest; the notice says what is not.
+            Phase::Failed if words_done => {
+                failed = Some(last_error.clone().unwrap_or_else(|| "unknown error".into()));
+            }
             Phase::Failed => {
-                let status = self.status();
                 return Err(Error::new(
                     ErrorCode::NotReady,
                     format!(
                         "the search index failed to build: {}; fix the cause and restart, \
                          or use list and read meanwhile",
-                        status.error.as_deref().unwrap_or("unknown error")
+                        last_error.as_deref().unwrap_or("unknown error")
                     ),
                 ));
             }
@@ -516,7 +524,7 @@ impl Engine {
         // Until every vault's words are committed an answer could silently miss notes.
         let all_unbuilt = !unbuilt.is_empty() && unbuilt.len() == scope.len();
         if let Some(seconds) = building
-            && (all_unbuilt || !self.words_done.load(Ordering::SeqCst))
+            && (all_unbuilt || !words_done)
         {
             return Err(Error::new(
                 ErrorCode::NotReady,
@@ -562,11 +570,25 @@ impl Engine {
         }
         if let Some(seconds) = building {
             let (chunks, vectors) = index.counts();
+            // A retrying build says what went wrong, so "still being built" is not read as
+            // "wait" when the cause (the embedder down) needs a person.
+            let retrying = last_error
+                .map(|e| format!("; the last attempt failed ({e}) and the build is retrying"))
+                .unwrap_or_default();
             resp.notices.push(format!(
-                "the search index is still being built ({seconds:.0} s so far{}): these results \
-                 match the words of every note indexed so far, but the meaning of only {vectors} \
-                 of {chunks} passages; search again when the build ends for the full answer",
+                "the search index is still being built ({seconds:.0} s so far{}{retrying}): \
+                 these results match the words of every note indexed so far, but the meaning \
+                 of only {vectors} of {chunks} passages; search again when the build ends for \
+                 the full answer",
                 self.progress_note()
+            ));
+        }
+        if let Some(error) = failed {
+            let (chunks, vectors) = index.counts();
+            resp.notices.push(format!(
+                "the search index failed to build its vectors ({error}): these results match \
+                 the words of every note, but the meaning of only {vectors} of {chunks} \
+                 passages; fix the cause and restart for the full answer"
             ));
         }
         Ok(resp)

@@ -370,8 +370,9 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// An HTTP embedder at a closed port: every index build attempt fails and the next one waits
-/// a minute, so a server using it stays `building` with search refused.
+/// An HTTP embedder at a closed port: every index build attempt fails after its words are
+/// committed and the next one waits a minute, so a server using it stays `building`, with
+/// search answering by words only.
 pub struct DeadEmbedder {
     url: String,
 }

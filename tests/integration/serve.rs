@@ -538,13 +538,57 @@ fn search_waits_politely_while_the_index_cannot_be_built() {
     for key in ["index", "watcher", "store", "revision", "uptime_seconds", "vaults"] {
         assert!(j.get(key).is_some(), "{key} missing from {j}");
     }
-    let r = refused(&s, &v, "GET", "/search?q=boiler", &[], None, (503, "not_ready"));
-    assert!(r.json()["error"].as_str().unwrap().contains("retry"));
-    // MCP says the same in a sentence, marked as an error; reads still work.
+    // Until the words are committed search refuses and says to retry; once they are, it
+    // answers by words and names the failing embedder, so nobody waits for a build that
+    // cannot end. Which of the two a first call meets depends on timing, so both are read.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let answer = loop {
+        let before = v.snapshot();
+        let r = s.call("GET", "/search?q=boiler", &[], None);
+        assert_eq!(v.snapshot(), before);
+        if r.status == 200 {
+            break r.json();
+        }
+        assert_eq!((r.status, r.code().as_str()), (503, "not_ready"), "{}", r.body);
+        assert!(r.json()["error"].as_str().unwrap().contains("retry"), "{}", r.body);
+        assert!(std::time::Instant::now() < deadline, "search never answered by words");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(answer["results"][0]["path"], "Home/Boiler.md", "{answer}");
+    let notices = answer["notices"].to_string();
+    assert!(notices.contains("Connection refused") && notices.contains("meaning"), "{notices}");
+    // MCP answers the same, with the notice in its text; reads still work.
     let (err, text) = tool(&s, "/mcp", "vault_search", json!({"query": "boiler"}));
-    assert!(err && text.contains("still being built"), "{text}");
+    assert!(!err && text.contains("Boiler") && text.contains("Connection refused"), "{text}");
     let (err, text) = tool(&s, "/mcp", "vault_read", json!({"path": "Home/Boiler.md"}));
     assert!(!err && text.contains("Varmond"), "{text}");
+}
+
+#[test]
+fn after_every_build_attempt_failed_search_still_answers_by_words_and_says_why() {
+    let v = TempVault::fixture();
+    let dead = crate::common::DeadEmbedder::at_a_closed_port();
+    let mut env = dead.env();
+    env.push(("MDVAULT_INDEX__BUILD_MAX_ATTEMPTS", "1"));
+    let s = Server::spawn(&[spec("fixture", &v)], &env);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (status, body) = s.get("/readyz");
+        if body.contains("\"failed\"") {
+            assert_eq!(status, 503, "{body}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the build never failed: {body}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let before = v.snapshot();
+    let r = s.call("GET", "/search?q=boiler", &[], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let j = r.json();
+    assert_eq!(j["results"][0]["path"], "Home/Boiler.md", "{j}");
+    let notices = j["notices"].to_string();
+    assert!(notices.contains("failed to build its vectors") && notices.contains("restart"), "{j}");
+    assert_eq!(v.snapshot(), before);
 }
 
 #[test]
