@@ -35,8 +35,9 @@ pub struct BenchArgs {
     /// Queries timed per scale point.
     #[arg(long, default_value_t = 60)]
     queries: usize,
-    /// Also index this real vault with the local model and report its figures (slow: about
-    /// ten chunks per second on two cores).
+    /// Also serve this real vault (a copy) from nothing with the local model, then restart it:
+    /// the first search answer and the full index, cold and warm (slow: about 100 chunks per
+    /// second on two cores).
     #[arg(long, value_name = "PATH")]
     real_vault: Option<PathBuf>,
     /// Compare the local embedder with sentence-transformers (needs `pip install
@@ -64,7 +65,7 @@ pub struct BenchArgs {
     load: super::load::LoadArgs,
 }
 
-fn fail(msg: impl Into<String>) -> Failure {
+pub(super) fn fail(msg: impl Into<String>) -> Failure {
     Failure::Refused(Error::new(ErrorCode::InternalError, msg.into()))
 }
 
@@ -86,14 +87,14 @@ impl Rng {
 
 /// Pseudo-English: a vocabulary of invented words drawn with a Zipf-like skew, plus the odd
 /// identifier, so both arms have realistic work.
-struct Corpus {
+pub(super) struct Corpus {
     words: Vec<String>,
     cumulative: Vec<f64>,
     rng: Rng,
 }
 
 impl Corpus {
-    fn new() -> Corpus {
+    pub(super) fn new() -> Corpus {
         // Everyday English nouns, so the model tokenises queries as it would real ones (one word
         // piece per word); rarer invented words stretch the vocabulary's long tail.
         const COMMON: &str = concat!(
@@ -189,13 +190,13 @@ impl Corpus {
         text
     }
 
-    fn query(&mut self) -> String {
+    pub(super) fn query(&mut self) -> String {
         let n = 2 + self.rng.below(4);
         (0..n).map(|_| self.words[self.rng.below(300)].clone()).collect::<Vec<_>>().join(" ")
     }
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(super) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -203,7 +204,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
-fn ms(d: std::time::Duration) -> f64 {
+pub(super) fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
@@ -457,45 +458,7 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
     report.insert("scales".into(), Value::Array(scales));
 
     if let Some(real) = &args.real_vault {
-        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
-        let cfg = bench_config(
-            config,
-            real,
-            dir.path(),
-            EmbeddingBackend::Local { model_dir: model.clone() },
-        );
-        let engine = Engine::with_embedder(
-            cfg,
-            Embedder::Local(LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?),
-        )?;
-        let t = Instant::now();
-        let sync = engine.sync(None, false, &Silent)?;
-        let secs = t.elapsed().as_secs_f64();
-        let files: usize = sync.iter().map(|(_, r)| r.files_seen).sum();
-        let (chunks, vectors) = engine.index().counts();
-        let mut lat = Vec::new();
-        let mut corpus = Corpus::new();
-        for _ in 0..30 {
-            let q = corpus.query();
-            let t = Instant::now();
-            engine.search(&SearchRequest::new(&q))?;
-            lat.push(ms(t.elapsed()));
-        }
-        lat.sort_by(f64::total_cmp);
-        let size = std::fs::metadata(dir.path().join("index.db")).map_or(0, |m| m.len());
-        say(format!(
-            "{}: {files} notes, {chunks} chunks ({vectors} vectors) indexed in {secs:.0} s = {:.1} chunks/s; store {:.1} MiB; hybrid p50 {:.1} ms / p95 {:.1} ms",
-            real.display(),
-            chunks as f64 / secs,
-            size as f64 / 1048576.0,
-            percentile(&lat, 0.5),
-            percentile(&lat, 0.95)
-        ));
-        report.insert("real_vault".into(), json!({
-            "path": real.display().to_string(), "notes": files, "chunks": chunks, "seconds": secs,
-            "chunks_per_s": chunks as f64 / secs, "store_bytes": size,
-            "hybrid_p50_ms": percentile(&lat, 0.5), "hybrid_p95_ms": percentile(&lat, 0.95),
-        }));
+        report.insert("real_vault".into(), super::coldstart::run(&model, real, &say)?);
     }
 
     report.insert("upkeep".into(), upkeep(config, &args, &say)?);
@@ -611,7 +574,7 @@ fn upkeep(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<Val
     Ok(Value::Object(out))
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(super) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     for entry in walkdir::WalkDir::new(from).follow_links(false) {
         let entry = entry.map_err(std::io::Error::other)?;
         let Ok(rel) = entry.path().strip_prefix(from) else { continue };

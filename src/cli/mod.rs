@@ -5,6 +5,7 @@
 //! or configuration problem exits 2. This module owns clap; nothing below it knows clap exists.
 
 mod bench;
+mod coldstart;
 mod doctor;
 mod eval;
 mod load;
