@@ -156,19 +156,33 @@ impl Server {
         Ok(Server { child, base: format!("http://127.0.0.1:{port}"), started })
     }
 
-    /// The search's status (0 while the port is not open yet).
+    /// The search's status (0 while the port is not open yet; 503 while no word is indexed).
     fn search(&self, agent: &ureq::Agent, q: &str) -> Result<u16, Failure> {
         let url = format!("{}/search", self.base);
         match agent.get(&url).query("q", q).header("Authorization", &format!("Bearer {KEY}")).call()
         {
-            Ok(r) => Ok(r.status().as_u16()),
+            Ok(r) => match r.status().as_u16() {
+                status @ (200 | 503) => Ok(status),
+                other => Err(bench::fail(format!("{url} answered {other}"))),
+            },
             Err(ureq::Error::Io(_) | ureq::Error::ConnectionFailed) => Ok(0),
             Err(e) => Err(bench::fail(format!("searching {url}: {e}"))),
         }
     }
 
-    fn ready(&self, agent: &ureq::Agent) -> bool {
-        agent.get(&format!("{}/readyz", self.base)).call().is_ok_and(|r| r.status().as_u16() == 200)
+    /// Whether `/readyz` says ready; a refusal (a key the server does not take) is an error,
+    /// never "not yet", so a misconfigured run cannot poll forever.
+    fn ready(&self, agent: &ureq::Agent) -> Result<bool, Failure> {
+        let url = format!("{}/readyz", self.base);
+        match agent.get(&url).header("Authorization", &format!("Bearer {KEY}")).call() {
+            Ok(r) => match r.status().as_u16() {
+                200 => Ok(true),
+                503 => Ok(false),
+                other => Err(bench::fail(format!("{url} answered {other}"))),
+            },
+            Err(ureq::Error::Io(_) | ureq::Error::ConnectionFailed) => Ok(false),
+            Err(e) => Err(bench::fail(format!("asking {url}: {e}"))),
+        }
     }
 
     /// Polls until a search answers 200 and `/readyz` is ready, timing both from the spawn.
@@ -183,7 +197,7 @@ impl Server {
                 first_answer = Some(elapsed.as_secs_f64());
             }
             if let Some(first_answer_s) = first_answer
-                && self.ready(agent)
+                && self.ready(agent)?
             {
                 return Ok(Start { first_answer_s, ready_s: self.started.elapsed().as_secs_f64() });
             }
