@@ -119,6 +119,9 @@ pub fn render_change(c: Change) -> String {
         Some(d) => out.push_str(&format!("\n\nChanged:\n```diff\n{d}```")),
         None => {}
     }
+    for w in &c.warnings {
+        out.push_str(&format!("\n\nWarning ({}): {}", w.code, w.message));
+    }
     out
 }
 
