@@ -610,15 +610,14 @@ pub enum Slot {
 /// otherwise touch text. Refused: a block target (a block has no subtree to carry), a parent
 /// or sibling inside the moved section (it would move into itself), and a sibling that is not
 /// a direct child of the parent. A level pushed past 6 is written and warned about, as
-/// [`relevel`] does. Returns the new text, the moved heading's old display path, and the
-/// warnings.
+/// [`relevel`] does.
 pub fn move_section(
     text: &str,
     note: &str,
     target: &str,
     parent: Option<&str>,
     slot: &Slot,
-) -> crate::Result<(String, String, Vec<Warning>)> {
+) -> crate::Result<Moved> {
     let all = headings::headings(text);
     let blocks = headings::blocks(text);
     let headings::Anchor::Heading(h) = headings::locate(&all, &blocks, target, note)? else {
@@ -718,7 +717,25 @@ pub fn move_section(
         place(&mut out, &body);
     }
     let style = Style::of(text.as_bytes());
-    Ok((splice(text, &lines, 0..len, &out, style), headings::display_path(h), warnings))
+    Ok(Moved {
+        text: splice(text, &lines, 0..len, &out, style),
+        from: headings::display_path(h),
+        under: parent.map(headings::display_path),
+        warnings,
+    })
+}
+
+/// What [`move_section`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    /// The note's new text.
+    pub text: String,
+    /// The moved heading's display path before the move (`A::B`).
+    pub from: String,
+    /// The new parent's display path; `None` for the top level.
+    pub under: Option<String>,
+    /// Headings the move pushed past level 6.
+    pub warnings: Vec<Warning>,
 }
 
 /// Adds a moved section's lines to `out`, after one blank line when the line above is text.
@@ -1277,7 +1294,7 @@ mod tests {
     const TREE: &str = "# Alpha\n\nA text.\n\n## Sub\n\nSub text.\n\n### Deep\n\nDeep text.\n\n# Beta\n\nB text.\n\n## One\n\n1\n\n## Two\n\n2\n";
 
     fn moved(target: &str, parent: Option<&str>, slot: Slot) -> crate::Result<String> {
-        move_section(TREE, "n.md", target, parent, &slot).map(|(t, _, _)| t)
+        move_section(TREE, "n.md", target, parent, &slot).map(|m| m.text)
     }
 
     #[test]

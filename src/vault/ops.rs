@@ -901,16 +901,12 @@ impl Vault {
         }
         let _guard = self.lock();
         let old = self.existing_text(target, expected)?;
-        let (new, moved, warnings) =
-            edit::move_section(&old, &target.rel, req.target, parent, slot)?;
-        let w = self.write_note(target, &old, &new, true)?;
-        let under = parent
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map_or("the top level".to_string(), |p| format!("'{p}'"));
-        let message = format!("moved '{moved}' under {under} in {}", target.rel);
+        let moved = edit::move_section(&old, &target.rel, req.target, parent, slot)?;
+        let w = self.write_note(target, &old, &moved.text, true)?;
+        let under = moved.under.map_or("the top level".to_string(), |p| format!("'{p}'"));
+        let message = format!("moved '{}' under {under} in {}", moved.from, target.rel);
         let mut change = self.finish(target, message, w);
-        change.warnings = warnings;
+        change.warnings = moved.warnings;
         Ok(change)
     }
 
