@@ -820,7 +820,7 @@ fn plugin_patches_rebase_levels_warn_move_sections_and_rename_keys() {
     assert!(v.read("Inbox/Tree.md").ends_with("B text.\n\n## Child\n"), "{}", r.body);
     let r = patch(&append_to_b("###### Deep"));
     let warned = r.header("markdown-patch-warnings").expect("a warnings header");
-    let decoded = percent_encoding::percent_decode_str(&warned).decode_utf8_lossy().into_owned();
+    let decoded = percent_encoding::percent_decode_str(warned).decode_utf8_lossy().into_owned();
     let warnings: serde_json::Value = serde_json::from_str(&decoded).unwrap();
     assert_eq!(warnings[0]["code"], "heading-depth-overflow", "{decoded}");
     assert!(v.read("Inbox/Tree.md").contains("####### Deep\n"));
