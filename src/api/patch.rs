@@ -5,9 +5,11 @@
 //!
 //! It owns the plugin's selection rules and refusals (which format a request is in, and the
 //! ambiguous or legacy requests it refuses with the plugin's numbers) and turns every format
-//! into one `PatchArgs` or `SetFrontmatterArgs`; targets are resolved by the one resolver in
-//! `vault::headings` behind `service::patch`, so `A::B`, `["A","B"]` and `^id` reach the same
-//! lines. mdvault's own `Target-Type: body` and `text` stay in `rest.rs`. It does not read or
+//! into one `PatchArgs`, `SetFrontmatterArgs` or `EntriesArgs`; targets are resolved by the one
+//! resolver in `vault::headings` behind `service::patch`, so `A::B`, `["A","B"]` and `^id`
+//! reach the same lines. The 2.x formats ask the engine for relative heading levels (and send
+//! its warnings as `Markdown-Patch-Warnings`), moves (`scope: parent` with a destination) and
+//! frontmatter key renames and inserts; 1.x keeps levels as sent. mdvault's own `Target-Type: body` and `text` stay in `rest.rs`. It does not read or
 //! write files itself: every vault access is a `crate::service` call.
 
 use std::sync::Arc;
