@@ -1318,6 +1318,57 @@ mod tests {
         );
     }
 
+    /// The lines of a note as a sorted list, heading markers dropped: what a move must keep.
+    fn kept_lines(text: &str) -> Vec<String> {
+        let mut lines: Vec<String> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.trim_start_matches('#').trim().to_string())
+            .collect();
+        lines.sort();
+        lines
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_move_loses_and_adds_no_line(
+            blocks in proptest::collection::vec((0..4usize, 0..3usize), 1..14),
+            pick in 0..14usize,
+            under in 0..15usize,
+        ) {
+            // Numbered headings (levels 1 to 3) and paragraphs, so every line is unique.
+            let text: String = blocks
+                .iter()
+                .enumerate()
+                .map(|(n, &(kind, depth))| match kind {
+                    0 => format!("{} H{n}\n\n", "#".repeat(depth + 1)),
+                    _ => format!("text {n}\n\n"),
+                })
+                .collect();
+            let all = headings::headings(&text);
+            if all.is_empty() {
+                return Ok(());
+            }
+            let h = &all[pick % all.len()];
+            let parent = all.get(under).map(|p| p.text.clone());
+            match move_section(&text, "n.md", &h.text, parent.as_deref(), &Slot::Last) {
+                Ok(moved) => {
+                    proptest::prop_assert_eq!(kept_lines(&moved.text), kept_lines(&text));
+                    let after = headings::headings(&moved.text);
+                    let landed = after.iter().find(|a| a.text == h.text).unwrap();
+                    let parent_depth = parent
+                        .as_deref()
+                        .and_then(|p| after.iter().find(|a| a.text == p))
+                        .map_or(0, |p| p.depth);
+                    if moved.warnings.is_empty() {
+                        proptest::prop_assert_eq!(landed.depth, parent_depth + 1);
+                    }
+                }
+                Err(e) => proptest::prop_assert_eq!(e.code(), ErrorCode::InvalidRequest),
+            }
+        }
+    }
+
     #[test]
     fn a_move_into_itself_or_beside_a_stranger_is_refused() {
         let code = |r: crate::Result<String>| r.unwrap_err().code();
