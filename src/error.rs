@@ -82,6 +82,9 @@ codes! {
     DocumentTooLarge = ("document_too_large", 400),
     /// The note changed since the caller read it (the expected hash no longer matches).
     Conflict = ("conflict", 409),
+    /// A frontmatter rename or insert names a key the note already has; pick another name, or
+    /// set that key instead.
+    KeyExists = ("key_exists", 409),
     /// A Local REST API PATCH named its version token (`ifMatch`, `If-Match`) and the note is
     /// no longer at that version; read it again (the document map's `version`) and retry.
     VersionMismatch = ("version_mismatch", 412),

@@ -262,6 +262,59 @@ pub struct PatchArgs {
     /// sibling block.
     #[serde(default)]
     pub within: Option<i64>,
+    /// Read the content's heading levels as relative to where it lands, as the Local REST
+    /// API's 2.x format does: under target_scope content a "# X" becomes a direct child of
+    /// the target ("### X" under a "##"), under markerAndContent it takes the target's own
+    /// level. Off (the default), headings are written with the levels sent. A level pushed
+    /// past 6 is written anyway and reported as a heading-depth-overflow warning.
+    #[serde(default)]
+    pub relative_levels: bool,
+    /// Move the target heading's section (its heading line and subsections) here instead of
+    /// editing it; the section is re-levelled to sit under its new parent. Send it with
+    /// operation replace and no content.
+    #[serde(default)]
+    pub destination: Option<Destination>,
+}
+
+/// Where `vault_patch` moves a section.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Destination {
+    /// The heading to move the section under, as vault_map shows it ("Plan::Later"); empty
+    /// or absent for the top level of the note.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// Where among the parent's subsections: "first", "last" (the default), or
+    /// {"before": "<heading>"} / {"after": "<heading>"} naming one of them.
+    #[serde(default)]
+    pub place: Place,
+}
+
+/// A [`Destination`]'s place among the new parent's subsections.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Place {
+    /// Before the first subsection, after the parent's own text.
+    First,
+    /// After the last subsection.
+    #[default]
+    Last,
+    /// Just before this subsection of the parent.
+    Before(String),
+    /// Just after this subsection of the parent.
+    After(String),
+}
+
+impl Place {
+    fn slot(&self) -> crate::vault::edit::Slot {
+        use crate::vault::edit::Slot;
+        match self {
+            Place::First => Slot::First,
+            Place::Last => Slot::Last,
+            Place::Before(h) => Slot::Before(h.clone()),
+            Place::After(h) => Slot::After(h.clone()),
+        }
+    }
 }
 
 /// `vault_replace_text`.
@@ -361,6 +414,36 @@ pub struct SetFrontmatterArgs {
     /// Remove these items (a string or a list) from the list under `key`.
     #[serde(default)]
     pub remove: Option<Value>,
+    /// Rename `key` to this, keeping its value as written; refused (key_exists) when the
+    /// note already has a key of that name. Send it without value, delete, add or remove.
+    #[serde(default)]
+    pub rename_to: Option<String>,
+    /// Insert `key` with `value` as a new entry just before this existing key; refused
+    /// (key_exists) when `key` is already set. Without before or after, a new key goes in
+    /// the usual order.
+    #[serde(default)]
+    pub before: Option<String>,
+    /// Insert `key` with `value` as a new entry just after this existing key; refused
+    /// (key_exists) when `key` is already set.
+    #[serde(default)]
+    pub after: Option<String>,
+}
+
+/// [`frontmatter_entries`]: whole entries put beside, or in place of, an existing key. REST
+/// builds it; MCP and the CLI reach one entry at a time through `set_frontmatter`'s `before`
+/// and `after`.
+#[derive(Debug, Clone)]
+pub struct EntriesArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault).
+    pub vault: Option<String>,
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// The existing key the entries go beside (or replace).
+    pub anchor: String,
+    /// Before, after or instead of `anchor`.
+    pub place: crate::vault::frontmatter::Place,
+    /// The new entries, in order.
+    pub entries: Vec<(String, Value)>,
 }
 
 /// An `add` or `remove` argument as list items: one value, or each item of a list.
@@ -758,6 +841,8 @@ pub fn patch(desk: &dyn Desk, t: &Target, a: PatchArgs, expected: Option<&str>) 
         create_missing: a.create_target_if_missing,
         reject_if_present: a.reject_if_present,
         within: a.within,
+        relative_levels: a.relative_levels,
+        move_to: a.destination.as_ref().map(|d| (d.parent.as_deref(), d.place.slot())),
     };
     Ok(refreshed(desk, v.patch(path, &req, expected)?, &[]))
 }
@@ -837,6 +922,44 @@ pub fn set_frontmatter(
     if a.key.trim().is_empty() {
         return Err(Error::new(ErrorCode::InvalidRequest, "the frontmatter key is empty"));
     }
+    let positioned = a.before.is_some() || a.after.is_some();
+    let listed = a.add.is_some() || a.remove.is_some();
+    if let Some(new) = &a.rename_to {
+        if a.delete || a.value.is_some() || listed || positioned {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "rename_to renames the key and keeps its value; send it without value, delete, \
+                 add, remove, before or after (set the value in a second call)",
+            ));
+        }
+        let changed = v.rename_frontmatter_key(path, a.key.trim(), new, expected)?;
+        return Ok(refreshed(desk, changed, &[]));
+    }
+    if positioned {
+        let value = match a.value {
+            Some(value) if !value.is_null() && !a.delete && !listed => value,
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::InvalidRequest,
+                    "before and after place a new key; send them with a value (no delete, add \
+                     or remove), and only one of them",
+                ));
+            }
+        };
+        let (anchor, place) = match (&a.before, &a.after) {
+            (Some(b), None) => (b.trim(), crate::vault::frontmatter::Place::Before),
+            (None, Some(after)) => (after.trim(), crate::vault::frontmatter::Place::After),
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::InvalidRequest,
+                    "send before or after, not both: the new key goes beside one existing key",
+                ));
+            }
+        };
+        let entries = [(a.key.trim().to_string(), value)];
+        let changed = v.frontmatter_entries(path, anchor, place, &entries, expected)?;
+        return Ok(refreshed(desk, changed, &[]));
+    }
     if a.add.is_some() || a.remove.is_some() {
         if a.delete || a.value.as_ref().is_some_and(|v| !v.is_null()) {
             return Err(Error::new(
@@ -868,6 +991,21 @@ pub fn set_frontmatter(
         (false, Some(v)) => Some(v),
     };
     Ok(refreshed(desk, v.set_frontmatter(path, &a.key, value.as_ref(), expected)?, &[]))
+}
+
+/// Puts frontmatter entries before, after or in place of an existing key: the Local REST API's
+/// markerAndContent frontmatter edits (`vault_set_frontmatter` reaches the same operation
+/// with `before` and `after`).
+pub fn frontmatter_entries(
+    desk: &dyn Desk,
+    t: &Target,
+    a: EntriesArgs,
+    expected: Option<&str>,
+) -> Result<Change> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
+    in_scope(v, t, path, false)?;
+    let changed = v.frontmatter_entries(path, a.anchor.trim(), a.place, &a.entries, expected)?;
+    Ok(refreshed(desk, changed, &[]))
 }
 
 /// Deletes a note or document.

@@ -144,7 +144,16 @@ pub fn change(c: &Change) -> Value {
     if let Some(r) = &c.replaced {
         v["replaced"] = json!(r);
     }
+    if !c.warnings.is_empty() {
+        v["warnings"] = warnings(&c.warnings);
+    }
     v
+}
+
+/// An edit's warnings as `[{"code", "message"}]`, the shape the Local REST API plugin's
+/// `Markdown-Patch-Warnings` header carries too.
+pub fn warnings(ws: &[crate::vault::edit::Warning]) -> Value {
+    Value::Array(ws.iter().map(|w| json!({"code": w.code, "message": w.message})).collect())
 }
 
 /// A search answer; `explain` adds the per-result evidence and the constants.

@@ -119,6 +119,9 @@ pub fn render_change(c: Change) -> String {
         Some(d) => out.push_str(&format!("\n\nChanged:\n```diff\n{d}```")),
         None => {}
     }
+    for w in &c.warnings {
+        out.push_str(&format!("\n\nWarning ({}): {}", w.code, w.message));
+    }
     out
 }
 
@@ -406,7 +409,9 @@ impl VaultMcp {
     /// Append and prepend join with one blank line, or none when the content continues the
     /// list or table it meets (a "- item" under a list, a "| row |" under a table). A replace
     /// with empty content is refused unless `allow_empty` is true. With target_scope marker,
-    /// content is the new heading line ("## New name"), or bare text to keep the level. The
+    /// content is the new heading line ("## New name"), or bare text to keep the level. To move
+    /// a section under another heading, send operation replace, no content and `destination`
+    /// ({"parent": "A::B", "place": "last"}). The
     /// reply gives the new etag, the replaced text and a diff of what changed.
     #[tool(
         name = "vault_patch",

@@ -5,9 +5,11 @@
 //!
 //! It owns the plugin's selection rules and refusals (which format a request is in, and the
 //! ambiguous or legacy requests it refuses with the plugin's numbers) and turns every format
-//! into one `PatchArgs` or `SetFrontmatterArgs`; targets are resolved by the one resolver in
-//! `vault::headings` behind `service::patch`, so `A::B`, `["A","B"]` and `^id` reach the same
-//! lines. mdvault's own `Target-Type: body` and `text` stay in `rest.rs`. It does not read or
+//! into one `PatchArgs`, `SetFrontmatterArgs` or `EntriesArgs`; targets are resolved by the one
+//! resolver in `vault::headings` behind `service::patch`, so `A::B`, `["A","B"]` and `^id`
+//! reach the same lines. The 2.x formats ask the engine for relative heading levels (and send
+//! its warnings as `Markdown-Patch-Warnings`), moves (`scope: parent` with a destination) and
+//! frontmatter key renames and inserts; 1.x keeps levels as sent. mdvault's own `Target-Type: body` and `text` stay in `rest.rs`. It does not read or
 //! write files itself: every vault access is a `crate::service` call.
 
 use std::sync::Arc;
@@ -25,8 +27,8 @@ use super::compat;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
-use crate::vault::edit::Operation;
-use crate::vault::headings::Scope;
+use crate::vault::edit::{self, Operation};
+use crate::vault::headings::{self, Scope};
 
 /// The plugin's numbers for the PATCH refusals its clients route on.
 /// A 1.x request without `Target-Type`.
@@ -53,6 +55,9 @@ const ERR_READ_SCOPE_INVALID: u32 = 40059;
 /// A `Within` header that is not an integer.
 const ERR_WITHIN_INVALID: u32 = 40023;
 
+/// The response header that carries an edit's warnings (see [`warnings_header`]).
+const WARNINGS_HEADER: &str = "markdown-patch-warnings";
+
 /// The content type that marks a body as a 2.x instruction whatever else the request says.
 const INSTRUCTION_TYPE: &str = "application/vnd.olrapi.patch-instruction+json";
 
@@ -73,6 +78,9 @@ struct Instruction {
     allow_empty: bool,
     if_match: Option<String>,
     within: Option<i64>,
+    /// Where a `scope: parent` replace moves a heading's section (the plugin's destination
+    /// object, `{"parent": [...] | null, "place": ...}`).
+    destination: Option<Value>,
     /// The 2.x JSON body: errors name its fields rather than headers.
     from_body: bool,
 }
@@ -284,15 +292,22 @@ pub(crate) async fn read(
         };
         let a = tools::ReadArgs { vault: None, path: note, section: Some(joined) };
         let r = blocking(move || tools::read(&engine, &target, a)).await.map_err(missing)?;
-        // The service reads a section as its heading line and content; the scope picks.
+        // The service reads a section as its heading line and content; the scope picks. A
+        // 2.x read gives heading levels relative to the span, as a 2.x PATCH takes them, so
+        // what is read can be written back unchanged: the content's levels less the
+        // heading's, a markerAndContent subtree at its parent's baseline (1.x: as written).
+        let depth = headings::headings(&r.content).first().map_or(0, |h| i32::from(h.depth));
+        let relative = |text: &str, offset: i32| {
+            if legacy { text.to_string() } else { edit::relevel(text, -offset).0 }
+        };
         let text = if kind == "block" {
             r.content.clone()
         } else {
             let (first, rest) = r.content.split_once('\n').unwrap_or((r.content.as_str(), ""));
             match scope {
                 Scope::Marker => first.trim().trim_start_matches('#').trim().to_string(),
-                Scope::Content => rest.trim_start_matches(['\n', '\r']).to_string(),
-                Scope::MarkerAndContent => r.content.clone(),
+                Scope::Content => relative(rest.trim_start_matches(['\n', '\r']), depth),
+                Scope::MarkerAndContent => relative(&r.content, (depth - 1).max(0)),
             }
         };
         with_etag(
@@ -374,6 +389,7 @@ fn legacy_instruction(
         allow_empty: truthy(header_str(headers, "allow-empty")?),
         if_match: None,
         within: None,
+        destination: None,
         from_body: false,
     })
 }
@@ -408,11 +424,15 @@ fn raw_instruction(
             .with_compat(ERR_WITHIN_INVALID)
         })?),
     };
-    if header_str(headers, "destination")?.is_some() {
-        return Err(invalid(
-            "moving a section (Target-Scope parent with Destination) is not supported by mdvault; read the section, then delete and re-insert it",
-        ));
-    }
+    let destination = match header_str(headers, "destination")? {
+        None => None,
+        Some(raw) => {
+            let decoded = percent_encoding::percent_decode_str(raw).decode_utf8_lossy();
+            Some(serde_json::from_str::<Value>(&decoded).map_err(|e| {
+                invalid(format!("the Destination header must be percent-encoded JSON such as {{\"parent\": [\"A\"], \"place\": \"last\"}}: {e}"))
+            })?)
+        }
+    };
     Ok(Instruction {
         kind,
         target,
@@ -425,6 +445,7 @@ fn raw_instruction(
         allow_empty: true,
         if_match: None,
         within,
+        destination,
         from_body: false,
     })
 }
@@ -459,11 +480,6 @@ fn body_instruction(v: Value) -> Result<Instruction> {
             Some(w.as_i64().ok_or_else(|| invalid("within must be an integer block index"))?)
         }
     };
-    if o.contains_key("destination") {
-        return Err(invalid(
-            "the operation×scope pair with a destination (moving a section) is outside what mdvault supports; read the section, then delete and re-insert it",
-        ));
-    }
     Ok(Instruction {
         kind,
         target,
@@ -481,8 +497,48 @@ fn body_instruction(v: Value) -> Result<Instruction> {
         allow_empty: true,
         if_match: s("ifMatch"),
         within,
+        destination: o.get("destination").cloned(),
         from_body: true,
     })
+}
+
+/// The plugin's destination object as mdvault's: `parent` a heading path array (or a `::`
+/// string, or null for the top level), `place` "first", "last", or `{"before": path}` /
+/// `{"after": path}`.
+fn destination(v: &Value) -> Result<tools::Destination> {
+    let path = |p: &Value| -> Option<String> {
+        match p {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(items) => items
+                .iter()
+                .map(|i| i.as_str().map(|s| s.trim().to_string()))
+                .collect::<Option<Vec<_>>>()
+                .map(|parts| parts.join("::")),
+            _ => None,
+        }
+    };
+    let shape = || {
+        invalid(
+            "destination must be {\"parent\": [\"A\"] or null, \"place\": \"first\" | \"last\" | {\"before\": [...]} | {\"after\": [...]}}",
+        )
+    };
+    let Value::Object(o) = v else { return Err(shape()) };
+    let parent = match o.get("parent") {
+        None | Some(Value::Null) => None,
+        Some(p) => Some(path(p).ok_or_else(shape)?),
+    };
+    let place = match o.get("place") {
+        None => tools::Place::Last,
+        Some(Value::String(s)) if s == "first" => tools::Place::First,
+        Some(Value::String(s)) if s == "last" => tools::Place::Last,
+        Some(Value::Object(p)) if p.len() == 1 => match p.iter().next() {
+            Some((k, h)) if k == "before" => tools::Place::Before(path(h).ok_or_else(shape)?),
+            Some((k, h)) if k == "after" => tools::Place::After(path(h).ok_or_else(shape)?),
+            _ => return Err(shape()),
+        },
+        Some(_) => return Err(shape()),
+    };
+    Ok(tools::Destination { parent, place })
 }
 
 /// A table row per inner array (`| a | b |`), or the lines of a list of strings: how a JSON
@@ -535,7 +591,22 @@ async fn apply(
             ins.operation
         )));
     }
+    let moving = ins.scope.as_deref().is_some_and(|s| s.eq_ignore_ascii_case("parent"));
+    if (moving || ins.destination.is_some())
+        && (!moving || kind != "heading" || operation != "replace" || ins.destination.is_none())
+    {
+        return Err(invalid(format!(
+            "a move is {} parent with operation replace, a heading target and a {}; {} {} with {} {} is outside the operation×scope algebra",
+            field("scope", "Target-Scope"),
+            field("destination", "Destination header"),
+            kind,
+            field("target", "Target"),
+            field("operation", "Operation"),
+            operation
+        )));
+    }
     let scope: Scope = match ins.scope.as_deref() {
+        _ if moving => Scope::Content,
         None => Scope::Content,
         Some(s) => s.parse().map_err(|_| {
             invalid(format!(
@@ -578,7 +649,7 @@ async fn apply(
             (None, Some(v)) => value_markdown(v).ok_or_else(|| {
                 invalid(format!("a {kind} target takes {} as Markdown text, or a JSON value that is a string or an array of rows", field("content", "the body")))
             })?,
-            (None, None) if operation == "delete" => String::new(),
+            (None, None) if operation == "delete" || moving => String::new(),
             (None, None) => {
                 return Err(invalid(format!(
                     "a {operation} of a {kind} target needs {}: the Markdown to put in",
@@ -596,6 +667,7 @@ async fn apply(
             "delete" => (Operation::Replace, true, String::new()),
             other => (other.parse::<Operation>()?, ins.allow_empty, content),
         };
+        let destination = ins.destination.as_ref().map(destination).transpose()?;
         let a = tools::PatchArgs {
             vault: None,
             path: path.clone(),
@@ -607,16 +679,23 @@ async fn apply(
             create_target_if_missing: ins.create,
             reject_if_present: ins.reject_if_present,
             within: ins.within,
+            // 2.x content takes its heading levels relative to the target; 1.x as written.
+            relative_levels: !legacy,
+            destination,
         };
         let (e, t) = (engine.clone(), target.clone());
         blocking(move || tools::patch(&e, &t, a, expected.as_deref())).await
     }
     .map_err(plugin_status)?;
+    let warned = warnings_header(&change.warnings);
     if wants_confirmation(headers) {
         let mut resp = change_response(headers, change);
         if legacy {
             resp.headers_mut()
                 .insert("deprecation", HeaderValue::from_static(compat::DEPRECATED_1X));
+        }
+        if let Some(w) = warned {
+            resp.headers_mut().insert(WARNINGS_HEADER, w);
         }
         return Ok(resp);
     }
@@ -629,7 +708,22 @@ async fn apply(
     if legacy {
         resp.headers_mut().insert("deprecation", HeaderValue::from_static(compat::DEPRECATED_1X));
     }
+    if let Some(w) = warned {
+        resp.headers_mut().insert(WARNINGS_HEADER, w);
+    }
     Ok(with_etag(resp, Some(&r.etag)))
+}
+
+/// The plugin's `Markdown-Patch-Warnings` value: the warnings as JSON, percent-encoded,
+/// because a message quotes note text and a header value must be ASCII. None without any.
+fn warnings_header(ws: &[edit::Warning]) -> Option<HeaderValue> {
+    if ws.is_empty() {
+        return None;
+    }
+    let json = crate::wire::warnings(ws).to_string();
+    let encoded = percent_encoding::utf8_percent_encode(&json, percent_encoding::NON_ALPHANUMERIC)
+        .to_string();
+    HeaderValue::from_str(&encoded).ok()
 }
 
 /// A note whose frontmatter is not YAML is refused before any 2.x edit (40005), as the plugin
@@ -658,10 +752,16 @@ async fn frontmatter_patch(
     expected: Option<String>,
 ) -> Result<crate::vault::Change> {
     let key = ins.target.join("");
-    if scope != Scope::Content {
-        return Err(invalid(format!(
-            "renaming or inserting frontmatter keys (scope {scope}) is not supported by mdvault; set the key `{key}` itself, or PUT the note"
-        )));
+    match scope {
+        Scope::Content => {}
+        Scope::Marker => {
+            return rename_key(engine, target, path, ins, operation, key, expected).await;
+        }
+        Scope::MarkerAndContent if operation != "delete" => {
+            return put_entries(engine, target, path, ins, operation, key, expected).await;
+        }
+        // Deleting the entry is what a content delete already does: the key goes.
+        Scope::MarkerAndContent => {}
     }
     if ins.content.is_some() && ins.value.is_none() && ins.from_body {
         return Err(invalid(format!(
@@ -695,9 +795,81 @@ async fn frontmatter_patch(
         value,
         add: None,
         remove: None,
+        rename_to: None,
+        before: None,
+        after: None,
     };
     let (e, t) = (engine.clone(), target.clone());
     blocking(move || tools::set_frontmatter(&e, &t, a, expected.as_deref())).await
+}
+
+/// Frontmatter `scope: marker`: a replace renames the key to the content (or a string value).
+async fn rename_key(
+    engine: &Arc<Engine>,
+    target: &Target,
+    path: &str,
+    ins: &Instruction,
+    operation: &str,
+    key: String,
+    expected: Option<String>,
+) -> Result<crate::vault::Change> {
+    if operation != "replace" {
+        return Err(invalid(format!(
+            "scope marker on frontmatter `{key}` renames the key, which is operation replace, not {operation}"
+        )));
+    }
+    let new = ins
+        .content
+        .clone()
+        .or_else(|| ins.value.as_ref().and_then(Value::as_str).map(str::to_string))
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| {
+            invalid(format!("renaming frontmatter `{key}` needs the new name as content"))
+        })?;
+    let a = tools::SetFrontmatterArgs {
+        vault: None,
+        path: path.to_string(),
+        key,
+        value: None,
+        delete: false,
+        add: None,
+        remove: None,
+        rename_to: Some(new),
+        before: None,
+        after: None,
+    };
+    let (e, t) = (engine.clone(), target.clone());
+    blocking(move || tools::set_frontmatter(&e, &t, a, expected.as_deref())).await
+}
+
+/// Frontmatter `scope: markerAndContent`: the value is an object of new entries, put after
+/// (append), before (prepend) or in place of (replace) the target key.
+async fn put_entries(
+    engine: &Arc<Engine>,
+    target: &Target,
+    path: &str,
+    ins: &Instruction,
+    operation: &str,
+    key: String,
+    expected: Option<String>,
+) -> Result<crate::vault::Change> {
+    use crate::vault::frontmatter::Place;
+    let Some(Value::Object(entries)) = &ins.value else {
+        return Err(invalid(format!(
+            "scope markerAndContent on frontmatter `{key}` takes value as an object of whole entries, {{\"key\": value}}"
+        )));
+    };
+    let place = match operation {
+        "append" => Place::After,
+        "prepend" => Place::Before,
+        _ => Place::Instead,
+    };
+    let entries: Vec<(String, Value)> =
+        entries.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let a = tools::EntriesArgs { vault: None, path: path.to_string(), anchor: key, place, entries };
+    let (e, t) = (engine.clone(), target.clone());
+    blocking(move || tools::frontmatter_entries(&e, &t, a, expected.as_deref())).await
 }
 
 /// `old` extended by `new`: a list gains the new items (once each), a string the new text.

@@ -106,6 +106,18 @@ pub enum NoteCommand {
         /// content (below the heading), marker (the heading line) or markerAndContent.
         #[arg(long, default_value = "content")]
         scope: String,
+        /// Read the content's heading levels as relative to the target: `# X` under a content
+        /// target becomes its direct child (warns when a level passes 6).
+        #[arg(long)]
+        relative_levels: bool,
+        /// Move the target's section under this heading instead of editing it ('' for the
+        /// top level); with --operation replace and no content.
+        #[arg(long, value_name = "HEADING")]
+        move_under: Option<String>,
+        /// Where a moved section goes among the new parent's subsections: first, last (the
+        /// default), before:HEADING or after:HEADING.
+        #[arg(long, requires = "move_under")]
+        place: Option<String>,
         #[command(flatten)]
         content: ContentArgs,
         #[command(flatten)]
@@ -145,6 +157,15 @@ pub enum NoteCommand {
         /// Remove this item from the list under the key (repeat for more).
         #[arg(long, value_name = "ITEM", conflicts_with_all = ["value", "json_value", "delete"])]
         remove: Vec<String>,
+        /// Rename the key to NEW, keeping its value as written (refused if NEW is set).
+        #[arg(long, value_name = "NEW", conflicts_with_all = ["value", "json_value", "delete", "add", "remove"])]
+        rename_to: Option<String>,
+        /// Insert the key as a new entry just before this existing key.
+        #[arg(long, value_name = "KEY", conflicts_with_all = ["delete", "add", "remove", "after"])]
+        before: Option<String>,
+        /// Insert the key as a new entry just after this existing key.
+        #[arg(long, value_name = "KEY", conflicts_with_all = ["delete", "add", "remove"])]
+        after: Option<String>,
         #[command(flatten)]
         common: WriteArgs,
     },
@@ -323,6 +344,24 @@ fn confirm(change: crate::vault::Change, json: bool) {
         print_json(&wire::change(&change));
     } else {
         print(&change.message);
+        for w in &change.warnings {
+            eprintln!("warning[{}]: {}", w.code, w.message);
+        }
+    }
+}
+
+/// `--place`: first, last, before:HEADING or after:HEADING.
+fn place_arg(place: Option<&str>) -> Result<service::Place, Error> {
+    let Some(place) = place.map(str::trim) else { return Ok(service::Place::Last) };
+    match place.split_once(':') {
+        None if place == "first" => Ok(service::Place::First),
+        None if place == "last" => Ok(service::Place::Last),
+        Some(("before", h)) if !h.trim().is_empty() => Ok(service::Place::Before(h.to_string())),
+        Some(("after", h)) if !h.trim().is_empty() => Ok(service::Place::After(h.to_string())),
+        _ => Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!("--place {place} is not one of first, last, before:HEADING, after:HEADING"),
+        )),
     }
 }
 
@@ -377,9 +416,19 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             allow_empty,
             create,
             scope,
+            relative_levels,
+            move_under,
+            place,
             content,
             common,
         } => {
+            let destination = match move_under {
+                None => None,
+                Some(parent) => Some(service::Destination {
+                    parent: Some(parent),
+                    place: place_arg(place.as_deref())?,
+                }),
+            };
             let a = service::PatchArgs {
                 vault: vault(),
                 path,
@@ -391,6 +440,8 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
                 create_target_if_missing: create,
                 reject_if_present: false,
                 within: None,
+                relative_levels,
+                destination,
             };
             confirm(service::patch(desk, t, a, common.if_match.as_deref())?, common.json);
         }
@@ -406,12 +457,15 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             delete,
             add,
             remove,
+            rename_to,
+            before,
+            after,
             common,
         } => {
             let list = |items: Vec<String>| (!items.is_empty()).then(|| serde_json::json!(items));
             let (add, remove) = (list(add), list(remove));
             let value = match (value, json_value, delete) {
-                _ if add.is_some() || remove.is_some() => None,
+                _ if add.is_some() || remove.is_some() || rename_to.is_some() => None,
                 (_, _, true) => None,
                 (Some(v), None, false) => Some(serde_json::Value::String(v)),
                 (None, Some(j), false) => Some(serde_json::from_str(&j).map_err(|e| {
@@ -434,6 +488,9 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
                 delete,
                 add,
                 remove,
+                rename_to,
+                before,
+                after,
             };
             confirm(service::set_frontmatter(desk, t, a, common.if_match.as_deref())?, common.json);
         }

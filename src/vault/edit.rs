@@ -65,6 +65,78 @@ impl FromStr for Operation {
     }
 }
 
+/// The most `#` markers an ATX heading can have; a line with more is a paragraph.
+const MAX_HEADING_LEVEL: i32 = 6;
+
+/// Something an edit did that the caller may not have meant, though it did what was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// A stable kebab-case name (the Local REST API plugin's names, so its clients match on
+    /// them): `heading-depth-overflow`.
+    pub code: &'static str,
+    /// One sentence naming the text involved.
+    pub message: String,
+}
+
+/// New text with its headings moved `delta` levels (deeper when positive), for content whose
+/// levels are relative to where it lands: `# X` put under a level-2 heading's content becomes
+/// `### X` with `delta` 2. Only the `#` run of a heading line changes (fenced, indented and
+/// quoted `#` lines are not headings, so they stay); a level is never made shallower than 1.
+/// A level pushed past 6 is still written, since the caller asked for it, but it no longer
+/// reads as a heading, so it comes back as a `heading-depth-overflow` warning.
+pub fn relevel(content: &str, delta: i32) -> (String, Vec<Warning>) {
+    let mut warnings = Vec::new();
+    if delta == 0 {
+        return (content.to_string(), warnings);
+    }
+    let mut out = String::with_capacity(content.len() + 16);
+    let mut copied = 0;
+    for line in markdown::lines(content) {
+        let markdown::Class::Heading { level, text } = line.class else { continue };
+        let Some(hashes) = line.raw.find('#') else { continue };
+        if line.quote_depth > 0 {
+            continue;
+        }
+        let at = line.start + hashes;
+        let new = (i32::from(level) + delta).max(1);
+        if new > MAX_HEADING_LEVEL {
+            warnings.push(Warning {
+                code: "heading-depth-overflow",
+                message: format!(
+                    "the heading {text:?} lands at level {new}, deeper than Markdown's 6, so it \
+                     is written as a paragraph; send it {} level(s) shallower to keep it a heading",
+                    new - MAX_HEADING_LEVEL
+                ),
+            });
+        }
+        out.push_str(&content[copied..at]);
+        out.push_str(&"#".repeat(new as usize));
+        copied = at + usize::from(level);
+    }
+    out.push_str(&content[copied..]);
+    (out, warnings)
+}
+
+/// How many levels content written into `target` with `scope` is moved when its heading
+/// levels are relative (see [`relevel`]): a section's content (and a body block of it,
+/// `within`) sits one level under its heading, so `#` becomes a direct child; a
+/// markerAndContent edit takes the heading's own place, so `#` becomes its level. A marker
+/// line, a block target, and a target that does not resolve (the patch itself refuses that)
+/// move nothing.
+pub fn level_offset(text: &str, note: &str, target: &str, scope: Scope, within: bool) -> i32 {
+    let all = headings::headings(text);
+    let blocks = headings::blocks(text);
+    let Ok(headings::Anchor::Heading(h)) = headings::locate(&all, &blocks, target, note) else {
+        return 0;
+    };
+    match scope {
+        _ if within => i32::from(h.depth),
+        Scope::Content => i32::from(h.depth),
+        Scope::MarkerAndContent => i32::from(h.depth) - 1,
+        Scope::Marker => 0,
+    }
+}
+
 /// A section patch's outcome: the new text, and what it says back to the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Patched {
@@ -266,6 +338,18 @@ pub fn patch_section(
                 if more_follows {
                     out.push(trail);
                 }
+            }
+            out
+        }
+        // A whole section keeps the blank lines that end it (the gap before the next
+        // heading): they belong to the layout, not to the section's text, so a section
+        // replaced with what was read from it comes back byte for byte.
+        Scope::MarkerAndContent if !block => {
+            let kept = region.iter().rposition(|l| !text::is_blank(l)).map_or(0, |i| i + 1);
+            let old: Vec<Piece> = region[..kept].iter().copied().map(Piece::Old).collect();
+            let mut out = merge(op, old, new, tight);
+            if !out.is_empty() {
+                out.extend(region[kept..].iter().copied().map(Piece::Old));
             }
             out
         }
@@ -504,6 +588,162 @@ pub fn patch_within(
     }
     let pieces: Vec<Piece> = out.iter().map(|l| Piece::New(l.as_str())).collect();
     Ok((splice(text, &lines, run, &pieces, style), headings::display_path(heading)))
+}
+
+/// Where a moved section lands among its new parent's child sections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slot {
+    /// Before the parent's first child section (after the parent's own body).
+    First,
+    /// After the parent's last child section: the end of the parent's section.
+    Last,
+    /// Just before this heading, which must be a direct child of the parent.
+    Before(String),
+    /// Just after this heading's section; it must be a direct child of the parent.
+    After(String),
+}
+
+/// Moves the section of the heading `target` (its heading line and subtree) under the
+/// heading `parent` (`None`: the top level of the note) at `slot`, re-levelling it so its
+/// heading sits one level under the parent and its subheadings keep their nesting. Every
+/// other line keeps its bytes; one blank line is added where the moved section would
+/// otherwise touch text. Refused: a block target (a block has no subtree to carry), a parent
+/// or sibling inside the moved section (it would move into itself), and a sibling that is not
+/// a direct child of the parent. A level pushed past 6 is written and warned about, as
+/// [`relevel`] does.
+pub fn move_section(
+    text: &str,
+    note: &str,
+    target: &str,
+    parent: Option<&str>,
+    slot: &Slot,
+) -> crate::Result<Moved> {
+    let all = headings::headings(text);
+    let blocks = headings::blocks(text);
+    let headings::Anchor::Heading(h) = headings::locate(&all, &blocks, target, note)? else {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "`{target}` in `{note}` is a block, and only a heading's section can be moved; \
+                 name a heading"
+            ),
+        ));
+    };
+    let lines = text::raw_lines(text);
+    let len = lines.len();
+    let moved = headings::section_lines(len, &all, h, Scope::MarkerAndContent);
+    let inside = |line: usize| moved.contains(&(line - 1));
+    let into_itself = |what: &str| {
+        Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "`{what}` is inside the section `{}` being moved, so the section cannot move \
+                 there; name a heading outside it",
+                headings::display_path(h)
+            ),
+        )
+    };
+    let parent = match parent.map(str::trim).filter(|p| !p.is_empty()) {
+        None => None,
+        Some(p) => {
+            let ph = headings::resolve(&all, p, note)?;
+            if inside(ph.line) {
+                return Err(into_itself(p));
+            }
+            Some(ph)
+        }
+    };
+    // The parent's span: its section, or the whole note at the top level.
+    let (span, depth) = match parent {
+        Some(ph) => {
+            (headings::section_lines(len, &all, ph, Scope::MarkerAndContent), i32::from(ph.depth))
+        }
+        None => (0..len, 0),
+    };
+    let is_child = |c: &headings::Heading| {
+        let enclosing = all.iter().rev().find(|o| o.line < c.line && o.depth < c.depth);
+        span.contains(&(c.line - 1)) && enclosing.map(|e| e.line) == parent.map(|p| p.line)
+    };
+    let sibling = |name: &str| -> crate::Result<&headings::Heading> {
+        let s = headings::resolve(&all, name, note)?;
+        if inside(s.line) {
+            return Err(into_itself(name));
+        }
+        if !is_child(s) {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "`{name}` is not directly under {} in `{note}`, so the section cannot go \
+                     before or after it there; name one of that parent's own subheadings",
+                    parent.map_or("the top level".to_string(), |p| format!("`{}`", p.text))
+                ),
+            ));
+        }
+        Ok(s)
+    };
+    let at = match slot {
+        Slot::Last => span.end,
+        Slot::First => {
+            all.iter().find(|c| is_child(c) && !inside(c.line)).map_or(span.end, |c| c.line - 1)
+        }
+        Slot::Before(name) => sibling(name)?.line - 1,
+        Slot::After(name) => {
+            headings::section_lines(len, &all, sibling(name)?, Scope::MarkerAndContent).end
+        }
+    };
+    // The moved lines, without the blank lines that trailed them (they go with the section,
+    // so its old place closes up), re-levelled under the new parent.
+    let last = lines[moved.clone()].iter().rposition(|l| !text::is_blank(l)).unwrap_or(0);
+    let body: String = lines[moved.start..moved.start + last + 1].concat();
+    let (body, warnings) = relevel(&body, depth + 1 - i32::from(h.depth));
+    let mut out: Vec<Piece> = Vec::with_capacity(len + 4);
+    // Set once the section is placed: the next kept line needs a blank line above it.
+    let mut gap_owed = false;
+    for (i, line) in lines.iter().enumerate() {
+        if i == at {
+            place(&mut out, &body);
+            gap_owed = true;
+        }
+        if moved.contains(&i) {
+            continue;
+        }
+        if gap_owed && !text::is_blank(line) {
+            out.push(Piece::New(""));
+        }
+        gap_owed = false;
+        out.push(Piece::Old(line));
+    }
+    if at >= len {
+        place(&mut out, &body);
+    }
+    let style = Style::of(text.as_bytes());
+    Ok(Moved {
+        text: splice(text, &lines, 0..len, &out, style),
+        from: headings::display_path(h),
+        under: parent.map(headings::display_path),
+        warnings,
+    })
+}
+
+/// What [`move_section`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    /// The note's new text.
+    pub text: String,
+    /// The moved heading's display path before the move (`A::B`).
+    pub from: String,
+    /// The new parent's display path; `None` for the top level.
+    pub under: Option<String>,
+    /// Headings the move pushed past level 6.
+    pub warnings: Vec<Warning>,
+}
+
+/// Adds a moved section's lines to `out`, after one blank line when the line above is text.
+fn place<'a>(out: &mut Vec<Piece<'a>>, body: &'a str) {
+    if matches!(out.last(), Some(Piece::Old(l) | Piece::New(l)) if !text::is_blank(l)) {
+        out.push(Piece::New(""));
+    }
+    out.extend(body.split_inclusive('\n').map(Piece::Old));
 }
 
 /// The note with the heading `target` (a `::` path) added when it names no heading yet, for
@@ -1005,6 +1245,144 @@ mod tests {
     }
 
     #[test]
+    fn a_section_replaced_with_its_own_text_comes_back_byte_for_byte() {
+        let read = section_text(NOTE, "n.md", "Section").unwrap();
+        assert_eq!(
+            patch(NOTE, "Section", Operation::Replace, Scope::MarkerAndContent, &read),
+            NOTE
+        );
+        // Deleting the section closes the gap rather than doubling it.
+        assert_eq!(
+            patch_section(NOTE, "n.md", "Section", Operation::Replace, Scope::MarkerAndContent, "")
+                .unwrap()
+                .0,
+            "# Example\n\nIntro.\n\n## Other\n\nMore.\n"
+        );
+    }
+
+    #[test]
+    fn relevel_moves_only_heading_markers_and_warns_past_six() {
+        let text =
+            "# Child\n\n```\n# not a heading\n```\n> # quoted\n\n## Grandchild ##\ntext # x\n";
+        let (out, warnings) = relevel(text, 2);
+        assert_eq!(
+            out,
+            "### Child\n\n```\n# not a heading\n```\n> # quoted\n\n#### Grandchild ##\ntext # x\n"
+        );
+        assert!(warnings.is_empty());
+        let (out, warnings) = relevel("###### deep\n", 1);
+        assert_eq!(out, "####### deep\n");
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].code, "heading-depth-overflow");
+        assert!(warnings[0].message.contains("\"deep\""), "{}", warnings[0].message);
+        // Shallower never goes below level 1, and zero changes nothing.
+        assert_eq!(relevel("## A\n#### B\n", -3).0, "# A\n# B\n");
+        assert_eq!(relevel("## A\r\n", 0).0, "## A\r\n");
+    }
+
+    #[test]
+    fn level_offsets_follow_the_scope() {
+        let text = "# A\n## B\nx\n";
+        let at = |scope, within| level_offset(text, "n.md", "A::B", scope, within);
+        assert_eq!(at(Scope::Content, false), 2);
+        assert_eq!(at(Scope::MarkerAndContent, false), 1);
+        assert_eq!(at(Scope::Marker, false), 0);
+        assert_eq!(at(Scope::MarkerAndContent, true), 2);
+        assert_eq!(level_offset(text, "n.md", "Nope", Scope::Content, false), 0);
+    }
+
+    const TREE: &str = "# Alpha\n\nA text.\n\n## Sub\n\nSub text.\n\n### Deep\n\nDeep text.\n\n# Beta\n\nB text.\n\n## One\n\n1\n\n## Two\n\n2\n";
+
+    fn moved(target: &str, parent: Option<&str>, slot: Slot) -> crate::Result<String> {
+        move_section(TREE, "n.md", target, parent, &slot).map(|m| m.text)
+    }
+
+    #[test]
+    fn a_moved_section_is_relevelled_under_its_new_parent() {
+        assert_eq!(
+            moved("Alpha::Sub", Some("Beta"), Slot::Last).unwrap(),
+            "# Alpha\n\nA text.\n\n# Beta\n\nB text.\n\n## One\n\n1\n\n## Two\n\n2\n\n## Sub\n\nSub text.\n\n### Deep\n\nDeep text.\n"
+        );
+        assert_eq!(
+            moved("Alpha::Sub", Some("Beta"), Slot::First).unwrap(),
+            "# Alpha\n\nA text.\n\n# Beta\n\nB text.\n\n## Sub\n\nSub text.\n\n### Deep\n\nDeep text.\n\n## One\n\n1\n\n## Two\n\n2\n"
+        );
+        assert_eq!(
+            moved("Sub", Some("Beta"), Slot::After("Beta::One".into())).unwrap(),
+            "# Alpha\n\nA text.\n\n# Beta\n\nB text.\n\n## One\n\n1\n\n## Sub\n\nSub text.\n\n### Deep\n\nDeep text.\n\n## Two\n\n2\n"
+        );
+        // To the top level: the subtree rises one level and keeps its nesting.
+        assert_eq!(
+            moved("Sub", None, Slot::Before("Beta".into())).unwrap(),
+            "# Alpha\n\nA text.\n\n# Sub\n\nSub text.\n\n## Deep\n\nDeep text.\n\n# Beta\n\nB text.\n\n## One\n\n1\n\n## Two\n\n2\n"
+        );
+    }
+
+    /// The lines of a note as a sorted list, heading markers dropped: what a move must keep.
+    fn kept_lines(text: &str) -> Vec<String> {
+        let mut lines: Vec<String> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.trim_start_matches('#').trim().to_string())
+            .collect();
+        lines.sort();
+        lines
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_move_loses_and_adds_no_line(
+            blocks in proptest::collection::vec((0..4usize, 0..3usize), 1..14),
+            pick in 0..14usize,
+            under in 0..15usize,
+        ) {
+            // Numbered headings (levels 1 to 3) and paragraphs, so every line is unique.
+            let text: String = blocks
+                .iter()
+                .enumerate()
+                .map(|(n, &(kind, depth))| match kind {
+                    0 => format!("{} H{n}\n\n", "#".repeat(depth + 1)),
+                    _ => format!("text {n}\n\n"),
+                })
+                .collect();
+            let all = headings::headings(&text);
+            if all.is_empty() {
+                return Ok(());
+            }
+            let h = &all[pick % all.len()];
+            let parent = all.get(under).map(|p| p.text.clone());
+            match move_section(&text, "n.md", &h.text, parent.as_deref(), &Slot::Last) {
+                Ok(moved) => {
+                    proptest::prop_assert_eq!(kept_lines(&moved.text), kept_lines(&text));
+                    let after = headings::headings(&moved.text);
+                    let landed = after.iter().find(|a| a.text == h.text).unwrap();
+                    let parent_depth = parent
+                        .as_deref()
+                        .and_then(|p| after.iter().find(|a| a.text == p))
+                        .map_or(0, |p| p.depth);
+                    if moved.warnings.is_empty() {
+                        proptest::prop_assert_eq!(landed.depth, parent_depth + 1);
+                    }
+                }
+                Err(e) => proptest::prop_assert_eq!(e.code(), ErrorCode::InvalidRequest),
+            }
+        }
+    }
+
+    #[test]
+    fn a_move_into_itself_or_beside_a_stranger_is_refused() {
+        let code = |r: crate::Result<String>| r.unwrap_err().code();
+        assert_eq!(code(moved("Alpha", Some("Deep"), Slot::Last)), ErrorCode::InvalidRequest);
+        assert_eq!(
+            code(moved("Sub", Some("Beta"), Slot::Before("Alpha".into()))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(code(moved("Sub", Some("Nowhere"), Slot::Last)), ErrorCode::NoSuchHeading);
+        let err = move_section("x ^id\n# A\n", "n.md", "^id", None, &Slot::Last).unwrap_err();
+        assert!(err.message().contains("only a heading"), "{err}");
+    }
+
+    #[test]
     fn marker_scopes_use_raw_lines() {
         assert_eq!(
             patch(NOTE, "Section", Operation::Replace, Scope::Marker, "## Renamed"),
@@ -1026,7 +1404,7 @@ mod tests {
                 Scope::MarkerAndContent,
                 "## New\n\nBody.\n"
             ),
-            "# Example\n\nIntro.\n\n## New\n\nBody.\n## Other\n\nMore.\n"
+            "# Example\n\nIntro.\n\n## New\n\nBody.\n\n## Other\n\nMore.\n"
         );
         assert_eq!(
             patch(NOTE, "Other", Operation::Append, Scope::MarkerAndContent, "Tail."),

@@ -131,6 +131,104 @@ pub fn bump_key(text: &str, key: &str, now: &str) -> Option<String> {
     Some(apply(text, &block, key, Some(&format!("{key}: {now}\n"))))
 }
 
+/// Where [`insert`] puts new entries, relative to an existing key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Just above the key's line.
+    Before,
+    /// Just below the key's last line.
+    After,
+    /// In the key's place: the key and its lines go.
+    Instead,
+}
+
+/// Renames `key` to `new`: only the name on the key's line changes (written bare or quoted as
+/// [`set`] would write it); its value, comment and continuation lines keep their bytes. A
+/// missing `key` is `not_found`; a `new` the block already has is `key_exists`, since the
+/// rename would make it a duplicate key, which YAML refuses.
+pub fn rename(text: &str, key: &str, new: &str) -> Result<String> {
+    let block = locate(text).ok_or_else(|| no_block(key))?;
+    let lines = yaml_lines(text, &block);
+    let Some(span) = key_spans(&lines, key).into_iter().next() else {
+        return Err(missing_key(key));
+    };
+    if new.trim().is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!("the new name for `{key}` is empty; send the key's new name"),
+        ));
+    }
+    if new != key && !key_spans(&lines, new).is_empty() {
+        return Err(taken(new));
+    }
+    let line = lines[span.start];
+    let rest = if line.starts_with(['"', '\'']) {
+        quoted_key(line).map_or("", |(_, rest)| rest)
+    } else {
+        &line[key.len()..]
+    };
+    let renamed = format!("{}{rest}", key_text(new));
+    let key_line = span.start..span.start + 1;
+    Ok(splice(text, &block, &lines, std::slice::from_ref(&key_line), Some(span.start), &renamed))
+}
+
+/// Inserts `entries` (each `key: value`, in order) beside the existing `anchor` key, or in
+/// its place. Every other line keeps its bytes. A missing `anchor` is `not_found`; an entry
+/// whose key the block already has (other than the anchor it replaces) is `key_exists`, so an
+/// insert never silently overwrites a value; set that key instead.
+pub fn insert(
+    text: &str,
+    anchor: &str,
+    place: Place,
+    entries: &[(String, Value)],
+) -> Result<String> {
+    let block = locate(text).ok_or_else(|| no_block(anchor))?;
+    let lines = yaml_lines(text, &block);
+    let Some(span) = key_spans(&lines, anchor).into_iter().next() else {
+        return Err(missing_key(anchor));
+    };
+    let mut rendered = String::new();
+    for (n, (key, value)) in entries.iter().enumerate() {
+        let replaced = place == Place::Instead && key == anchor;
+        if (!replaced && !key_spans(&lines, key).is_empty())
+            || entries[..n].iter().any(|(k, _)| k == key)
+        {
+            return Err(taken(key));
+        }
+        rendered.push_str(&render(key, value)?);
+    }
+    if entries.is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!("no entries to put beside `{anchor}`; send at least one key and value"),
+        ));
+    }
+    let rendered = Style::of(text.as_bytes()).endings(&rendered).into_owned();
+    let (drop, at) = match place {
+        Place::Before => (Vec::new(), span.start),
+        Place::After => (Vec::new(), span.end),
+        Place::Instead => (vec![span.clone()], span.start),
+    };
+    Ok(splice(text, &block, &lines, &drop, Some(at), &rendered))
+}
+
+fn missing_key(key: &str) -> Error {
+    Error::new(
+        ErrorCode::NotFound,
+        format!("the frontmatter has no key `{key}`; read the note's map for the keys it has"),
+    )
+}
+
+fn taken(key: &str) -> Error {
+    Error::new(
+        ErrorCode::KeyExists,
+        format!(
+            "the frontmatter already has a key `{key}`; choose another name, or set `{key}` \
+             itself"
+        ),
+    )
+}
+
 fn no_block(key: &str) -> Error {
     Error::new(
         ErrorCode::NoFrontmatter,
@@ -689,6 +787,43 @@ mod tests {
         assert!(locate("--- \nx\n---").is_some());
         assert!(locate("x\n---\n---\n").is_none());
         assert_eq!(split("# T\n"), ("", "# T\n"));
+    }
+
+    #[test]
+    fn a_rename_changes_only_the_name_and_refuses_a_taken_one() {
+        let text = "---\ntitle: x # kept\ntags:\n  - a\n---\nBody\n";
+        assert_eq!(
+            rename(text, "tags", "labels").unwrap(),
+            "---\ntitle: x # kept\nlabels:\n  - a\n---\nBody\n"
+        );
+        assert_eq!(
+            rename(text, "title", "my key").unwrap(),
+            "---\nmy key: x # kept\ntags:\n  - a\n---\nBody\n"
+        );
+        assert_eq!(rename(text, "title", "tags").unwrap_err().code(), ErrorCode::KeyExists);
+        assert_eq!(rename(text, "nope", "x").unwrap_err().code(), ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn entries_go_beside_or_instead_of_a_key_and_never_overwrite() {
+        let text = "---\r\ntitle: x\r\ntags:\r\n  - a\r\n---\r\n";
+        let one = |k: &str, v: Value| vec![(k.to_string(), v)];
+        assert_eq!(
+            insert(text, "title", Place::After, &one("status", json!("open"))).unwrap(),
+            "---\r\ntitle: x\r\nstatus: open\r\ntags:\r\n  - a\r\n---\r\n"
+        );
+        assert_eq!(
+            insert(text, "tags", Place::Before, &one("count", json!(1))).unwrap(),
+            "---\r\ntitle: x\r\ncount: 1\r\ntags:\r\n  - a\r\n---\r\n"
+        );
+        assert_eq!(
+            insert(text, "tags", Place::Instead, &one("tags", json!(["b"]))).unwrap(),
+            "---\r\ntitle: x\r\ntags: [b]\r\n---\r\n"
+        );
+        let taken = insert(text, "title", Place::After, &one("tags", json!(["b"])));
+        assert_eq!(taken.unwrap_err().code(), ErrorCode::KeyExists);
+        let gone = insert(text, "nope", Place::After, &one("k", json!(1)));
+        assert_eq!(gone.unwrap_err().code(), ErrorCode::NotFound);
     }
 
     const NOW: &str = "2026-05-06T07:08:09Z";

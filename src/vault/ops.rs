@@ -241,6 +241,8 @@ pub struct Change {
     pub diff: Option<String>,
     /// For a section replace: the text it replaced.
     pub replaced: Option<String>,
+    /// What the edit did that the caller may not have meant (a heading pushed past level 6).
+    pub warnings: Vec<edit::Warning>,
 }
 
 /// How far a write's re-index got within the bounded wait after the write (the bytes are on
@@ -296,6 +298,12 @@ pub struct PatchRequest<'a> {
     /// One body block of the section, by position (`edit::patch_within`), instead of the
     /// whole section.
     pub within: Option<i64>,
+    /// The content's heading levels are relative to where it lands (`edit::relevel`): `#`
+    /// under a content target becomes its direct child. Off, the levels are written as sent.
+    pub relative_levels: bool,
+    /// Move the target heading's section here instead of editing it (`edit::move_section`):
+    /// the new parent heading (`None`: the top level) and the place among its subsections.
+    pub move_to: Option<(Option<&'a str>, edit::Slot)>,
 }
 
 /// A file's size and modification time, as the indexer compares them.
@@ -447,6 +455,7 @@ impl Vault {
             indexed: None,
             diff: None,
             replaced: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -791,6 +800,9 @@ impl Vault {
         expected: Option<&str>,
     ) -> Result<Change> {
         let target = self.existing_note(raw, "patched")?;
+        if let Some((parent, slot)) = &req.move_to {
+            return self.move_section(&target, req, *parent, slot, expected);
+        }
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let base = if req.create_missing {
@@ -798,7 +810,14 @@ impl Vault {
         } else {
             old.clone()
         };
-        let wanted = text::normalize(req.content);
+        let (content, warnings) = if req.relative_levels {
+            let offset =
+                edit::level_offset(&base, &target.rel, req.target, req.scope, req.within.is_some());
+            edit::relevel(req.content, offset)
+        } else {
+            (req.content.to_string(), Vec::new())
+        };
+        let wanted = text::normalize(&content);
         let wanted = text::strip_blank_edges(&wanted);
         if req.reject_if_present && req.operation != Operation::Replace && !wanted.is_empty() {
             let region = text::normalize(&edit::section_text(&base, &target.rel, req.target)?);
@@ -821,7 +840,7 @@ impl Vault {
                 index,
                 req.operation,
                 req.scope,
-                req.content,
+                &content,
             )?;
             edit::Patched { text, path, replaced: None }
         } else {
@@ -831,7 +850,7 @@ impl Vault {
                 req.target,
                 req.operation,
                 req.scope,
-                req.content,
+                &content,
                 req.allow_empty,
             )?
         };
@@ -844,6 +863,50 @@ impl Vault {
         };
         let mut change = self.finish(&target, format!("{verb} '{resolved}' in {}", target.rel), w);
         change.replaced = patched.replaced;
+        change.warnings = warnings;
+        Ok(change)
+    }
+
+    /// Moves a heading's section under another heading (a patch with `move_to`). Only a plain
+    /// replace with no content asks for a move: anything else would mean two edits at once,
+    /// and it is refused before the note is read.
+    fn move_section(
+        &self,
+        target: &Target,
+        req: &PatchRequest<'_>,
+        parent: Option<&str>,
+        slot: &edit::Slot,
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let mixed = if req.operation != Operation::Replace {
+            Some(format!("operation {}", req.operation))
+        } else if !req.content.trim().is_empty() {
+            Some("content".to_string())
+        } else if req.within.is_some() {
+            Some("within".to_string())
+        } else if req.create_missing {
+            Some("create_target_if_missing".to_string())
+        } else {
+            None
+        };
+        if let Some(what) = mixed {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "a move (destination) carries the section as it is, so it takes operation \
+                     replace and nothing else; drop {what}, or edit the section in a second \
+                     request"
+                ),
+            ));
+        }
+        let _guard = self.lock();
+        let old = self.existing_text(target, expected)?;
+        let moved = edit::move_section(&old, &target.rel, req.target, parent, slot)?;
+        let w = self.write_note(target, &old, &moved.text, true)?;
+        let under = moved.under.map_or("the top level".to_string(), |p| format!("'{p}'"));
+        let message = format!("moved '{}' under {under} in {}", moved.from, target.rel);
+        let mut change = self.finish(target, message, w);
+        change.warnings = moved.warnings;
         Ok(change)
     }
 
@@ -893,6 +956,52 @@ impl Vault {
             change.message = change.message.replace(NO_BUMP, "");
         }
         Ok(change)
+    }
+
+    /// Renames a frontmatter key, keeping its value lines byte for byte
+    /// (`frontmatter::rename`); a name the block already has is refused with `key_exists`.
+    pub fn rename_frontmatter_key(
+        &self,
+        raw: &str,
+        key: &str,
+        new: &str,
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let target = self.existing_note(raw, "given frontmatter")?;
+        let _guard = self.lock();
+        let old = self.existing_text(&target, expected)?;
+        let text = frontmatter::rename(&old, key, new.trim())?;
+        let bump = key != self.timestamp_key && new.trim() != self.timestamp_key;
+        let w = self.write_note(&target, &old, &text, bump)?;
+        let message = format!("renamed '{key}' to '{}' in {}", new.trim(), target.rel);
+        Ok(self.finish(&target, message, w))
+    }
+
+    /// Puts new frontmatter entries before, after or in place of the existing key `anchor`
+    /// (`frontmatter::insert`); a key the block already has is refused with `key_exists`.
+    pub fn frontmatter_entries(
+        &self,
+        raw: &str,
+        anchor: &str,
+        place: frontmatter::Place,
+        entries: &[(String, Value)],
+        expected: Option<&str>,
+    ) -> Result<Change> {
+        let target = self.existing_note(raw, "given frontmatter")?;
+        let _guard = self.lock();
+        let old = self.existing_text(&target, expected)?;
+        let text = frontmatter::insert(&old, anchor, place, entries)?;
+        // Writing the timestamp key itself must not be overwritten by the automatic bump.
+        let bump = !entries.iter().any(|(k, _)| *k == self.timestamp_key);
+        let w = self.write_note(&target, &old, &text, bump)?;
+        let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+        let verb = match place {
+            frontmatter::Place::Before => "before",
+            frontmatter::Place::After => "after",
+            frontmatter::Place::Instead => "in place of",
+        };
+        let message = format!("set '{}' {verb} '{anchor}' in {}", keys.join("', '"), target.rel);
+        Ok(self.finish(&target, message, w))
     }
 
     /// Adds items to, and removes items from, a frontmatter list (`tags`), keeping the other

@@ -111,6 +111,51 @@ fn writes_take_content_from_flags_files_or_stdin() {
 }
 
 #[test]
+fn patch_moves_sections_and_levels_content_and_set_frontmatter_renames_keys() {
+    let v = vault_with_notes();
+    let note = "---\ntags: [a]\n---\n# A\n\n## Sub\n\nx\n\n# B\n\ny\n";
+    assert!(mdvault(&["write", "Tree.md", &arg(&v)], Some(note)).status.success());
+    let out = mdvault(
+        &["patch", "Tree.md", "-t", "A::Sub", "-o", "replace", "--move-under", "B", &arg(&v)],
+        None,
+    );
+    assert_eq!(stdout(&out), "moved 'A::Sub' under 'B' in Tree.md\n", "{}", stderr(&out));
+    assert!(v.read("Tree.md").ends_with("# A\n\n# B\n\ny\n\n## Sub\n\nx\n"));
+
+    let out = mdvault(
+        &[
+            "patch",
+            "Tree.md",
+            "-t",
+            "Sub",
+            "-o",
+            "append",
+            "--relative-levels",
+            "--content",
+            "##### Deeper",
+            &arg(&v),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("warning[heading-depth-overflow]"), "{}", stderr(&out));
+    assert!(v.read("Tree.md").ends_with("x\n\n####### Deeper\n"));
+
+    let out =
+        mdvault(&["set-frontmatter", "Tree.md", "tags", "--rename-to", "labels", &arg(&v)], None);
+    assert_eq!(stdout(&out), "renamed 'tags' to 'labels' in Tree.md\n", "{}", stderr(&out));
+    let out = mdvault(
+        &["set-frontmatter", "Tree.md", "status", "open", "--before", "labels", &arg(&v)],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(v.read("Tree.md").contains("\nstatus: open\nlabels: [a]\n"));
+    let out =
+        mdvault(&["set-frontmatter", "Tree.md", "status", "--rename-to", "labels", &arg(&v)], None);
+    assert!(stderr(&out).starts_with("error[key_exists]"), "{}", stderr(&out));
+}
+
+#[test]
 fn a_move_reports_the_links_it_repointed() {
     let v = vault_with_notes();
     let out = mdvault(&["mv", "Home/Boiler.md", "Appliances/Boiler.md", &arg(&v)], None);

@@ -108,6 +108,47 @@ fn cases() -> Vec<Case> {
             agree: None,
         },
         Case {
+            tool: "vault_patch",
+            args: json!({"path": "Inbox/Parity.md", "target": "Alpha", "operation": "append",
+                "content": "# Sub\n\nunder alpha", "relative_levels": true}),
+            rest: Rest(
+                "PATCH",
+                "/vault/Inbox/Parity.md",
+                vec![("Content-Type", "application/json")],
+                Some(
+                    r##"{"targetType": "heading", "target": ["Parity", "Alpha"], "operation": "append", "content": "# Sub\n\nunder alpha"}"##,
+                ),
+            ),
+            agree: None,
+        },
+        Case {
+            tool: "vault_patch",
+            args: json!({"path": "Inbox/Parity.md", "target": "Beta", "operation": "replace",
+                "destination": {"parent": "Alpha", "place": "first"}}),
+            rest: Rest(
+                "PATCH",
+                "/vault/Inbox/Parity.md",
+                vec![("Content-Type", "application/json")],
+                Some(
+                    r#"{"targetType": "heading", "target": ["Parity", "Beta"], "operation": "replace", "scope": "parent", "destination": {"parent": ["Parity", "Alpha"], "place": "first"}}"#,
+                ),
+            ),
+            agree: None,
+        },
+        Case {
+            tool: "vault_set_frontmatter",
+            args: json!({"path": "Inbox/Parity.md", "key": "tags", "rename_to": "labels"}),
+            rest: Rest(
+                "PATCH",
+                "/vault/Inbox/Parity.md",
+                vec![("Content-Type", "application/json")],
+                Some(
+                    r#"{"targetType": "frontmatter", "target": "tags", "operation": "replace", "scope": "marker", "content": "labels"}"#,
+                ),
+            ),
+            agree: None,
+        },
+        Case {
             tool: "vault_set_body",
             args: json!({"path": "Inbox/Parity.md", "content": "# Parity\n\nA new body.\n"}),
             rest: Rest(

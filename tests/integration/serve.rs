@@ -839,3 +839,85 @@ fn the_plugin_patch_formats_and_url_targets_reach_the_same_lines() {
     assert_eq!((r.status, r.code().as_str()), (412, "version_mismatch"), "{}", r.body);
     assert_eq!(v.read("Inbox/Blocks.md"), before);
 }
+
+#[test]
+fn plugin_patches_rebase_levels_warn_move_sections_and_rename_keys() {
+    let v = TempVault::fixture();
+    let s = Server::start(&[spec("fixture", &v)], HASHING);
+    let note = "/vault/Inbox/Tree.md";
+    let text =
+        "---\ntitle: T\ntags: [a]\n---\n# A\n\nA text.\n\n## Sub\n\nSub text.\n\n# B\n\nB text.\n";
+    assert_eq!(s.call("PUT", note, &[], Some(text.as_bytes())).status, 204);
+    let patch = |body: &str| {
+        s.call("PATCH", note, &[("Content-Type", "application/json")], Some(body.as_bytes()))
+    };
+    let append_to_b = |content: &str| {
+        serde_json::json!({"targetType": "heading", "target": ["B"], "operation": "append",
+            "content": content})
+        .to_string()
+    };
+
+    // A 2.x `#` under a level-1 heading's content is its child; one pushed past 6 warns.
+    let r = patch(&append_to_b("# Child"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.header("markdown-patch-warnings").is_none());
+    assert!(v.read("Inbox/Tree.md").ends_with("B text.\n\n## Child\n"), "{}", r.body);
+    let r = patch(&append_to_b("###### Deep"));
+    let warned = r.header("markdown-patch-warnings").expect("a warnings header");
+    let decoded = percent_encoding::percent_decode_str(warned).decode_utf8_lossy().into_owned();
+    let warnings: serde_json::Value = serde_json::from_str(&decoded).unwrap();
+    assert_eq!(warnings[0]["code"], "heading-depth-overflow", "{decoded}");
+    assert!(v.read("Inbox/Tree.md").contains("####### Deep\n"));
+
+    // A subtree read at its parent's baseline writes back unchanged.
+    let before = v.read("Inbox/Tree.md");
+    let r = s.call(
+        "GET",
+        &format!("{note}/heading/A/Sub"),
+        &[("Target-Scope", "markerAndContent")],
+        None,
+    );
+    assert_eq!((r.status, r.body.as_str()), (200, "# Sub\n\nSub text.\n"));
+    let body = serde_json::json!({"targetType": "heading", "target": ["A", "Sub"],
+        "operation": "replace", "scope": "markerAndContent", "content": r.body});
+    assert_eq!(patch(&body.to_string()).status, 200);
+    assert_eq!(v.read("Inbox/Tree.md"), before);
+
+    // A move through the Destination header lands under the new parent, one level down.
+    let dest = "%7B%22parent%22%3A%5B%22B%22%5D%2C%22place%22%3A%22first%22%7D";
+    let r = s.call(
+        "PATCH",
+        &format!("{note}/heading/A/Sub"),
+        &[("Operation", "replace"), ("Target-Scope", "parent"), ("Destination", dest)],
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        v.read("Inbox/Tree.md")
+            .contains("# A\n\nA text.\n\n# B\n\nB text.\n\n## Sub\n\nSub text.\n\n## Child\n"),
+        "{}",
+        v.read("Inbox/Tree.md")
+    );
+
+    // Frontmatter: a rename keeps the value; a taken name or key is 409 key_exists.
+    let r = patch(
+        r#"{"targetType":"frontmatter","target":"tags","operation":"replace","scope":"marker","content":"labels"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(v.read("Inbox/Tree.md").starts_with("---\ntitle: T\nlabels: [a]\n"));
+    let before = v.read("Inbox/Tree.md");
+    let r = patch(
+        r#"{"targetType":"frontmatter","target":"title","operation":"replace","scope":"marker","content":"labels"}"#,
+    );
+    assert_eq!((r.status, r.code().as_str()), (409, "key_exists"), "{}", r.body);
+    let r = patch(
+        r#"{"targetType":"frontmatter","target":"title","operation":"append","scope":"markerAndContent","value":{"labels":["x"]}}"#,
+    );
+    assert_eq!((r.status, r.code().as_str()), (409, "key_exists"), "{}", r.body);
+    assert_eq!(v.read("Inbox/Tree.md"), before);
+    let r = patch(
+        r#"{"targetType":"frontmatter","target":"title","operation":"append","scope":"markerAndContent","value":{"status":"open"}}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(v.read("Inbox/Tree.md").starts_with("---\ntitle: T\nstatus: open\nlabels: [a]\n"));
+}

@@ -59,6 +59,8 @@ fn patch<'a>(target: &'a str, op: Operation, content: &'a str) -> PatchRequest<'
         create_missing: false,
         reject_if_present: false,
         within: None,
+        relative_levels: false,
+        move_to: None,
     }
 }
 

@@ -546,6 +546,9 @@ async fn edit(State(web): State<Web>, Form(f): Form<HashMap<String, String>>) ->
                     create_target_if_missing: false,
                     reject_if_present: false,
                     within: None,
+                    // The editor shows a section with its levels as written.
+                    relative_levels: false,
+                    destination: None,
                 },
                 etag.as_deref(),
             ),
