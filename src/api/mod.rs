@@ -21,6 +21,7 @@ pub mod guard;
 pub mod limits;
 pub mod mcp;
 mod patch;
+mod periodic;
 pub mod rest;
 pub mod web;
 

@@ -10,7 +10,8 @@
 //! `/vault/<path>` (GET, PUT, POST, PATCH, DELETE, and MOVE and COPY with `Destination`),
 //! `/folder/<path>` (GET, PUT, DELETE), `/move/<path>` (POST), `/search` (GET, POST),
 //! `/reindex` (POST), `/status`, the upkeep routes (`/frontmatter`, `/expiries`, `/callouts`,
-//! `/maintenance`, `/maintenance/checks`), `/healthz`, `/readyz`, `/openapi.yaml`, and MCP at
+//! `/maintenance`, `/maintenance/checks`), `/healthz`, `/readyz`, `/openapi.yaml`, the periodic
+//! notes (`/periodic/`, `periodic.rs`, which hands each request back to `/vault/`), and MCP at
 //! `/mcp` and `/mcp/only/<scope>`.
 
 use std::sync::Arc;
@@ -52,6 +53,8 @@ pub const OPENAPI: &str = include_str!("../../openapi.yaml");
 pub const ROUTES: &[(&str, &[&str])] = &[
     ("/", &["get"]),
     ("/tags/", &["get"]),
+    ("/periodic/{period}/", &["get", "put", "post", "patch", "delete"]),
+    ("/periodic/{period}/{year}/{month}/{day}/", &["get", "put", "post", "patch", "delete"]),
     ("/search/simple/", &["post"]),
     ("/search/", &["post"]),
     ("/healthz", &["get"]),
@@ -228,6 +231,41 @@ async fn vault_route(
         "COPY" => copy_verb(engine, target, path, &headers).await,
         _ => return method_not_allowed(&method, "GET, PUT, POST, PATCH, DELETE, MOVE, COPY"),
     })
+}
+
+/// `/periodic/<period>/[<year>/<month>/<day>/][<target>]`: the periodic note found (and, for
+/// a write, started from its template) by `periodic.rs`, then served by the `/vault/` route
+/// for its path, so every verb and answer is `/vault/`'s.
+async fn periodic_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Response {
+    use super::periodic;
+    if !periodic::VERBS.contains(&method) {
+        return method_not_allowed(&method, periodic::ALLOWED);
+    }
+    let engine = app.engine.clone();
+    let prepared = match periodic::prepare(engine.clone(), &target, &method, &uri, &headers).await {
+        Ok(p) => p,
+        Err(e) => return refusal(&e),
+    };
+    let note_uri = prepared.uri.clone();
+    let resp = vault_route(
+        State(app),
+        Extension(target.clone()),
+        method,
+        note_uri,
+        headers,
+        RawQuery(query),
+        body,
+    )
+    .await;
+    periodic::settle(engine, target, prepared, resp).await
 }
 
 /// The `Destination` of a MOVE or COPY as a vault path: `/vault/` and percent-encoding taken
@@ -1188,6 +1226,7 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy, searches: Searc
     let routes = Router::new()
         .route("/", get(root_route))
         .route("/tags/", get(tags_route))
+        .route("/periodic/{*rest}", any(periodic_route))
         .route("/search/simple/", post(simple_search_route))
         .route("/search/", post(logic_search_route))
         .route("/healthz", get(healthz))

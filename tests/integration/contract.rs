@@ -302,6 +302,18 @@ fn call(
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 
+/// The dated periodic note route, as documented.
+const DATED: &str = "/periodic/{period}/{year}/{month}/{day}/";
+
+/// A documented path template made concrete for probing (a note, a scope, a daily note).
+fn concrete(template: &str) -> String {
+    template
+        .replace("{path}", "Home/Boiler.md")
+        .replace("{scope}", "Home")
+        .replace("{period}", "daily")
+        .replace("{year}/{month}/{day}", "2026/1/2")
+}
+
 /// A request for every documented operation, in an order in which each one succeeds on a copy
 /// of the fixture vault: notes are made before they are patched, moved and deleted. `prefix`
 /// is `""` for the default vault or `/v/<name>`; `tag` keeps the notes of two runs apart.
@@ -321,6 +333,29 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
         call("/", "get", &p("/"), &[], None),
         call("/tags/", "get", &p("/tags/"), &[], None),
         call("/search/simple/", "post", &p("/search/simple/?query=boiler"), &[], None),
+        // The fixture has no Obsidian settings, so daily notes are Obsidian's defaults.
+        call("/periodic/{period}/", "put", &p("/periodic/daily/"), &[], Some("# Today\n")),
+        call("/periodic/{period}/", "get", &p("/periodic/daily/"), &[], None),
+        call("/periodic/{period}/", "post", &p("/periodic/daily/"), &[], Some("more\n")),
+        call(
+            "/periodic/{period}/",
+            "patch",
+            &p("/periodic/daily/"),
+            &[("Target-Type", "body")],
+            Some("replaced\n"),
+        ),
+        call("/periodic/{period}/", "delete", &p("/periodic/daily/"), &[], None),
+        call(DATED, "put", &p("/periodic/daily/2026/1/2/"), &[], Some("# Jan 2\n")),
+        call(DATED, "get", &p("/periodic/daily/2026/1/2/"), &[], None),
+        call(DATED, "post", &p("/periodic/daily/2026/1/2/"), &[], Some("more\n")),
+        call(
+            DATED,
+            "patch",
+            &p("/periodic/daily/2026/1/2/"),
+            &[("Target-Type", "body")],
+            Some("replaced\n"),
+        ),
+        call(DATED, "delete", &p("/periodic/daily/2026/1/2/"), &[], None),
         call(
             "/search/",
             "post",
@@ -452,12 +487,7 @@ fn a_live_server_routes_exactly_the_documented_operations() {
     let mut anonymous: Vec<(String, String)> = operations(&doc)
         .into_iter()
         .filter(|(path, _, _)| path != "/healthz" && !PUBLIC.contains(&path.as_str()))
-        .map(|(path, method, _)| {
-            (
-                path.replace("{path}", "Home/Boiler.md").replace("{scope}", "Home"),
-                method.to_ascii_uppercase(),
-            )
-        })
+        .map(|(path, method, _)| (concrete(&path), method.to_ascii_uppercase()))
         .collect();
     for public in PUBLIC {
         let r = http_call(&s.base, "GET", public, None, &[], None);
@@ -542,7 +572,7 @@ fn a_live_server_routes_exactly_the_documented_operations() {
     }
     let mut failures = Vec::new();
     for (template, methods) in &by_path {
-        let path = template.replace("{path}", "Home/Boiler.md").replace("{scope}", "Home");
+        let path = concrete(template);
         let path = if template == "/folder/{path}" { "/folder/Home".to_string() } else { path };
         for method in PROBED_METHODS.iter().filter(|m| !methods.contains(**m)) {
             let r = s.call(method, &path, &[], None);
