@@ -45,6 +45,9 @@ use crate::wire;
 /// The OpenAPI document, served at `/openapi.yaml` and checked against this router by tests.
 pub const OPENAPI: &str = include_str!("../../openapi.yaml");
 
+/// Where the plugin serves its certificate, and so does mdvault under `server.tls`.
+pub const CERTIFICATE_PATH: &str = "/obsidian-local-rest-api.crt";
+
 /// Every documented route and its methods, as `openapi.yaml` spells the path. The router
 /// below registers exactly these (plus `HEAD` beside `GET`, the Local REST API's `MOVE` and `COPY` verbs
 /// on `/vault/{path}`); the contract test holds the document,
@@ -60,6 +63,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/healthz", &["get"]),
     ("/readyz", &["get"]),
     ("/openapi.yaml", &["get"]),
+    ("/obsidian-local-rest-api.crt", &["get"]),
     ("/vault/", &["get"]),
     ("/vault/{path}", &["get", "put", "post", "patch", "delete"]),
     ("/folder/{path}", &["get", "put", "delete"]),
@@ -89,6 +93,8 @@ pub struct App {
     /// The search queue, shared with every MCP request's `VaultMcp`.
     searches: Searches,
     started: Instant,
+    /// The public certificate served under `server.tls`, PEM (`None` over plain HTTP).
+    certificate: Option<Arc<str>>,
 }
 
 pub use super::guard::refusal;
@@ -965,6 +971,30 @@ async fn healthz() -> Response {
     text("ok\n")
 }
 
+/// `GET /obsidian-local-rest-api.crt`: the certificate this server presents, so a client can
+/// trust it (public, as in the plugin). Over plain HTTP there is none: 404 saying how to turn
+/// TLS on.
+async fn certificate_route(State(app): State<App>) -> Response {
+    match &app.certificate {
+        Some(pem) => (
+            [
+                (header::CONTENT_TYPE, "application/x-pem-file"),
+                (
+                    header::CONTENT_DISPOSITION,
+                    "attachment; filename=\"obsidian-local-rest-api.crt\"",
+                ),
+            ],
+            pem.to_string(),
+        )
+            .into_response(),
+        None => refusal(&Error::new(
+            ErrorCode::NotFound,
+            "this server speaks plain HTTP, so it has no certificate; set server.tls: true \
+             (MDVAULT_SERVER__TLS=true) to serve HTTPS with a self-signed one",
+        )),
+    }
+}
+
 async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/yaml; charset=utf-8")], OPENAPI).into_response()
 }
@@ -1202,8 +1232,14 @@ async fn not_found(uri: Uri) -> Response {
 
 /// The whole router: routes, limits and the MCP service, behind the guard.
 /// The REST and MCP router; `searches` is the search queue, shared with the web page so that
-/// one-per-core holds across every surface of the server.
-pub fn router(engine: Arc<Engine>, policy: super::guard::Policy, searches: Searches) -> Router {
+/// one-per-core holds across every surface of the server. `certificate` is the public PEM the
+/// server presents under `server.tls` (`None` over plain HTTP).
+pub fn router(
+    engine: Arc<Engine>,
+    policy: super::guard::Policy,
+    searches: Searches,
+    certificate: Option<String>,
+) -> Router {
     let max_body = engine.config().server.max_body_bytes as usize;
     let transport_limit =
         max_body.max(engine.config().vault.doc_max_bytes.saturating_add(1) as usize);
@@ -1222,7 +1258,8 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy, searches: Searc
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let app = App { engine, mcp, searches, started: Instant::now() };
+    let certificate = certificate.map(Arc::from);
+    let app = App { engine, mcp, searches, started: Instant::now(), certificate };
     let routes = Router::new()
         .route("/", get(root_route))
         .route("/tags/", get(tags_route))
@@ -1232,6 +1269,7 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy, searches: Searc
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/openapi.yaml", get(openapi))
+        .route(CERTIFICATE_PATH, get(certificate_route))
         .route("/vault", any(vault_route))
         .route("/vault/", any(vault_route))
         .route("/vault/{*path}", any(vault_route))

@@ -32,6 +32,7 @@ mod resolver;
 mod search;
 mod serve;
 mod tidy;
+mod tls;
 mod tour;
 mod upkeep;
 mod vault_ops;
