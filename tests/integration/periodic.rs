@@ -145,6 +145,19 @@ fn periods_the_vault_does_not_enable_and_unknown_ones_are_refused_with_their_cod
     assert_eq!((r.status, r.code().as_str()), (405, "method_not_allowed"), "{}", r.body);
     assert_eq!(r.header("allow"), Some("GET, HEAD, PUT, POST, PATCH, DELETE"));
     refused("DELETE", "/periodic/daily/heading/Log", 404, "not_found");
+    assert_eq!(notes(&v), before, "a refusal changed the vault");
+
+    // Without any settings, daily notes are Obsidian's defaults: the vault root, YYYY-MM-DD,
+    // no template, so an append to a missing note makes a note of just the text.
+    let r = s.call("POST", "/periodic/daily/2026/3/1/", &[], Some(b"first line\n"));
+    assert_eq!(
+        (r.status, r.header("content-location")),
+        (204, Some("2026-03-01.md")),
+        "{}",
+        r.body
+    );
+    assert_eq!(v.read("2026-03-01.md"), "first line\n");
+    let before = notes(&v);
 
     // Obsidian's daily notes switched off: daily is disabled too.
     v.write(".obsidian/core-plugins.json", r#"{"daily-notes": false}"#);
