@@ -93,6 +93,9 @@ codes! {
     ConflictingTarget = ("conflicting_target", 422),
     /// A missing header, an unparseable body, an unknown verb or option.
     InvalidRequest = ("invalid_request", 400),
+    /// A periodic note of a period the vault's Obsidian settings do not enable (the Periodic
+    /// Notes plugin's, or the daily notes plugin switched off); turn it on, or ask another.
+    PeriodDisabled = ("period_disabled", 400),
     /// The route exists but not with this HTTP method.
     MethodNotAllowed = ("method_not_allowed", 405),
     /// No bearer token, or the wrong one.

@@ -1163,6 +1163,69 @@ pub fn resolve_links(
         .collect())
 }
 
+/// The periodic note of `period` (`daily`, `weekly`, `monthly`, `quarterly`, `yearly`) that
+/// holds `date` (today, in local time, when `None`), by the vault's own Obsidian settings
+/// (`vault::periodic`): its gated path and whether it is there. Reads settings only.
+pub fn periodic_note(
+    desk: &dyn Desk,
+    t: &Target,
+    period: &str,
+    date: Option<chrono::NaiveDate>,
+) -> Result<crate::vault::periodic::PeriodicNote> {
+    let date = date.unwrap_or_else(|| chrono::Local::now().date_naive());
+    vault(desk, t, None)?.periodic(period, date)
+}
+
+/// Creates a missing periodic note from its template (with Obsidian's placeholders filled in),
+/// or empty when the period has none. `None` when the note is there already (another writer
+/// was first), so a caller can go on to edit it either way. A template the settings name but
+/// the vault lacks is refused rather than skipped: the note would not be what the owner set up.
+pub fn periodic_create(
+    desk: &dyn Desk,
+    t: &Target,
+    note: &crate::vault::periodic::PeriodicNote,
+    date: Option<chrono::NaiveDate>,
+) -> Result<Option<Change>> {
+    use crate::vault::periodic::expand_template;
+    let now = chrono::Local::now().naive_local();
+    let date = date.unwrap_or(now.date());
+    let s = &note.settings;
+    let content = match s.template.as_deref() {
+        None => String::new(),
+        Some(template) => {
+            let setting = s.source.unwrap_or("the settings");
+            // Obsidian's settings name a template as a link does, usually without `.md`.
+            let path = if template.to_ascii_lowercase().ends_with(".md") {
+                template.to_string()
+            } else {
+                format!("{template}.md")
+            };
+            let a = ReadArgs { vault: None, path, section: None };
+            let text = read(desk, t, a).map_err(|e| {
+                let next = if e.code() == ErrorCode::NotFound {
+                    "create it, or change the template in Obsidian".to_string()
+                } else {
+                    e.message().to_string()
+                };
+                Error::new(
+                    e.code(),
+                    format!(
+                        "the {} template '{template}' named in {setting} cannot be used: {next}",
+                        s.period
+                    ),
+                )
+            })?;
+            expand_template(&text.content, s, date, now)
+        }
+    };
+    let a = WriteArgs { vault: None, path: note.path.clone(), content, overwrite: false };
+    match write(desk, t, a, None) {
+        Ok(c) => Ok(Some(c)),
+        Err(e) if e.code() == ErrorCode::AlreadyExists => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Index coverage per vault (only the target vault when one is named).
 pub fn status(
     engine: &Engine,

@@ -217,9 +217,10 @@ impl Policy {
         if req.uri().path() == "/healthz" {
             return Ok(req);
         }
-        // The Local REST API's status object and the API document are public, as in the
-        // plugin; they name no note. The status says whether the key was right.
-        if matches!(req.uri().path(), "/" | "/openapi.yaml")
+        // The Local REST API's status object, the API document and the TLS certificate are
+        // public, as in the plugin; they name no note. The status says whether the key was
+        // right.
+        if matches!(req.uri().path(), "/" | "/openapi.yaml" | "/obsidian-local-rest-api.crt")
             && matches!(*req.method(), Method::GET | Method::HEAD)
         {
             let authenticated = Authenticated(self.authorized(req.headers()));

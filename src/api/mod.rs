@@ -21,7 +21,9 @@ pub mod guard;
 pub mod limits;
 pub mod mcp;
 mod patch;
+mod periodic;
 pub mod rest;
+pub mod tls;
 pub mod web;
 
 use std::future::Future;
@@ -93,9 +95,23 @@ pub fn serve(
     // One search queue for every surface: the page's searches wait in line with REST's and
     // MCP's, so the cores are never oversubscribed.
     let searches = limits::Searches::for_this_machine();
+    // With `server.tls`, the certificate is made (or read back) before the port opens, so a
+    // server that cannot serve what it was asked to does not start at all.
+    let tls = if engine.config().server.tls {
+        let server = &engine.config().server;
+        let t = tls::load_or_make(&engine.config().data_dir, listen, &server.allowed_hosts)
+            .map_err(StartError)?;
+        if !t.made {
+            tracing::info!("serving HTTPS with the certificate kept at {}", t.cert_path.display());
+        }
+        Some(t)
+    } else {
+        None
+    };
+    let certificate = tls.as_ref().map(|t| t.pem.clone());
     // The web page's routes (all under `/ui`) come first; everything else is REST and MCP.
     let router = web::router(engine.clone(), policy.clone(), api_key.trim(), searches.clone())
-        .fallback_service(rest::router(engine.clone(), policy, searches));
+        .fallback_service(rest::router(engine.clone(), policy, searches, certificate));
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
@@ -106,7 +122,8 @@ pub fn serve(
         // The port is bound before the build starts, so /healthz answers from the start.
         let _background = engine.start_background();
         ready(addr);
-        serve_connections(listener, router, connections, shutdown_signal()).await;
+        let acceptor = tls.map(|t| t.acceptor);
+        serve_connections(listener, router, connections, acceptor, shutdown_signal()).await;
         Ok(())
     })
 }
@@ -123,11 +140,14 @@ const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(250);
 /// descriptors the index needs. Slots free quickly under a flood of half-sent requests,
 /// because hyper drops a connection whose head does not arrive within
 /// `limits::HEADER_READ_TIMEOUT`; bodies are held to `limits::BODY_READ_TIMEOUT` between
-/// pieces.
+/// pieces. With `tls`, each connection's handshake runs on its own task (so a slow one never
+/// holds up the loop), held to the same deadline as a request head, and every request it
+/// carries is marked [`tls::OverTls`].
 async fn serve_connections(
     listener: tokio::net::TcpListener,
     router: axum::Router,
     max_connections: usize,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()>,
 ) {
     let slots = Arc::new(Semaphore::new(max_connections));
@@ -156,14 +176,35 @@ async fn serve_connections(
             },
             () = &mut shutdown => break,
         };
-        let router = router.clone().map_request(|req: http::Request<hyper::body::Incoming>| {
-            req.map(|body| TimeoutBody::new(limits::BODY_READ_TIMEOUT, body))
-        });
-        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
-        let conn = graceful.watch(conn);
+        let over_tls = tls.is_some();
+        let router =
+            router.clone().map_request(move |req: http::Request<hyper::body::Incoming>| {
+                let mut req = req.map(|body| TimeoutBody::new(limits::BODY_READ_TIMEOUT, body));
+                if over_tls {
+                    req.extensions_mut().insert(tls::OverTls);
+                }
+                req
+            });
+        let service = TowerToHyperService::new(router);
+        let (http, watcher, tls) = (http.clone(), graceful.watcher(), tls.clone());
         tokio::spawn(async move {
-            // A client that hangs up or times out ends here; nothing to report.
-            let _ = conn.await;
+            // A client that hangs up, times out or fails its handshake ends here; nothing to
+            // report.
+            match tls {
+                None => {
+                    let _ =
+                        watcher.watch(http.serve_connection(TokioIo::new(stream), service)).await;
+                }
+                Some(acceptor) => {
+                    let handshake = acceptor.accept(stream);
+                    if let Ok(Ok(stream)) =
+                        tokio::time::timeout(limits::HEADER_READ_TIMEOUT, handshake).await
+                    {
+                        let conn = http.serve_connection(TokioIo::new(stream), service);
+                        let _ = watcher.watch(conn).await;
+                    }
+                }
+            }
             drop(slot);
         });
     }

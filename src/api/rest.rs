@@ -10,7 +10,8 @@
 //! `/vault/<path>` (GET, PUT, POST, PATCH, DELETE, and MOVE and COPY with `Destination`),
 //! `/folder/<path>` (GET, PUT, DELETE), `/move/<path>` (POST), `/search` (GET, POST),
 //! `/reindex` (POST), `/status`, the upkeep routes (`/frontmatter`, `/expiries`, `/callouts`,
-//! `/maintenance`, `/maintenance/checks`), `/healthz`, `/readyz`, `/openapi.yaml`, and MCP at
+//! `/maintenance`, `/maintenance/checks`), `/healthz`, `/readyz`, `/openapi.yaml`, the periodic
+//! notes (`/periodic/`, `periodic.rs`, which hands each request back to `/vault/`), and MCP at
 //! `/mcp` and `/mcp/only/<scope>`.
 
 use std::sync::Arc;
@@ -44,6 +45,9 @@ use crate::wire;
 /// The OpenAPI document, served at `/openapi.yaml` and checked against this router by tests.
 pub const OPENAPI: &str = include_str!("../../openapi.yaml");
 
+/// Where the plugin serves its certificate, and so does mdvault under `server.tls`.
+pub const CERTIFICATE_PATH: &str = "/obsidian-local-rest-api.crt";
+
 /// Every documented route and its methods, as `openapi.yaml` spells the path. The router
 /// below registers exactly these (plus `HEAD` beside `GET`, the Local REST API's `MOVE` and `COPY` verbs
 /// on `/vault/{path}`); the contract test holds the document,
@@ -52,11 +56,14 @@ pub const OPENAPI: &str = include_str!("../../openapi.yaml");
 pub const ROUTES: &[(&str, &[&str])] = &[
     ("/", &["get"]),
     ("/tags/", &["get"]),
+    ("/periodic/{period}/", &["get", "put", "post", "patch", "delete"]),
+    ("/periodic/{period}/{year}/{month}/{day}/", &["get", "put", "post", "patch", "delete"]),
     ("/search/simple/", &["post"]),
     ("/search/", &["post"]),
     ("/healthz", &["get"]),
     ("/readyz", &["get"]),
     ("/openapi.yaml", &["get"]),
+    ("/obsidian-local-rest-api.crt", &["get"]),
     ("/vault/", &["get"]),
     ("/vault/{path}", &["get", "put", "post", "patch", "delete"]),
     ("/folder/{path}", &["get", "put", "delete"]),
@@ -86,6 +93,8 @@ pub struct App {
     /// The search queue, shared with every MCP request's `VaultMcp`.
     searches: Searches,
     started: Instant,
+    /// The public certificate served under `server.tls`, PEM (`None` over plain HTTP).
+    certificate: Option<Arc<str>>,
 }
 
 pub use super::guard::refusal;
@@ -228,6 +237,41 @@ async fn vault_route(
         "COPY" => copy_verb(engine, target, path, &headers).await,
         _ => return method_not_allowed(&method, "GET, PUT, POST, PATCH, DELETE, MOVE, COPY"),
     })
+}
+
+/// `/periodic/<period>/[<year>/<month>/<day>/][<target>]`: the periodic note found (and, for
+/// a write, started from its template) by `periodic.rs`, then served by the `/vault/` route
+/// for its path, so every verb and answer is `/vault/`'s.
+async fn periodic_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Response {
+    use super::periodic;
+    if !periodic::VERBS.contains(&method) {
+        return method_not_allowed(&method, periodic::ALLOWED);
+    }
+    let engine = app.engine.clone();
+    let prepared = match periodic::prepare(engine.clone(), &target, &method, &uri, &headers).await {
+        Ok(p) => p,
+        Err(e) => return refusal(&e),
+    };
+    let note_uri = prepared.uri.clone();
+    let resp = vault_route(
+        State(app),
+        Extension(target.clone()),
+        method,
+        note_uri,
+        headers,
+        RawQuery(query),
+        body,
+    )
+    .await;
+    periodic::settle(engine, target, prepared, resp).await
 }
 
 /// The `Destination` of a MOVE or COPY as a vault path: `/vault/` and percent-encoding taken
@@ -927,6 +971,30 @@ async fn healthz() -> Response {
     text("ok\n")
 }
 
+/// `GET /obsidian-local-rest-api.crt`: the certificate this server presents, so a client can
+/// trust it (public, as in the plugin). Over plain HTTP there is none: 404 saying how to turn
+/// TLS on.
+async fn certificate_route(State(app): State<App>) -> Response {
+    match &app.certificate {
+        Some(pem) => (
+            [
+                (header::CONTENT_TYPE, "application/x-pem-file"),
+                (
+                    header::CONTENT_DISPOSITION,
+                    "attachment; filename=\"obsidian-local-rest-api.crt\"",
+                ),
+            ],
+            pem.to_string(),
+        )
+            .into_response(),
+        None => refusal(&Error::new(
+            ErrorCode::NotFound,
+            "this server speaks plain HTTP, so it has no certificate; set server.tls: true \
+             (MDVAULT_SERVER__TLS=true) to serve HTTPS with a self-signed one",
+        )),
+    }
+}
+
 async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/yaml; charset=utf-8")], OPENAPI).into_response()
 }
@@ -1164,8 +1232,14 @@ async fn not_found(uri: Uri) -> Response {
 
 /// The whole router: routes, limits and the MCP service, behind the guard.
 /// The REST and MCP router; `searches` is the search queue, shared with the web page so that
-/// one-per-core holds across every surface of the server.
-pub fn router(engine: Arc<Engine>, policy: super::guard::Policy, searches: Searches) -> Router {
+/// one-per-core holds across every surface of the server. `certificate` is the public PEM the
+/// server presents under `server.tls` (`None` over plain HTTP).
+pub fn router(
+    engine: Arc<Engine>,
+    policy: super::guard::Policy,
+    searches: Searches,
+    certificate: Option<String>,
+) -> Router {
     let max_body = engine.config().server.max_body_bytes as usize;
     let transport_limit =
         max_body.max(engine.config().vault.doc_max_bytes.saturating_add(1) as usize);
@@ -1184,15 +1258,18 @@ pub fn router(engine: Arc<Engine>, policy: super::guard::Policy, searches: Searc
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let app = App { engine, mcp, searches, started: Instant::now() };
+    let certificate = certificate.map(Arc::from);
+    let app = App { engine, mcp, searches, started: Instant::now(), certificate };
     let routes = Router::new()
         .route("/", get(root_route))
         .route("/tags/", get(tags_route))
+        .route("/periodic/{*rest}", any(periodic_route))
         .route("/search/simple/", post(simple_search_route))
         .route("/search/", post(logic_search_route))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/openapi.yaml", get(openapi))
+        .route(CERTIFICATE_PATH, get(certificate_route))
         .route("/vault", any(vault_route))
         .route("/vault/", any(vault_route))
         .route("/vault/{*path}", any(vault_route))

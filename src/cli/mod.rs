@@ -270,6 +270,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         .into(),
                 ));
             }
+            let scheme = if config.server.tls { "https" } else { "http" };
             let engine = std::sync::Arc::new(open_engine(config)?);
             let names: Vec<String> = engine
                 .vaults()
@@ -278,9 +279,18 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .collect();
             crate::api::serve(engine, &key, &listen, |addr| {
                 eprintln!("mdvault {} serving {}", env!("CARGO_PKG_VERSION"), names.join(", "));
-                eprintln!("  UI    http://{addr}/ui/   (sign in with $MDVAULT_API_KEY)");
-                eprintln!("  REST  http://{addr}/vault/   search: http://{addr}/search?q=...");
-                eprintln!("  MCP   http://{addr}/mcp   (Authorization: Bearer $MDVAULT_API_KEY)");
+                eprintln!("  UI    {scheme}://{addr}/ui/   (sign in with $MDVAULT_API_KEY)");
+                eprintln!(
+                    "  REST  {scheme}://{addr}/vault/   search: {scheme}://{addr}/search?q=..."
+                );
+                eprintln!(
+                    "  MCP   {scheme}://{addr}/mcp   (Authorization: Bearer $MDVAULT_API_KEY)"
+                );
+                if scheme == "https" {
+                    eprintln!(
+                        "  TLS   self-signed; its certificate: {scheme}://{addr}/obsidian-local-rest-api.crt"
+                    );
+                }
                 eprintln!("  the index builds in the background; /readyz says when it is ready");
             })
             .map_err(|e| Failure::Config(e.0))

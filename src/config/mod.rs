@@ -190,6 +190,9 @@ pub struct ServerSettings {
     pub allowed_origins: Vec<String>,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: u64,
+    /// Serve HTTPS with a self-signed certificate kept in the data directory (made on the
+    /// first start), as the Local REST API plugin does; off by default.
+    pub tls: bool,
 }
 
 /// The validated configuration.
@@ -364,6 +367,7 @@ struct RawServer {
     allowed_hosts: Option<StringList>,
     allowed_origins: Option<StringList>,
     max_body_bytes: Option<u64>,
+    tls: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -704,6 +708,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         allowed_hosts: sv.allowed_hosts.map(StringList::into_vec).unwrap_or_default(),
         allowed_origins: sv.allowed_origins.map(StringList::into_vec).unwrap_or_default(),
         max_body_bytes: sv.max_body_bytes.unwrap_or(64 * 1024 * 1024).max(1024),
+        tls: sv.tls.unwrap_or(false),
     };
 
     Ok(Config {

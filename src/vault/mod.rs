@@ -23,6 +23,7 @@ mod journal;
 pub mod links;
 mod ops;
 pub mod path;
+pub mod periodic;
 pub(crate) mod sweep;
 pub mod text;
 

@@ -161,7 +161,11 @@ fn the_documented_routes_are_the_route_table() {
 }
 
 /// The paths answered without a key besides `/healthz` (with one, `/` says so).
-const PUBLIC: &[&str] = &["/", "/openapi.yaml"];
+const PUBLIC: &[&str] = &["/", "/openapi.yaml", "/obsidian-local-rest-api.crt"];
+
+/// Operations only a server with `server.tls` answers with success; this plain-HTTP server
+/// answers them 404 `not_found` (as documented), and `tls.rs` drives them over HTTPS.
+const TLS_ONLY: &[&str] = &["/obsidian-local-rest-api.crt"];
 
 #[test]
 fn the_servers_and_security_are_as_served() {
@@ -302,6 +306,18 @@ fn call(
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 
+/// The dated periodic note route, as documented.
+const DATED: &str = "/periodic/{period}/{year}/{month}/{day}/";
+
+/// A documented path template made concrete for probing (a note, a scope, a daily note).
+fn concrete(template: &str) -> String {
+    template
+        .replace("{path}", "Home/Boiler.md")
+        .replace("{scope}", "Home")
+        .replace("{period}", "daily")
+        .replace("{year}/{month}/{day}", "2026/1/2")
+}
+
 /// A request for every documented operation, in an order in which each one succeeds on a copy
 /// of the fixture vault: notes are made before they are patched, moved and deleted. `prefix`
 /// is `""` for the default vault or `/v/<name>`; `tag` keeps the notes of two runs apart.
@@ -321,6 +337,29 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
         call("/", "get", &p("/"), &[], None),
         call("/tags/", "get", &p("/tags/"), &[], None),
         call("/search/simple/", "post", &p("/search/simple/?query=boiler"), &[], None),
+        // The fixture has no Obsidian settings, so daily notes are Obsidian's defaults.
+        call("/periodic/{period}/", "put", &p("/periodic/daily/"), &[], Some("# Today\n")),
+        call("/periodic/{period}/", "get", &p("/periodic/daily/"), &[], None),
+        call("/periodic/{period}/", "post", &p("/periodic/daily/"), &[], Some("more\n")),
+        call(
+            "/periodic/{period}/",
+            "patch",
+            &p("/periodic/daily/"),
+            &[("Target-Type", "body")],
+            Some("replaced\n"),
+        ),
+        call("/periodic/{period}/", "delete", &p("/periodic/daily/"), &[], None),
+        call(DATED, "put", &p("/periodic/daily/2026/1/2/"), &[], Some("# Jan 2\n")),
+        call(DATED, "get", &p("/periodic/daily/2026/1/2/"), &[], None),
+        call(DATED, "post", &p("/periodic/daily/2026/1/2/"), &[], Some("more\n")),
+        call(
+            DATED,
+            "patch",
+            &p("/periodic/daily/2026/1/2/"),
+            &[("Target-Type", "body")],
+            Some("replaced\n"),
+        ),
+        call(DATED, "delete", &p("/periodic/daily/2026/1/2/"), &[], None),
         call(
             "/search/",
             "post",
@@ -452,16 +491,12 @@ fn a_live_server_routes_exactly_the_documented_operations() {
     let mut anonymous: Vec<(String, String)> = operations(&doc)
         .into_iter()
         .filter(|(path, _, _)| path != "/healthz" && !PUBLIC.contains(&path.as_str()))
-        .map(|(path, method, _)| {
-            (
-                path.replace("{path}", "Home/Boiler.md").replace("{scope}", "Home"),
-                method.to_ascii_uppercase(),
-            )
-        })
+        .map(|(path, method, _)| (concrete(&path), method.to_ascii_uppercase()))
         .collect();
     for public in PUBLIC {
         let r = http_call(&s.base, "GET", public, None, &[], None);
-        assert_eq!(r.status, 200, "GET {public} without a key: {}", r.body);
+        let want = if TLS_ONLY.contains(public) { 404 } else { 200 };
+        assert_eq!(r.status, want, "GET {public} without a key: {}", r.body);
         // Only GET is public: anything else still needs the key.
         let r = http_call(&s.base, "POST", public, None, &[], None);
         assert_eq!(r.status, 401, "POST {public} without a key: {}", r.body);
@@ -494,8 +529,11 @@ fn a_live_server_routes_exactly_the_documented_operations() {
         let plan = calls(prefix, tag);
         let planned: BTreeSet<(String, String)> =
             plan.iter().map(|c| (c.template.to_string(), c.method.to_string())).collect();
-        let documented: BTreeSet<(String, String)> =
-            operations(&doc).into_iter().map(|(p, m, _)| (p, m)).collect();
+        let documented: BTreeSet<(String, String)> = operations(&doc)
+            .into_iter()
+            .filter(|(p, _, _)| !TLS_ONLY.contains(&p.as_str()))
+            .map(|(p, m, _)| (p, m))
+            .collect();
         assert_eq!(planned, documented, "the live plan must cover every documented operation");
         for c in &plan {
             let r = send(&s, c);
@@ -516,6 +554,10 @@ fn a_live_server_routes_exactly_the_documented_operations() {
         call("/folder/{path}", "delete", "/folder/Home", &[], None),
         call("/search", "get", "/search?q=%20", &[], None),
         call("/search", "get", "/v/unknown/search?q=boiler", &[], None),
+        call("/obsidian-local-rest-api.crt", "get", "/obsidian-local-rest-api.crt", &[], None),
+        call("/periodic/{period}/", "get", "/periodic/hourly/", &[], None),
+        call("/periodic/{period}/", "put", "/periodic/weekly/", &[], Some("x")),
+        call(DATED, "put", "/periodic/daily/2026/2/30/", &[], Some("x")),
     ] {
         let r = send(&s, &c);
         assert!(r.status >= 400, "{} {} succeeded: {}", c.method, c.path, r.body);
@@ -542,7 +584,7 @@ fn a_live_server_routes_exactly_the_documented_operations() {
     }
     let mut failures = Vec::new();
     for (template, methods) in &by_path {
-        let path = template.replace("{path}", "Home/Boiler.md").replace("{scope}", "Home");
+        let path = concrete(template);
         let path = if template == "/folder/{path}" { "/folder/Home".to_string() } else { path };
         for method in PROBED_METHODS.iter().filter(|m| !methods.contains(**m)) {
             let r = s.call(method, &path, &[], None);

@@ -138,12 +138,14 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
 ];
 
-/// Inside `api`, the same rule between its files: the limits every surface applies, the
-/// gate, then the MCP server, then the shared HTTP helpers and the plugin's PATCH formats,
-/// then the router that mounts them, then the entry points. The web page (`api/web/`, one
-/// entry here) sits beside REST: it uses the gate and the limits, and only `mod` mounts it.
-const API_LAYERS: &[&str] =
-    &["compat", "limits", "guard", "mcp", "common", "patch", "rest", "web", "mod"];
+/// Inside `api`, the same rule between its files: the limits every surface applies, TLS, the
+/// gate, then the MCP server, then the shared HTTP helpers, the plugin's PATCH formats and its
+/// periodic notes, then the router that mounts them, then the entry points. The web page
+/// (`api/web/`, one entry here) sits beside REST: it uses the gate and the limits, and only
+/// `mod` mounts it.
+const API_LAYERS: &[&str] = &[
+    "compat", "limits", "tls", "guard", "mcp", "common", "patch", "periodic", "rest", "web", "mod",
+];
 
 /// The `crate::NAME` and `super::NAME` modules a source text names outside comments.
 fn references(text: &str, prefix: &str) -> Vec<(usize, String)> {

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Form, Query, State};
+use axum::extract::{Extension, Form, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -36,6 +36,7 @@ use maud::Markup;
 
 use super::guard::Policy;
 use super::limits::Searches;
+use super::tls::OverTls;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
@@ -133,13 +134,14 @@ pub fn router(engine: Arc<Engine>, policy: Policy, api_key: &str, searches: Sear
         .with_state(web)
 }
 
-/// Whether the page was reached over TLS (directly, or through a proxy that says so), which
-/// decides the cookie's `Secure` flag.
-fn over_tls(headers: &HeaderMap) -> bool {
-    headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
+/// Whether the page was reached over TLS (directly, under `server.tls`, or through a proxy
+/// that says so), which decides the cookie's `Secure` flag.
+fn over_tls(headers: &HeaderMap, direct: Option<Extension<OverTls>>) -> bool {
+    direct.is_some()
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
 }
 
 /// Whether a write came from a page of this very server: its `Origin` is `http(s)://<Host>`.
@@ -305,6 +307,7 @@ fn safe_next(next: Option<&str>) -> String {
 async fn login(
     State(web): State<Web>,
     headers: HeaderMap,
+    direct_tls: Option<Extension<OverTls>>,
     Form(f): Form<HashMap<String, String>>,
 ) -> Response {
     let next = safe_next(param(&f, "next"));
@@ -312,7 +315,7 @@ async fn login(
         tokio::time::sleep(FAILED_SIGN_IN_PAUSE).await;
         return html(StatusCode::UNAUTHORIZED, "Sign in", false, pages::login(&next, true));
     }
-    let cookie = session::set_cookie(&web.sessions.issue(), over_tls(&headers));
+    let cookie = session::set_cookie(&web.sessions.issue(), over_tls(&headers, direct_tls));
     let mut resp = redirect(&next);
     if let Ok(v) = HeaderValue::from_str(&cookie) {
         resp.headers_mut().insert(header::SET_COOKIE, v);
@@ -320,9 +323,9 @@ async fn login(
     resp
 }
 
-async fn logout(headers: HeaderMap) -> Response {
+async fn logout(headers: HeaderMap, direct_tls: Option<Extension<OverTls>>) -> Response {
     let mut resp = redirect("/ui/login");
-    if let Ok(v) = HeaderValue::from_str(&session::clear_cookie(over_tls(&headers))) {
+    if let Ok(v) = HeaderValue::from_str(&session::clear_cookie(over_tls(&headers, direct_tls))) {
         resp.headers_mut().insert(header::SET_COOKIE, v);
     }
     resp
