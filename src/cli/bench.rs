@@ -257,11 +257,10 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
             print(&line);
         }
     };
-    say(format!(
-        "machine: {threads} cores; model {}; encoder {} (set MDVAULT_ENCODER=f32 for the reference)",
-        local.model_id(),
-        local.precision()
-    ));
+    let precision = local.precision();
+    // The hint names the reference path only when another one ran.
+    let hint = if precision == "f32" { "" } else { " (set MDVAULT_ENCODER=f32 for the reference)" };
+    say(format!("machine: {threads} cores; model {}; encoder {precision}{hint}", local.model_id()));
 
     if args.upkeep_only {
         report.insert("upkeep".into(), upkeep(config, &args, &say)?);
