@@ -42,6 +42,14 @@ use store::{Batch, ChunkInfo, FileKind, FileStatus, FileUpdate, NewChunk, Store,
 const FILES_PER_BATCH: usize = 64;
 /// Distinct texts per embedding call during a sync.
 const TEXTS_PER_EMBED: usize = 64;
+/// Chunks read from the store per page of an embedding pass: a few megabytes of text, so a
+/// first build of a million chunks holds one page, not gigabytes, and the page queries stay
+/// few next to the embedding.
+const EMBED_PAGE_CHUNKS: usize = 4096;
+/// Rows an embedding pass may add to the in-memory overlay (192 MiB of 384-float vectors)
+/// before it moves them into the vectors file: the overlay would otherwise hold every vector
+/// of a first build until its end, 1.5 GB at a million chunks.
+const OVERLAY_ROWS_MAX: usize = 131_072;
 /// The vectors file is rewritten once the rows out of step with it (held in memory beside it,
 /// or in it but no longer used) exceed this many or [`VECTORS_REWRITE_FRACTION`]: below, the
 /// memory they take is small and a rewrite (seconds at a million rows) is not worth it; a
@@ -777,11 +785,7 @@ impl Index {
         if self.read_only || !self.vectors_file_is_stale(&self.dense()) {
             return Ok(());
         }
-        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner()).clone();
-        self.write_vectors_file(&catalog)?;
-        let dense = self.load_dense(&catalog)?;
-        *self.dense.write().unwrap_or_else(|p| p.into_inner()) = dense;
-        Ok(())
+        self.move_overlay_to_file()
     }
 
     fn row_key(&self, meta: &ChunkInfo) -> RowKey {
@@ -946,8 +950,7 @@ impl Index {
             return Ok(report);
         }
         if pass == Pass::ReEmbed {
-            let all = self.store.vault_chunk_texts(vault.name())?;
-            report.texts_embedded = self.embed_chunks(all, true, progress)?;
+            report.texts_embedded = self.re_embed(vault.name(), progress)?;
             // Texts another vault's chunks still lack (not this pass's concern, but cheap).
             self.embed_pending(&Silent)?;
         } else {
@@ -1225,27 +1228,52 @@ impl Index {
     /// Embeds every chunk whose embed text has no vector yet; returns how many texts.
     pub(crate) fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
         self.writable()?;
-        let missing = self.store.chunks_missing_vectors()?;
-        self.embed_chunks(missing, false, progress)
+        let total = self.store.texts_missing_vectors()?;
+        self.embed_pages(total, false, progress, |after| {
+            self.store.chunks_missing_vectors(after, EMBED_PAGE_CHUNKS)
+        })
     }
 
-    /// Embeds the distinct embed texts of `chunks`, committing as it goes; with `replace`, the
-    /// new vectors overwrite stored ones. Returns how many texts.
-    fn embed_chunks(
+    /// Embeds every text of one vault again, replacing the stored vectors; returns how many.
+    fn re_embed(&self, vault: &str, progress: &dyn Progress) -> Result<usize> {
+        let total = self.store.vault_texts(vault)?;
+        self.embed_pages(total, true, progress, |after| {
+            self.store.vault_chunk_texts(vault, after, EMBED_PAGE_CHUNKS)
+        })
+    }
+
+    /// Embeds the distinct embed texts of the chunks `page` yields (a page of chunks with ids
+    /// above the argument, in id order, empty at the end), committing as it goes; with
+    /// `replace`, the new vectors overwrite stored ones. `total` is the distinct texts expected,
+    /// for progress. Returns how many texts.
+    ///
+    /// Memory stays bounded at any vault size: one page of texts is held at a time, and the
+    /// vectors added to the in-memory overlay are moved into the vectors file whenever they
+    /// pass [`Index::overlay_is_full`].
+    fn embed_pages(
         &self,
-        missing: Vec<(ChunkInfo, String)>,
+        total: usize,
         replace: bool,
         progress: &dyn Progress,
+        page: impl Fn(i64) -> Result<Vec<(ChunkInfo, String)>>,
     ) -> Result<usize> {
-        if missing.is_empty() {
-            return Ok(0);
-        }
-        // One embedding per distinct text, however many chunks share it.
-        let mut texts: Vec<(TextHash, String)> = Vec::new();
-        let mut chunks_of: HashMap<TextHash, Vec<ChunkInfo>> = HashMap::new();
-        for (info, text) in missing {
-            let entry = chunks_of.entry(info.embed_hash).or_default();
-            if entry.is_empty() {
+        let mut done = 0;
+        let mut after = 0;
+        // A re-embed pages through every chunk, so a text shared by chunks on two pages would
+        // be embedded twice; the texts already replaced are skipped.
+        let mut replaced: HashSet<TextHash> = HashSet::new();
+        progress.embedded(0, total);
+        loop {
+            let chunks = page(after)?;
+            let Some(last) = chunks.last() else { break };
+            after = last.0.id;
+            // One embedding per distinct text, however many chunks share it.
+            let mut texts: Vec<(TextHash, String)> = Vec::new();
+            let mut seen: HashSet<TextHash> = HashSet::new();
+            for (info, text) in chunks {
+                if replaced.contains(&info.embed_hash) || !seen.insert(info.embed_hash) {
+                    continue;
+                }
                 let embed = chunker::embed_text(
                     &self.settings.document_prefix,
                     &info.title,
@@ -1255,43 +1283,77 @@ impl Index {
                 );
                 texts.push((info.embed_hash, embed));
             }
-            entry.push(info);
-        }
-        let total = texts.len();
-        let mut done = 0;
-        progress.embedded(0, total);
-        for part in texts.chunks(TEXTS_PER_EMBED) {
-            let inputs: Vec<&str> = part.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors = self.embedder.embed(&inputs).map_err(|e| {
-                Error::new(
-                    ErrorCode::InternalError,
-                    format!(
-                        "embedding failed: {e}; {done} of {total} texts were embedded and kept"
-                    ),
-                )
-            })?;
-            let mut batch = Batch { replace_vectors: replace, ..Batch::default() };
-            for ((hash, _), v) in part.iter().zip(vectors) {
-                batch.vectors.push((*hash, v));
+            for part in texts.chunks(TEXTS_PER_EMBED) {
+                self.embed_part(part, replace, done, total.max(done + part.len()))?;
+                done += part.len();
+                progress.embedded(done, total.max(done));
             }
-            let rows: Vec<(TextHash, Vec<f32>)> = batch.vectors.clone();
-            self.store.apply(batch)?;
-            // Only chunks still in the catalog get a row: a file may have changed meanwhile.
-            let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
-            let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
-            for (hash, v) in rows {
-                for info in chunks_of.get(&hash).into_iter().flatten() {
-                    if catalog.contains_key(&info.id) {
-                        dense.insert(self.row_key(info), &v);
-                    }
-                }
+            if replace {
+                replaced.extend(texts.iter().map(|(h, _)| *h));
             }
-            drop(dense);
-            drop(catalog);
-            done += part.len();
-            progress.embedded(done, total);
+            if self.overlay_is_full()
+                && let Err(e) = self.move_overlay_to_file()
+            {
+                // The file is derived: failing to write it costs memory, not correctness.
+                tracing::warn!("{e}");
+            }
         }
-        Ok(total)
+        Ok(done)
+    }
+
+    /// Embeds and stores one batch of texts, and gives every chunk of those texts still in
+    /// the catalog its row (a chunk on a later page sharing a text embedded now included).
+    fn embed_part(
+        &self,
+        part: &[(TextHash, String)],
+        replace: bool,
+        done: usize,
+        total: usize,
+    ) -> Result<()> {
+        let inputs: Vec<&str> = part.iter().map(|(_, t)| t.as_str()).collect();
+        let vectors = self.embedder.embed(&inputs).map_err(|e| {
+            Error::new(
+                ErrorCode::InternalError,
+                format!("embedding failed: {e}; {done} of {total} texts were embedded and kept"),
+            )
+        })?;
+        let mut batch = Batch { replace_vectors: replace, ..Batch::default() };
+        for ((hash, _), v) in part.iter().zip(vectors) {
+            batch.vectors.push((*hash, v));
+        }
+        let hashes: Vec<TextHash> = part.iter().map(|(h, _)| *h).collect();
+        let rows: HashMap<TextHash, Vec<f32>> = batch.vectors.iter().cloned().collect();
+        self.store.apply(batch)?;
+        let owners = self.store.chunks_of_texts(&hashes)?;
+        // Only chunks still in the catalog get a row: a file may have changed meanwhile.
+        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
+        let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
+        for (hash, id) in owners {
+            if let (Some(meta), Some(v)) = (catalog.get(&id), rows.get(&hash)) {
+                dense.insert(self.row_key(meta), v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the vectors held in memory beside the file have grown past what a pass may
+    /// keep there: [`OVERLAY_ROWS_MAX`], or a quarter of all rows once that is more (so the
+    /// rewrites of a growing index stay a geometric series, a few times its final size).
+    fn overlay_is_full(&self) -> bool {
+        let dense = self.dense();
+        dense.overlay_len() > OVERLAY_ROWS_MAX.max(dense.len() / 4)
+    }
+
+    /// Rewrites the vectors file from the store and maps it in place of the overlay.
+    fn move_overlay_to_file(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner()).clone();
+        self.write_vectors_file(&catalog)?;
+        let dense = self.load_dense(&catalog)?;
+        *self.dense.write().unwrap_or_else(|p| p.into_inner()) = dense;
+        Ok(())
     }
 }
 

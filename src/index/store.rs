@@ -734,6 +734,24 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
 
+    /// The chunks whose embed text is one of `hashes`: (text hash, chunk id).
+    pub fn chunks_of_texts(&self, hashes: &[TextHash]) -> Result<Vec<(TextHash, i64)>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT id FROM chunks WHERE embed_hash = ?1")
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut out = Vec::with_capacity(hashes.len());
+        for hash in hashes {
+            let rows = stmt
+                .query_map([&hash[..]], |r| r.get::<_, i64>(0))
+                .map_err(|e| db_err(&self.path, e))?;
+            for id in rows {
+                out.push((*hash, id.map_err(|e| db_err(&self.path, e))?));
+            }
+        }
+        Ok(out)
+    }
+
     /// The vectors of some chunks (chunks without one are left out).
     pub fn chunk_vectors(&self, ids: &[i64]) -> Result<Vec<(i64, Vec<f32>)>> {
         let conn = self.lock();
@@ -756,40 +774,84 @@ impl Store {
         Ok(out)
     }
 
-    /// Chunks whose embed text has no vector yet: (chunk info, chunk text).
-    pub fn chunks_missing_vectors(&self) -> Result<Vec<(ChunkInfo, String)>> {
+    /// Up to `limit` chunks whose embed text has no vector yet, with ids above `after`, in id
+    /// order: (chunk info, chunk text). Paged by id so an embedding pass holds one page of texts
+    /// at a time, not the vault's (a million chunks' texts are gigabytes), and each page
+    /// starts where the last ended instead of skipping the rows already embedded.
+    pub fn chunks_missing_vectors(
+        &self,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(ChunkInfo, String)>> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare(
+            .prepare_cached(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
                         chunks.breadcrumb, chunks.line, chunks.embed_hash, chunks.text
                  FROM chunks JOIN files ON files.id = chunks.file_id
-                 WHERE NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)
-                 ORDER BY files.vault, files.path, chunks.ord",
+                 WHERE chunks.id > ?1
+                   AND NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)
+                 ORDER BY chunks.id LIMIT ?2",
             )
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
-            .query_map([], |r| Ok((info_from_row(r)?, r.get::<_, String>(9)?)))
+            .query_map(rusqlite::params![after, limit as i64], |r| {
+                Ok((info_from_row(r)?, r.get::<_, String>(9)?))
+            })
             .map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
 
-    /// Every chunk of one vault with its text, vector or not: what a forced re-embed embeds.
-    pub fn vault_chunk_texts(&self, vault: &str) -> Result<Vec<(ChunkInfo, String)>> {
+    /// How many distinct embed texts have no vector yet (an embedding pass's total).
+    pub fn texts_missing_vectors(&self) -> Result<usize> {
+        self.lock()
+            .query_row(
+                "SELECT COUNT(DISTINCT embed_hash) FROM chunks
+                 WHERE NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Up to `limit` chunks of one vault with ids above `after`, in id order, with their
+    /// texts, vector or not: a page of what a forced re-embed embeds.
+    pub fn vault_chunk_texts(
+        &self,
+        vault: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(ChunkInfo, String)>> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare(
+            .prepare_cached(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
                         chunks.breadcrumb, chunks.line, chunks.embed_hash, chunks.text
                  FROM chunks JOIN files ON files.id = chunks.file_id
-                 WHERE files.vault = ?1
-                 ORDER BY files.path, chunks.ord",
+                 WHERE files.vault = ?1 AND chunks.id > ?2
+                 ORDER BY chunks.id LIMIT ?3",
             )
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
-            .query_map([vault], |r| Ok((info_from_row(r)?, r.get::<_, String>(9)?)))
+            .query_map(rusqlite::params![vault, after, limit as i64], |r| {
+                Ok((info_from_row(r)?, r.get::<_, String>(9)?))
+            })
             .map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
+    }
+
+    /// How many distinct embed texts one vault's chunks have (a re-embed's total).
+    pub fn vault_texts(&self, vault: &str) -> Result<usize> {
+        self.lock()
+            .query_row(
+                "SELECT COUNT(DISTINCT chunks.embed_hash) FROM chunks
+                 JOIN files ON files.id = chunks.file_id WHERE files.vault = ?1",
+                [vault],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(|e| db_err(&self.path, e))
     }
 
     /// Distinct embed texts of the chunks stored now: what a model switch must embed again.
