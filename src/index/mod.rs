@@ -11,6 +11,7 @@
 //! How to use: open once per process, call `sync` per vault (the CLI's `index`, the server's
 //! background build), `update_paths` for watcher events, and hand `&Index` to `search`.
 
+pub mod catalog;
 pub mod chunker;
 pub mod coverage;
 pub mod dense;
@@ -32,6 +33,7 @@ use crate::docs::{ExtractSettings, Extraction, Extractor};
 use crate::embed::{EmbedError, Embedder};
 use crate::error::{Error, ErrorCode, Result};
 use crate::vault::{FileStat, Vault};
+use catalog::{Catalog, FileMeta, Slot};
 use chunker::ChunkConfig;
 use dense::{Dense, RowKey};
 use lexical::LexicalIndex;
@@ -57,6 +59,11 @@ const OVERLAY_ROWS_MAX: usize = 131_072;
 const VECTORS_REWRITE_ROWS: usize = 2048;
 /// ... or one in this many of the rows.
 const VECTORS_REWRITE_FRACTION: usize = 20;
+
+/// A chunk's key in the dense rows.
+fn row_key(id: i64, slot: &Slot) -> RowKey {
+    RowKey { chunk_id: id, vault: slot.file.vault_index, path: slot.file.path.clone() }
+}
 
 /// The first eight bytes of a text hash: what a vectors file row keeps to show which text its
 /// vector is of.
@@ -479,7 +486,7 @@ pub struct Index {
     lexical: LexicalIndex,
     embedder: Arc<Embedder>,
     dense: RwLock<Dense>,
-    catalog: RwLock<HashMap<i64, ChunkMeta>>,
+    catalog: RwLock<Catalog>,
     vault_names: Vec<String>,
     settings: IndexSettings,
     /// Reads filed documents; results are cached in the store by content hash.
@@ -621,7 +628,7 @@ impl Index {
         let seen = store.data_version().unwrap_or(0);
         Index {
             dense: RwLock::new(Dense::new(embedder.dims())),
-            catalog: RwLock::new(HashMap::new()),
+            catalog: RwLock::new(Catalog::default()),
             store,
             lexical,
             embedder,
@@ -661,13 +668,13 @@ impl Index {
     /// Rebuilds the in-memory state (and, if it disagrees with the store and this index may
     /// write, the lexical index).
     fn load(&self) -> Result<()> {
-        let infos = self.store.all_chunk_infos()?;
         let generation = self.store.generation()?.to_string();
         if !self.read_only
             && (self.lexical.was_reset()
                 || self.lexical.payload().as_deref() != Some(generation.as_str()))
         {
             tracing::info!("rebuilding the lexical index from the store");
+            let infos = self.store.all_chunk_infos()?;
             self.lexical.delete_all()?;
             for part in infos.chunks(2048) {
                 let ids: Vec<i64> = part.iter().map(|i| i.id).collect();
@@ -681,21 +688,48 @@ impl Index {
             }
             self.lexical.commit(&generation)?;
         }
-        let mut catalog = HashMap::with_capacity(infos.len());
-        for info in infos {
-            catalog.insert(info.id, Arc::new(info));
-        }
+        let catalog = self.load_catalog()?;
         let dense = self.load_dense(&catalog)?;
         *self.dense.write().unwrap_or_else(|p| p.into_inner()) = dense;
         *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = catalog;
         Ok(())
     }
 
+    /// Reads the catalog from the store: the files, then each chunk's file and text hash
+    /// (two scans of small indexes, not of the chunk rows with their texts).
+    fn load_catalog(&self) -> Result<Catalog> {
+        let files: HashMap<i64, Arc<FileMeta>> = self
+            .store
+            .catalog_files()?
+            .into_iter()
+            .map(|(id, vault, path, kind)| (id, self.file_meta(vault, &path, kind)))
+            .collect();
+        let mut catalog = Catalog::with_capacity(files.len() * 4);
+        self.store.for_each_chunk_file(|id, file| {
+            if let Some(file) = files.get(&file) {
+                catalog.insert(id, Slot { file: file.clone(), hash: 0 });
+            }
+        })?;
+        self.store.for_each_chunk_hash(|id, hash| {
+            if let Some(slot) = catalog.get_mut(id) {
+                slot.hash = hash_prefix(&hash);
+            }
+        })?;
+        Ok(catalog)
+    }
+
+    /// A file's catalog entry.
+    fn file_meta(&self, vault: String, path: &str, kind: FileKind) -> Arc<FileMeta> {
+        let vault_index =
+            self.vault_names.iter().position(|v| *v == vault).unwrap_or(u32::MAX as usize) as u32;
+        Arc::new(FileMeta { vault, vault_index, path: Arc::from(path), kind })
+    }
+
     /// The dense rows for `catalog`: the vectors file's rows whose chunk still has the same
     /// text, plus, from the store, the vectors the file lacks. The owner rewrites the file
     /// from the store first when it is missing or unusable, and after when too much of it was
     /// out of step; a reader never writes it (it reads the store instead).
-    fn load_dense(&self, catalog: &HashMap<i64, Arc<ChunkInfo>>) -> Result<Dense> {
+    fn load_dense(&self, catalog: &Catalog) -> Result<Dense> {
         let dims = self.embedder.dims();
         let model = model_key(&self.embedder);
         let file = match vectors::VectorFile::open(&self.vectors_path, dims, &model) {
@@ -715,8 +749,8 @@ impl Index {
         let Some(file) = file else {
             let mut dense = Dense::new(dims);
             self.store.for_each_chunk_vector(|id, v| {
-                if let Some(meta) = catalog.get(&id) {
-                    dense.insert(self.row_key(meta), &v);
+                if let Some(slot) = catalog.get(id) {
+                    dense.insert(row_key(id, slot), &v);
                 }
             })?;
             return Ok(dense);
@@ -725,17 +759,16 @@ impl Index {
         let keys: Vec<Option<RowKey>> = (0..file.rows())
             .map(|r| {
                 let (id, hash) = file.key(r);
-                let meta = catalog.get(&id)?;
-                (with_vectors.contains(&id) && hash_prefix(&meta.embed_hash) == hash)
-                    .then(|| self.row_key(meta))
+                let slot = catalog.get(id)?;
+                (with_vectors.contains(&id) && slot.hash == hash).then(|| row_key(id, slot))
             })
             .collect();
         let mut dense = Dense::with_base(dims, Arc::new(file), keys);
         let missing: Vec<i64> =
             with_vectors.iter().copied().filter(|id| !dense.contains(*id)).collect();
         for (id, v) in self.store.chunk_vectors(&missing)? {
-            if let Some(meta) = catalog.get(&id) {
-                dense.insert(self.row_key(meta), &v);
+            if let Some(slot) = catalog.get(id) {
+                dense.insert(row_key(id, slot), &v);
             }
         }
         if !self.read_only && self.vectors_file_is_stale(&dense) {
@@ -755,7 +788,7 @@ impl Index {
     }
 
     /// Writes the vectors file from the store: every chunk that has a vector, in id order.
-    fn write_vectors_file(&self, catalog: &HashMap<i64, Arc<ChunkInfo>>) -> Result<()> {
+    fn write_vectors_file(&self, catalog: &Catalog) -> Result<()> {
         let count = self.store.chunk_ids_with_vectors()?.len();
         let mut writer = vectors::Writer::create(
             &self.vectors_path,
@@ -765,7 +798,7 @@ impl Index {
         )?;
         let mut failed = None;
         self.store.for_each_chunk_vector(|id, v| {
-            let hash = catalog.get(&id).map_or(0, |m| hash_prefix(&m.embed_hash));
+            let hash = catalog.get(id).map_or(0, |slot| slot.hash);
             if failed.is_none()
                 && let Err(e) = writer.push(id, hash, &v)
             {
@@ -786,13 +819,6 @@ impl Index {
             return Ok(());
         }
         self.move_overlay_to_file()
-    }
-
-    fn row_key(&self, meta: &ChunkInfo) -> RowKey {
-        let vault =
-            self.vault_names.iter().position(|v| *v == meta.vault).unwrap_or(u32::MAX as usize)
-                as u32;
-        RowKey { chunk_id: meta.id, vault, path: Arc::from(meta.path.as_str()) }
     }
 
     /// The store (read access for search and status).
@@ -832,9 +858,14 @@ impl Index {
         self.dense.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Chunk metadata by id.
-    pub fn chunk(&self, id: i64) -> Option<ChunkMeta> {
-        self.catalog.read().unwrap_or_else(|p| p.into_inner()).get(&id).cloned()
+    /// Chunk metadata by id, for the chunks of `ids` in the catalog (read from the store:
+    /// the catalog keeps only what every chunk needs).
+    pub fn chunks(&self, ids: &[i64]) -> Result<HashMap<i64, ChunkMeta>> {
+        let known: Vec<i64> = {
+            let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
+            ids.iter().copied().filter(|id| catalog.contains(*id)).collect()
+        };
+        Ok(self.store.chunk_infos(&known)?.into_iter().map(|i| (i.id, Arc::new(i))).collect())
     }
 
     /// The configured vault names, in order (dense rows refer to vaults by this position).
@@ -849,9 +880,9 @@ impl Index {
 
     /// Every indexed folder of a vault (each ancestor folder of an indexed file), sorted.
     pub fn folders(&self, vault: Option<&str>) -> Vec<String> {
-        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
+        let files = self.catalog.read().unwrap_or_else(|p| p.into_inner()).files();
         let mut out: HashSet<String> = HashSet::new();
-        for meta in catalog.values() {
+        for meta in files {
             if vault.is_some_and(|v| v != meta.vault) {
                 continue;
             }
@@ -1182,22 +1213,14 @@ impl Index {
         }
         // Map the new chunk ids back to their files, in insertion order.
         let mut ids = applied.added.iter();
-        let mut new_metas = Vec::new();
+        let mut new_slots: Vec<(i64, Slot)> = Vec::new();
         for (update, lexical) in upserts.iter().zip(&lexical_texts) {
+            let file = self.file_meta(update.vault.clone(), &update.path, update.kind);
             for (chunk, lex) in update.chunks.iter().zip(lexical) {
                 let Some(&id) = ids.next() else { break };
                 self.lexical.add(id as u64, &update.vault, &update.path, lex)?;
-                new_metas.push(Arc::new(ChunkInfo {
-                    id,
-                    vault: update.vault.clone(),
-                    path: update.path.clone(),
-                    kind: update.kind,
-                    title: update.title.clone(),
-                    description: update.description.clone(),
-                    breadcrumb: chunk.breadcrumb.clone(),
-                    line: chunk.line,
-                    embed_hash: chunk.embed_hash,
-                }));
+                new_slots
+                    .push((id, Slot { file: file.clone(), hash: hash_prefix(&chunk.embed_hash) }));
             }
         }
         self.lexical.commit(&applied.generation.to_string())?;
@@ -1206,20 +1229,20 @@ impl Index {
         {
             let mut catalog = self.catalog.write().unwrap_or_else(|p| p.into_inner());
             for id in &applied.removed {
-                catalog.remove(id);
+                catalog.remove(*id);
             }
-            for meta in &new_metas {
-                catalog.insert(meta.id, meta.clone());
+            for (id, slot) in &new_slots {
+                catalog.insert(*id, slot.clone());
             }
         }
         let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
         for id in &applied.removed {
             dense.remove(*id);
         }
-        let by_id: HashMap<i64, &ChunkMeta> = new_metas.iter().map(|m| (m.id, m)).collect();
+        let by_id: HashMap<i64, &Slot> = new_slots.iter().map(|(id, s)| (*id, s)).collect();
         for (id, v) in vectors {
-            if let Some(meta) = by_id.get(&id) {
-                dense.insert(self.row_key(meta), &v);
+            if let Some(slot) = by_id.get(&id) {
+                dense.insert(row_key(id, slot), &v);
             }
         }
         Ok(())
@@ -1329,8 +1352,8 @@ impl Index {
         let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
         let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
         for (hash, id) in owners {
-            if let (Some(meta), Some(v)) = (catalog.get(&id), rows.get(&hash)) {
-                dense.insert(self.row_key(meta), v);
+            if let (Some(slot), Some(v)) = (catalog.get(id), rows.get(&hash)) {
+                dense.insert(row_key(id, slot), v);
             }
         }
         Ok(())
@@ -1486,6 +1509,6 @@ mod tests {
         assert_eq!((index.dense().len(), index.dense().overlay_len()), (n, 1));
         let otter = index.embed_query("Note 3 Now about otters.").unwrap();
         let got = index.dense().top(&otter, 1, &|_| true);
-        assert_eq!(index.chunk(got[0].0).unwrap().path, "n3.md");
+        assert_eq!(index.chunks(&[got[0].0]).unwrap()[&got[0].0].path, "n3.md");
     }
 }

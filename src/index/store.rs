@@ -647,25 +647,75 @@ impl Store {
         Ok(applied)
     }
 
-    /// Chunks with what search shows, for the given ids (missing ids are left out).
+    /// Chunks with what search shows, for the given ids (missing ids are left out), in one
+    /// query per few hundred ids.
     pub fn chunk_infos(&self, ids: &[i64]) -> Result<Vec<ChunkInfo>> {
         let conn = self.lock();
-        let mut stmt = conn
-            .prepare_cached(
+        let mut out = Vec::with_capacity(ids.len());
+        for part in ids.chunks(500) {
+            let marks = vec!["?"; part.len()].join(",");
+            let sql = format!(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
                         chunks.breadcrumb, chunks.line, chunks.embed_hash
-                 FROM chunks JOIN files ON files.id = chunks.file_id WHERE chunks.id = ?1",
-            )
-            .map_err(|e| db_err(&self.path, e))?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(info) =
-                stmt.query_row([id], info_from_row).optional().map_err(|e| db_err(&self.path, e))?
-            {
-                out.push(info);
+                 FROM chunks JOIN files ON files.id = chunks.file_id WHERE chunks.id IN ({marks})"
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(|e| db_err(&self.path, e))?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(part.iter()), info_from_row)
+                .map_err(|e| db_err(&self.path, e))?;
+            for row in rows {
+                out.push(row.map_err(|e| db_err(&self.path, e))?);
             }
         }
         Ok(out)
+    }
+
+    /// Every file that may have chunks: (file id, vault, path, kind), for the catalog.
+    pub fn catalog_files(&self) -> Result<Vec<(i64, String, String, FileKind)>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT id, vault, path, kind FROM files")
+            .map_err(|e| db_err(&self.path, e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, FileKind::parse(&r.get::<_, String>(3)?)))
+            })
+            .map_err(|e| db_err(&self.path, e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Calls `f` with every chunk's id and file id. Read from the `(file_id, ord)` index,
+    /// which holds both: scanning the chunk rows themselves would read every text.
+    pub fn for_each_chunk_file(&self, mut f: impl FnMut(i64, i64)) -> Result<()> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT id, file_id FROM chunks INDEXED BY chunks_by_file")
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut rows = stmt.query([]).map_err(|e| db_err(&self.path, e))?;
+        while let Some(r) = rows.next().map_err(|e| db_err(&self.path, e))? {
+            f(
+                r.get(0).map_err(|e| db_err(&self.path, e))?,
+                r.get(1).map_err(|e| db_err(&self.path, e))?,
+            );
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with every chunk's id and embed text hash, read from the hash index (see
+    /// [`Store::for_each_chunk_file`]).
+    pub fn for_each_chunk_hash(&self, mut f: impl FnMut(i64, TextHash)) -> Result<()> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT id, embed_hash FROM chunks INDEXED BY chunks_by_hash")
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut rows = stmt.query([]).map_err(|e| db_err(&self.path, e))?;
+        while let Some(r) = rows.next().map_err(|e| db_err(&self.path, e))? {
+            let id: i64 = r.get(0).map_err(|e| db_err(&self.path, e))?;
+            let hash = r.get_ref(1).map_err(|e| db_err(&self.path, e))?;
+            let hash = hash.as_blob().ok().and_then(|b| TextHash::try_from(b).ok());
+            f(id, hash.unwrap_or([0; 32]));
+        }
+        Ok(())
     }
 
     /// Every chunk with its info, in (vault, path, order) order.
