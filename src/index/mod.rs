@@ -1463,6 +1463,98 @@ mod tests {
         Index::open(data, vec!["v".into()], settings(&[]), embedder).unwrap()
     }
 
+    /// Chunks per page in the paging tests: small enough that the copies of one text land on
+    /// pages after the page that holds the original (the real page is 4096 chunks).
+    const TEST_PAGE: usize = 2;
+
+    /// A vault of nine notes plus `z1/n3.md` and `z2/n3.md`, copies of `n3.md` (one embed text,
+    /// as the title is the file name, for three chunks), indexed for words only, so no chunk
+    /// has a vector yet.
+    fn with_copies_across_pages(root: &Path, data: &Path) -> (Index, Vault) {
+        let (index, vault) = indexed(root, data, 9);
+        let same = std::fs::read_to_string(root.join("n3.md")).unwrap();
+        for copy in ["z1/n3.md", "z2/n3.md"] {
+            std::fs::create_dir_all(root.join(copy).parent().unwrap()).unwrap();
+            std::fs::write(root.join(copy), &same).unwrap();
+        }
+        index.sync(&vault, Pass::Words, &Silent).unwrap();
+        assert_eq!(index.counts(), (11, 0));
+        (index, vault)
+    }
+
+    /// Which page (counted from 0) each path's chunk is on when `page` is walked to its end.
+    fn pages_of(page: impl Fn(i64) -> Result<Vec<(ChunkInfo, String)>>) -> HashMap<String, usize> {
+        let (mut out, mut after, mut n) = (HashMap::new(), 0, 0);
+        loop {
+            let chunks = page(after).unwrap();
+            let Some(last) = chunks.last() else { break };
+            after = last.0.id;
+            for (info, _) in &chunks {
+                out.insert(info.path.clone(), n);
+            }
+            n += 1;
+        }
+        out
+    }
+
+    /// The dense scores of the three copies of n3's text for a query, by path.
+    fn copy_scores(index: &Index) -> Vec<f32> {
+        let query = index.embed_query("walrus tray 3").unwrap();
+        let top = index.dense().top(&query, 20, &|_| true);
+        assert_eq!(top.len(), 11, "every chunk has a row");
+        let ids: Vec<i64> = top.iter().map(|t| t.0).collect();
+        let infos = index.chunks(&ids).unwrap();
+        let copies: Vec<f32> = top
+            .iter()
+            .filter(|(id, _)| ["n3.md", "z1/n3.md", "z2/n3.md"].contains(&infos[id].path.as_str()))
+            .map(|t| t.1)
+            .collect();
+        assert_eq!(copies.len(), 3);
+        copies
+    }
+
+    #[test]
+    fn an_embedding_pass_in_pages_embeds_a_text_shared_across_pages_once_and_gives_each_chunk_its_row()
+     {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (index, _vault) = with_copies_across_pages(root.path(), data.path());
+        let page = |after| index.store().chunks_missing_vectors(after, TEST_PAGE);
+        let on = pages_of(page);
+        assert!(on["z1/n3.md"] > on["n3.md"] && on["z2/n3.md"] > on["n3.md"], "{on:?}");
+        let total = index.store().texts_missing_vectors().unwrap();
+        assert_eq!(total, 9, "the copies share one text");
+
+        let embedded = index.embed_pages(total, false, &Silent, page).unwrap();
+        // The copies' pages no longer list them once n3's page has embedded their text, so
+        // their rows come from the page that embedded it.
+        assert_eq!(embedded, 9, "each text embedded once");
+        assert_eq!(index.counts(), (11, 11), "every chunk has its row");
+        assert_eq!(index.store().texts_missing_vectors().unwrap(), 0);
+        let copies = copy_scores(&index);
+        assert!(copies.iter().all(|s| *s == copies[0]), "the same text, the same vector");
+    }
+
+    #[test]
+    fn a_re_embed_in_pages_embeds_a_text_shared_across_pages_once_and_keeps_each_chunk_its_row() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (index, _vault) = with_copies_across_pages(root.path(), data.path());
+        index.embed_pending(&Silent).unwrap();
+        assert_eq!(index.counts(), (11, 11));
+
+        // A re-embed lists every chunk, vector or not, so the copies' pages do list their text
+        // again after n3's page replaced its vector.
+        let page = |after| index.store().vault_chunk_texts("v", after, TEST_PAGE);
+        let on = pages_of(page);
+        assert!(on["z1/n3.md"] > on["n3.md"] && on["z2/n3.md"] > on["n3.md"], "{on:?}");
+        let total = index.store().vault_texts("v").unwrap();
+        assert_eq!(total, 9);
+        let again = index.embed_pages(total, true, &Silent, page).unwrap();
+        assert_eq!(again, 9, "each text embedded once, not once per page it is on");
+        assert_eq!(index.counts(), (11, 11));
+        let copies = copy_scores(&index);
+        assert!(copies.iter().all(|s| *s == copies[0]), "the same text, the same vector");
+    }
+
     #[test]
     fn the_vectors_file_is_rebuilt_from_the_store_after_deletion_or_truncation() {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
