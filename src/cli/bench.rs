@@ -58,6 +58,15 @@ pub struct BenchArgs {
     /// Notes in the synthetic vault the upkeep figures are measured on.
     #[arg(long, default_value_t = 10_000)]
     upkeep_notes: usize,
+    /// Measure the synthetic scale points only (skip the embedder, indexing, documents and
+    /// upkeep figures).
+    #[arg(long)]
+    scales_only: bool,
+    /// Build the scale points' vaults and indexes under this folder and keep them; a later
+    /// run with the same folder reuses them (its build time is then an unchanged pass), so a
+    /// change to search or start-up can be measured without rebuilding a million chunks.
+    #[arg(long, value_name = "DIR")]
+    scale_dir: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -222,6 +231,12 @@ fn memory_mib() -> (f64, f64) {
     (field("VmHWM:"), field("VmRSS:"))
 }
 
+/// Resets this process's peak resident memory to its current value (Linux 4.0 and later;
+/// elsewhere the peak stays cumulative), so a phase's peak is its own.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 fn model_dir(config: &Config) -> Result<PathBuf, Failure> {
     match &config.embedding.backend {
         EmbeddingBackend::Local { model_dir } => Ok(model_dir.clone()),
@@ -262,6 +277,13 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
     let hint = if precision == "f32" { "" } else { " (set MDVAULT_ENCODER=f32 for the reference)" };
     say(format!("machine: {threads} cores; model {}; encoder {precision}{hint}", local.model_id()));
 
+    if args.scales_only {
+        report.insert("scales".into(), scale_points(config, &args, &local, &say)?);
+        if args.json {
+            print_json(&Value::Object(report));
+        }
+        return Ok(());
+    }
     if args.upkeep_only {
         report.insert("upkeep".into(), upkeep(config, &args, &say)?);
         if args.json {
@@ -383,14 +405,52 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
     drop(engine);
 
     // 3. Scale points: search latency, build time, warm start, memory.
+    let scales = scale_points(config, &args, &local, &say)?;
+    let t = Instant::now();
+    let _ = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;
+    let load_ms = ms(t.elapsed());
+    say(format!("local model load: {load_ms:.0} ms (add it to a warm start with the local model)"));
+    report.insert("model_load_ms".into(), json!(load_ms));
+    report.insert("scales".into(), scales);
+
+    if let Some(real) = &args.real_vault {
+        report.insert("real_vault".into(), super::coldstart::run(&model, real, &say)?);
+    }
+
+    report.insert("upkeep".into(), upkeep(config, &args, &say)?);
+    if args.json {
+        print_json(&Value::Object(report));
+    }
+    Ok(())
+}
+
+/// The synthetic scale points: search latency with and without the query embedding, build
+/// time, warm start and memory, each on a vault of `target` chunks indexed with the hashing
+/// embedder (in a temporary folder, or kept under `--scale-dir` for profiling).
+fn scale_points(
+    config: &Config,
+    args: &BenchArgs,
+    local: &LocalEmbedder,
+    say: &dyn Fn(String),
+) -> Result<Value, Failure> {
     let mut scales = Vec::new();
     for &target in &args.scales {
         let notes = target.div_ceil(5);
-        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
-        let vault = dir.path().join("vault");
-        let data = dir.path().join("data");
+        let temporary;
+        let root = match &args.scale_dir {
+            Some(dir) => dir.join(target.to_string()),
+            None => {
+                temporary = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+                temporary.path().to_path_buf()
+            }
+        };
+        let vault = root.join("vault");
+        let data = root.join("data");
+        let reused = data.join("index.db").is_file();
         let t = Instant::now();
-        write_vault(&vault, &mut Corpus::new(), notes).map_err(|e| fail(e.to_string()))?;
+        if !reused {
+            write_vault(&vault, &mut Corpus::new(), notes).map_err(|e| fail(e.to_string()))?;
+        }
         let write_s = t.elapsed().as_secs_f64();
         let backend = EmbeddingBackend::Hashing { dims: local.dims() };
         let cfg = bench_config(config, &vault, &data, backend);
@@ -398,9 +458,19 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
             cfg.clone(),
             Embedder::Hashing(HashingEmbedder::new(local.dims())),
         )?;
+        reset_peak();
         let t = Instant::now();
         engine.sync(None, false, &Silent)?;
         let build_s = t.elapsed().as_secs_f64();
+        let (build_peak, _) = memory_mib();
+        drop(engine);
+        // The queries run on an index opened afresh, as a server restarted on it would: the
+        // peak they add is what serving this index costs, apart from what building it did.
+        reset_peak();
+        let engine = Engine::with_embedder(
+            cfg.clone(),
+            Embedder::Hashing(HashingEmbedder::new(local.dims())),
+        )?;
         let (chunks, _) = engine.index().counts();
 
         let mut queries = Corpus::new();
@@ -427,11 +497,14 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         included.sort_by(f64::total_cmp);
         drop(engine);
 
+        let (serving_peak, rss) = memory_mib();
         let warm = warm_start(&cfg, &data, &vault)?;
-        let (peak, rss) = memory_mib();
+        let peak = build_peak.max(serving_peak);
+        let built = if reused { "reused, an unchanged pass took" } else { "built in" };
         say(format!(
             "{chunks:>7} chunks: hybrid k=6 p50 {:.1} ms / p95 {:.1} ms with the query embedding, {:.1} / {:.1} ms without; \
-             built in {build_s:.1} s (+{write_s:.1} s writing notes); warm start {warm:.0} ms (+ model load); peak RSS {peak:.0} MiB",
+             {built} {build_s:.1} s (+{write_s:.1} s writing notes); warm start {warm:.0} ms (+ model load); \
+             peak RSS {build_peak:.0} MiB building, {serving_peak:.0} MiB opening it afresh and searching",
             percentile(&included, 0.5),
             percentile(&included, 0.95),
             percentile(&excluded, 0.5),
@@ -447,24 +520,12 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
             "warm_start_ms": warm,
             "peak_rss_mib": peak,
             "rss_mib": rss,
+            "build_peak_rss_mib": build_peak,
+            "search_peak_rss_mib": serving_peak,
+            "reused": reused,
         }));
     }
-    let t = Instant::now();
-    let _ = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;
-    let load_ms = ms(t.elapsed());
-    say(format!("local model load: {load_ms:.0} ms (add it to a warm start with the local model)"));
-    report.insert("model_load_ms".into(), json!(load_ms));
-    report.insert("scales".into(), Value::Array(scales));
-
-    if let Some(real) = &args.real_vault {
-        report.insert("real_vault".into(), super::coldstart::run(&model, real, &say)?);
-    }
-
-    report.insert("upkeep".into(), upkeep(config, &args, &say)?);
-    if args.json {
-        print_json(&Value::Object(report));
-    }
-    Ok(())
+    Ok(Value::Array(scales))
 }
 
 /// The upkeep features over the files: index.md (first write, an unchanged pass, one edited

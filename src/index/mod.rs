@@ -11,6 +11,7 @@
 //! How to use: open once per process, call `sync` per vault (the CLI's `index`, the server's
 //! background build), `update_paths` for watcher events, and hand `&Index` to `search`.
 
+pub mod catalog;
 pub mod chunker;
 pub mod coverage;
 pub mod dense;
@@ -32,6 +33,7 @@ use crate::docs::{ExtractSettings, Extraction, Extractor};
 use crate::embed::{EmbedError, Embedder};
 use crate::error::{Error, ErrorCode, Result};
 use crate::vault::{FileStat, Vault};
+use catalog::{Catalog, FileMeta, Slot};
 use chunker::ChunkConfig;
 use dense::{Dense, RowKey};
 use lexical::LexicalIndex;
@@ -42,6 +44,14 @@ use store::{Batch, ChunkInfo, FileKind, FileStatus, FileUpdate, NewChunk, Store,
 const FILES_PER_BATCH: usize = 64;
 /// Distinct texts per embedding call during a sync.
 const TEXTS_PER_EMBED: usize = 64;
+/// Chunks read from the store per page of an embedding pass: a few megabytes of text, so a
+/// first build of a million chunks holds one page, not gigabytes, and the page queries stay
+/// few next to the embedding.
+const EMBED_PAGE_CHUNKS: usize = 4096;
+/// Rows an embedding pass may add to the in-memory overlay (192 MiB of 384-float vectors)
+/// before it moves them into the vectors file: the overlay would otherwise hold every vector
+/// of a first build until its end, 1.5 GB at a million chunks.
+const OVERLAY_ROWS_MAX: usize = 131_072;
 /// The vectors file is rewritten once the rows out of step with it (held in memory beside it,
 /// or in it but no longer used) exceed this many or [`VECTORS_REWRITE_FRACTION`]: below, the
 /// memory they take is small and a rewrite (seconds at a million rows) is not worth it; a
@@ -49,6 +59,11 @@ const TEXTS_PER_EMBED: usize = 64;
 const VECTORS_REWRITE_ROWS: usize = 2048;
 /// ... or one in this many of the rows.
 const VECTORS_REWRITE_FRACTION: usize = 20;
+
+/// A chunk's key in the dense rows.
+fn row_key(id: i64, slot: &Slot) -> RowKey {
+    RowKey { chunk_id: id, vault: slot.file.vault_index, path: slot.file.path.clone() }
+}
 
 /// The first eight bytes of a text hash: what a vectors file row keeps to show which text its
 /// vector is of.
@@ -471,7 +486,7 @@ pub struct Index {
     lexical: LexicalIndex,
     embedder: Arc<Embedder>,
     dense: RwLock<Dense>,
-    catalog: RwLock<HashMap<i64, ChunkMeta>>,
+    catalog: RwLock<Catalog>,
     vault_names: Vec<String>,
     settings: IndexSettings,
     /// Reads filed documents; results are cached in the store by content hash.
@@ -613,7 +628,7 @@ impl Index {
         let seen = store.data_version().unwrap_or(0);
         Index {
             dense: RwLock::new(Dense::new(embedder.dims())),
-            catalog: RwLock::new(HashMap::new()),
+            catalog: RwLock::new(Catalog::default()),
             store,
             lexical,
             embedder,
@@ -653,13 +668,13 @@ impl Index {
     /// Rebuilds the in-memory state (and, if it disagrees with the store and this index may
     /// write, the lexical index).
     fn load(&self) -> Result<()> {
-        let infos = self.store.all_chunk_infos()?;
         let generation = self.store.generation()?.to_string();
         if !self.read_only
             && (self.lexical.was_reset()
                 || self.lexical.payload().as_deref() != Some(generation.as_str()))
         {
             tracing::info!("rebuilding the lexical index from the store");
+            let infos = self.store.all_chunk_infos()?;
             self.lexical.delete_all()?;
             for part in infos.chunks(2048) {
                 let ids: Vec<i64> = part.iter().map(|i| i.id).collect();
@@ -673,21 +688,48 @@ impl Index {
             }
             self.lexical.commit(&generation)?;
         }
-        let mut catalog = HashMap::with_capacity(infos.len());
-        for info in infos {
-            catalog.insert(info.id, Arc::new(info));
-        }
+        let catalog = self.load_catalog()?;
         let dense = self.load_dense(&catalog)?;
         *self.dense.write().unwrap_or_else(|p| p.into_inner()) = dense;
         *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = catalog;
         Ok(())
     }
 
+    /// Reads the catalog from the store: the files, then each chunk's file and text hash
+    /// (two scans of small indexes, not of the chunk rows with their texts).
+    fn load_catalog(&self) -> Result<Catalog> {
+        let files: HashMap<i64, Arc<FileMeta>> = self
+            .store
+            .catalog_files()?
+            .into_iter()
+            .map(|(id, vault, path, kind)| (id, self.file_meta(vault, &path, kind)))
+            .collect();
+        let mut catalog = Catalog::with_capacity(files.len() * 4);
+        self.store.for_each_chunk_file(|id, file| {
+            if let Some(file) = files.get(&file) {
+                catalog.insert(id, Slot { file: file.clone(), hash: 0 });
+            }
+        })?;
+        self.store.for_each_chunk_hash(|id, hash| {
+            if let Some(slot) = catalog.get_mut(id) {
+                slot.hash = hash_prefix(&hash);
+            }
+        })?;
+        Ok(catalog)
+    }
+
+    /// A file's catalog entry.
+    fn file_meta(&self, vault: String, path: &str, kind: FileKind) -> Arc<FileMeta> {
+        let vault_index =
+            self.vault_names.iter().position(|v| *v == vault).unwrap_or(u32::MAX as usize) as u32;
+        Arc::new(FileMeta { vault, vault_index, path: Arc::from(path), kind })
+    }
+
     /// The dense rows for `catalog`: the vectors file's rows whose chunk still has the same
     /// text, plus, from the store, the vectors the file lacks. The owner rewrites the file
     /// from the store first when it is missing or unusable, and after when too much of it was
     /// out of step; a reader never writes it (it reads the store instead).
-    fn load_dense(&self, catalog: &HashMap<i64, Arc<ChunkInfo>>) -> Result<Dense> {
+    fn load_dense(&self, catalog: &Catalog) -> Result<Dense> {
         let dims = self.embedder.dims();
         let model = model_key(&self.embedder);
         let file = match vectors::VectorFile::open(&self.vectors_path, dims, &model) {
@@ -707,8 +749,8 @@ impl Index {
         let Some(file) = file else {
             let mut dense = Dense::new(dims);
             self.store.for_each_chunk_vector(|id, v| {
-                if let Some(meta) = catalog.get(&id) {
-                    dense.insert(self.row_key(meta), &v);
+                if let Some(slot) = catalog.get(id) {
+                    dense.insert(row_key(id, slot), &v);
                 }
             })?;
             return Ok(dense);
@@ -717,17 +759,16 @@ impl Index {
         let keys: Vec<Option<RowKey>> = (0..file.rows())
             .map(|r| {
                 let (id, hash) = file.key(r);
-                let meta = catalog.get(&id)?;
-                (with_vectors.contains(&id) && hash_prefix(&meta.embed_hash) == hash)
-                    .then(|| self.row_key(meta))
+                let slot = catalog.get(id)?;
+                (with_vectors.contains(&id) && slot.hash == hash).then(|| row_key(id, slot))
             })
             .collect();
         let mut dense = Dense::with_base(dims, Arc::new(file), keys);
         let missing: Vec<i64> =
             with_vectors.iter().copied().filter(|id| !dense.contains(*id)).collect();
         for (id, v) in self.store.chunk_vectors(&missing)? {
-            if let Some(meta) = catalog.get(&id) {
-                dense.insert(self.row_key(meta), &v);
+            if let Some(slot) = catalog.get(id) {
+                dense.insert(row_key(id, slot), &v);
             }
         }
         if !self.read_only && self.vectors_file_is_stale(&dense) {
@@ -747,7 +788,7 @@ impl Index {
     }
 
     /// Writes the vectors file from the store: every chunk that has a vector, in id order.
-    fn write_vectors_file(&self, catalog: &HashMap<i64, Arc<ChunkInfo>>) -> Result<()> {
+    fn write_vectors_file(&self, catalog: &Catalog) -> Result<()> {
         let count = self.store.chunk_ids_with_vectors()?.len();
         let mut writer = vectors::Writer::create(
             &self.vectors_path,
@@ -757,7 +798,7 @@ impl Index {
         )?;
         let mut failed = None;
         self.store.for_each_chunk_vector(|id, v| {
-            let hash = catalog.get(&id).map_or(0, |m| hash_prefix(&m.embed_hash));
+            let hash = catalog.get(id).map_or(0, |slot| slot.hash);
             if failed.is_none()
                 && let Err(e) = writer.push(id, hash, &v)
             {
@@ -777,18 +818,7 @@ impl Index {
         if self.read_only || !self.vectors_file_is_stale(&self.dense()) {
             return Ok(());
         }
-        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner()).clone();
-        self.write_vectors_file(&catalog)?;
-        let dense = self.load_dense(&catalog)?;
-        *self.dense.write().unwrap_or_else(|p| p.into_inner()) = dense;
-        Ok(())
-    }
-
-    fn row_key(&self, meta: &ChunkInfo) -> RowKey {
-        let vault =
-            self.vault_names.iter().position(|v| *v == meta.vault).unwrap_or(u32::MAX as usize)
-                as u32;
-        RowKey { chunk_id: meta.id, vault, path: Arc::from(meta.path.as_str()) }
+        self.move_overlay_to_file()
     }
 
     /// The store (read access for search and status).
@@ -828,9 +858,14 @@ impl Index {
         self.dense.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Chunk metadata by id.
-    pub fn chunk(&self, id: i64) -> Option<ChunkMeta> {
-        self.catalog.read().unwrap_or_else(|p| p.into_inner()).get(&id).cloned()
+    /// Chunk metadata by id, for the chunks of `ids` in the catalog (read from the store:
+    /// the catalog keeps only what every chunk needs).
+    pub fn chunks(&self, ids: &[i64]) -> Result<HashMap<i64, ChunkMeta>> {
+        let known: Vec<i64> = {
+            let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
+            ids.iter().copied().filter(|id| catalog.contains(*id)).collect()
+        };
+        Ok(self.store.chunk_infos(&known)?.into_iter().map(|i| (i.id, Arc::new(i))).collect())
     }
 
     /// The configured vault names, in order (dense rows refer to vaults by this position).
@@ -845,9 +880,9 @@ impl Index {
 
     /// Every indexed folder of a vault (each ancestor folder of an indexed file), sorted.
     pub fn folders(&self, vault: Option<&str>) -> Vec<String> {
-        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
+        let files = self.catalog.read().unwrap_or_else(|p| p.into_inner()).files();
         let mut out: HashSet<String> = HashSet::new();
-        for meta in catalog.values() {
+        for meta in files {
             if vault.is_some_and(|v| v != meta.vault) {
                 continue;
             }
@@ -946,8 +981,7 @@ impl Index {
             return Ok(report);
         }
         if pass == Pass::ReEmbed {
-            let all = self.store.vault_chunk_texts(vault.name())?;
-            report.texts_embedded = self.embed_chunks(all, true, progress)?;
+            report.texts_embedded = self.re_embed(vault.name(), progress)?;
             // Texts another vault's chunks still lack (not this pass's concern, but cheap).
             self.embed_pending(&Silent)?;
         } else {
@@ -1179,22 +1213,14 @@ impl Index {
         }
         // Map the new chunk ids back to their files, in insertion order.
         let mut ids = applied.added.iter();
-        let mut new_metas = Vec::new();
+        let mut new_slots: Vec<(i64, Slot)> = Vec::new();
         for (update, lexical) in upserts.iter().zip(&lexical_texts) {
+            let file = self.file_meta(update.vault.clone(), &update.path, update.kind);
             for (chunk, lex) in update.chunks.iter().zip(lexical) {
                 let Some(&id) = ids.next() else { break };
                 self.lexical.add(id as u64, &update.vault, &update.path, lex)?;
-                new_metas.push(Arc::new(ChunkInfo {
-                    id,
-                    vault: update.vault.clone(),
-                    path: update.path.clone(),
-                    kind: update.kind,
-                    title: update.title.clone(),
-                    description: update.description.clone(),
-                    breadcrumb: chunk.breadcrumb.clone(),
-                    line: chunk.line,
-                    embed_hash: chunk.embed_hash,
-                }));
+                new_slots
+                    .push((id, Slot { file: file.clone(), hash: hash_prefix(&chunk.embed_hash) }));
             }
         }
         self.lexical.commit(&applied.generation.to_string())?;
@@ -1203,20 +1229,20 @@ impl Index {
         {
             let mut catalog = self.catalog.write().unwrap_or_else(|p| p.into_inner());
             for id in &applied.removed {
-                catalog.remove(id);
+                catalog.remove(*id);
             }
-            for meta in &new_metas {
-                catalog.insert(meta.id, meta.clone());
+            for (id, slot) in &new_slots {
+                catalog.insert(*id, slot.clone());
             }
         }
         let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
         for id in &applied.removed {
             dense.remove(*id);
         }
-        let by_id: HashMap<i64, &ChunkMeta> = new_metas.iter().map(|m| (m.id, m)).collect();
+        let by_id: HashMap<i64, &Slot> = new_slots.iter().map(|(id, s)| (*id, s)).collect();
         for (id, v) in vectors {
-            if let Some(meta) = by_id.get(&id) {
-                dense.insert(self.row_key(meta), &v);
+            if let Some(slot) = by_id.get(&id) {
+                dense.insert(row_key(id, slot), &v);
             }
         }
         Ok(())
@@ -1225,27 +1251,52 @@ impl Index {
     /// Embeds every chunk whose embed text has no vector yet; returns how many texts.
     pub(crate) fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
         self.writable()?;
-        let missing = self.store.chunks_missing_vectors()?;
-        self.embed_chunks(missing, false, progress)
+        let total = self.store.texts_missing_vectors()?;
+        self.embed_pages(total, false, progress, |after| {
+            self.store.chunks_missing_vectors(after, EMBED_PAGE_CHUNKS)
+        })
     }
 
-    /// Embeds the distinct embed texts of `chunks`, committing as it goes; with `replace`, the
-    /// new vectors overwrite stored ones. Returns how many texts.
-    fn embed_chunks(
+    /// Embeds every text of one vault again, replacing the stored vectors; returns how many.
+    fn re_embed(&self, vault: &str, progress: &dyn Progress) -> Result<usize> {
+        let total = self.store.vault_texts(vault)?;
+        self.embed_pages(total, true, progress, |after| {
+            self.store.vault_chunk_texts(vault, after, EMBED_PAGE_CHUNKS)
+        })
+    }
+
+    /// Embeds the distinct embed texts of the chunks `page` yields (a page of chunks with ids
+    /// above the argument, in id order, empty at the end), committing as it goes; with
+    /// `replace`, the new vectors overwrite stored ones. `total` is the distinct texts expected,
+    /// for progress. Returns how many texts.
+    ///
+    /// Memory stays bounded at any vault size: one page of texts is held at a time, and the
+    /// vectors added to the in-memory overlay are moved into the vectors file whenever they
+    /// pass [`Index::overlay_is_full`].
+    fn embed_pages(
         &self,
-        missing: Vec<(ChunkInfo, String)>,
+        total: usize,
         replace: bool,
         progress: &dyn Progress,
+        page: impl Fn(i64) -> Result<Vec<(ChunkInfo, String)>>,
     ) -> Result<usize> {
-        if missing.is_empty() {
-            return Ok(0);
-        }
-        // One embedding per distinct text, however many chunks share it.
-        let mut texts: Vec<(TextHash, String)> = Vec::new();
-        let mut chunks_of: HashMap<TextHash, Vec<ChunkInfo>> = HashMap::new();
-        for (info, text) in missing {
-            let entry = chunks_of.entry(info.embed_hash).or_default();
-            if entry.is_empty() {
+        let mut done = 0;
+        let mut after = 0;
+        // A re-embed pages through every chunk, so a text shared by chunks on two pages would
+        // be embedded twice; the texts already replaced are skipped.
+        let mut replaced: HashSet<TextHash> = HashSet::new();
+        progress.embedded(0, total);
+        loop {
+            let chunks = page(after)?;
+            let Some(last) = chunks.last() else { break };
+            after = last.0.id;
+            // One embedding per distinct text, however many chunks share it.
+            let mut texts: Vec<(TextHash, String)> = Vec::new();
+            let mut seen: HashSet<TextHash> = HashSet::new();
+            for (info, text) in chunks {
+                if replaced.contains(&info.embed_hash) || !seen.insert(info.embed_hash) {
+                    continue;
+                }
                 let embed = chunker::embed_text(
                     &self.settings.document_prefix,
                     &info.title,
@@ -1255,43 +1306,77 @@ impl Index {
                 );
                 texts.push((info.embed_hash, embed));
             }
-            entry.push(info);
-        }
-        let total = texts.len();
-        let mut done = 0;
-        progress.embedded(0, total);
-        for part in texts.chunks(TEXTS_PER_EMBED) {
-            let inputs: Vec<&str> = part.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors = self.embedder.embed(&inputs).map_err(|e| {
-                Error::new(
-                    ErrorCode::InternalError,
-                    format!(
-                        "embedding failed: {e}; {done} of {total} texts were embedded and kept"
-                    ),
-                )
-            })?;
-            let mut batch = Batch { replace_vectors: replace, ..Batch::default() };
-            for ((hash, _), v) in part.iter().zip(vectors) {
-                batch.vectors.push((*hash, v));
+            for part in texts.chunks(TEXTS_PER_EMBED) {
+                self.embed_part(part, replace, done, total.max(done + part.len()))?;
+                done += part.len();
+                progress.embedded(done, total.max(done));
             }
-            let rows: Vec<(TextHash, Vec<f32>)> = batch.vectors.clone();
-            self.store.apply(batch)?;
-            // Only chunks still in the catalog get a row: a file may have changed meanwhile.
-            let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
-            let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
-            for (hash, v) in rows {
-                for info in chunks_of.get(&hash).into_iter().flatten() {
-                    if catalog.contains_key(&info.id) {
-                        dense.insert(self.row_key(info), &v);
-                    }
-                }
+            if replace {
+                replaced.extend(texts.iter().map(|(h, _)| *h));
             }
-            drop(dense);
-            drop(catalog);
-            done += part.len();
-            progress.embedded(done, total);
+            if self.overlay_is_full()
+                && let Err(e) = self.move_overlay_to_file()
+            {
+                // The file is derived: failing to write it costs memory, not correctness.
+                tracing::warn!("{e}");
+            }
         }
-        Ok(total)
+        Ok(done)
+    }
+
+    /// Embeds and stores one batch of texts, and gives every chunk of those texts still in
+    /// the catalog its row (a chunk on a later page sharing a text embedded now included).
+    fn embed_part(
+        &self,
+        part: &[(TextHash, String)],
+        replace: bool,
+        done: usize,
+        total: usize,
+    ) -> Result<()> {
+        let inputs: Vec<&str> = part.iter().map(|(_, t)| t.as_str()).collect();
+        let vectors = self.embedder.embed(&inputs).map_err(|e| {
+            Error::new(
+                ErrorCode::InternalError,
+                format!("embedding failed: {e}; {done} of {total} texts were embedded and kept"),
+            )
+        })?;
+        let mut batch = Batch { replace_vectors: replace, ..Batch::default() };
+        for ((hash, _), v) in part.iter().zip(vectors) {
+            batch.vectors.push((*hash, v));
+        }
+        let hashes: Vec<TextHash> = part.iter().map(|(h, _)| *h).collect();
+        let rows: HashMap<TextHash, Vec<f32>> = batch.vectors.iter().cloned().collect();
+        self.store.apply(batch)?;
+        let owners = self.store.chunks_of_texts(&hashes)?;
+        // Only chunks still in the catalog get a row: a file may have changed meanwhile.
+        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
+        let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
+        for (hash, id) in owners {
+            if let (Some(slot), Some(v)) = (catalog.get(id), rows.get(&hash)) {
+                dense.insert(row_key(id, slot), v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the vectors held in memory beside the file have grown past what a pass may
+    /// keep there: [`OVERLAY_ROWS_MAX`], or a quarter of all rows once that is more (so the
+    /// rewrites of a growing index stay a geometric series, a few times its final size).
+    fn overlay_is_full(&self) -> bool {
+        let dense = self.dense();
+        dense.overlay_len() > OVERLAY_ROWS_MAX.max(dense.len() / 4)
+    }
+
+    /// Rewrites the vectors file from the store and maps it in place of the overlay.
+    fn move_overlay_to_file(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner()).clone();
+        self.write_vectors_file(&catalog)?;
+        let dense = self.load_dense(&catalog)?;
+        *self.dense.write().unwrap_or_else(|p| p.into_inner()) = dense;
+        Ok(())
     }
 }
 
@@ -1378,6 +1463,98 @@ mod tests {
         Index::open(data, vec!["v".into()], settings(&[]), embedder).unwrap()
     }
 
+    /// Chunks per page in the paging tests: small enough that the copies of one text land on
+    /// pages after the page that holds the original (the real page is 4096 chunks).
+    const TEST_PAGE: usize = 2;
+
+    /// A vault of nine notes plus `z1/n3.md` and `z2/n3.md`, copies of `n3.md` (one embed text,
+    /// as the title is the file name, for three chunks), indexed for words only, so no chunk
+    /// has a vector yet.
+    fn with_copies_across_pages(root: &Path, data: &Path) -> (Index, Vault) {
+        let (index, vault) = indexed(root, data, 9);
+        let same = std::fs::read_to_string(root.join("n3.md")).unwrap();
+        for copy in ["z1/n3.md", "z2/n3.md"] {
+            std::fs::create_dir_all(root.join(copy).parent().unwrap()).unwrap();
+            std::fs::write(root.join(copy), &same).unwrap();
+        }
+        index.sync(&vault, Pass::Words, &Silent).unwrap();
+        assert_eq!(index.counts(), (11, 0));
+        (index, vault)
+    }
+
+    /// Which page (counted from 0) each path's chunk is on when `page` is walked to its end.
+    fn pages_of(page: impl Fn(i64) -> Result<Vec<(ChunkInfo, String)>>) -> HashMap<String, usize> {
+        let (mut out, mut after, mut n) = (HashMap::new(), 0, 0);
+        loop {
+            let chunks = page(after).unwrap();
+            let Some(last) = chunks.last() else { break };
+            after = last.0.id;
+            for (info, _) in &chunks {
+                out.insert(info.path.clone(), n);
+            }
+            n += 1;
+        }
+        out
+    }
+
+    /// The dense scores of the three copies of n3's text for a query, by path.
+    fn copy_scores(index: &Index) -> Vec<f32> {
+        let query = index.embed_query("walrus tray 3").unwrap();
+        let top = index.dense().top(&query, 20, &|_| true);
+        assert_eq!(top.len(), 11, "every chunk has a row");
+        let ids: Vec<i64> = top.iter().map(|t| t.0).collect();
+        let infos = index.chunks(&ids).unwrap();
+        let copies: Vec<f32> = top
+            .iter()
+            .filter(|(id, _)| ["n3.md", "z1/n3.md", "z2/n3.md"].contains(&infos[id].path.as_str()))
+            .map(|t| t.1)
+            .collect();
+        assert_eq!(copies.len(), 3);
+        copies
+    }
+
+    #[test]
+    fn an_embedding_pass_in_pages_embeds_a_text_shared_across_pages_once_and_gives_each_chunk_its_row()
+     {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (index, _vault) = with_copies_across_pages(root.path(), data.path());
+        let page = |after| index.store().chunks_missing_vectors(after, TEST_PAGE);
+        let on = pages_of(page);
+        assert!(on["z1/n3.md"] > on["n3.md"] && on["z2/n3.md"] > on["n3.md"], "{on:?}");
+        let total = index.store().texts_missing_vectors().unwrap();
+        assert_eq!(total, 9, "the copies share one text");
+
+        let embedded = index.embed_pages(total, false, &Silent, page).unwrap();
+        // The copies' pages no longer list them once n3's page has embedded their text, so
+        // their rows come from the page that embedded it.
+        assert_eq!(embedded, 9, "each text embedded once");
+        assert_eq!(index.counts(), (11, 11), "every chunk has its row");
+        assert_eq!(index.store().texts_missing_vectors().unwrap(), 0);
+        let copies = copy_scores(&index);
+        assert!(copies.iter().all(|s| *s == copies[0]), "the same text, the same vector");
+    }
+
+    #[test]
+    fn a_re_embed_in_pages_embeds_a_text_shared_across_pages_once_and_keeps_each_chunk_its_row() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (index, _vault) = with_copies_across_pages(root.path(), data.path());
+        index.embed_pending(&Silent).unwrap();
+        assert_eq!(index.counts(), (11, 11));
+
+        // A re-embed lists every chunk, vector or not, so the copies' pages do list their text
+        // again after n3's page replaced its vector.
+        let page = |after| index.store().vault_chunk_texts("v", after, TEST_PAGE);
+        let on = pages_of(page);
+        assert!(on["z1/n3.md"] > on["n3.md"] && on["z2/n3.md"] > on["n3.md"], "{on:?}");
+        let total = index.store().vault_texts("v").unwrap();
+        assert_eq!(total, 9);
+        let again = index.embed_pages(total, true, &Silent, page).unwrap();
+        assert_eq!(again, 9, "each text embedded once, not once per page it is on");
+        assert_eq!(index.counts(), (11, 11));
+        let copies = copy_scores(&index);
+        assert!(copies.iter().all(|s| *s == copies[0]), "the same text, the same vector");
+    }
+
     #[test]
     fn the_vectors_file_is_rebuilt_from_the_store_after_deletion_or_truncation() {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -1424,6 +1601,6 @@ mod tests {
         assert_eq!((index.dense().len(), index.dense().overlay_len()), (n, 1));
         let otter = index.embed_query("Note 3 Now about otters.").unwrap();
         let got = index.dense().top(&otter, 1, &|_| true);
-        assert_eq!(index.chunk(got[0].0).unwrap().path, "n3.md");
+        assert_eq!(index.chunks(&[got[0].0]).unwrap()[&got[0].0].path, "n3.md");
     }
 }

@@ -647,25 +647,75 @@ impl Store {
         Ok(applied)
     }
 
-    /// Chunks with what search shows, for the given ids (missing ids are left out).
+    /// Chunks with what search shows, for the given ids (missing ids are left out), in one
+    /// query per few hundred ids.
     pub fn chunk_infos(&self, ids: &[i64]) -> Result<Vec<ChunkInfo>> {
         let conn = self.lock();
-        let mut stmt = conn
-            .prepare_cached(
+        let mut out = Vec::with_capacity(ids.len());
+        for part in ids.chunks(500) {
+            let marks = vec!["?"; part.len()].join(",");
+            let sql = format!(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
                         chunks.breadcrumb, chunks.line, chunks.embed_hash
-                 FROM chunks JOIN files ON files.id = chunks.file_id WHERE chunks.id = ?1",
-            )
-            .map_err(|e| db_err(&self.path, e))?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(info) =
-                stmt.query_row([id], info_from_row).optional().map_err(|e| db_err(&self.path, e))?
-            {
-                out.push(info);
+                 FROM chunks JOIN files ON files.id = chunks.file_id WHERE chunks.id IN ({marks})"
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(|e| db_err(&self.path, e))?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(part.iter()), info_from_row)
+                .map_err(|e| db_err(&self.path, e))?;
+            for row in rows {
+                out.push(row.map_err(|e| db_err(&self.path, e))?);
             }
         }
         Ok(out)
+    }
+
+    /// Every file that may have chunks: (file id, vault, path, kind), for the catalog.
+    pub fn catalog_files(&self) -> Result<Vec<(i64, String, String, FileKind)>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT id, vault, path, kind FROM files")
+            .map_err(|e| db_err(&self.path, e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, FileKind::parse(&r.get::<_, String>(3)?)))
+            })
+            .map_err(|e| db_err(&self.path, e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Calls `f` with every chunk's id and file id. Read from the `(file_id, ord)` index,
+    /// which holds both: scanning the chunk rows themselves would read every text.
+    pub fn for_each_chunk_file(&self, mut f: impl FnMut(i64, i64)) -> Result<()> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT id, file_id FROM chunks INDEXED BY chunks_by_file")
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut rows = stmt.query([]).map_err(|e| db_err(&self.path, e))?;
+        while let Some(r) = rows.next().map_err(|e| db_err(&self.path, e))? {
+            f(
+                r.get(0).map_err(|e| db_err(&self.path, e))?,
+                r.get(1).map_err(|e| db_err(&self.path, e))?,
+            );
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with every chunk's id and embed text hash, read from the hash index (see
+    /// [`Store::for_each_chunk_file`]).
+    pub fn for_each_chunk_hash(&self, mut f: impl FnMut(i64, TextHash)) -> Result<()> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT id, embed_hash FROM chunks INDEXED BY chunks_by_hash")
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut rows = stmt.query([]).map_err(|e| db_err(&self.path, e))?;
+        while let Some(r) = rows.next().map_err(|e| db_err(&self.path, e))? {
+            let id: i64 = r.get(0).map_err(|e| db_err(&self.path, e))?;
+            let hash = r.get_ref(1).map_err(|e| db_err(&self.path, e))?;
+            let hash = hash.as_blob().ok().and_then(|b| TextHash::try_from(b).ok());
+            f(id, hash.unwrap_or([0; 32]));
+        }
+        Ok(())
     }
 
     /// Every chunk with its info, in (vault, path, order) order.
@@ -734,6 +784,24 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
 
+    /// The chunks whose embed text is one of `hashes`: (text hash, chunk id).
+    pub fn chunks_of_texts(&self, hashes: &[TextHash]) -> Result<Vec<(TextHash, i64)>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT id FROM chunks WHERE embed_hash = ?1")
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut out = Vec::with_capacity(hashes.len());
+        for hash in hashes {
+            let rows = stmt
+                .query_map([&hash[..]], |r| r.get::<_, i64>(0))
+                .map_err(|e| db_err(&self.path, e))?;
+            for id in rows {
+                out.push((*hash, id.map_err(|e| db_err(&self.path, e))?));
+            }
+        }
+        Ok(out)
+    }
+
     /// The vectors of some chunks (chunks without one are left out).
     pub fn chunk_vectors(&self, ids: &[i64]) -> Result<Vec<(i64, Vec<f32>)>> {
         let conn = self.lock();
@@ -756,40 +824,84 @@ impl Store {
         Ok(out)
     }
 
-    /// Chunks whose embed text has no vector yet: (chunk info, chunk text).
-    pub fn chunks_missing_vectors(&self) -> Result<Vec<(ChunkInfo, String)>> {
+    /// Up to `limit` chunks whose embed text has no vector yet, with ids above `after`, in id
+    /// order: (chunk info, chunk text). Paged by id so an embedding pass holds one page of texts
+    /// at a time, not the vault's (a million chunks' texts are gigabytes), and each page
+    /// starts where the last ended instead of skipping the rows already embedded.
+    pub fn chunks_missing_vectors(
+        &self,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(ChunkInfo, String)>> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare(
+            .prepare_cached(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
                         chunks.breadcrumb, chunks.line, chunks.embed_hash, chunks.text
                  FROM chunks JOIN files ON files.id = chunks.file_id
-                 WHERE NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)
-                 ORDER BY files.vault, files.path, chunks.ord",
+                 WHERE chunks.id > ?1
+                   AND NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)
+                 ORDER BY chunks.id LIMIT ?2",
             )
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
-            .query_map([], |r| Ok((info_from_row(r)?, r.get::<_, String>(9)?)))
+            .query_map(rusqlite::params![after, limit as i64], |r| {
+                Ok((info_from_row(r)?, r.get::<_, String>(9)?))
+            })
             .map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
 
-    /// Every chunk of one vault with its text, vector or not: what a forced re-embed embeds.
-    pub fn vault_chunk_texts(&self, vault: &str) -> Result<Vec<(ChunkInfo, String)>> {
+    /// How many distinct embed texts have no vector yet (an embedding pass's total).
+    pub fn texts_missing_vectors(&self) -> Result<usize> {
+        self.lock()
+            .query_row(
+                "SELECT COUNT(DISTINCT embed_hash) FROM chunks
+                 WHERE NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// Up to `limit` chunks of one vault with ids above `after`, in id order, with their
+    /// texts, vector or not: a page of what a forced re-embed embeds.
+    pub fn vault_chunk_texts(
+        &self,
+        vault: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(ChunkInfo, String)>> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare(
+            .prepare_cached(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
                         chunks.breadcrumb, chunks.line, chunks.embed_hash, chunks.text
                  FROM chunks JOIN files ON files.id = chunks.file_id
-                 WHERE files.vault = ?1
-                 ORDER BY files.path, chunks.ord",
+                 WHERE files.vault = ?1 AND chunks.id > ?2
+                 ORDER BY chunks.id LIMIT ?3",
             )
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
-            .query_map([vault], |r| Ok((info_from_row(r)?, r.get::<_, String>(9)?)))
+            .query_map(rusqlite::params![vault, after, limit as i64], |r| {
+                Ok((info_from_row(r)?, r.get::<_, String>(9)?))
+            })
             .map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
+    }
+
+    /// How many distinct embed texts one vault's chunks have (a re-embed's total).
+    pub fn vault_texts(&self, vault: &str) -> Result<usize> {
+        self.lock()
+            .query_row(
+                "SELECT COUNT(DISTINCT chunks.embed_hash) FROM chunks
+                 JOIN files ON files.id = chunks.file_id WHERE files.vault = ?1",
+                [vault],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(|e| db_err(&self.path, e))
     }
 
     /// Distinct embed texts of the chunks stored now: what a model switch must embed again.

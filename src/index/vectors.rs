@@ -347,6 +347,97 @@ impl VectorFile {
     }
 }
 
+impl VectorFile {
+    /// The integer dot products of `query` with the `out.len()` code rows from row `first`
+    /// on: `out[i] = dot_i8(query, codes(first + i))`. One call per block of rows, so the
+    /// kernel (chosen once by CPU feature) runs over contiguous codes without a call per row.
+    pub fn dots_i8(&self, query: &[i8], first: usize, out: &mut [i32]) {
+        let o = self.layout.codes + first * self.dims;
+        let bytes = &self.map[o..o + out.len() * self.dims];
+        // SAFETY: as in `codes`: i8 and u8 share size, alignment and every bit pattern.
+        let codes = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) };
+        dots_i8(query, codes, self.dims, out);
+    }
+
+    /// Every row's scale, in row order.
+    pub fn scales(&self) -> &[f32] {
+        let bytes = &self.map[self.layout.scales..self.layout.scales + self.rows * 4];
+        // SAFETY: the section starts on a 64-byte boundary of a page-aligned mapping, so the
+        // pointer is aligned for f32; every bit pattern is a valid f32 (little endian, as the
+        // file is).
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<f32>(), self.rows) }
+    }
+}
+
+/// `out[i]` = the integer dot product of `query` with row `i` of `codes` (rows of `dims`).
+pub fn dots_i8(query: &[i8], codes: &[i8], dims: usize, out: &mut [i32]) {
+    let rows = out.len().min(codes.len() / dims.max(1));
+    let query = &query[..dims.min(query.len())];
+    (dots_i8_impl())(query, &codes[..rows * dims], dims, &mut out[..rows])
+}
+
+type DotsI8 = fn(&[i8], &[i8], usize, &mut [i32]);
+
+fn dots_i8_impl() -> DotsI8 {
+    static CHOSEN: std::sync::OnceLock<DotsI8> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vnni")
+        {
+            return dots_i8_vnni_checked;
+        }
+        dots_i8_rows
+    })
+}
+
+/// Row by row with the pairwise kernel.
+fn dots_i8_rows(query: &[i8], codes: &[i8], dims: usize, out: &mut [i32]) {
+    for (o, row) in out.iter_mut().zip(codes.chunks_exact(dims.max(1))) {
+        *o = dot_i8(query, row);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn dots_i8_vnni_checked(query: &[i8], codes: &[i8], dims: usize, out: &mut [i32]) {
+    // SAFETY: only chosen by `dots_i8_impl` after detecting AVX-512 F, BW and VNNI.
+    unsafe { dots_i8_vnni(query, codes, dims, out) }
+}
+
+/// 64 codes per instruction with `vpdpbusd`, which multiplies unsigned bytes by signed ones:
+/// each row byte is shifted into 0..=254 by flipping its top bit (`x + 128`), and the
+/// `128 * sum(query)` that adds is taken off again, so the result is exact. The 64-byte
+/// blocks of the query stay in registers across rows; a tail of fewer than 64 dimensions is
+/// summed plainly.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn dots_i8_vnni(query: &[i8], codes: &[i8], dims: usize, out: &mut [i32]) {
+    use std::arch::x86_64::*;
+    let blocks = dims.min(query.len()) / 64;
+    let head = blocks * 64;
+    let bias: i32 = 128 * query[..head].iter().map(|x| i32::from(*x)).sum::<i32>();
+    let flip = _mm512_set1_epi8(i8::MIN);
+    for (r, o) in out.iter_mut().enumerate() {
+        let row = &codes[r * dims..(r + 1) * dims];
+        let mut acc = _mm512_setzero_si512();
+        // SAFETY: block `b` reads bytes `64 * b .. 64 * (b + 1)`, below `head`, of `row` and
+        // `query`, both at least `head` long; unaligned loads have no alignment requirement.
+        unsafe {
+            for b in 0..blocks {
+                let x = _mm512_loadu_si512(row.as_ptr().add(64 * b).cast());
+                let q = _mm512_loadu_si512(query.as_ptr().add(64 * b).cast());
+                acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(x, flip), q);
+            }
+        }
+        let mut total = _mm512_reduce_add_epi32(acc) - bias;
+        for (x, y) in row[head..].iter().zip(&query[head..]) {
+            total += i32::from(*x) * i32::from(*y);
+        }
+        *o = total;
+    }
+}
+
 /// The integer dot product of two code rows.
 pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     (dot_i8_impl())(a, b)
@@ -458,6 +549,39 @@ mod tests {
         }
         let extreme = vec![-127i8; 384];
         assert_eq!(dot_i8(&extreme, &extreme), 127 * 127 * 384);
+    }
+
+    #[test]
+    fn every_blocked_int8_kernel_equals_the_plain_sum_on_every_row() {
+        let mut seed = 5u64;
+        for dims in [1, 63, 64, 100, 384, 400] {
+            let rows = 37;
+            let code = |seed: &mut u64| ((random(seed) * 254.0) as i8).max(-127);
+            let query: Vec<i8> = (0..dims).map(|_| code(&mut seed)).collect();
+            let mut codes: Vec<i8> = (0..rows * dims).map(|_| code(&mut seed)).collect();
+            // The extremes: the bias trick must hold at both ends of the code range.
+            codes[..dims].fill(-127);
+            codes[dims..2 * dims].fill(127);
+            let plain = |row: &[i8]| -> i32 {
+                row.iter().zip(&query).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum()
+            };
+            let want: Vec<i32> = codes.chunks(dims).map(plain).collect();
+            let mut got = vec![0; rows];
+            dots_i8(&query, &codes, dims, &mut got);
+            assert_eq!(got, want, "dims {dims}");
+            got.fill(0);
+            dots_i8_rows(&query, &codes, dims, &mut got);
+            assert_eq!(got, want, "dims {dims}");
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vnni")
+            {
+                got.fill(0);
+                dots_i8_vnni_checked(&query, &codes, dims, &mut got);
+                assert_eq!(got, want, "dims {dims}");
+            }
+        }
     }
 
     #[test]

@@ -307,11 +307,8 @@ impl Searcher<'_> {
             dense: if use_dense { 1.0 } else { 0.0 },
             lexical: if use_lexical { s.lexical_weight } else { 0.0 },
         };
-        let metas: HashMap<i64, ChunkMeta> = dense_ids
-            .iter()
-            .chain(&lexical_ids)
-            .filter_map(|id| self.index.chunk(*id).map(|m| (*id, m)))
-            .collect();
+        let candidate_ids: Vec<i64> = dense_ids.iter().chain(&lexical_ids).copied().collect();
+        let metas: HashMap<i64, ChunkMeta> = self.index.chunks(&candidate_ids)?;
         let mut candidates = fusion::fuse(&dense_ids, &lexical_ids, &weights, |id| {
             metas
                 .get(&id)
