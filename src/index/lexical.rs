@@ -385,9 +385,26 @@ fn create(dir: &Path, schema: &Schema) -> Result<Opened> {
     Ok(Opened { index, payload: None })
 }
 
+/// How long a busy writer lock is waited for before the refusal. An owner that is ending (a
+/// server restarted by its service manager, an index dropped in this process whose writer's
+/// threads are still finishing) releases it within moments; another live server never does.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Takes the folder's writer lock; another process holding it is a clear refusal.
 fn open_writer(index: &Index, dir: &Path) -> Result<IndexWriter> {
-    match index.writer_with_num_threads(1, WRITER_HEAP_BYTES) {
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    let busy = loop {
+        match index.writer_with_num_threads(1, WRITER_HEAP_BYTES) {
+            Ok(writer) => return Ok(writer),
+            Err(TantivyError::LockFailure(LockError::LockBusy, _))
+                if std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => break other,
+        }
+    };
+    match busy {
         Ok(writer) => Ok(writer),
         Err(TantivyError::LockFailure(LockError::LockBusy, _)) => Err(Error::new(
             ErrorCode::InternalError,
