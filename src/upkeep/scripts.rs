@@ -1067,16 +1067,20 @@ mod tests {
             "check_family.py",
             &contract_script("family", "    subprocess.Popen(['sleep', '60'])\n    time.sleep(60)"),
         );
+        // The two that must pass get a timeout a loaded machine cannot reach (a Python start
+        // and 2 MB through a pipe took over 2 s with both cores busy); the orphan's bound stays
+        // well under it and under its child's minute, so waiting for the child still fails.
+        let patient = ScriptSettings { timeout: Duration::from_secs(40), ..settings() };
         let quick = ScriptSettings { timeout: Duration::from_secs(2), ..settings() };
         let scripts = discover(v.path(), &quick);
 
-        let chatty = run(v.path(), find(&scripts, "chatty"), &quick);
+        let chatty = run(v.path(), find(&scripts, "chatty"), &patient);
         assert_eq!(chatty.status, Status::Passed, "{:?}", chatty.error);
 
         let started = Instant::now();
-        let orphan = run(v.path(), find(&scripts, "orphan"), &quick);
+        let orphan = run(v.path(), find(&scripts, "orphan"), &patient);
         assert_eq!(orphan.status, Status::Passed, "{orphan:#?}");
-        assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+        assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
 
         let started = Instant::now();
         let family = run(v.path(), find(&scripts, "family"), &quick);
