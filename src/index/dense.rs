@@ -58,6 +58,13 @@ pub struct Dense {
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Candidate(f32, u32);
 
+/// What one thread's int8 pass over its rows found: its best candidates, and whether it left
+/// any row out.
+struct Scanned {
+    kept: Vec<Candidate>,
+    dropped: bool,
+}
+
 impl Eq for Candidate {}
 impl PartialOrd for Candidate {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -241,16 +248,22 @@ impl Dense {
         let qscale = vectors::quantise(query, &mut qcodes);
         let bound = base.error_bound(qscale, query.iter().map(|x| x.abs()).sum());
         let factor = qscale / (127.0 * 127.0);
-        let approx =
-            |r: usize| vectors::dot_i8(&qcodes, base.codes(r)) as f32 * factor * base.scale(r);
         let wanted = CANDIDATES_MIN.max(limit * CANDIDATES_PER_RESULT);
         let threads = Dense::threads(rows, 50_000);
         let scales = base.scales();
         // Each thread keeps its best `wanted` rows in a min-heap, scoring a block of rows per
-        // kernel call.
-        let heaps: Vec<(Vec<Candidate>, bool)> = Dense::split(rows, threads, &|start, end| {
+        // kernel call, and writes every row's approximate score into its part of `approx` (4
+        // bytes a row): should the bound call for a wider look, that is a filter over these,
+        // not a second int8 pass over the codes. One buffer made here, not one per thread: the
+        // threads live for one search, and memory a short-lived thread allocates can stay
+        // mapped after it ends (that grew the peak RSS at 1M rows by about 170 MiB).
+        // A row is looked up (deleted, filtered out) only once its score would enter the heap.
+        let mut approx = vec![0f32; rows];
+        let pass = |start: usize, part: &mut [f32]| -> Scanned {
+            let end = start + part.len();
             let mut heap: BinaryHeap<std::cmp::Reverse<Candidate>> =
                 BinaryHeap::with_capacity(wanted + 1);
+            let mut least = f32::NEG_INFINITY;
             let mut dropped = false;
             let mut dots = [0i32; SCAN_BLOCK];
             for first in (start..end).step_by(SCAN_BLOCK) {
@@ -258,35 +271,52 @@ impl Dense {
                 base.dots_i8(&qcodes, first, &mut dots[..n]);
                 let block = dots[..n].iter().zip(&scales[first..first + n]);
                 for (r, (d, scale)) in (first..).zip(block) {
-                    let Some(key) = &self.base_keys[r] else { continue };
                     let a = *d as f32 * factor * scale;
-                    if heap.len() == wanted {
-                        if a <= heap.peek().map_or(f32::NEG_INFINITY, |m| m.0.0) {
-                            dropped = true;
-                            continue;
-                        }
-                        if !keep(key) {
-                            continue;
-                        }
-                        heap.pop();
+                    part[r - start] = a;
+                    let full = heap.len() == wanted;
+                    if full && a <= least {
                         dropped = true;
-                    } else if !keep(key) {
                         continue;
                     }
+                    if !self.base_keys[r].as_ref().is_some_and(keep) {
+                        continue;
+                    }
+                    if full {
+                        heap.pop();
+                        dropped = true;
+                    }
                     heap.push(std::cmp::Reverse(Candidate(a, r as u32)));
+                    if heap.len() == wanted {
+                        least = heap.peek().map_or(f32::NEG_INFINITY, |m| m.0.0);
+                    }
                 }
             }
-            vec![(heap.into_iter().map(|c| c.0).collect(), dropped)]
-        });
+            Scanned { kept: heap.into_iter().map(|c| c.0).collect(), dropped }
+        };
+        let heaps: Vec<Scanned> = if threads <= 1 {
+            vec![pass(0, &mut approx)]
+        } else {
+            let per = rows.div_ceil(threads).max(1);
+            let pass = &pass;
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = approx
+                    .chunks_mut(per)
+                    .enumerate()
+                    .map(|(t, part)| scope.spawn(move || pass(t * per, part)))
+                    .collect();
+                let joined = handles.into_iter().map(|h| h.join());
+                joined.map(|r| r.unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+            })
+        };
         // A row left out by a thread scored at most that thread's smallest kept score.
         let mut floor = f32::NEG_INFINITY;
         let mut chosen: Vec<u32> = Vec::new();
-        for (heap, dropped) in &heaps {
-            if *dropped {
-                let least = heap.iter().map(|c| c.0).fold(f32::INFINITY, f32::min);
+        for scanned in &heaps {
+            if scanned.dropped {
+                let least = scanned.kept.iter().map(|c| c.0).fold(f32::INFINITY, f32::min);
                 floor = floor.max(least);
             }
-            chosen.extend(heap.iter().map(|c| c.1));
+            chosen.extend(scanned.kept.iter().map(|c| c.1));
         }
         let rescore = |r: u32| {
             let key = self.base_keys[r as usize].as_ref().map_or(0, |k| k.chunk_id);
@@ -310,14 +340,13 @@ impl Dense {
         // Rare: widen to every row whose approximate score leaves it a chance.
         let taken: HashSet<u32> = chosen.into_iter().collect();
         let cut = threshold - bound;
-        let more: Vec<u32> = Dense::split(rows, threads, &|start, end| {
-            (start..end)
-                .filter(|r| !taken.contains(&(*r as u32)))
-                .filter(|r| self.base_keys[*r].as_ref().is_some_and(keep))
-                .filter(|r| approx(*r) >= cut)
-                .map(|r| r as u32)
-                .collect()
-        });
+        let more: Vec<u32> = (0u32..)
+            .zip(&approx)
+            .filter(|(_, a)| **a >= cut)
+            .map(|(r, _)| r)
+            .filter(|r| !taken.contains(r))
+            .filter(|r| self.base_keys[*r as usize].as_ref().is_some_and(keep))
+            .collect();
         out.extend(more.into_iter().map(rescore));
         out
     }
@@ -492,6 +521,49 @@ mod tests {
 
     /// Random unit vectors near a few centres: scores crowd together the way real
     /// embeddings' do, which is where an approximate scan would slip.
+    #[test]
+    fn near_ties_finer_than_the_int8_codes_widen_the_scan_and_stay_exact() {
+        // Every row is one direction plus noise far below what an int8 code resolves, so the
+        // int8 pass cannot tell the best rows from the rest and the error bound must send the
+        // search to the rows it left out (on two threads: 60,000 rows).
+        let (n, dims) = (60_000, 48);
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let centre: Vec<f32> = (0..dims).map(|_| next()).collect();
+        let rows: Vec<Vec<f32>> = (0..n)
+            .map(|_| unit(&centre.iter().map(|x| x + 0.002 * next()).collect::<Vec<_>>()))
+            .collect();
+        let query = unit(&centre.iter().map(|x| x + 0.01 * next()).collect::<Vec<_>>());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(vectors::FILE_NAME);
+        let table: Vec<(i64, u64, &[f32])> =
+            rows.iter().enumerate().map(|(i, v)| (i as i64, 0, v.as_slice())).collect();
+        vectors::write(&path, dims, "m", &table).unwrap();
+        let file = Arc::new(VectorFile::open(&path, dims, "m").unwrap());
+        let path_of = |i: usize| if i.is_multiple_of(2) { "a.md" } else { "b.md" };
+        let keys = (0..n).map(|i| Some(key(i as i64, path_of(i)))).collect();
+        let mut quantised = Dense::with_base(dims, file, keys);
+        let mut exact = Dense::new(dims);
+        for (i, v) in rows.iter().enumerate() {
+            exact.insert(key(i as i64, path_of(i)), v);
+        }
+        // The exact best row is removed, so a widened look must skip deleted rows too.
+        let best = exact.top(&query, 1, &|_| true)[0].0;
+        quantised.remove(best);
+        exact.remove(best);
+        for limit in [1, 10, 100] {
+            assert_eq!(
+                quantised.top(&query, limit, &|_| true),
+                exact.top(&query, limit, &|_| true)
+            );
+        }
+        let only_b = |k: &RowKey| &*k.path == "b.md";
+        assert_eq!(quantised.top(&query, 20, &only_b), exact.top(&query, 20, &only_b));
+    }
+
     fn clustered(n: usize, dims: usize, seed: &mut u64) -> Vec<Vec<f32>> {
         let mut next = || {
             *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
