@@ -429,6 +429,25 @@ pub struct SetFrontmatterArgs {
     pub after: Option<String>,
 }
 
+impl SetFrontmatterArgs {
+    /// `key` of the note at `path` in the connection's vault, with no value and no option
+    /// set; callers fill in the one field their edit needs.
+    pub fn of(path: &str, key: String) -> SetFrontmatterArgs {
+        SetFrontmatterArgs {
+            vault: None,
+            path: path.to_string(),
+            key,
+            value: None,
+            delete: false,
+            add: None,
+            remove: None,
+            rename_to: None,
+            before: None,
+            after: None,
+        }
+    }
+}
+
 /// [`frontmatter_entries`]: whole entries put beside, or in place of, an existing key. REST
 /// builds it; MCP and the CLI reach one entry at a time through `set_frontmatter`'s `before`
 /// and `after`.

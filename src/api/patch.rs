@@ -787,18 +787,8 @@ async fn frontmatter_patch(
         }
         (_, v) => (v, expected),
     };
-    let a = tools::SetFrontmatterArgs {
-        vault: None,
-        path: path.to_string(),
-        key,
-        delete: value.is_none(),
-        value,
-        add: None,
-        remove: None,
-        rename_to: None,
-        before: None,
-        after: None,
-    };
+    let delete = value.is_none();
+    let a = tools::SetFrontmatterArgs { delete, value, ..tools::SetFrontmatterArgs::of(path, key) };
     let (e, t) = (engine.clone(), target.clone());
     blocking(move || tools::set_frontmatter(&e, &t, a, expected.as_deref())).await
 }
@@ -828,16 +818,8 @@ async fn rename_key(
             invalid(format!("renaming frontmatter `{key}` needs the new name as content"))
         })?;
     let a = tools::SetFrontmatterArgs {
-        vault: None,
-        path: path.to_string(),
-        key,
-        value: None,
-        delete: false,
-        add: None,
-        remove: None,
         rename_to: Some(new),
-        before: None,
-        after: None,
+        ..tools::SetFrontmatterArgs::of(path, key)
     };
     let (e, t) = (engine.clone(), target.clone());
     blocking(move || tools::set_frontmatter(&e, &t, a, expected.as_deref())).await

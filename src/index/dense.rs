@@ -454,6 +454,7 @@ unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn key(id: i64, path: &str) -> RowKey {
         RowKey { chunk_id: id, vault: 0, path: path.into() }
@@ -538,18 +539,7 @@ mod tests {
             .collect();
         let query = unit(&centre.iter().map(|x| x + 0.01 * next()).collect::<Vec<_>>());
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(vectors::FILE_NAME);
-        let table: Vec<(i64, u64, &[f32])> =
-            rows.iter().enumerate().map(|(i, v)| (i as i64, 0, v.as_slice())).collect();
-        vectors::write(&path, dims, "m", &table).unwrap();
-        let file = Arc::new(VectorFile::open(&path, dims, "m").unwrap());
-        let path_of = |i: usize| if i.is_multiple_of(2) { "a.md" } else { "b.md" };
-        let keys = (0..n).map(|i| Some(key(i as i64, path_of(i)))).collect();
-        let mut quantised = Dense::with_base(dims, file, keys);
-        let mut exact = Dense::new(dims);
-        for (i, v) in rows.iter().enumerate() {
-            exact.insert(key(i as i64, path_of(i)), v);
-        }
+        let (mut quantised, mut exact) = both_stores(dir.path(), &rows, 2);
         // The exact best row is removed, so a widened look must skip deleted rows too.
         let best = exact.top(&query, 1, &|_| true)[0].0;
         quantised.remove(best);
@@ -562,6 +552,26 @@ mod tests {
         }
         let only_b = |k: &RowKey| &*k.path == "b.md";
         assert_eq!(quantised.top(&query, 20, &only_b), exact.top(&query, 20, &only_b));
+    }
+
+    /// The same rows twice: written to a vectors file in `dir` and read back as the int8 base,
+    /// and inserted one by one for the plain f32 scan. Row `i` is in `a.md` when `every`
+    /// divides it, else in `b.md`.
+    fn both_stores(dir: &Path, rows: &[Vec<f32>], every: usize) -> (Dense, Dense) {
+        let dims = rows[0].len();
+        let path = dir.join(vectors::FILE_NAME);
+        let table: Vec<(i64, u64, &[f32])> =
+            rows.iter().enumerate().map(|(i, v)| (i as i64, 0, v.as_slice())).collect();
+        vectors::write(&path, dims, "m", &table).unwrap();
+        let file = Arc::new(VectorFile::open(&path, dims, "m").unwrap());
+        let path_of = |i: usize| if i.is_multiple_of(every) { "a.md" } else { "b.md" };
+        let keys = (0..rows.len()).map(|i| Some(key(i as i64, path_of(i)))).collect();
+        let quantised = Dense::with_base(dims, file, keys);
+        let mut exact = Dense::new(dims);
+        for (i, v) in rows.iter().enumerate() {
+            exact.insert(key(i as i64, path_of(i)), v);
+        }
+        (quantised, exact)
     }
 
     fn clustered(n: usize, dims: usize, seed: &mut u64) -> Vec<Vec<f32>> {
@@ -585,18 +595,8 @@ mod tests {
         let rows = clustered(n, dims, &mut seed);
         let queries = clustered(12, dims, &mut seed);
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(vectors::FILE_NAME);
-        let table: Vec<(i64, u64, &[f32])> =
-            rows.iter().enumerate().map(|(i, v)| (i as i64, 0, v.as_slice())).collect();
-        vectors::write(&path, dims, "m", &table).unwrap();
-        let file = Arc::new(VectorFile::open(&path, dims, "m").unwrap());
+        let (mut quantised, mut exact) = both_stores(dir.path(), &rows, 3);
         let path_of = |i: usize| if i.is_multiple_of(3) { "a.md" } else { "b.md" };
-        let keys = (0..n).map(|i| Some(key(i as i64, path_of(i)))).collect();
-        let mut quantised = Dense::with_base(dims, file, keys);
-        let mut exact = Dense::new(dims);
-        for (i, v) in rows.iter().enumerate() {
-            exact.insert(key(i as i64, path_of(i)), v);
-        }
         // An edit after the file was written: one row replaced, one removed.
         let moved = unit(&queries[0]);
         quantised.insert(key(7, path_of(7)), &moved);
