@@ -393,7 +393,7 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// Takes the folder's writer lock; another process holding it is a clear refusal.
 fn open_writer(index: &Index, dir: &Path) -> Result<IndexWriter> {
     let deadline = std::time::Instant::now() + LOCK_WAIT;
-    let busy = loop {
+    let err = loop {
         match index.writer_with_num_threads(1, WRITER_HEAP_BYTES) {
             Ok(writer) => return Ok(writer),
             Err(TantivyError::LockFailure(LockError::LockBusy, _))
@@ -401,12 +401,11 @@ fn open_writer(index: &Index, dir: &Path) -> Result<IndexWriter> {
             {
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
-            other => break other,
+            Err(err) => break err,
         }
     };
-    match busy {
-        Ok(writer) => Ok(writer),
-        Err(TantivyError::LockFailure(LockError::LockBusy, _)) => Err(Error::new(
+    match err {
+        TantivyError::LockFailure(LockError::LockBusy, _) => Err(Error::new(
             ErrorCode::InternalError,
             format!(
                 "{} is in use by another process; stop the other mdvault server using this \
@@ -415,7 +414,7 @@ fn open_writer(index: &Index, dir: &Path) -> Result<IndexWriter> {
                 describe(dir)
             ),
         )),
-        Err(err) => Err(internal(dir, "open a writer on", &err)),
+        err => Err(internal(dir, "open a writer on", &err)),
     }
 }
 
