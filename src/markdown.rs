@@ -33,8 +33,8 @@ const TAB_STOP: usize = 4;
 /// The shortest run of backticks or tildes that opens a fence.
 const FENCE_MIN: usize = 3;
 
-/// The deepest ATX heading level.
-const HEADING_MAX: usize = 6;
+/// The deepest ATX heading level; a line with more `#` markers is a paragraph.
+pub(crate) const HEADING_MAX: usize = 6;
 
 /// An ordered list marker has at most this many digits (longer numbers are text).
 const ORDERED_MAX_DIGITS: usize = 9;

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, HeaderValue, Method, Uri, header};
+use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use chrono::NaiveDate;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -129,6 +129,14 @@ pub(crate) async fn prepare(
         )
         .with_compat(ERR_NO_PERIODIC_NOTE)
     };
+    // The URL is made before the note is: nothing after creating it may fail here, since
+    // only `settle` removes a note this request made.
+    let location = utf8_percent_encode(&note.path, PATH_SEGMENT).to_string();
+    let pq = match uri.query() {
+        Some(q) => format!("/vault/{location}{}?{q}", req.target),
+        None => format!("/vault/{location}{}", req.target),
+    };
+    let uri = pq.parse().map_err(|_| bad(format!("{} does not make a valid URL", req.target)))?;
     let mut created = None;
     match *method {
         Method::GET | Method::HEAD | Method::DELETE if !note.exists => return Err(missing()),
@@ -149,12 +157,6 @@ pub(crate) async fn prepare(
         }
         _ => {}
     }
-    let location = utf8_percent_encode(&note.path, PATH_SEGMENT).to_string();
-    let pq = match uri.query() {
-        Some(q) => format!("/vault/{location}{}?{q}", req.target),
-        None => format!("/vault/{location}{}", req.target),
-    };
-    let uri = pq.parse().map_err(|_| bad(format!("{} does not make a valid URL", req.target)))?;
     Ok(Prepared { uri, location, path: note.path, created })
 }
 
@@ -168,9 +170,7 @@ pub(crate) async fn settle(
     mut resp: Response,
 ) -> Response {
     if resp.status().is_success() {
-        if let Ok(v) = HeaderValue::from_str(&prepared.location) {
-            resp.headers_mut().insert(header::CONTENT_LOCATION, v);
-        }
+        resp = super::rest::with_location(resp, &prepared.location);
     } else if let Some(etag) = prepared.created {
         let path = prepared.path.clone();
         let undone = blocking(move || {

@@ -148,19 +148,12 @@ fn make(dir: &Path, cert_path: &Path, key_path: &Path, names: &[String]) -> Resu
     params.not_after = ymd(until);
     let key = rcgen::KeyPair::generate().map_err(|e| failed(&e))?;
     let cert = params.self_signed(&key).map_err(|e| failed(&e))?;
-    create_private_dir(dir)?;
+    crate::vault::fs::create_private_dir(dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     write_whole(key_path, key.serialize_pem().as_bytes(), 0o600)?;
     write_whole(cert_path, cert.pem().as_bytes(), 0o644)?;
     tracing::info!("made a TLS certificate for {} at {}", names.join(", "), cert_path.display());
     Ok(())
-}
-
-fn create_private_dir(dir: &Path) -> Result<(), String> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    b.create(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))
 }
 
 /// Writes `bytes` to a temporary beside `path` with `mode`, flushes it, and renames it over.

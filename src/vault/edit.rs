@@ -65,8 +65,8 @@ impl FromStr for Operation {
     }
 }
 
-/// The most `#` markers an ATX heading can have; a line with more is a paragraph.
-const MAX_HEADING_LEVEL: i32 = 6;
+/// [`crate::markdown::HEADING_MAX`] in the signed arithmetic of level shifts.
+const MAX_HEADING_LEVEL: i32 = crate::markdown::HEADING_MAX as i32;
 
 /// Something an edit did that the caller may not have meant, though it did what was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
