@@ -220,8 +220,7 @@ impl Policy {
         // The Local REST API's status object, the API document and the TLS certificate are
         // public, as in the plugin; they name no note. The status says whether the key was
         // right.
-        let path = req.uri().path();
-        if (matches!(path, "/" | "/openapi.yaml") || path == super::rest::CERTIFICATE_PATH)
+        if matches!(req.uri().path(), "/" | "/openapi.yaml" | "/obsidian-local-rest-api.crt")
             && matches!(*req.method(), Method::GET | Method::HEAD)
         {
             let authenticated = Authenticated(self.authorized(req.headers()));

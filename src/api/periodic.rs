@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, Method, Uri};
+use axum::http::{HeaderMap, HeaderValue, Method, Uri, header};
 use axum::response::Response;
 use chrono::NaiveDate;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -170,7 +170,9 @@ pub(crate) async fn settle(
     mut resp: Response,
 ) -> Response {
     if resp.status().is_success() {
-        resp = super::rest::with_location(resp, &prepared.location);
+        if let Ok(v) = HeaderValue::from_str(&prepared.location) {
+            resp.headers_mut().insert(header::CONTENT_LOCATION, v);
+        }
     } else if let Some(etag) = prepared.created {
         let path = prepared.path.clone();
         let undone = blocking(move || {

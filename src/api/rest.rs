@@ -342,7 +342,7 @@ async fn copy_verb(
 }
 
 /// Names where a `COPY` or `MOVE` left the file (`Content-Location`), as the plugin answers.
-pub(crate) fn with_location(mut resp: Response, location: &str) -> Response {
+fn with_location(mut resp: Response, location: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(location) {
         resp.headers_mut().insert(header::CONTENT_LOCATION, v);
     }
