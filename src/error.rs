@@ -110,6 +110,9 @@ codes! {
     NotReady = ("not_ready", 503),
     /// Every core is searching and the queue did not move in time; ask again after a pause.
     Busy = ("busy", 503),
+    /// The route needs the Obsidian app itself (the active file, commands, opening a file in
+    /// a window); mdvault serves the vault's files without the app, so use `/vault/` instead.
+    NeedsObsidian = ("needs_obsidian", 501),
     /// The server failed on its own side (a disk write, a checker that will not run).
     InternalError = ("internal_error", 500),
 }

@@ -224,52 +224,66 @@ pub(crate) fn document_map(path: &str, text: &str, v1: bool) -> Result<Value> {
 
 /// How many characters of context the plugin's simple search shows each side by default.
 pub(crate) const DEFAULT_CONTEXT: usize = 100;
-/// Matches reported per file at most: enough to show where, not a dump of the note.
-const MAX_MATCHES_PER_FILE: usize = 20;
 
-/// Byte ranges where `needle` occurs in `hay`, ignoring ASCII case.
+/// Byte ranges where `needle` occurs in `hay`, ignoring case (Unicode lowercase), as ranges
+/// of `hay` itself even where lowercasing changes a character's length.
 fn occurrences(hay: &str, needle: &str) -> Vec<(usize, usize)> {
+    let needle = needle.to_lowercase();
     if needle.is_empty() {
         return Vec::new();
     }
-    let (h, n) = (hay.to_lowercase(), needle.to_lowercase());
-    // Lowercasing can change byte lengths outside ASCII; only trust offsets when it did not.
-    if h.len() != hay.len() {
-        return Vec::new();
+    // The lowercased text, and for each of its bytes the offset of the character it came from.
+    let mut lower = String::with_capacity(hay.len());
+    let mut origin: Vec<usize> = Vec::with_capacity(hay.len());
+    for (at, c) in hay.char_indices() {
+        for l in c.to_lowercase() {
+            lower.push(l);
+            origin.resize(lower.len(), at);
+        }
     }
-    h.match_indices(&n).map(|(at, m)| (at, at + m.len())).collect()
+    let end_of = |i: usize| {
+        if i >= lower.len() {
+            return hay.len();
+        }
+        origin[i]
+    };
+    lower
+        .match_indices(&needle)
+        .map(|(at, m)| (origin[at], end_of(at + m.len())))
+        .filter(|(s, e)| s < e)
+        .collect()
 }
 
-fn char_floor(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
+/// One note of the plugin's simple search: where the query occurs in its path and text.
+pub(crate) struct SimpleHit {
+    pub(crate) filename: String,
+    /// Each match in the plugin's shape, the path's first.
+    pub(crate) matches: Vec<Value>,
 }
 
-fn char_ceil(s: &str, mut i: usize) -> usize {
-    while i < s.len() && !s.is_char_boundary(i) {
-        i += 1;
+impl SimpleHit {
+    /// The plugin's entry, `{filename, score, matches}`.
+    pub(crate) fn into_json(self, score: f64) -> Value {
+        json!({ "filename": self.filename, "score": score, "matches": self.matches })
     }
-    i.min(s.len())
 }
 
-/// The plugin's simple-search entry for one note: where the query occurs in the file name and
-/// the text, each with `context_length` characters each side. None when the note holds
-/// neither the whole query nor every word of it: the hybrid search ranks the notes, and this
-/// keeps the plugin's contract that an answer shows a match (an empty list means none).
+/// The plugin's simple-search entry for one note: every place the query occurs in the file's
+/// path and text, each with `context_length` characters each side. A note matches when it
+/// holds the whole query, or else every word of it, ignoring case; `None` when it holds
+/// neither and its path does not hold the query. Every occurrence is reported, as the plugin
+/// does.
 pub(crate) fn simple_matches(
     path: &str,
     text: &str,
     query: &str,
     context_length: usize,
-    score: f64,
-) -> Option<Value> {
+) -> Option<SimpleHit> {
     let words: Vec<&str> = query.split_whitespace().collect();
     let whole = occurrences(text, query.trim());
     let spans = if !whole.is_empty() {
         whole
-    } else if !words.is_empty() && words.iter().all(|w| !occurrences(text, w).is_empty()) {
+    } else if words.len() > 1 && words.iter().all(|w| !occurrences(text, w).is_empty()) {
         let mut all: Vec<(usize, usize)> =
             words.iter().flat_map(|w| occurrences(text, w)).collect();
         all.sort_unstable();
@@ -285,15 +299,16 @@ pub(crate) fn simple_matches(
         .iter()
         .map(|&(s, e)| json!({"match": {"start": s, "end": e, "source": "filename"}, "context": path}))
         .collect();
-    for &(s, e) in spans.iter().take(MAX_MATCHES_PER_FILE) {
-        let from = char_floor(text, s.saturating_sub(context_length));
-        let to = char_ceil(text, e + context_length);
+    for &(s, e) in &spans {
+        // Context is counted in characters, as the plugin counts it.
+        let from = text[..s].char_indices().rev().take(context_length).last().map_or(s, |(i, _)| i);
+        let to = text[e..].char_indices().nth(context_length).map_or(text.len(), |(i, _)| e + i);
         matches.push(json!({
             "match": {"start": s, "end": e, "source": "content"},
             "context": &text[from..to],
         }));
     }
-    Some(json!({ "filename": path, "score": score, "matches": matches }))
+    Some(SimpleHit { filename: path.to_string(), matches })
 }
 
 /// The plugin's `glob` operator: `{"glob": [pattern, value]}`, `*` and `?` within a path
@@ -470,10 +485,37 @@ mod tests {
     #[test]
     fn simple_matches_need_the_query_in_the_note_and_cut_the_context() {
         let text = "one two three four five";
-        let v = simple_matches("n.md", text, "three", 4, 1.0).unwrap();
+        let v = simple_matches("n.md", text, "three", 4).unwrap().into_json(1.0);
         assert_eq!(v["matches"][0]["match"], json!({"start": 8, "end": 13, "source": "content"}));
         assert_eq!(v["matches"][0]["context"], json!("two three fou"));
-        assert!(simple_matches("n.md", text, "zzz-none", 4, 1.0).is_none());
+        assert!(simple_matches("n.md", text, "zzz-none", 4).is_none());
+    }
+
+    #[test]
+    fn simple_matches_report_every_occurrence_and_count_context_in_characters() {
+        let text = format!("{}é vault ü", "Vault ".repeat(30));
+        let hit = simple_matches("n.md", &text, "VAULT", 2).unwrap();
+        assert_eq!(hit.matches.len(), 31);
+        let last = hit.matches.last().unwrap();
+        assert_eq!(last["context"], json!("é vault ü"));
+    }
+
+    #[test]
+    fn case_is_ignored_where_lowercasing_changes_a_characters_length() {
+        // U+0130 lowercases to two characters: the offsets still point into the text itself.
+        let text = "İstanbul and ISTANBUL";
+        let spans = occurrences(text, "istanbul");
+        assert_eq!(spans.len(), 1);
+        assert_eq!(&text[spans[0].0..spans[0].1], "ISTANBUL");
+        assert_eq!(occurrences(text, "and"), [(10, 13)]);
+    }
+
+    #[test]
+    fn every_word_must_occur_when_the_whole_query_does_not() {
+        assert!(simple_matches("n.md", "alpha x beta", "beta alpha", 5).is_some());
+        assert!(simple_matches("n.md", "alpha x", "beta alpha", 5).is_none());
+        let in_name = simple_matches("Projects/alpha.md", "nothing", "alpha", 5).unwrap();
+        assert_eq!(in_name.matches[0]["match"]["source"], json!("filename"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! The vault tools live once in the engine's front door (`crate::service`: arguments and the
 //! engine calls); `mcp` renders them as an rmcp server; `rest` maps HTTP routes onto the same
-//! calls; `guard` authenticates and
+//! calls (`accept` decides which form of a note a request asks for); `guard` authenticates and
 //! checks Host and Origin before any route runs; `limits` holds the timeouts and caps; `web` is
 //! the page people use in a browser at `/ui/`, over the same calls. Both
 //! entry points start the engine's background work (first build, watcher, reconcile) and
@@ -15,6 +15,7 @@
 //!
 //! This module owns tokio, axum, hyper and rmcp; the engine below knows none of them.
 
+mod accept;
 mod common;
 pub(crate) mod compat;
 pub mod guard;

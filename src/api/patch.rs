@@ -156,38 +156,43 @@ pub(crate) async fn route(
         }
         (note, ins, false)
     } else if version == Some("1") {
-        let mut ins = legacy_instruction(&engine, headers, body, forced)?;
+        let mut ins = legacy_instruction(&engine, headers, body, forced, Defaults::Plugin)?;
         if let Some(op) = forced {
             ins.operation = op.to_string();
         }
         (path, ins, true)
     } else if kind_header.is_some() || target_header.is_some() {
-        if version.is_none() && forced.is_some() {
-            return Err(bad(
-                "a Target-Type header on a PUT or POST needs Markdown-Patch-Version: 1 (deprecated); target a section in the URL instead, as /vault/note.md/heading/Name",
-            )
-            .with_compat(ERR_WRITE_VERSION_MISSING));
-        }
         if version.is_none() {
-            return Err(bad(
-                "Target-Type and Target headers need Markdown-Patch-Version: 1 (the deprecated header format) or 2 (raw-content mode, Target as percent-encoded JSON); send one",
-            )
-            .with_compat(ERR_VERSION_AMBIGUOUS));
+            let strict = engine.config().server.strict_patch_version;
+            if strict && forced.is_some() {
+                return Err(bad(
+                    "a Target-Type header on a PUT or POST needs Markdown-Patch-Version: 1 (deprecated); target a section in the URL instead, as /vault/note.md/heading/Name",
+                )
+                .with_compat(ERR_WRITE_VERSION_MISSING));
+            }
+            if strict {
+                return Err(bad(
+                    "Target-Type and Target headers need Markdown-Patch-Version: 1 (the deprecated header format) or 2 (raw-content mode, Target as percent-encoded JSON); send one",
+                )
+                .with_compat(ERR_VERSION_AMBIGUOUS));
+            }
+            // Why not refuse: the predecessor's scripts and the plugin's most-used clients send
+            // these headers with no version, and the 1.x format is the one meaning they have.
+            // Their defaults are the predecessor's; the answer is marked deprecated as 1.x is.
+            let mut ins =
+                legacy_instruction(&engine, headers, body, forced, Defaults::Predecessor)?;
+            if let Some(op) = forced {
+                ins.operation = op.to_string();
+            }
+            (path, ins, true)
+        } else {
+            let kind = kind_header.unwrap_or("heading").to_ascii_lowercase();
+            let raw = target_header.ok_or_else(|| {
+                invalid("raw-content mode needs a Target header naming the target")
+            })?;
+            let segments = json_target(raw)?;
+            (path, raw_instruction(&engine, headers, &ctype, kind, segments, body)?, false)
         }
-        let kind = kind_header.unwrap_or("heading").to_ascii_lowercase();
-        let raw = target_header
-            .ok_or_else(|| invalid("raw-content mode needs a Target header naming the target"))?;
-        let decoded = percent_encoding::percent_decode_str(raw).decode_utf8_lossy().into_owned();
-        let segments = match serde_json::from_str::<Value>(&decoded) {
-            Ok(Value::Array(items)) => items
-                .iter()
-                .map(|i| i.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| invalid("the Target JSON array must hold strings"))?,
-            Ok(Value::String(s)) => vec![s],
-            _ => vec![decoded],
-        };
-        (path, raw_instruction(&engine, headers, &ctype, kind, segments, body)?, false)
     } else {
         let raw = body_text(&engine, body)?;
         let v: Value = serde_json::from_str(&raw).map_err(|e| {
@@ -196,6 +201,32 @@ pub(crate) async fn route(
         (path, body_instruction(v)?, false)
     };
     apply(engine, target, note, headers, ins, legacy).await
+}
+
+/// A raw-content `Target` header: percent-encoded JSON, an array of heading segments or one
+/// string; anything else is the decoded text itself.
+fn json_target(raw: &str) -> Result<Vec<String>> {
+    let decoded = percent_encoding::percent_decode_str(raw).decode_utf8_lossy().into_owned();
+    Ok(match serde_json::from_str::<Value>(&decoded) {
+        Ok(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| invalid("the Target JSON array must hold strings"))?,
+        Ok(Value::String(s)) => vec![s],
+        _ => vec![decoded],
+    })
+}
+
+/// Which defaults a header-format request gets for the headers it leaves out.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Defaults {
+    /// `Markdown-Patch-Version: 1`: the plugin's rules, `Operation` and `Target-Type` required.
+    Plugin,
+    /// No version at all: the predecessor's defaults, `Target-Type: heading` and
+    /// `Operation: replace`, and a `Target` that is a percent-encoded JSON array (as 2.x
+    /// clients write it) read as its heading segments.
+    Predecessor,
 }
 
 fn conflicting(msg: &str) -> Error {
@@ -230,7 +261,11 @@ pub(crate) async fn read(
                 ))
                 .with_compat(ERR_TARGET_TYPE_INVALID));
             }
-            if version != Some("1") {
+            // A version-less header read is the 1.x format (see `route`), unless the server
+            // is set to refuse it as the plugin 5.1 does.
+            if version != Some("1")
+                && (version.is_some() || engine.config().server.strict_patch_version)
+            {
                 return Err(bad("a Target-Type header on a read needs Markdown-Patch-Version: 1 (deprecated); target a section in the URL instead, as /vault/note.md/heading/Name")
                     .with_compat(ERR_WRITE_VERSION_MISSING));
             }
@@ -321,29 +356,37 @@ pub(crate) async fn read(
     Ok(Some(resp))
 }
 
-/// The 1.x header format.
+/// The 1.x header format, with the plugin's rules or the predecessor's defaults.
 fn legacy_instruction(
     engine: &Engine,
     headers: &HeaderMap,
     body: std::result::Result<Bytes, BytesRejection>,
     forced: Option<&'static str>,
+    defaults: Defaults,
 ) -> Result<Instruction> {
+    let lenient = defaults == Defaults::Predecessor;
     let operation = forced
         .or(header_str(headers, "operation")?)
+        .or(lenient.then_some("replace"))
         .ok_or_else(|| {
             bad("PATCH needs an Operation header: append, prepend or replace")
                 .with_compat(ERR_OPERATION_MISSING)
         })?
+        .trim()
         .to_ascii_lowercase();
     if !matches!(operation.as_str(), "append" | "prepend" | "replace" | "delete") {
-        return Err(bad(format!("unknown Operation {operation}; use append, prepend or replace"))
-            .with_compat(ERR_OPERATION_INVALID));
+        return Err(bad(format!(
+            "unknown Operation {operation}; use append, prepend or replace (delete for a frontmatter key)"
+        ))
+        .with_compat(ERR_OPERATION_INVALID));
     }
     let kind = header_str(headers, "target-type")?
+        .or(lenient.then_some("heading"))
         .ok_or_else(|| {
             bad("PATCH needs a Target-Type header: heading, block or frontmatter")
                 .with_compat(ERR_TARGET_TYPE_MISSING)
         })?
+        .trim()
         .to_ascii_lowercase();
     if !matches!(kind.as_str(), "heading" | "block" | "frontmatter") {
         return Err(bad(format!(
@@ -358,13 +401,20 @@ fn legacy_instruction(
                 .with_compat(ERR_TARGET_MISSING)
         })?;
     let mut decoded = percent_encoding::percent_decode_str(raw).decode_utf8_lossy().into_owned();
-    if truthy(header_str(headers, "trim-target-whitespace")?) {
+    if lenient || truthy(header_str(headers, "trim-target-whitespace")?) {
         decoded = decoded.trim().to_string();
     }
     let target = if kind == "heading" {
-        let delimiter =
-            header_str(headers, "target-delimiter")?.filter(|d| !d.is_empty()).unwrap_or("::");
-        decoded.split(delimiter).map(str::to_string).collect()
+        let array = lenient && decoded.starts_with('[');
+        match json_target(&decoded) {
+            Ok(segments) if array => segments,
+            _ => {
+                let delimiter = header_str(headers, "target-delimiter")?
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or("::");
+                decoded.split(delimiter).map(str::to_string).collect()
+            }
+        }
     } else {
         vec![decoded]
     };

@@ -79,6 +79,20 @@ fn parse(rest: &str) -> Result<Request> {
     };
     let target = tail.join("/");
     let target = target.trim_end_matches('/');
+    // Only a URL target may follow the note: anything else names no resource, as an unknown
+    // route does (the `/vault/` route would read it as a folder under the note's name).
+    let kind = target.split('/').next().unwrap_or("");
+    let url_target =
+        ["heading", "block", "frontmatter"].contains(&kind) && target.len() > kind.len() + 1;
+    if !target.is_empty() && !url_target {
+        return Err(Error::new(
+            ErrorCode::NotFound,
+            format!(
+                "there is nothing at /periodic/{rest}: after the period (and date) only a URL \
+                 target may follow, as heading/<name>, block/<id> or frontmatter/<key>"
+            ),
+        ));
+    }
     let target = if target.is_empty() { String::new() } else { format!("/{target}") };
     Ok(Request { period, date, target })
 }
@@ -203,6 +217,15 @@ mod tests {
         assert_eq!(targeted.date, NaiveDate::from_ymd_opt(2026, 1, 2));
         assert_eq!(targeted.target, "/heading/Log%20Book");
         assert_eq!(parse("daily/heading/Log").unwrap().target, "/heading/Log");
+    }
+
+    #[test]
+    fn an_unknown_tail_after_the_period_names_nothing() {
+        for tail in ["daily/foo", "daily/foo/bar/", "daily/2026/1/2/extra", "daily/heading/"] {
+            let e = parse(tail).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::NotFound, "{tail}: {e:?}");
+            assert!(e.message().contains("heading/<name>"), "{tail}: {e:?}");
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+use super::accept::NoteForm;
 use super::common::{
     bad, blocking, body_bytes, body_text, change_response, files_only, flag, header_str, if_match,
     json_body, pairs, param, tail, text, too_large, wants_confirmation, wants_json, with_etag,
@@ -64,6 +65,10 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/readyz", &["get"]),
     ("/openapi.yaml", &["get"]),
     ("/obsidian-local-rest-api.crt", &["get"]),
+    ("/active/", &["get", "put", "post", "patch", "delete"]),
+    ("/commands/", &["get"]),
+    ("/commands/{commandId}/", &["post"]),
+    ("/open/{path}", &["post"]),
     ("/vault/", &["get"]),
     ("/vault/{path}", &["get", "put", "post", "patch", "delete"]),
     ("/folder/{path}", &["get", "put", "delete"]),
@@ -402,6 +407,7 @@ async fn read_route(
         let m = blocking(move || tools::map(&engine, &target, a)).await?;
         return Ok(with_etag(json_body(wire::map(&m)), Some(&m.etag)));
     }
+    let form = super::accept::note_form(headers);
     let json = wants_json(headers);
     // A listing is JSON (the plugin's `files` beside mdvault's entries) unless plain text is
     // asked for.
@@ -417,7 +423,7 @@ async fn read_route(
             json_body(v)
         })
     };
-    if accept.contains("document-map") && !(path.is_empty() || path.ends_with('/')) {
+    if form == NoteForm::DocumentMap && !(path.is_empty() || path.ends_with('/')) {
         let v1 = header_str(headers, "markdown-patch-version")? == Some("1");
         let a = tools::ReadArgs { vault: None, path: path.clone(), section: None };
         let r = blocking(move || tools::read(&engine, &target, a)).await?;
@@ -437,8 +443,6 @@ async fn read_route(
     if let Some(resp) = super::patch::read(engine.clone(), target.clone(), &path, headers).await? {
         return Ok(resp);
     }
-    let html = accept.contains("text/html");
-    let plugin_note = accept.contains("application/vnd.olrapi.note+json");
     if path.is_empty() || path.ends_with('/') {
         return list(engine, target, path).await;
     }
@@ -446,7 +450,7 @@ async fn read_route(
     let a = tools::ReadArgs { vault: None, path: path.clone(), section };
     let (e2, t2) = (engine.clone(), target.clone());
     match blocking(move || tools::read(&e2, &t2, a)).await {
-        Ok(r) if plugin_note && r.extraction.is_none() => {
+        Ok(r) if form == NoteForm::PluginNote && r.extraction.is_none() => {
             let (e3, t3, p3, text3) =
                 (engine.clone(), target.clone(), path.clone(), r.content.clone());
             let (times, (links, unresolved)) = blocking(move || {
@@ -457,14 +461,15 @@ async fn read_route(
                 compat::Stat { ctime: times.ctime_ms, mtime: times.mtime_ms, size: times.size };
             Ok(with_etag(json_body(compat::note(&r, stat, &links, &unresolved)), Some(&r.etag)))
         }
-        Ok(r) if html && !json => {
+        Ok(r) if form == NoteForm::Html => {
             let resp =
                 ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], compat::html(&r.content))
                     .into_response();
             Ok(with_etag(resp, Some(&r.etag)))
         }
         Ok(r) => {
-            let resp = if json {
+            // A filed document has no plugin note object: its JSON form is the note object.
+            let resp = if matches!(form, NoteForm::Json | NoteForm::PluginNote) {
                 json_body(wire::note(&r))
             } else {
                 ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], r.content.clone())
@@ -766,8 +771,10 @@ async fn tags_route(State(app): State<App>, Extension(target): Extension<Target>
     }))
 }
 
-/// `POST /search/simple/?query=&contextLength=`: the hybrid search picks and ranks the notes;
-/// each is answered in the plugin's shape with where the query occurs in it.
+/// `POST /search/simple/?query=&contextLength=`: every note that holds the query (the whole
+/// query, else each of its words; ignoring case) or whose path holds it, as the plugin answers,
+/// with each match in context. Ordered by mdvault's ranking: the notes the hybrid search ranks
+/// among its best passages first, in that order, then the rest by how often the query occurs.
 async fn simple_search_route(
     State(app): State<App>,
     Extension(target): Extension<Target>,
@@ -780,10 +787,13 @@ async fn simple_search_route(
                 bad("the simple search needs query, the text to find: /search/simple/?query=...")
                     .with_compat(compat::ERR_QUERY_MISSING)
             })?;
-            let context = match param(&q, "contextLength").filter(|s| !s.trim().is_empty()) {
+            let context = match param(&q, "contextLength") {
                 None => compat::DEFAULT_CONTEXT,
                 Some(s) => s.trim().parse::<usize>().map_err(|_| {
-                    bad(format!("contextLength must be a whole number of characters, not {s}"))
+                    bad(format!(
+                        "contextLength must be a whole number of characters, not {s:?}; leave it out for {}",
+                        compat::DEFAULT_CONTEXT
+                    ))
                 })?,
             };
             let a = tools::SearchArgs {
@@ -797,33 +807,33 @@ async fn simple_search_route(
             let turn = app.searches.enter().await?;
             let found = blocking(move || {
                 let _turn = turn;
-                let r = tools::search(&engine, &target, a)?;
-                let mut seen: Vec<String> = Vec::new();
-                let mut out = Vec::new();
-                for hit in &r.results {
-                    if seen.contains(&hit.path) {
-                        continue;
-                    }
-                    seen.push(hit.path.clone());
-                    let read = tools::ReadArgs {
-                        vault: Some(hit.vault.clone()),
-                        path: hit.path.clone(),
-                        section: None,
-                    };
-                    let Ok(note) = tools::read(&engine, &target, read) else { continue };
-                    // Earlier is better; the plugin's clients sort by score, highest first.
-                    let score = 1.0 / seen.len() as f64;
-                    if let Some(v) = compat::simple_matches(
-                        &hit.path,
-                        &note.content,
-                        &query_text,
-                        context,
-                        score,
-                    ) {
-                        out.push(v);
-                    }
-                }
-                Ok(out)
+                // The ranking is an order, not a filter: while the index cannot answer (a
+                // first build), every matching note is still found, in occurrence order.
+                let ranked: Vec<String> = match tools::search(&engine, &target, a) {
+                    Ok(r) => r.results.into_iter().map(|hit| hit.path).collect(),
+                    Err(_) => Vec::new(),
+                };
+                let notes = tools::all_notes(&engine, &target)?;
+                let mut hits: Vec<compat::SimpleHit> = notes
+                    .iter()
+                    .filter_map(|(path, text)| {
+                        compat::simple_matches(path, text, &query_text, context)
+                    })
+                    .collect();
+                let rank = |path: &str| ranked.iter().position(|p| p == path).unwrap_or(usize::MAX);
+                hits.sort_by(|a, b| {
+                    rank(&a.filename)
+                        .cmp(&rank(&b.filename))
+                        .then(b.matches.len().cmp(&a.matches.len()))
+                        .then(a.filename.cmp(&b.filename))
+                });
+                let n = hits.len();
+                // Highest first, as the plugin's clients sort: the order above as a score.
+                Ok(hits
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, hit)| hit.into_json((n - i) as f64 / n as f64))
+                    .collect::<Vec<_>>())
             })
             .await?;
             Ok(json_body(Value::Array(found)))
@@ -849,7 +859,7 @@ async fn logic_search_route(
             let media = declared.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
             if media != "application/vnd.olrapi.jsonlogic+json" {
                 return Err(bad(format!(
-                    "/search/ takes JsonLogic (Content-Type application/vnd.olrapi.jsonlogic+json),                      not {media}; Dataview queries need the Obsidian app, and /search?q= is the                      ranked text search"
+                    "/search/ takes JsonLogic (Content-Type application/vnd.olrapi.jsonlogic+json), not {media}; Dataview queries need the Obsidian app, and /search?q= is the ranked text search"
                 ))
                 .with_compat(compat::ERR_CONTENT_TYPE_INVALID));
             }
@@ -1220,6 +1230,22 @@ async fn mcp_route(
     }
 }
 
+/// The plugin's routes that act on the Obsidian app (its active file, its commands, a window
+/// to open a file in): 501 rather than the 404 of an unknown route, which the plugin's clients
+/// would report as a missing note.
+async fn app_only_route(method: Method, uri: Uri) -> Response {
+    if !matches!(method.as_str(), "GET" | "HEAD" | "PUT" | "POST" | "PATCH" | "DELETE") {
+        return method_not_allowed(&method, &allowed_for(uri.path()));
+    }
+    refusal(&Error::new(
+        ErrorCode::NeedsObsidian,
+        format!(
+            "{} needs the Obsidian app, and mdvault serves the vault without it; read and write the file under /vault/<path> instead",
+            uri.path()
+        ),
+    ))
+}
+
 async fn not_found(uri: Uri) -> Response {
     refusal(&Error::new(
         ErrorCode::NotFound,
@@ -1270,6 +1296,10 @@ pub fn router(
         .route("/readyz", get(readyz))
         .route("/openapi.yaml", get(openapi))
         .route(CERTIFICATE_PATH, get(certificate_route))
+        .route("/active/", any(app_only_route))
+        .route("/commands/", get(app_only_route))
+        .route("/commands/{*id}", post(app_only_route))
+        .route("/open/{*path}", post(app_only_route))
         .route("/vault", any(vault_route))
         .route("/vault/", any(vault_route))
         .route("/vault/{*path}", any(vault_route))

@@ -193,6 +193,10 @@ pub struct ServerSettings {
     /// Serve HTTPS with a self-signed certificate kept in the data directory (made on the
     /// first start), as the Local REST API plugin does; off by default.
     pub tls: bool,
+    /// Refuse `Target-Type`/`Target` headers sent without `Markdown-Patch-Version` with the
+    /// plugin 5.1's 40083/40084, instead of reading them as the 1.x format as the predecessor
+    /// and the plugin's most-used clients expect; off by default.
+    pub strict_patch_version: bool,
 }
 
 /// The validated configuration.
@@ -368,6 +372,7 @@ struct RawServer {
     allowed_origins: Option<StringList>,
     max_body_bytes: Option<u64>,
     tls: Option<bool>,
+    strict_patch_version: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -709,6 +714,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         allowed_origins: sv.allowed_origins.map(StringList::into_vec).unwrap_or_default(),
         max_body_bytes: sv.max_body_bytes.unwrap_or(64 * 1024 * 1024).max(1024),
         tls: sv.tls.unwrap_or(false),
+        strict_patch_version: sv.strict_patch_version.unwrap_or(false),
     };
 
     Ok(Config {

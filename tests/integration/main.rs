@@ -9,6 +9,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod agent_tasks;
+mod callers;
 mod cli;
 mod common;
 mod contract;
