@@ -5,8 +5,9 @@
 # doc tests, the official Python MCP SDK driving the server, the crash test (a server killed
 # mid-write and mid-move, 30 times), the schemathesis fuzzer against openapi.yaml, the
 # first-run test (the README's first command in a fresh HOME), the web page driven in headless
-# Chromium (scripts/browser-test.sh), and the Local REST API plugin's
-# integration suite (scripts/lra-suite.sh). This is
+# Chromium (scripts/browser-test.sh), the Local REST API plugin's
+# integration suite (scripts/lra-suite.sh) and two real clients of that API, mcp-obsidian and
+# obsidian-mcp-server, driven over MCP (scripts/lra-clients.sh). This is
 # the README's test command and the one .ci/run calls. It installs the
 # default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are
 # already there).
@@ -30,3 +31,6 @@ cargo test --all-targets --locked
 # The Local REST API plugin's own suite against mdvault serve (skipped with a note when the
 # suite is not beside the clone; see the script).
 ./scripts/lra-suite.sh target/debug/mdvault
+# Two real Local REST API clients (installed pinned under target/lra-clients/), every tool that
+# maps to a route mdvault serves checked by its answer and on disk; see the script.
+./scripts/lra-clients.sh target/debug/mdvault
