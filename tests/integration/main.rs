@@ -31,6 +31,7 @@ mod periodic;
 mod real_vaults;
 mod resolver;
 mod search;
+mod seed_rest;
 mod serve;
 mod tidy;
 mod tls;
