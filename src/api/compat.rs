@@ -1,8 +1,8 @@
 //! The Obsidian Local REST API's own shapes (its release 5.1 contract), built from what
 //! mdvault's operations return: the status object of `GET /`, the plugin's note JSON (tags,
 //! `stat`, links), its document map (the 2.x tree and the 1.x `::` list), notes rendered as
-//! HTML, `/tags/`, the match lists of `/search/simple/` and the JsonLogic `/search/` with the
-//! plugin's `glob` and `regexp` operators, and the plugin's five-digit error numbers.
+//! HTML, `/tags/`, the match lists of `/search/simple/`, and the plugin's five-digit error
+//! numbers. The JsonLogic `/search/` is `logic.rs`.
 //!
 //! It owns shapes and pure text scans only: every vault access goes through `crate::service`
 //! from `rest.rs`, and nothing here writes. The map from each plugin route to these functions,
@@ -10,9 +10,6 @@
 
 use std::collections::BTreeMap;
 
-use datalogic_rs::bumpalo::Bump;
-use datalogic_rs::operator::EvalContext;
-use datalogic_rs::{ArenaExt, CustomOperator, DataValue};
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, ErrorCode, Result};
@@ -146,8 +143,8 @@ pub(crate) fn note(r: &NoteRead, stat: Stat, links: &[String], unresolved: &[Str
     v
 }
 
-/// A note as HTML (CommonMark with tables, strikethrough and task lists), its frontmatter
-/// left out as Obsidian's reading view does.
+/// A note as sanitised HTML (CommonMark with tables, strikethrough and task lists), its
+/// frontmatter left out as Obsidian's reading view does.
 pub(crate) fn html(text: &str) -> String {
     use pulldown_cmark::{Options, Parser, html};
     let (_, body) = frontmatter::split(text);
@@ -157,7 +154,8 @@ pub(crate) fn html(text: &str) -> String {
     opts.insert(Options::ENABLE_TASKLISTS);
     let mut out = String::with_capacity(body.len() * 3 / 2);
     html::push_html(&mut out, Parser::new_ext(body, opts));
-    out
+    // Raw HTML in a note passes through pulldown-cmark; the one sanitiser makes it inert.
+    super::sanitize::clean(&out)
 }
 
 /// The block ids (`^id` closing a line) of a note, outside code, in order.
@@ -311,79 +309,6 @@ pub(crate) fn simple_matches(
     Some(SimpleHit { filename: path.to_string(), matches })
 }
 
-/// The plugin's `glob` operator: `{"glob": [pattern, value]}`, `*` and `?` within a path
-/// segment, `**` across segments.
-struct Glob;
-
-/// The plugin's `regexp` operator: `{"regexp": [pattern, value]}`.
-struct Regexp;
-
-/// The longest pattern the two operators compile, so one request cannot build a huge automaton.
-const MAX_PATTERN_BYTES: usize = 1024;
-
-fn glob_regex(glob: &str) -> String {
-    let mut re = String::from("^");
-    let mut chars = glob.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '*' if chars.peek() == Some(&'*') => {
-                chars.next();
-                re.push_str(".*");
-            }
-            '*' => re.push_str("[^/]*"),
-            '?' => re.push_str("[^/]"),
-            c => re.push_str(&regex::escape(&c.to_string())),
-        }
-    }
-    re.push('$');
-    re
-}
-
-fn pattern_match<'a>(
-    args: &[&'a DataValue<'a>],
-    arena: &'a Bump,
-    build: impl Fn(&str) -> String,
-) -> datalogic_rs::Result<&'a DataValue<'a>> {
-    let (Some(p), Some(v)) = (args.first().and_then(|a| a.as_str()), args.get(1)) else {
-        return Ok(arena.bool(false));
-    };
-    if p.len() > MAX_PATTERN_BYTES {
-        return Ok(arena.bool(false));
-    }
-    let Ok(re) = regex::RegexBuilder::new(&build(p)).size_limit(1 << 20).build() else {
-        return Ok(arena.bool(false));
-    };
-    let hit = match v {
-        DataValue::String(s) => re.is_match(s),
-        // A list (tags, say) matches when one of its strings does.
-        DataValue::Array(items) => items.iter().any(|i| i.as_str().is_some_and(|s| re.is_match(s))),
-        _ => false,
-    };
-    Ok(arena.bool(hit))
-}
-
-impl CustomOperator for Glob {
-    fn evaluate<'a>(
-        &self,
-        args: &[&'a DataValue<'a>],
-        _ctx: &mut EvalContext<'_, 'a>,
-        arena: &'a Bump,
-    ) -> datalogic_rs::Result<&'a DataValue<'a>> {
-        pattern_match(args, arena, glob_regex)
-    }
-}
-
-impl CustomOperator for Regexp {
-    fn evaluate<'a>(
-        &self,
-        args: &[&'a DataValue<'a>],
-        _ctx: &mut EvalContext<'_, 'a>,
-        arena: &'a Bump,
-    ) -> datalogic_rs::Result<&'a DataValue<'a>> {
-        pattern_match(args, arena, str::to_string)
-    }
-}
-
 /// The data a JsonLogic rule sees for one note, as the plugin gives it.
 pub(crate) fn logic_data(path: &str, text: &str, stat: Stat) -> Value {
     let fm = frontmatter::parse(text);
@@ -405,37 +330,6 @@ pub(crate) fn listing_files(l: &crate::vault::Listing) -> Vec<String> {
             _ => e.name.clone(),
         })
         .collect()
-}
-
-/// Runs a JsonLogic rule over each note's data; the notes whose result is truthy, as the
-/// plugin's `[{"filename", "result"}]`.
-pub(crate) fn logic_search(rule: &Value, notes: &[(String, Value)]) -> Result<Vec<Value>> {
-    let engine = datalogic_rs::Engine::builder()
-        .add_operator("glob", Glob)
-        .add_operator("regexp", Regexp)
-        .build();
-    let bad = |e: datalogic_rs::Error| {
-        Error::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "the JsonLogic query cannot be evaluated: {e}; see jsonlogic.com for the syntax"
-            ),
-        )
-    };
-    let compiled = engine.compile(rule).map_err(bad)?;
-    let mut out = Vec::new();
-    for (path, data) in notes {
-        let result: Value = {
-            let arena = Bump::new();
-            let got = engine.evaluate(&compiled, data, &arena).map_err(bad)?;
-            if !engine.truthy(got) {
-                continue;
-            }
-            serde_json::from_str(&got.to_json_string()).unwrap_or(Value::Bool(true))
-        };
-        out.push(json!({ "filename": path, "result": result }));
-    }
-    Ok(out)
 }
 
 /// `/tags/`: every tag with the number of notes that carry it, most used first.
@@ -516,29 +410,6 @@ mod tests {
         assert!(simple_matches("n.md", "alpha x", "beta alpha", 5).is_none());
         let in_name = simple_matches("Projects/alpha.md", "nothing", "alpha", 5).unwrap();
         assert_eq!(in_name.matches[0]["match"]["source"], json!("filename"));
-    }
-
-    #[test]
-    fn jsonlogic_runs_with_the_glob_and_regexp_operators() {
-        let notes = vec![
-            (
-                "a/x.md".to_string(),
-                json!({"path": "a/x.md", "tags": ["t1"], "frontmatter": {"n": 42}}),
-            ),
-            ("b/y.md".to_string(), json!({"path": "b/y.md", "tags": [], "frontmatter": {}})),
-        ];
-        let names = |rule: Value| -> Vec<String> {
-            logic_search(&rule, &notes)
-                .unwrap()
-                .iter()
-                .map(|v| v["filename"].as_str().unwrap().to_string())
-                .collect()
-        };
-        assert_eq!(names(json!({"glob": ["a/*.md", {"var": "path"}]})), ["a/x.md"]);
-        assert_eq!(names(json!({"regexp": ["^b/", {"var": "path"}]})), ["b/y.md"]);
-        assert_eq!(names(json!({"in": ["t1", {"var": "tags"}]})), ["a/x.md"]);
-        assert_eq!(names(json!({"==": [{"var": "frontmatter.n"}, 42]})), ["a/x.md"]);
-        assert!(logic_search(&json!({"nonsense-op": [1]}), &notes).is_err());
     }
 
     #[test]

@@ -20,10 +20,12 @@ mod common;
 pub(crate) mod compat;
 pub mod guard;
 pub mod limits;
+mod logic;
 pub mod mcp;
 mod patch;
 mod periodic;
 pub mod rest;
+pub(crate) mod sanitize;
 pub mod tls;
 pub mod web;
 

@@ -462,9 +462,15 @@ async fn read_route(
             Ok(with_etag(json_body(compat::note(&r, stat, &links, &unresolved)), Some(&r.etag)))
         }
         Ok(r) if form == NoteForm::Html => {
-            let resp =
-                ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], compat::html(&r.content))
-                    .into_response();
+            let resp = (
+                [
+                    (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                    (header::CONTENT_SECURITY_POLICY, super::sanitize::HTML_CSP),
+                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                ],
+                compat::html(&r.content),
+            )
+                .into_response();
             Ok(with_etag(resp, Some(&r.etag)))
         }
         Ok(r) => {
@@ -869,12 +875,15 @@ async fn logic_search_route(
                     .with_compat(compat::ERR_CONTENT_TYPE_INVALID)
             })?;
             let notes = notes_with_times(app.engine.clone(), target).await?;
+            // Dropped with this future, so a client that leaves stops the evaluation too.
+            let cancel = super::logic::Cancel::default();
+            let _stop_when_gone = cancel.on_drop();
             blocking(move || {
                 let data: Vec<(String, Value)> = notes
                     .iter()
                     .map(|(p, text, stat)| (p.clone(), compat::logic_data(p, text, *stat)))
                     .collect();
-                compat::logic_search(&rule, &data)
+                super::logic::search(&rule, &data, super::logic::BUDGET, &cancel)
             })
             .await
             .map(|hits| json_body(Value::Array(hits)))

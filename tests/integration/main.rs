@@ -22,6 +22,7 @@ mod eval_data;
 mod frontmatter_shapes;
 mod gate;
 mod hardening;
+mod hostile_input;
 mod line_model;
 mod mcp_sdk;
 mod migrate;

@@ -144,8 +144,8 @@ const LAYERS: &[&[&str]] = &[
 /// (`api/web/`, one entry here) sits beside REST: it uses the gate and the limits, and only
 /// `mod` mounts it.
 const API_LAYERS: &[&str] = &[
-    "accept", "compat", "limits", "tls", "guard", "mcp", "common", "patch", "periodic", "rest",
-    "web", "mod",
+    "sanitize", "accept", "compat", "logic", "limits", "tls", "guard", "mcp", "common", "patch",
+    "periodic", "rest", "web", "mod",
 ];
 
 /// The `crate::NAME` and `super::NAME` modules a source text names outside comments.

