@@ -63,6 +63,8 @@ pub fn parse_strict(text: &str) -> std::result::Result<Option<Map<String, Value>
     // A leading newline stands in for the opening fence, so the parser's line numbers are the
     // note's own line numbers without rewriting its messages.
     let yaml = format!("\n{}", &text[block.yaml_start..block.yaml_end]);
+    // Numbers a float would change are read as the text they were written as.
+    let yaml = super::exact::quote_inexact_numbers(&yaml);
     match serde_saphyr::from_str::<Value>(&yaml) {
         Ok(Value::Object(map)) => Ok(Some(map)),
         Ok(Value::Null) => Ok(Some(Map::new())),

@@ -14,6 +14,7 @@
 
 pub mod diff;
 pub mod edit;
+mod exact;
 mod filing;
 mod find;
 pub mod frontmatter;

@@ -64,3 +64,32 @@ fn jsonlogic_patterns_that_cannot_run_are_refused_naming_them() {
     assert!(r.body.contains("Home/Boiler.md"), "{}", r.body);
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+#[test]
+fn frontmatter_numbers_a_float_cannot_hold_read_back_as_their_text_everywhere() {
+    let (v, s) = server();
+    let note = "---\ntitle: Exact\nid: 123456789012345678901234567890\nmode: 0777\n\
+                huge: 1e400\ncount: 12\nratio: 0.25\n---\n# Exact\n";
+    v.write("Inbox/Exact.md", note);
+    let fm = s.call("GET", "/vault/Inbox/Exact.md", &[("Accept", "application/json")], None).json()
+        ["frontmatter"]
+        .clone();
+    assert_eq!(fm["id"], json!("123456789012345678901234567890"), "{fm}");
+    assert_eq!(fm["mode"], json!("0777"), "{fm}");
+    // One odd value does not empty the rest.
+    assert_eq!(fm["huge"], json!("1e400"), "{fm}");
+    assert_eq!((fm["title"].clone(), fm["count"].clone()), (json!("Exact"), json!(12)));
+    assert_eq!(fm["ratio"], json!(0.25));
+    let map = s.call("GET", "/vault/Inbox/Exact.md?map", &[], None).json();
+    assert_eq!(map["frontmatter"]["id"], json!("123456789012345678901234567890"));
+    let rule = json!({"==": [{"var": "frontmatter.mode"}, "0777"]});
+    let r = s.call(
+        "POST",
+        "/search/",
+        &[("Content-Type", "application/vnd.olrapi.jsonlogic+json")],
+        Some(rule.to_string().as_bytes()),
+    );
+    assert!(r.body.contains("Inbox/Exact.md"), "{}", r.body);
+    // The note's bytes were never touched by reading.
+    assert_eq!(v.read("Inbox/Exact.md"), note);
+}
