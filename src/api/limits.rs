@@ -25,6 +25,14 @@ use crate::error::{Error, ErrorCode};
 /// descriptor that a waiting client could use.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long requests in flight may go on finishing after SIGTERM or Ctrl-C: an honest
+/// request is done well within it, and a supervisor restarting the server waits no longer.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// When, after the signal, the process ends whatever is still running (see `api::exit_after`):
+/// past the grace, with a second left for the runtime and the engine's threads to stop.
+pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(4);
+
 /// How long a request body may go without a single byte arriving before the request is
 /// answered 408 `request_timeout` and its connection closed. Ten seconds of silence from a
 /// client that promised more bytes (its `Content-Length`) is a client that stopped, not a slow

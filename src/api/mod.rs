@@ -126,9 +126,32 @@ pub fn serve(
         let _background = engine.start_background();
         ready(addr);
         let acceptor = tls.map(|t| t.acceptor);
-        serve_connections(listener, router, connections, acceptor, shutdown_signal()).await;
-        Ok(())
-    })
+        let signalled = async {
+            shutdown_signal().await;
+            exit_after(limits::SHUTDOWN_DEADLINE);
+        };
+        serve_connections(listener, router, connections, acceptor, signalled).await;
+        Ok::<(), StartError>(())
+    })?;
+    // Blocking work still running (a search, an evaluation) is not waited for: every write is
+    // atomic and every move journaled, so ending mid-way loses nothing acknowledged.
+    rt.shutdown_timeout(std::time::Duration::from_millis(500));
+    Ok(())
+}
+
+/// Ends the process `after` the shutdown signal whatever is still running (a build pass, a
+/// scan, a background thread that will not stop): a SIGTERM must end the server within
+/// seconds. Safe for the same reason a `kill -9` is: writes are staged and renamed, moves are
+/// journaled, the index is SQLite in WAL mode, and the next start settles what was left.
+fn exit_after(after: std::time::Duration) {
+    let spawned = std::thread::Builder::new().name("mdvault-exit".into()).spawn(move || {
+        std::thread::sleep(after);
+        tracing::warn!("still busy {} s after the signal; exiting now", after.as_secs());
+        std::process::exit(0);
+    });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the exit deadline: {e}");
+    }
 }
 
 /// How long the accept loop pauses after an accept fails for a reason other than the client
@@ -212,7 +235,14 @@ async fn serve_connections(
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    // Requests in flight get a short grace to finish; one that would run on (a long JsonLogic
+    // query, a scan of a pathological note) does not hold the process past it.
+    if tokio::time::timeout(limits::SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
+        tracing::warn!(
+            "requests still running {} s after the signal were cut off",
+            limits::SHUTDOWN_GRACE.as_secs()
+        );
+    }
 }
 
 /// Serves MCP over stdin and stdout until the client closes the stream.

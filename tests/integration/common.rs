@@ -263,6 +263,19 @@ impl Server {
         http_call(&self.base, method, path, Some(KEY), headers, body)
     }
 
+    /// Sends SIGTERM and waits (up to a minute) for the process to end; how long it took.
+    pub fn terminate(&mut self) -> std::time::Duration {
+        let started = std::time::Instant::now();
+        let pid = libc::pid_t::try_from(self.child.id()).unwrap();
+        // SAFETY: `pid` is this test's own child, not yet reaped, so it names that process.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(60), "never ended");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        started.elapsed()
+    }
+
     pub fn get(&self, path: &str) -> (u16, String) {
         let r = self.call("GET", path, &[], None);
         (r.status, r.body)

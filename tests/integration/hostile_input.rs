@@ -93,3 +93,44 @@ fn frontmatter_numbers_a_float_cannot_hold_read_back_as_their_text_everywhere() 
     // The note's bytes were never touched by reading.
     assert_eq!(v.read("Inbox/Exact.md"), note);
 }
+
+/// A vault whose every note makes a regex work: long runs of words with no match at the end.
+fn heavy_vault() -> TempVault {
+    let v = TempVault::empty();
+    let para: String = (0..3000).map(|i| format!("word{} ", i % 97)).collect();
+    for n in 0..500 {
+        v.write(&format!("Heavy/Note {n}.md"), &format!("# Note {n}\n\n{para}\n"));
+    }
+    v
+}
+
+fn heavy_rule() -> serde_json::Value {
+    let ops: Vec<_> = (0..200)
+        .map(|i| json!({"regexp": [format!("(\\w+\\s+){{12}}zq{i}x"), {"var": "content"}]}))
+        .collect();
+    json!({"or": ops})
+}
+
+#[test]
+fn sigterm_ends_the_server_within_seconds_while_a_long_request_runs() {
+    let v = heavy_vault();
+    let mut s = Server::start(&[format!("heavy={}", v.root().display())], HASHING);
+    let base = s.base.clone();
+    let body = heavy_rule().to_string();
+    let request = std::thread::spawn(move || {
+        crate::common::http_call(
+            &base,
+            "POST",
+            "/search/",
+            Some(crate::common::KEY),
+            &[("Content-Type", "application/vnd.olrapi.jsonlogic+json")],
+            Some(body.as_bytes()),
+        )
+    });
+    // Terminate once the request is surely running (it takes far longer than this).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let took = s.terminate();
+    // The deadline is 4 s; before it, the request held the server for its whole 10 s budget.
+    assert!(took < std::time::Duration::from_secs(7), "SIGTERM took {took:?}");
+    let _ = request.join();
+}
