@@ -22,6 +22,7 @@ pub mod fs;
 pub mod headings;
 mod journal;
 pub mod links;
+mod lock;
 mod ops;
 pub mod path;
 pub mod periodic;
@@ -29,7 +30,7 @@ pub(crate) mod sweep;
 pub mod text;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub use filing::{Filed, FilingStatus};
 pub use ops::{
@@ -54,9 +55,10 @@ pub struct Vault {
     doc_max_bytes: u64,
     /// The frontmatter key writes stamp (`vault.timestamp_key`); empty: no stamping.
     timestamp_key: String,
-    /// Serialises this process's writes to the vault, so a read-modify-write (and a move with
-    /// its link rewrites) is never interleaved with another one from a concurrent request.
-    write_lock: Mutex<()>,
+    /// Serialises every process's writes to the vault (see `lock.rs`), so a read-modify-write
+    /// (and a move with its link rewrites) is never interleaved with another one, from a
+    /// concurrent request or from another mdvault process.
+    write_lock: lock::WriteLock,
     /// Where a move records its plan before committing. Every vault opened through
     /// [`Vaults::open`] has one (in the data directory); a vault opened alone has none until
     /// [`Vault::with_journal`], and its moves are then all-or-nothing against failures but
@@ -82,6 +84,7 @@ impl Vault {
                 format!("the vault path {} is not a folder", root.display()),
             ));
         }
+        let root_lock_path = canonical.clone();
         Ok(Vault {
             name: name.to_string(),
             root: canonical,
@@ -89,7 +92,7 @@ impl Vault {
             files_dir: settings.doc_files_dir.clone(),
             doc_max_bytes: settings.doc_max_bytes,
             timestamp_key: settings.timestamp_key.clone(),
-            write_lock: Mutex::new(()),
+            write_lock: lock::WriteLock::new(&root_lock_path),
             journal: None,
         })
     }

@@ -459,10 +459,8 @@ impl Vault {
         }
     }
 
-    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        // A panic while holding the lock cannot leave a half-written file (writes are atomic),
-        // so a poisoned lock is safe to reuse.
-        self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
+    pub(super) fn lock(&self) -> super::lock::WriteGuard<'_> {
+        self.write_lock.acquire()
     }
 
     /// Reads a file that must exist, as bytes.

@@ -37,6 +37,7 @@ mod serve;
 mod tidy;
 mod tls;
 mod tour;
+mod two_writers;
 mod upkeep;
 mod vault_ops;
 mod web;
