@@ -5,7 +5,9 @@
 //! which the kernel releases when the process ends however it ends, so a crash never leaves a
 //! stale owner behind. The owner listens on `indexer.sock` beside it: a Unix socket inside the
 //! data directory, which is private to the user (0700), so nothing guesses a port and no API key
-//! is involved. Every other process on that data directory is a reader: it searches the files
+//! is involved; every request also carries the owner's token from `owner.token` (0600, made
+//! afresh by each owner), so a process that can reach the socket but not read the data
+//! directory is refused before any job starts. Every other process on that data directory is a reader: it searches the files
 //! read-only and sends its index jobs (a pass over a vault, paths it has just written) to the
 //! owner over the socket.
 //!
@@ -32,6 +34,10 @@ use crate::index::{Pass, Silent, SyncReport};
 const LOCK_FILE: &str = "owner.lock";
 /// The owner's socket.
 const SOCKET_FILE: &str = "indexer.sock";
+/// The owner's token, 0600 beside the socket: a caller proves it may read the data directory
+/// (and so is a process of this user's mdvault, not anything that can reach the socket) by
+/// sending it with every request. Made afresh by each owner.
+const TOKEN_FILE: &str = "owner.token";
 /// How long a reader waits for a socket that an owner has locked but not yet bound (an owner
 /// opens its store and index between the two, which takes a moment on a large index).
 const CONNECT_PATIENCE: Duration = Duration::from_secs(20);
@@ -86,6 +92,40 @@ pub enum Request {
         /// Vault-relative paths.
         paths: Vec<String>,
     },
+}
+
+/// A request line: the job and the owner's token.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Envelope {
+    token: String,
+    request: Request,
+}
+
+/// A fresh token: 32 random bytes, hex.
+fn new_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 32];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Writes the token where only this user can read it, replacing a dead owner's.
+fn write_token(path: &Path, token: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let staged = path.with_extension(format!("{}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&staged)?;
+    f.write_all(token.as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&staged, path)
+}
+
+/// Compares two tokens in time that does not depend on where they differ.
+fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The owner's answer.
@@ -185,6 +225,11 @@ impl Endpoint {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error("remove the stale socket", &path, &e)),
         }
+        let token_path = data_dir.join(TOKEN_FILE);
+        let token = new_token()
+            .and_then(|t| write_token(&token_path, &t).map(|()| t))
+            .map_err(|e| io_error("write the owner token", &token_path, &e))?;
+        let token: Arc<str> = Arc::from(token);
         let listener = UnixListener::bind(&path).map_err(|e| io_error("listen on", &path, &e))?;
         let socket = listener.try_clone().map_err(|e| io_error("listen on", &path, &e))?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -202,12 +247,12 @@ impl Endpoint {
                         std::thread::sleep(Duration::from_millis(20));
                         continue;
                     };
-                    let (info, indexer) = (info.clone(), indexer.clone());
+                    let (info, indexer, token) = (info.clone(), indexer.clone(), token.clone());
                     // One thread per connection: a long pass asked for by one reader must not
                     // keep another reader's hello waiting. Jobs still run one at a time.
                     let _ = std::thread::Builder::new()
                         .name("mdvault-owner-conn".into())
-                        .spawn(move || answer(conn, &info, &indexer));
+                        .spawn(move || answer(conn, &info, &indexer, &token));
                 }
             })
             .map_err(|e| io_error("start the listener for", &path, &e))?;
@@ -230,23 +275,35 @@ impl Drop for Endpoint {
             let _ = t.join();
         }
         let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_file(self.path.with_file_name(TOKEN_FILE));
     }
 }
 
-fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer) {
+fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer, token: &str) {
     let _ = conn.set_read_timeout(Some(REQUEST_TIMEOUT));
     let mut line = String::new();
     let Ok(mut writer) = conn.try_clone() else { return };
     if BufReader::new(conn).read_line(&mut line).is_err() || line.trim().is_empty() {
         return;
     }
-    let reply = match serde_json::from_str::<Request>(&line) {
-        Err(e) => Reply::Error {
+    let request = match serde_json::from_str::<Envelope>(&line) {
+        Ok(e) if same_token(&e.token, token) => Ok(e.request),
+        Ok(_) => Err(Reply::Error {
+            code: ErrorCode::Unauthorized.as_str().to_string(),
+            message: format!(
+                "the request did not carry the owner's token ({TOKEN_FILE} in the data \
+                 directory); only mdvault processes that can read the data directory may ask"
+            ),
+        }),
+        Err(e) => Err(Reply::Error {
             code: ErrorCode::InvalidRequest.as_str().to_string(),
             message: format!(
                 "the owner could not read the request ({e}); are both processes the same mdvault version?"
             ),
-        },
+        }),
+    };
+    let reply = match request {
+        Err(refused) => refused,
         Ok(Request::Hello) => {
             Reply::Owner(OwnerInfo { progress: indexer.progress(), ..info.clone() })
         }
@@ -308,7 +365,12 @@ impl OwnerClient {
             }
         };
         conn.set_read_timeout(wait).map_err(|e| io_error("talk to", &self.socket, &e))?;
-        let mut text = serde_json::to_string(req).unwrap_or_default();
+        // Read after connecting: the owner writes its token before it binds the socket.
+        let token_path = self.socket.with_file_name(TOKEN_FILE);
+        let token = std::fs::read_to_string(&token_path)
+            .map_err(|e| io_error("read the owner token", &token_path, &e))?;
+        let envelope = Envelope { token: token.trim().to_string(), request: req.clone() };
+        let mut text = serde_json::to_string(&envelope).unwrap_or_default();
         text.push('\n');
         conn.write_all(text.as_bytes()).map_err(|e| io_error("write to", &self.socket, &e))?;
         let mut line = String::new();
@@ -392,6 +454,20 @@ mod tests {
         assert!(try_own(dir.path()).unwrap().is_none(), "a second owner while the first lives");
         drop(first);
         assert!(try_own(dir.path()).unwrap().is_some(), "ownership is free again after a drop");
+    }
+
+    #[test]
+    fn tokens_are_fresh_private_and_compared_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (new_token().unwrap(), new_token().unwrap());
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+        let path = dir.path().join(TOKEN_FILE);
+        write_token(&path, &a).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(same_token(&a, &std::fs::read_to_string(&path).unwrap()));
+        assert!(!same_token(&a, &b) && !same_token(&a, &a[..63]) && !same_token(&a, ""));
     }
 
     #[test]

@@ -134,3 +134,28 @@ fn sigterm_ends_the_server_within_seconds_while_a_long_request_runs() {
     assert!(took < std::time::Duration::from_secs(7), "SIGTERM took {took:?}");
     let _ = request.join();
 }
+
+#[test]
+fn the_owner_socket_refuses_a_request_without_the_owners_token() {
+    use std::io::{BufRead, BufReader, Write};
+    let (_v, s) = server();
+    let socket = s.data.path().join("indexer.sock");
+    let ask = |line: &str| -> serde_json::Value {
+        let mut conn = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        conn.write_all(format!("{line}\n").as_bytes()).unwrap();
+        let mut reply = String::new();
+        BufReader::new(conn).read_line(&mut reply).unwrap();
+        serde_json::from_str(&reply).unwrap()
+    };
+    let full = json!({"job": "sync", "vault": "fixture", "full": true, "re_embed": true});
+    // The bare request, and one with a guessed token, are refused before any pass starts.
+    let bare = ask(&full.to_string());
+    assert!(bare["error"]["code"].is_string(), "{bare}");
+    assert!(bare.get("report").is_none(), "{bare}");
+    let guessed = ask(&json!({"token": "0".repeat(64), "request": full}).to_string());
+    assert_eq!(guessed["error"]["code"], "unauthorized", "{guessed}");
+    // With the token from the private data directory, the owner answers.
+    let token = std::fs::read_to_string(s.data.path().join("owner.token")).unwrap();
+    let hello = ask(&json!({"token": token.trim(), "request": {"job": "hello"}}).to_string());
+    assert!(hello["owner"]["pid"].is_number(), "{hello}");
+}
