@@ -24,7 +24,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::index::SyncReport;
 use crate::search::SearchResponse;
 use crate::service::{self as tools, Target};
-use crate::vault::Change;
+use crate::vault::{Change, NoteRead};
 
 /// What the server tells a model before its first call.
 pub const INSTRUCTIONS: &str = "\
@@ -36,8 +36,10 @@ to prove one is absent, call vault_grep.
 - Before vault_patch, call vault_map on the note and copy a heading path from it (`A::B::C`); \
 a unique last part is enough. `A > B` works too, and so does the section a search result \
 names. Two headings with one path are told apart by line: `A::B@12`.
-- Paths may be pasted as links spell them (`/A/B%20C`, no `.md`, other case); a miss names \
-the nearest paths.
+- Paths are relative to the vault folder. To read or edit a note, its name alone (`Boiler`) or \
+an alias also works when no other note answers to it, and so do links' spellings (`/A/B%20C`, \
+no `.md`, other case); a miss names the nearest paths, an ambiguous name every candidate. A new \
+note is created at the path as written.
 - Do not check whether a note exists before writing: vault_write refuses to overwrite unless \
 `overwrite` is set, and vault_append can create with `create_if_missing`.
 - Do not edit index.md: it is generated. Fix a note's title or description instead.
@@ -123,6 +125,15 @@ pub fn render_change(c: Change) -> String {
         out.push_str(&format!("\n\nWarning ({}): {}", w.code, w.message));
     }
     out
+}
+
+/// A read: the text, after a line saying which note was read when the caller named it some
+/// other way (a name, an alias).
+fn render_read(r: NoteRead) -> String {
+    match r.reading.sentence(&r.path) {
+        Some(s) => format!("({s})\n\n{}", r.content),
+        None => r.content,
+    }
 }
 
 fn change(c: Change) -> String {
@@ -377,7 +388,7 @@ impl VaultMcp {
         Parameters(a): Parameters<tools::ReadArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        answer(self.run(&ctx, move |e, t| tools::read(e, t, a)).await, |r| r.content)
+        answer(self.run(&ctx, move |e, t| tools::read(e, t, a)).await, render_read)
     }
 
     /// List a folder of the vault: subfolders first, then files with size and modification

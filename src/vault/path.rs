@@ -73,6 +73,50 @@ pub struct Target {
     pub rel: String,
     /// Absolute path on disk (under the canonical vault root).
     pub abs: PathBuf,
+    /// How the caller's path came to name it, when the caller did not write `rel`.
+    pub reading: Reading,
+}
+
+/// How a caller's path came to name its target when the caller did not write the target's
+/// vault path: said in the reply, so the caller learns the path to use next time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Reading {
+    /// As written, or another spelling of the same place (percent-decoded, `.md` added,
+    /// another case), which the reply's path shows well enough.
+    #[default]
+    AsWritten,
+    /// A note name or partial path (`written`) found where Obsidian resolves a wikilink.
+    ByName {
+        /// The name as the caller wrote it.
+        written: String,
+    },
+    /// A name (`written`) found in a note's `aliases` frontmatter.
+    ByAlias {
+        /// The name as the caller wrote it.
+        written: String,
+    },
+}
+
+impl Reading {
+    /// What the reply says about it, for the target at `rel`; `None` when there is nothing
+    /// to say.
+    pub fn sentence(&self, rel: &str) -> Option<String> {
+        match self {
+            Reading::AsWritten => None,
+            Reading::ByName { written } => Some(format!("'{written}' was found by name: {rel}")),
+            Reading::ByAlias { written } => {
+                Some(format!("'{written}' was found as an alias of {rel}"))
+            }
+        }
+    }
+
+    /// `message` with the sentence, if any, added in parentheses.
+    pub fn told(&self, rel: &str, message: String) -> String {
+        match self.sentence(rel) {
+            Some(s) => format!("{message} ({s})"),
+            None => message,
+        }
+    }
 }
 
 /// The file kinds the gate needs to tell apart.
@@ -293,7 +337,7 @@ pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Resu
     }
 
     let abs = reject_symlinks(root, &parts, raw)?;
-    Ok(Target { rel, abs })
+    Ok(Target { rel, abs, reading: Reading::AsWritten })
 }
 
 /// Walks the unresolved path from the root and refuses any existing component that is a
@@ -429,5 +473,15 @@ mod tests {
         assert_eq!(code(root, "alias/new/x.md", Access::WriteNote), ErrorCode::InvalidPath);
         let t = gate(root, &suffixes(), "real/missing/x.md", Access::WriteNote).unwrap();
         assert_eq!(t.abs, root.join("real/missing/x.md"));
+    }
+
+    #[test]
+    fn a_reading_is_said_in_the_reply_only_when_the_path_was_not_written_as_is() {
+        assert_eq!(Reading::AsWritten.told("a.md", "created a.md".into()), "created a.md");
+        let named = Reading::ByName { written: "Deep".into() };
+        let told = named.told("Sub/Deep.md", "appended to Sub/Deep.md".into());
+        assert_eq!(told, "appended to Sub/Deep.md ('Deep' was found by name: Sub/Deep.md)");
+        let alias = Reading::ByAlias { written: "Boiler".into() }.sentence("Home/Heating.md");
+        assert_eq!(alias.unwrap(), "'Boiler' was found as an alias of Home/Heating.md");
     }
 }

@@ -1,0 +1,171 @@
+//! Paths as agents write them, on the real binary: a bare note name, an alias, a note named
+//! like its folder, a name several notes answer to and a name that misses, over stdio MCP
+//! (`mdvault mcp`). The rules themselves have unit tests beside `vault::find` and
+//! `vault::ops`; these check that the surface reaches them.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::TempVault;
+
+const HASHING: &[(&str, &str)] = &[("MDVAULT_EMBEDDING__BACKEND", "hashing")];
+
+/// A vault with notes in subfolders, a note named like its folder, a note known by an alias,
+/// and two notes of one name.
+fn vault() -> TempVault {
+    let v = TempVault::empty();
+    v.write("Projects/Alpha/Plan.md", "# Plan\n\n## Risks\n\n- weather\n");
+    v.write("Sub/Sub.md", "# Sub\n\nThe folder's own note.\n");
+    v.write("Home/Heating.md", "---\naliases:\n  - Boiler\n---\n# Heating\n\nSerial NB-7726041.\n");
+    v.write("A/Twin.md", "# Twin A\n");
+    v.write("B/Twin.md", "# Twin B\n");
+    v
+}
+
+/// The vault's visible files and folders with their bytes, without the generated `index.md`
+/// (and its hidden temporary) that a background pass may write at any moment.
+fn files(v: &TempVault) -> BTreeMap<String, Option<Vec<u8>>> {
+    let mut all = v.snapshot();
+    all.retain(|path, _| path != "index.md" && !path.split('/').any(|p| p.starts_with('.')));
+    all
+}
+
+/// `mdvault mcp` over one vault, spoken to in newline-delimited JSON-RPC.
+struct Session {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    next: u64,
+    _home: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+impl Session {
+    fn start(v: &TempVault) -> Session {
+        let home = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mdvault"))
+            .arg("mcp")
+            .arg("--vault")
+            .arg(format!("notes={}", v.root().display()))
+            .arg("--data-dir")
+            .arg(data.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("MDVAULT_CONFIG", "")
+            .env("MDVAULT_LOG", "warn")
+            .envs(HASHING.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        let mut s = Session { child, input, output, next: 1, _home: home, _data: data };
+        s.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "paths-test", "version": "1"}}),
+        );
+        s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    fn send(&mut self, msg: Value) {
+        writeln!(self.input, "{msg}").unwrap();
+        self.input.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            assert!(self.output.read_line(&mut line).unwrap() > 0, "the stdio server ended");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v.get("result").cloned().unwrap_or(v);
+            }
+        }
+    }
+
+    /// Calls a tool; (is_error, text).
+    fn tool(&mut self, name: &str, args: Value) -> (bool, String) {
+        let r = self.request("tools/call", json!({"name": name, "arguments": args}));
+        let text = r["content"]
+            .as_array()
+            .map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
+            .unwrap_or_else(|| panic!("no content: {r}"));
+        (r["isError"].as_bool().unwrap_or(false), text)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_bare_name_an_alias_and_a_note_named_like_its_folder_reach_their_notes_over_stdio_mcp() {
+    let v = vault();
+    let mut m = Session::start(&v);
+    let (err, text) = m.tool("vault_read", json!({"path": "Plan", "section": "Risks"}));
+    assert!(!err, "{text}");
+    assert!(text.starts_with("('Plan' was found by name: Projects/Alpha/Plan.md)"), "{text}");
+    assert!(text.contains("- weather"), "{text}");
+    let (err, text) = m.tool(
+        "vault_patch",
+        json!({"path": "Plan.md", "target": "Risks", "operation": "append", "content": "- cost"}),
+    );
+    assert!(!err, "{text}");
+    assert!(text.starts_with("appended to 'Plan::Risks' in Projects/Alpha/Plan.md"), "{text}");
+    assert!(v.read("Projects/Alpha/Plan.md").contains("- weather\n- cost\n"));
+
+    let (err, text) = m.tool("vault_read", json!({"path": "Boiler"}));
+    assert!(!err, "{text}");
+    assert!(text.contains("'Boiler' was found as an alias of Home/Heating.md"), "{text}");
+    assert!(text.contains("NB-7726041"), "{text}");
+
+    // `Sub` is a folder at the vault root and the name of the note inside it.
+    let (err, text) = m.tool("vault_read", json!({"path": "Sub"}));
+    assert!(!err, "{text}");
+    assert!(text.contains("The folder's own note."), "{text}");
+    let (err, text) = m.tool("vault_map", json!({"path": "Sub"}));
+    assert!(!err && text.starts_with("# Sub/Sub.md"), "{text}");
+
+    // A new name is a new name: vault_write never finds a note elsewhere.
+    let (err, text) = m.tool("vault_write", json!({"path": "Plan.md", "content": "# Root plan\n"}));
+    assert!(!err && text.starts_with("created Plan.md"), "{text}");
+    assert_eq!(v.read("Plan.md"), "# Root plan\n");
+    assert!(v.read("Projects/Alpha/Plan.md").starts_with("# Plan\n"));
+}
+
+#[test]
+fn an_ambiguous_or_missing_name_is_refused_with_the_paths_to_use_over_stdio_mcp() {
+    let v = vault();
+    let mut m = Session::start(&v);
+    let before = files(&v);
+    let (err, text) = m.tool("vault_set_body", json!({"path": "Twin", "content": "x"}));
+    assert!(err, "{text}");
+    assert!(text.starts_with("Refused (ambiguous_path): 'Twin' could mean 2 files"), "{text}");
+    assert!(text.contains("A/Twin.md, B/Twin.md; pass one of these paths"), "{text}");
+    // A miss names the nearest paths, whatever the refusal's code.
+    let (err, text) = m.tool("vault_read", json!({"path": "Plann"}));
+    assert!(err && text.starts_with("Refused (unsupported_suffix): "), "{text}");
+    assert!(text.contains("the nearest existing paths are: Projects/Alpha/Plan.md"), "{text}");
+    let (err, text) = m.tool("vault_read", json!({"path": "Projects/Alpha/Plann.md"}));
+    assert!(err && text.starts_with("Refused (not_found): "), "{text}");
+    assert!(text.contains("Projects/Alpha/Plan.md"), "{text}");
+    let (err, text) = m.tool("vault_map", json!({"path": "Projects/Alpha"}));
+    assert!(err && text.starts_with("Refused (is_directory): "), "{text}");
+    assert!(text.contains("nearest existing paths are"), "{text}");
+    assert_eq!(files(&v), before);
+}
