@@ -1076,11 +1076,10 @@ pub fn move_file(
         ));
     }
     let change = v.move_file(source, destination, a.update_links, expected)?;
-    // The source as the vault spells it (`./Inbox/x.md` is `Inbox/x.md`), so the index and
-    // index.md find the entry to drop.
-    let from = crate::vault::path::normalize(source)
-        .map(|parts| parts.join("/"))
-        .unwrap_or_else(|_| source.to_string());
+    // The source as the vault spells it (`./Inbox/x.md` is `Inbox/x.md`, an absolute path
+    // inside the vault folder its relative form), so the index and index.md find the entry
+    // to drop.
+    let from = v.vault_path(source).unwrap_or_else(|_| source.to_string());
     Ok(refreshed(desk, change, &[&from]))
 }
 

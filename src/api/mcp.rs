@@ -39,7 +39,7 @@ names. Two headings with one path are told apart by line: `A::B@12`.
 - Paths are relative to the vault folder. To read or edit a note, its name alone (`Boiler`) or \
 an alias also works when no other note answers to it, and so do links' spellings (`/A/B%20C`, \
 no `.md`, other case); a miss names the nearest paths, an ambiguous name every candidate. A new \
-note is created at the path as written.
+note is created at the path as written. An absolute path works only inside the vault folder.
 - Do not check whether a note exists before writing: vault_write refuses to overwrite unless \
 `overwrite` is set, and vault_append can create with `create_if_missing`.
 - Do not edit index.md: it is generated. Fix a note's title or description instead.
@@ -128,7 +128,7 @@ pub fn render_change(c: Change) -> String {
 }
 
 /// A read: the text, after a line saying which note was read when the caller named it some
-/// other way (a name, an alias).
+/// other way (an absolute path, a name, an alias).
 fn render_read(r: NoteRead) -> String {
     match r.reading.sentence(&r.path) {
         Some(s) => format!("({s})\n\n{}", r.content),

@@ -18,7 +18,7 @@ use super::find::Named;
 use super::headings::{self, Scope};
 use super::journal::{self, Record, Step};
 use super::links::{self, PathSet};
-use super::path::{Access, Reading, Suffixes, Target, gate};
+use super::path::{self, Access, Reading, Rooting, Suffixes, Target, gate};
 use super::{Vault, diff, find, frontmatter, fs, text};
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
@@ -406,8 +406,32 @@ fn rfc3339_seconds(t: std::time::SystemTime) -> String {
 }
 
 impl Vault {
+    /// The caller's path as the gate reads it: an absolute path inside the vault folder made
+    /// relative, one outside it refused (`path::unroot`, the one place that decides), with
+    /// how it was read.
+    fn unrooted(&self, raw: &str) -> Result<(String, Reading)> {
+        let home = super::home_for(raw);
+        match path::unroot(&self.roots(home.as_deref()), raw)? {
+            Rooting::Relative => Ok((raw.to_string(), Reading::AsWritten)),
+            Rooting::Inside(rel) => {
+                Ok((rel, Reading::Unrooted { written: raw.trim().to_string() }))
+            }
+        }
+    }
+
+    /// Gates a caller's path for `access`, as [`Vault::unrooted`] reads it.
     pub(super) fn gate(&self, raw: &str, access: Access) -> Result<Target> {
-        gate(&self.root, &self.suffixes, raw, access)
+        let (path, reading) = self.unrooted(raw)?;
+        let mut target = gate(&self.root, &self.suffixes, &path, access)?;
+        target.reading = reading;
+        Ok(target)
+    }
+
+    /// The vault path a caller's path names, without the gate's other checks: for a caller
+    /// that must name what an operation touched (the source of a move, to drop it from the
+    /// index).
+    pub fn vault_path(&self, raw: &str) -> Result<String> {
+        Ok(path::normalize(&self.unrooted(raw)?.0)?.join("/"))
     }
 
     /// The existing file a caller's path means, forgiving how agents write paths: when the
@@ -418,8 +442,13 @@ impl Vault {
     /// them exists, except a missing suffix or a folder, which are what a name looks like:
     /// those refusals name the nearest existing paths.
     fn forgiving(&self, raw: &str, access: Access, reach: Reach) -> Result<Lookup> {
-        let path = raw.to_string();
-        let gate = |p: &str| self.gate(p, access);
+        let (path, reading) = self.unrooted(raw)?;
+        let gate = |p: &str| {
+            gate(&self.root, &self.suffixes, p, access).map(|mut t| {
+                t.reading = reading.clone();
+                t
+            })
+        };
         let gated = gate(&path);
         match &gated {
             Ok(t) if t.abs.exists() => return gated.map(Lookup::Found),
@@ -2115,5 +2144,42 @@ mod tests {
         assert_eq!(std::fs::read(dir.path().join("Sub/Deep.md")).unwrap(), deep);
         // Without create_if_missing an append is an edit, and finds by name.
         assert_eq!(vault.append("Boiler", "more", false, None).unwrap().path, "Home/Heating.md");
+    }
+
+    #[test]
+    fn an_absolute_path_inside_the_vault_is_read_relative_to_it_and_one_outside_makes_nothing() {
+        let (dir, vault) = named_vault();
+        let root = vault.root().to_path_buf();
+        let abs = format!("{}/Notes/x.md", root.display());
+        let change = vault.write(&abs, "# X\n", false, None).unwrap();
+        assert_eq!(change.path, "Notes/x.md");
+        assert!(change.message.contains(&format!("the absolute path {abs} is inside the vault")));
+        assert!(root.join("Notes/x.md").is_file());
+        let read = vault.read(&format!("{}/Sub/Deep", root.display()), None, &NoDocuments);
+        assert_eq!(read.unwrap().path, "Sub/Deep.md");
+        // The predecessor's root-relative form still works.
+        assert_eq!(vault.read("/Sub/Deep.md", None, &NoDocuments).unwrap().path, "Sub/Deep.md");
+        let before = snapshot(dir.path());
+        for outside in ["/home/me/notes/y.md", "/tmp/elsewhere/y.md", "C:/Users/me/y.md"] {
+            let err = vault.write(outside, "x", false, None).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidPath, "{outside}");
+            assert!(err.message().contains(&root.display().to_string()), "{}", err.message());
+            assert_eq!(vault.create_folder(outside).unwrap_err().code(), ErrorCode::InvalidPath);
+            assert_eq!(
+                vault.append(outside, "x", true, None).unwrap_err().code(),
+                ErrorCode::InvalidPath
+            );
+        }
+        assert_eq!(snapshot(dir.path()), before, "a refused absolute path made something");
+        // A vault opened through a symlink knows that path too.
+        #[cfg(unix)]
+        {
+            let elsewhere = tempfile::tempdir().unwrap();
+            let link = elsewhere.path().join("vault");
+            std::os::unix::fs::symlink(&root, &link).unwrap();
+            let linked = Vault::open("t", &link, &settings()).unwrap();
+            let via = format!("{}/Sub/Sub.md", link.display());
+            assert_eq!(linked.read(&via, None, &NoDocuments).unwrap().path, "Sub/Sub.md");
+        }
     }
 }

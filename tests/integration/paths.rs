@@ -1,7 +1,9 @@
-//! Paths as agents write them, on the real binary: a bare note name, an alias, a note named
-//! like its folder, a name several notes answer to and a name that misses, over stdio MCP
-//! (`mdvault mcp`). The rules themselves have unit tests beside `vault::find` and
-//! `vault::ops`; these check that the surface reaches them.
+//! Paths as agents write them, on the real binary: an absolute path (read relative to the
+//! vault folder inside it, refused outside it without making a folder), a bare note name, an
+//! alias, a note named like its folder, a name several notes answer to and a name that misses,
+//! over stdio MCP (`mdvault mcp`); and an absolute path over REST. The rules themselves have
+//! unit tests beside `vault::path`, `vault::find` and `vault::ops`; these check that every
+//! surface reaches them.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -9,7 +11,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::TempVault;
+use crate::common::{Server, TempVault};
 
 const HASHING: &[(&str, &str)] = &[("MDVAULT_EMBEDDING__BACKEND", "hashing")];
 
@@ -114,6 +116,43 @@ impl Drop for Session {
 }
 
 #[test]
+fn an_absolute_path_is_read_inside_the_vault_folder_and_refused_outside_it_over_stdio_mcp() {
+    let v = vault();
+    let mut m = Session::start(&v);
+    let before = files(&v);
+    for outside in ["/home/me/notes/x.md", "/tmp/mdvault-elsewhere/x.md", "C:\\Users\\me\\x.md"] {
+        let (err, text) = m.tool("vault_write", json!({"path": outside, "content": "# X\n"}));
+        assert!(err, "{outside}: {text}");
+        assert!(text.starts_with("Refused (invalid_path): "), "{text}");
+        assert!(text.contains(&v.root().display().to_string()), "the vault folder: {text}");
+        assert!(text.contains("'x.md'"), "the relative form: {text}");
+    }
+    // The relative form keeps the folders the vault has.
+    let (err, text) = m.tool(
+        "vault_append",
+        json!({"path": "/Users/me/Vault/Projects/Alpha/Plan.md", "content": "- x"}),
+    );
+    assert!(err && text.contains("'Projects/Alpha/Plan.md'"), "{text}");
+    assert_eq!(files(&v), before, "a refused absolute path changed the vault");
+    assert!(!v.root().join("home").exists() && !v.root().join("tmp").exists());
+
+    // Inside the vault folder, the path is read relative to it, and the reply says so.
+    let inside = format!("{}/Inbox/New.md", v.root().display());
+    let (err, text) = m.tool("vault_write", json!({"path": inside, "content": "# New\n"}));
+    assert!(!err, "{text}");
+    assert!(text.starts_with("created Inbox/New.md"), "{text}");
+    assert!(text.contains(&format!("the absolute path {inside} is inside the vault")), "{text}");
+    assert_eq!(v.read("Inbox/New.md"), "# New\n");
+    let plan = format!("{}/Projects/Alpha/Plan.md", v.root().display());
+    let (err, text) = m.tool("vault_read", json!({"path": plan}));
+    assert!(!err && text.contains("read as Projects/Alpha/Plan.md"), "{text}");
+    assert!(text.contains("- weather"), "{text}");
+    // The predecessor's leading slash still means the vault root.
+    let (err, text) = m.tool("vault_read", json!({"path": "/Projects/Alpha/Plan.md"}));
+    assert!(!err && text.starts_with("# Plan"), "{text}");
+}
+
+#[test]
 fn a_bare_name_an_alias_and_a_note_named_like_its_folder_reach_their_notes_over_stdio_mcp() {
     let v = vault();
     let mut m = Session::start(&v);
@@ -168,4 +207,21 @@ fn an_ambiguous_or_missing_name_is_refused_with_the_paths_to_use_over_stdio_mcp(
     assert!(err && text.starts_with("Refused (is_directory): "), "{text}");
     assert!(text.contains("nearest existing paths are"), "{text}");
     assert_eq!(files(&v), before);
+}
+
+#[test]
+fn an_absolute_path_over_rest_is_refused_outside_the_vault_folder_and_read_relative_inside() {
+    let v = vault();
+    let s = Server::start(&[format!("notes={}", v.root().display())], HASHING);
+    let before = files(&v);
+    let r = s.call("PUT", "/vault//home/me/notes/x.md", &[], Some(b"# X\n"));
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_path"), "{}", r.body);
+    assert_eq!(files(&v), before);
+    assert!(!v.root().join("home").exists());
+    let inside = format!("/vault/{}/Inbox/Rest.md", v.root().display());
+    let r = s.call("PUT", &inside, &[("Accept", "application/json")], Some(b"# Rest\n"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["path"], "Inbox/Rest.md", "{}", r.body);
+    assert!(r.json()["message"].as_str().unwrap().contains("is inside the vault"), "{}", r.body);
+    assert_eq!(v.read("Inbox/Rest.md"), "# Rest\n");
 }
