@@ -1,9 +1,9 @@
 //! Paths as agents write them, on the real binary: an absolute path (read relative to the
 //! vault folder inside it, refused outside it without making a folder), a bare note name, an
-//! alias, a note named like its folder, a name several notes answer to and a name that misses,
-//! over stdio MCP (`mdvault mcp`); and an absolute path over REST. The rules themselves have
-//! unit tests beside `vault::path`, `vault::find` and `vault::ops`; these check that every
-//! surface reaches them.
+//! alias, a note named like its folder, a name several notes answer to, a name that misses,
+//! and a tool call without a required argument, over stdio MCP (`mdvault mcp`); and an
+//! absolute path over REST. The rules themselves have unit tests beside `vault::path`,
+//! `vault::find` and `vault::ops`; these check that every surface reaches them.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -206,6 +206,35 @@ fn an_ambiguous_or_missing_name_is_refused_with_the_paths_to_use_over_stdio_mcp(
     let (err, text) = m.tool("vault_map", json!({"path": "Projects/Alpha"}));
     assert!(err && text.starts_with("Refused (is_directory): "), "{text}");
     assert!(text.contains("nearest existing paths are"), "{text}");
+    assert_eq!(files(&v), before);
+}
+
+#[test]
+fn a_tool_call_without_its_operation_is_refused_naming_it_and_its_values() {
+    let v = vault();
+    let mut m = Session::start(&v);
+    let before = files(&v);
+    let (err, text) = m.tool(
+        "vault_patch",
+        json!({"path": "Projects/Alpha/Plan.md", "target": "Risks", "content": "- x"}),
+    );
+    assert!(err, "{text}");
+    assert_eq!(
+        text,
+        "Refused (invalid_request): `operation` is missing; vault_patch needs it: one of \
+         replace, prepend, append"
+    );
+    let (err, text) = m.tool(
+        "vault_patch",
+        json!({"path": "Projects/Alpha/Plan.md", "target": "Risks", "operation": "insert"}),
+    );
+    assert!(err, "{text}");
+    assert!(text.starts_with("Refused (invalid_request): `operation` is the string"), "{text}");
+    let (err, text) = m.tool("vault_read", json!({"path": ["Plan"]}));
+    assert!(
+        err && text == "Refused (invalid_request): `path` is a list; it takes a string",
+        "{text}"
+    );
     assert_eq!(files(&v), before);
 }
 
