@@ -180,7 +180,9 @@ pub fn unroot(roots: &Roots<'_>, raw: &str) -> Result<Rooting> {
         && bytes[0].is_ascii_alphabetic()
         && bytes[1] == b':'
         && matches!(bytes[2], b'/' | b'\\');
-    if drive {
+    // A vault folder named like a drive (`c:`) is the vault's, as a leading `/` before a
+    // folder the vault has is.
+    if drive && !has_entry(roots.canonical, &t[..2]) {
         return Err(outside(roots, raw, &[]));
     }
     let tilde = t == "~" || t.starts_with("~/");
@@ -730,6 +732,8 @@ mod tests {
         }
         std::fs::create_dir_all(root.join("tmp")).unwrap();
         assert_eq!(unroot(&only(&root), "/tmp/x.md").unwrap(), Rooting::Relative);
+        std::fs::create_dir_all(root.join("c:")).unwrap();
+        assert_eq!(unroot(&only(&root), "c:/x.md").unwrap(), Rooting::Relative);
         // Only the exact name: `Home` is not `/home`.
         assert_eq!(unroot(&only(&root), "/home/x.md").unwrap_err().code(), ErrorCode::InvalidPath);
     }
