@@ -168,8 +168,9 @@ const SYSTEM_TOPS: &[&str] = &[
 ///
 /// - one that starts with the vault folder (canonical or as configured; `~` is the home
 ///   folder) names the place inside it: [`Rooting::Inside`];
-/// - a leading `/` whose first folder the vault has, or that names no folder of this machine
-///   nor a usual system one, is vault-relative, as the predecessor wrote "from the vault root";
+/// - one whose first part the vault has (by its exact name: `/Home/...`, even `c:/...`), or a
+///   leading `/` before no folder of this machine nor a usual system one, is vault-relative,
+///   as the predecessor wrote "from the vault root";
 /// - anything else that starts with `/`, `~` or a drive letter (`C:\`, `C:/`) is an absolute
 ///   path outside the vault, refused with `invalid_path`: taking it as vault-relative would
 ///   make `home/me/...` folders inside the vault.
