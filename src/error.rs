@@ -46,6 +46,9 @@ codes! {
     InvalidPath = ("invalid_path", 400),
     /// The request's write scope is narrower than the caller thinks; do not retry elsewhere.
     OutOfScope = ("out_of_scope", 400),
+    /// A note name that several files answer to (by file name, path ending or alias); pass
+    /// one of the paths the message lists.
+    AmbiguousPath = ("ambiguous_path", 400),
     /// The wrong kind of file for this verb, including a folder named like a file.
     UnsupportedSuffix = ("unsupported_suffix", 400),
     /// A directory where a file was needed.

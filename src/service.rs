@@ -183,7 +183,8 @@ pub struct ReadArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub vault: Option<String>,
-    /// Vault-relative path of the note, e.g. "Projects/Alpha.md".
+    /// Vault-relative path of the note ("Projects/Alpha.md"); its name alone ("Alpha") or an
+    /// alias finds it anywhere in the vault when no other note answers to it.
     pub path: String,
     /// Only this section: a heading path from vault_map such as "Plan::Risks", or a unique
     /// heading name.
@@ -212,7 +213,8 @@ pub struct MapArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub vault: Option<String>,
-    /// Vault-relative path of the note.
+    /// Vault-relative path of the note ("Projects/Alpha.md"); its name alone ("Alpha") or an
+    /// alias finds it anywhere in the vault when no other note answers to it.
     pub path: String,
 }
 
@@ -224,7 +226,8 @@ pub struct PatchArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub vault: Option<String>,
-    /// Vault-relative path of the note.
+    /// Vault-relative path of the note ("Projects/Alpha.md"); its name alone ("Alpha") or an
+    /// alias finds it anywhere in the vault when no other note answers to it.
     pub path: String,
     /// The heading to edit, as vault_map shows it ("Plan::Risks"); a unique trailing part
     /// ("Risks") also works. A block id ("^risk-table") edits the paragraph, list item or
@@ -325,7 +328,8 @@ pub struct ReplaceTextArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub vault: Option<String>,
-    /// Vault-relative path of the note.
+    /// Vault-relative path of the note ("Projects/Alpha.md"); its name alone ("Alpha") or an
+    /// alias finds it anywhere in the vault when no other note answers to it.
     pub path: String,
     /// The exact text to find (literal, case-sensitive).
     pub find: String,
@@ -347,7 +351,9 @@ pub struct AppendArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub vault: Option<String>,
-    /// Vault-relative path of the note.
+    /// Vault-relative path of the note ("Projects/Alpha.md"); without create_if_missing, its
+    /// name alone ("Alpha") or an alias finds it anywhere in the vault when no other note
+    /// answers to it. A note to create is made at the path as written.
     pub path: String,
     /// The Markdown to add at the end.
     pub content: String,
@@ -364,7 +370,8 @@ pub struct WriteArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub vault: Option<String>,
-    /// Vault-relative path of the note (ending in .md); missing folders are created.
+    /// Vault-relative path of the note (ending in .md); missing folders are created. The path
+    /// is taken as written: a name never finds a note elsewhere.
     pub path: String,
     /// The whole note, frontmatter included.
     pub content: String,
@@ -381,7 +388,8 @@ pub struct SetBodyArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub vault: Option<String>,
-    /// Vault-relative path of the note.
+    /// Vault-relative path of the note ("Projects/Alpha.md"); its name alone ("Alpha") or an
+    /// alias finds it anywhere in the vault when no other note answers to it.
     pub path: String,
     /// The new body; the frontmatter block is kept as it is.
     pub content: String,
@@ -395,7 +403,8 @@ pub struct SetFrontmatterArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub vault: Option<String>,
-    /// Vault-relative path of the note.
+    /// Vault-relative path of the note ("Projects/Alpha.md"); its name alone ("Alpha") or an
+    /// alias finds it anywhere in the vault when no other note answers to it.
     pub path: String,
     /// The frontmatter key.
     pub key: String,
@@ -455,7 +464,8 @@ impl SetFrontmatterArgs {
 pub struct EntriesArgs {
     /// The vault, by name (default: the connection's vault, else the default vault).
     pub vault: Option<String>,
-    /// Vault-relative path of the note.
+    /// Vault-relative path of the note ("Projects/Alpha.md"); its name alone ("Alpha") or an
+    /// alias finds it anywhere in the vault when no other note answers to it.
     pub path: String,
     /// The existing key the entries go beside (or replace).
     pub anchor: String,
@@ -591,7 +601,8 @@ pub struct LinksArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub vault: Option<String>,
-    /// Vault-relative path of the note or document.
+    /// Vault-relative path of the note or document; its name alone or an alias finds it
+    /// anywhere in the vault when no other file answers to it.
     pub path: String,
 }
 
@@ -1065,11 +1076,10 @@ pub fn move_file(
         ));
     }
     let change = v.move_file(source, destination, a.update_links, expected)?;
-    // The source as the vault spells it (`./Inbox/x.md` is `Inbox/x.md`), so the index and
-    // index.md find the entry to drop.
-    let from = crate::vault::path::normalize(source)
-        .map(|parts| parts.join("/"))
-        .unwrap_or_else(|_| source.to_string());
+    // The source as the vault spells it (`./Inbox/x.md` is `Inbox/x.md`, an absolute path
+    // inside the vault folder its relative form), so the index and index.md find the entry
+    // to drop.
+    let from = v.vault_path(source).unwrap_or_else(|_| source.to_string());
     Ok(refreshed(desk, change, &[&from]))
 }
 

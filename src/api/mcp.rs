@@ -4,7 +4,9 @@
 //! function on the blocking pool and renders the outcome as prose a model can act on.
 //! `vault_search` first waits its turn in `limits::Searches`, the queue REST searches share. A
 //! refusal becomes a tool error (`isError`) whose text starts with the code and ends with what
-//! to do next; protocol errors are left to rmcp (unknown tool, malformed arguments).
+//! to do next. Arguments too: a missing or wrong-typed argument, or a name outside a closed
+//! set, is `Refused (invalid_request)` naming the argument and what it takes (`Parameters`);
+//! only an unknown tool is left to rmcp.
 //!
 //! Over HTTP, which vault a call addresses and its write scope come from the URL
 //! (`/v/<name>/mcp/only/<path>`): the router puts a [`Target`] into the request's extensions and
@@ -13,10 +15,16 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::handler::server::common::{FromContextPart, schema_for_type};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+};
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::limits::Searches;
 use crate::engine::Engine;
@@ -24,7 +32,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::index::SyncReport;
 use crate::search::SearchResponse;
 use crate::service::{self as tools, Target};
-use crate::vault::Change;
+use crate::vault::{Change, NoteRead};
 
 /// What the server tells a model before its first call.
 pub const INSTRUCTIONS: &str = "\
@@ -36,8 +44,10 @@ to prove one is absent, call vault_grep.
 - Before vault_patch, call vault_map on the note and copy a heading path from it (`A::B::C`); \
 a unique last part is enough. `A > B` works too, and so does the section a search result \
 names. Two headings with one path are told apart by line: `A::B@12`.
-- Paths may be pasted as links spell them (`/A/B%20C`, no `.md`, other case); a miss names \
-the nearest paths.
+- Paths are relative to the vault folder. To read or edit a note, its name alone (`Boiler`) or \
+an alias also works when no other note answers to it, and so do links' spellings (`/A/B%20C`, \
+no `.md`, other case); a miss names the nearest paths, an ambiguous name every candidate. A new \
+note is created at the path as written. An absolute path works only inside the vault folder.
 - Do not check whether a note exists before writing: vault_write refuses to overwrite unless \
 `overwrite` is set, and vault_append can create with `create_if_missing`.
 - Do not edit index.md: it is generated. Fix a note's title or description instead.
@@ -78,6 +88,215 @@ impl VaultMcp {
         tokio::task::spawn_blocking(move || f(&engine, &target)).await.unwrap_or_else(|e| {
             Err(Error::new(ErrorCode::InternalError, format!("the tool failed unexpectedly: {e}")))
         })
+    }
+}
+
+/// A tool's arguments: the front door's struct, or the refusal that says which argument is
+/// wrong and what it takes. rmcp's own `Parameters` answers with serde's words ("failed to
+/// deserialize parameters: missing field `operation`"); a model acts on a refusal it can read
+/// like every other one. Named `Parameters` because rmcp's `#[tool]` macro finds a tool's
+/// input schema by that name.
+struct Parameters<T>(Result<T>);
+
+impl<T: JsonSchema> JsonSchema for Parameters<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
+impl<S, T> FromContextPart<ToolCallContext<'_, S>> for Parameters<T>
+where
+    T: DeserializeOwned + JsonSchema + 'static,
+{
+    fn from_context_part(
+        context: &mut ToolCallContext<'_, S>,
+    ) -> std::result::Result<Self, ErrorData> {
+        let args = context.arguments.take().unwrap_or_default();
+        Ok(Parameters(arguments(&context.name, args)))
+    }
+}
+
+/// The arguments, or the refusal that answers the call.
+macro_rules! take {
+    ($args:expr) => {
+        match $args {
+            Ok(a) => a,
+            Err(e) => return refusal(&e),
+        }
+    };
+}
+
+/// A tool call's arguments as `T`, or an `invalid_request` refusal naming the argument at
+/// fault and what it takes. serde decides whether the arguments fit; the tool's input schema
+/// (what the model was shown) only explains a misfit, so the two cannot disagree about what
+/// is accepted.
+fn arguments<T: DeserializeOwned + JsonSchema + 'static>(
+    tool: &str,
+    args: JsonObject,
+) -> Result<T> {
+    let value = Value::Object(args);
+    let err = match serde_path_to_error::deserialize::<_, T>(&value) {
+        Ok(parsed) => return Ok(parsed),
+        Err(err) => err,
+    };
+    let path: Vec<String> = err
+        .path()
+        .iter()
+        .filter_map(|s| match s {
+            serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+            serde_path_to_error::Segment::Seq { index } => Some(index.to_string()),
+            _ => None,
+        })
+        .collect();
+    let schema = Value::Object((*schema_for_type::<T>()).clone());
+    let message = explain(tool, &schema, &value, &path)
+        .unwrap_or_else(|| format!("{tool} cannot take these arguments: {}", err.into_inner()));
+    Err(Error::new(ErrorCode::InvalidRequest, message))
+}
+
+/// Says what is wrong at `path` (where serde stopped): an unknown or missing key of the object
+/// there, else the value there, with what the schema says it takes.
+fn explain(tool: &str, schema: &Value, args: &Value, path: &[String]) -> Option<String> {
+    let mut here = (args, schema);
+    for (depth, key) in path.iter().enumerate() {
+        let value = match here.0 {
+            Value::Object(o) => o.get(key)?,
+            Value::Array(a) => a.get(key.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+        let sub = match (here.0, properties(schema, here.1)) {
+            (Value::Object(_), Some(props)) => match props.get(key) {
+                Some(sub) => sub,
+                // serde stops at the key it does not know.
+                None => return Some(unknown(tool, &path[..=depth], props)),
+            },
+            _ => &Value::Bool(true),
+        };
+        here = (value, sub);
+    }
+    let (value, at) = here;
+    if let (Value::Object(given), Some(props)) = (value, properties(schema, at)) {
+        if let Some(key) = given.keys().find(|k| !props.contains_key(*k)) {
+            let mut at_key = path.to_vec();
+            at_key.push(key.clone());
+            return Some(unknown(tool, &at_key, props));
+        }
+        let required = resolved(schema, at).get("required").and_then(Value::as_array);
+        let missing = required
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find(|r| !given.contains_key(*r));
+        if let Some(missing) = missing {
+            let prefix: String = path.iter().map(|p| format!("{p}.")).collect();
+            let takes = takes(schema, &props[missing]);
+            return Some(format!("`{prefix}{missing}` is missing; {tool} needs it: {takes}"));
+        }
+    }
+    if path.is_empty() {
+        return None;
+    }
+    Some(format!("`{}` is {}; it takes {}", path.join("."), described(value), takes(schema, at)))
+}
+
+/// The refusal of an argument the tool does not take, listing those it does.
+fn unknown(tool: &str, path: &[String], props: &serde_json::Map<String, Value>) -> String {
+    let known: Vec<&str> = props.keys().map(String::as_str).collect();
+    format!(
+        "`{}` is not an argument {tool} takes; its arguments are {}",
+        path.join("."),
+        known.join(", ")
+    )
+}
+
+/// A schema with its `$ref` followed (to the root's `$defs`).
+fn resolved<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    let target = schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/"));
+    match target {
+        Some(pointer) => root.pointer(&format!("/{pointer}")).unwrap_or(schema),
+        None => schema,
+    }
+}
+
+/// The properties an object schema lists, through a `$ref` and an optional (`anyOf` with
+/// `null`) wrapper.
+fn properties<'a>(
+    root: &'a Value,
+    schema: &'a Value,
+) -> Option<&'a serde_json::Map<String, Value>> {
+    let schema = resolved(root, schema);
+    if let Some(p) = schema.get("properties").and_then(Value::as_object) {
+        return Some(p);
+    }
+    let branches = schema.get("anyOf").or_else(|| schema.get("oneOf"))?.as_array()?;
+    branches.iter().find_map(|b| properties(root, b))
+}
+
+/// What a schema admits, in words: the names of a closed set, else the JSON types.
+fn takes(root: &Value, schema: &Value) -> String {
+    let schema = resolved(root, schema);
+    if let Some(names) = schema.get("enum").and_then(Value::as_array) {
+        let names: Vec<String> =
+            names.iter().map(|n| n.as_str().map_or_else(|| n.to_string(), String::from)).collect();
+        return format!("one of {}", names.join(", "));
+    }
+    if let Some(one) = schema.get("const") {
+        return one.as_str().map_or_else(|| one.to_string(), String::from);
+    }
+    if let Some(branches) =
+        schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array)
+    {
+        let kinds: Vec<String> = branches
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"))
+            .map(|b| takes(root, b))
+            .collect();
+        return kinds.join(", or ");
+    }
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let words: Vec<String> = types
+        .into_iter()
+        .filter(|t| *t != "null")
+        .map(|t| match t {
+            "string" => "a string".to_string(),
+            "integer" => "an integer".to_string(),
+            "number" => "a number".to_string(),
+            "boolean" => "true or false".to_string(),
+            "array" => "a list".to_string(),
+            "object" => match properties(root, schema) {
+                Some(p) => format!(
+                    "an object with {}",
+                    p.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ),
+                None => "an object".to_string(),
+            },
+            other => other.to_string(),
+        })
+        .collect();
+    if words.is_empty() { "any JSON value".to_string() } else { words.join(" or ") }
+}
+
+/// A JSON value as a refusal names it.
+fn described(value: &Value) -> String {
+    const SHOWN_CHARS: usize = 40;
+    match value {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.chars().count() > SHOWN_CHARS => {
+            format!("the string \"{}...\"", s.chars().take(SHOWN_CHARS).collect::<String>())
+        }
+        Value::String(s) => format!("the string \"{s}\""),
+        Value::Array(_) => "a list".to_string(),
+        Value::Object(_) => "an object".to_string(),
     }
 }
 
@@ -123,6 +342,15 @@ pub fn render_change(c: Change) -> String {
         out.push_str(&format!("\n\nWarning ({}): {}", w.code, w.message));
     }
     out
+}
+
+/// A read: the text, after a line saying which note was read when the caller named it some
+/// other way (an absolute path, a name, an alias).
+fn render_read(r: NoteRead) -> String {
+    match r.reading.sentence(&r.path) {
+        Some(s) => format!("({s})\n\n{}", r.content),
+        None => r.content,
+    }
 }
 
 fn change(c: Change) -> String {
@@ -350,9 +578,10 @@ impl VaultMcp {
     #[tool(name = "vault_search", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_search(
         &self,
-        Parameters(a): Parameters<tools::SearchArgs>,
+        Parameters(args): Parameters<tools::SearchArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         let query = a.query.clone();
         let default =
             self.engine.vaults().get(None).map(|v| v.name().to_string()).unwrap_or_default();
@@ -374,10 +603,11 @@ impl VaultMcp {
     #[tool(name = "vault_read", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_read(
         &self,
-        Parameters(a): Parameters<tools::ReadArgs>,
+        Parameters(args): Parameters<tools::ReadArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        answer(self.run(&ctx, move |e, t| tools::read(e, t, a)).await, |r| r.content)
+        let a = take!(args);
+        answer(self.run(&ctx, move |e, t| tools::read(e, t, a)).await, render_read)
     }
 
     /// List a folder of the vault: subfolders first, then files with size and modification
@@ -385,9 +615,10 @@ impl VaultMcp {
     #[tool(name = "vault_list", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_list(
         &self,
-        Parameters(a): Parameters<tools::ListArgs>,
+        Parameters(args): Parameters<tools::ListArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::list(e, t, a)).await, |l| l.render())
     }
 
@@ -397,9 +628,10 @@ impl VaultMcp {
     #[tool(name = "vault_map", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_map(
         &self,
-        Parameters(a): Parameters<tools::MapArgs>,
+        Parameters(args): Parameters<tools::MapArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::map(e, t, a)).await, |m| m.render())
     }
 
@@ -424,9 +656,10 @@ impl VaultMcp {
     )]
     async fn vault_patch(
         &self,
-        Parameters(a): Parameters<tools::PatchArgs>,
+        Parameters(args): Parameters<tools::PatchArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::patch(e, t, a, None)).await, change)
     }
 
@@ -443,9 +676,10 @@ impl VaultMcp {
     )]
     async fn vault_replace_text(
         &self,
-        Parameters(a): Parameters<tools::ReplaceTextArgs>,
+        Parameters(args): Parameters<tools::ReplaceTextArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::replace_text(e, t, a, None)).await, change)
     }
 
@@ -464,9 +698,10 @@ impl VaultMcp {
     )]
     async fn vault_append(
         &self,
-        Parameters(a): Parameters<tools::AppendArgs>,
+        Parameters(args): Parameters<tools::AppendArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::append(e, t, a, None)).await, change)
     }
 
@@ -483,9 +718,10 @@ impl VaultMcp {
     )]
     async fn vault_write(
         &self,
-        Parameters(a): Parameters<tools::WriteArgs>,
+        Parameters(args): Parameters<tools::WriteArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::write(e, t, a, None)).await, change)
     }
 
@@ -501,9 +737,10 @@ impl VaultMcp {
     )]
     async fn vault_set_body(
         &self,
-        Parameters(a): Parameters<tools::SetBodyArgs>,
+        Parameters(args): Parameters<tools::SetBodyArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::set_body(e, t, a, None)).await, change)
     }
 
@@ -523,9 +760,10 @@ impl VaultMcp {
     )]
     async fn vault_set_frontmatter(
         &self,
-        Parameters(a): Parameters<tools::SetFrontmatterArgs>,
+        Parameters(args): Parameters<tools::SetFrontmatterArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::set_frontmatter(e, t, a, None)).await, change)
     }
 
@@ -543,9 +781,10 @@ impl VaultMcp {
     )]
     async fn vault_delete(
         &self,
-        Parameters(a): Parameters<tools::DeleteArgs>,
+        Parameters(args): Parameters<tools::DeleteArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::delete(e, t, a, None)).await, change)
     }
 
@@ -562,9 +801,10 @@ impl VaultMcp {
     )]
     async fn vault_move(
         &self,
-        Parameters(a): Parameters<tools::MoveArgs>,
+        Parameters(args): Parameters<tools::MoveArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::move_file(e, t, a, None)).await, change)
     }
 
@@ -580,9 +820,10 @@ impl VaultMcp {
     )]
     async fn vault_create_folder(
         &self,
-        Parameters(a): Parameters<tools::CreateFolderArgs>,
+        Parameters(args): Parameters<tools::CreateFolderArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::create_folder(e, t, a)).await, change)
     }
 
@@ -598,9 +839,10 @@ impl VaultMcp {
     )]
     async fn vault_delete_folder(
         &self,
-        Parameters(a): Parameters<tools::DeleteFolderArgs>,
+        Parameters(args): Parameters<tools::DeleteFolderArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::delete_folder(e, t, a)).await, change)
     }
 
@@ -610,9 +852,10 @@ impl VaultMcp {
     #[tool(name = "vault_status", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_status(
         &self,
-        Parameters(a): Parameters<tools::StatusArgs>,
+        Parameters(args): Parameters<tools::StatusArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::status(e, t, a)).await, render_status)
     }
 
@@ -622,9 +865,10 @@ impl VaultMcp {
     #[tool(name = "vault_expiries", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_expiries(
         &self,
-        Parameters(a): Parameters<tools::ExpiriesArgs>,
+        Parameters(args): Parameters<tools::ExpiriesArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::expiries(e, t, a)).await, render_expiries)
     }
 
@@ -633,9 +877,10 @@ impl VaultMcp {
     #[tool(name = "vault_callouts", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_callouts(
         &self,
-        Parameters(a): Parameters<tools::CalloutsArgs>,
+        Parameters(args): Parameters<tools::CalloutsArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::callouts(e, t, a)).await, render_callouts)
     }
 
@@ -648,9 +893,10 @@ impl VaultMcp {
     )]
     async fn vault_maintenance(
         &self,
-        Parameters(a): Parameters<tools::MaintenanceArgs>,
+        Parameters(args): Parameters<tools::MaintenanceArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         let vault = a.vault.clone();
         if a.list_only {
             let checks = self.run(&ctx, move |e, t| tools::checks(e, t, vault.as_deref())).await;
@@ -667,9 +913,10 @@ impl VaultMcp {
     #[tool(name = "vault_grep", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_grep(
         &self,
-        Parameters(a): Parameters<tools::GrepArgs>,
+        Parameters(args): Parameters<tools::GrepArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::grep(e, t, a)).await, render_grep)
     }
 
@@ -678,9 +925,10 @@ impl VaultMcp {
     #[tool(name = "vault_links", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_links(
         &self,
-        Parameters(a): Parameters<tools::LinksArgs>,
+        Parameters(args): Parameters<tools::LinksArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::links(e, t, a)).await, render_links)
     }
 
@@ -692,9 +940,10 @@ impl VaultMcp {
     )]
     async fn vault_frontmatter_query(
         &self,
-        Parameters(a): Parameters<tools::FrontmatterQueryArgs>,
+        Parameters(args): Parameters<tools::FrontmatterQueryArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         let (key, value) = (a.key.clone(), a.value.clone());
         answer(self.run(&ctx, move |e, t| tools::frontmatter_query(e, t, a)).await, move |paths| {
             if paths.is_empty() {
@@ -721,9 +970,10 @@ impl VaultMcp {
     )]
     async fn vault_reindex(
         &self,
-        Parameters(a): Parameters<tools::ReindexArgs>,
+        Parameters(args): Parameters<tools::ReindexArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::reindex(e, t, a)).await, render_reindex)
     }
 }
@@ -743,4 +993,81 @@ impl ServerHandler for VaultMcp {
 /// The names of every tool this server offers, in the order they are declared.
 pub fn tool_names() -> Vec<String> {
     VaultMcp::tool_router().list_all().into_iter().map(|t| t.name.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn refused<T: DeserializeOwned + JsonSchema + 'static>(tool: &str, args: Value) -> String {
+        let Value::Object(args) = args else { panic!("arguments are an object") };
+        let err = arguments::<T>(tool, args).err().expect("the arguments were accepted");
+        assert_eq!(err.code(), ErrorCode::InvalidRequest, "{}", err.message());
+        err.message().to_string()
+    }
+
+    #[test]
+    fn a_missing_argument_is_named_with_what_it_takes() {
+        let m = refused::<tools::PatchArgs>("vault_patch", json!({"path": "a.md", "target": "A"}));
+        assert_eq!(
+            m,
+            "`operation` is missing; vault_patch needs it: one of replace, prepend, append"
+        );
+        let m = refused::<tools::ReadArgs>("vault_read", json!({}));
+        assert_eq!(m, "`path` is missing; vault_read needs it: a string");
+    }
+
+    #[test]
+    fn a_wrong_value_is_named_with_what_was_sent_and_what_it_takes() {
+        let m = refused::<tools::PatchArgs>(
+            "vault_patch",
+            json!({"path": "a.md", "target": "A", "operation": "insert"}),
+        );
+        assert_eq!(
+            m,
+            "`operation` is the string \"insert\"; it takes one of replace, prepend, append"
+        );
+        let m = refused::<tools::PatchArgs>(
+            "vault_patch",
+            json!({"path": "a.md", "target": "A", "operation": "append", "target_scope": 3}),
+        );
+        assert!(
+            m.starts_with("`target_scope` is the number 3; it takes one of content, marker"),
+            "{m}"
+        );
+        let m = refused::<tools::SearchArgs>("vault_search", json!({"query": "x", "k": "six"}));
+        assert_eq!(m, "`k` is the string \"six\"; it takes an integer");
+        let m = refused::<tools::WriteArgs>("vault_write", json!({"path": 7, "content": "x"}));
+        assert_eq!(m, "`path` is the number 7; it takes a string");
+        let m = refused::<tools::PatchArgs>(
+            "vault_patch",
+            json!({"path": "a.md", "target": "A", "operation": "replace",
+                   "destination": {"parent": "B", "place": "middle"}}),
+        );
+        assert!(m.starts_with("`destination.place` is the string \"middle\"; it takes"), "{m}");
+    }
+
+    #[test]
+    fn an_unknown_argument_is_named_with_the_arguments_the_tool_takes() {
+        let m = refused::<tools::WriteArgs>(
+            "vault_write",
+            json!({"path": "a.md", "content": "x", "overwrit": true}),
+        );
+        assert!(
+            m.starts_with("`overwrit` is not an argument vault_write takes; its arguments are "),
+            "{m}"
+        );
+        assert!(m.contains("overwrite"), "{m}");
+    }
+
+    #[test]
+    fn arguments_that_fit_are_taken_as_serde_reads_them() {
+        let Value::Object(args) = json!({"path": "a.md", "target": "A", "operation": "Append"})
+        else {
+            unreachable!()
+        };
+        let a: tools::PatchArgs = arguments("vault_patch", args).unwrap();
+        assert_eq!(a.operation, crate::vault::edit::Operation::Append);
+    }
 }

@@ -2,8 +2,10 @@
 //! nothing.
 //!
 //! Agents paste paths the way links spell them: percent-encoded (`Vantor%20T60.md`), without
-//! `.md`, or in the wrong case. This module only proposes candidate spellings of a path that
-//! does not exist as given, and ranks existing paths for a `not_found` answer. It never decides
+//! `.md`, or in the wrong case, and name notes the way wikilinks do (`Boiler` for
+//! `Home/Boiler.md`, or an alias). This module proposes candidate spellings of a path that
+//! does not exist as given, finds what a note name means (by the vault's own link resolution,
+//! `links::resolve`, then `aliases`), and ranks existing paths for a refusal. It never decides
 //! that a path is safe: every candidate goes through the gate (`path::gate`) like any other
 //! caller's path, so a candidate cannot reach what the original could not. The operations
 //! (`ops.rs`) use it for reads and edits of existing files, never to pick the name of a file
@@ -12,6 +14,10 @@
 use std::path::Path;
 
 use percent_encoding::percent_decode_str;
+use serde_json::Value;
+
+use super::frontmatter;
+use super::links::{self, LinkKind, PathSet};
 
 /// How many paths a `not_found` answer suggests.
 pub(crate) const SUGGESTIONS: usize = 3;
@@ -68,24 +74,118 @@ pub(crate) fn case_insensitive(root: &Path, rel: &str) -> Option<String> {
     (!out.is_empty()).then(|| out.join("/"))
 }
 
+/// How a name found its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum By {
+    /// Its file name, or the end of its path, as a wikilink finds it.
+    Name,
+    /// A name in the note's `aliases` frontmatter.
+    Alias,
+}
+
+/// What a note name or partial path names in the vault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Named {
+    /// No file.
+    Nothing,
+    /// Exactly one file.
+    One(String, By),
+    /// Several files, which an edit must not choose between.
+    Several(Vec<String>),
+}
+
+/// What `written` names among `files` (the vault's visible files) when it does not name a
+/// file as a path from the root: what a wikilink `[[written]]` at the vault root resolves to
+/// (`links::resolve`: a file name anywhere in the vault, `.md` optional, or the unique path
+/// ending in a partial path such as `Sub/Deep`), and, for a bare name that resolves to
+/// nothing, the notes whose `aliases` list it (ignoring case, as Obsidian's link suggestions
+/// do). Where Obsidian would pick the shortest of several paths, this answers all of them:
+/// a caller's path must not be guessed. A leading `/` keeps meaning the vault root only.
+pub(crate) fn by_name(root: &Path, files: &[String], written: &str) -> Named {
+    let written = written.trim();
+    if written.is_empty() {
+        return Named::Nothing;
+    }
+    let mut forms = vec![written.to_string()];
+    if let Ok(decoded) = percent_decode_str(written).decode_utf8()
+        && decoded != written
+    {
+        forms.push(decoded.into_owned());
+    }
+    let paths = PathSet::new(files.iter().cloned());
+    for form in &forms {
+        if let Some(found) = links::resolve(form, LinkKind::Wiki, "", &paths) {
+            return match links::alternatives(form, LinkKind::Wiki, "", &paths) {
+                Some(all) => Named::Several(all),
+                None => Named::One(found, By::Name),
+            };
+        }
+    }
+    for form in &forms {
+        if form.contains('/') {
+            continue;
+        }
+        let name = form.to_lowercase();
+        let name = name.strip_suffix(".md").unwrap_or(&name);
+        let hits: Vec<String> = files
+            .iter()
+            .filter(|f| f.to_lowercase().ends_with(".md"))
+            .filter(|f| {
+                let text = std::fs::read_to_string(root.join(f)).unwrap_or_default();
+                aliases(&text).iter().any(|a| a.to_lowercase() == name)
+            })
+            .cloned()
+            .collect();
+        match hits.len() {
+            0 => {}
+            1 => return Named::One(hits[0].clone(), By::Alias),
+            _ => return Named::Several(hits),
+        }
+    }
+    Named::Nothing
+}
+
+/// A note's aliases: its frontmatter `aliases`, a list (inline `[A, B]` or one item a line)
+/// or a single string.
+pub(crate) fn aliases(text: &str) -> Vec<String> {
+    match frontmatter::parse(text).get("aliases") {
+        Some(Value::String(one)) => vec![one.trim().to_string()],
+        Some(Value::Array(items)) => {
+            items.iter().filter_map(Value::as_str).map(|a| a.trim().to_string()).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// Up to [`SUGGESTIONS`] of `paths` nearest to `raw`: first those with the same file name
 /// (ignoring case and `.md`), then by edit distance over the whole path, ignoring case. Paths
 /// further than half the length of `raw` (at least 4 edits) are not suggested: a list of
-/// unrelated notes teaches nothing.
+/// unrelated notes teaches nothing. A bare name is also measured against file names, within
+/// a third of its length (at least 1 edit).
 pub(crate) fn nearest<'a>(raw: &str, paths: impl Iterator<Item = &'a str>) -> Vec<String> {
     let decoded = percent_decode_str(raw.trim()).decode_utf8_lossy();
     let want = decoded.trim_matches('/').to_lowercase();
     let want = want.strip_suffix(".md").unwrap_or(&want).to_string();
     let want_name = want.rsplit('/').next().unwrap_or(&want).to_string();
     let limit = (want.chars().count() / 2).max(4);
+    let name_limit = (want.chars().count() / 3).max(1);
     let mut ranked: Vec<(bool, usize, String)> = paths
         .filter_map(|p| {
             let lower = p.to_lowercase();
             let lower = lower.strip_suffix(".md").unwrap_or(&lower);
             let name = lower.rsplit('/').next().unwrap_or(lower);
             let same_name = name == want_name;
-            let distance = levenshtein(&want, lower);
-            (same_name || distance <= limit).then(|| (!same_name, distance, p.to_string()))
+            let whole = levenshtein(&want, lower);
+            // A bare name is compared with file names too, more strictly: a short name is a
+            // few edits from every short name.
+            let by_name = (!want.contains('/'))
+                .then(|| levenshtein(&want, name))
+                .filter(|d| *d <= name_limit);
+            // Among same-named paths the whole path still ranks (`Home/Boiler.md` before
+            // `Archive/Boiler.md` for `Home/Boilr`).
+            let distance = if same_name { whole } else { by_name.map_or(whole, |d| d.min(whole)) };
+            let close = same_name || whole <= limit || by_name.is_some();
+            close.then(|| (!same_name, distance, p.to_string()))
         })
         .collect();
     ranked.sort();
@@ -144,10 +244,75 @@ mod tests {
         let paths = ["Home/Boiler.md", "Archive/Boiler.md", "Home/Boilers.md", "Travel/Rome.md"];
         assert_eq!(
             nearest("Boiler.md", paths.iter().copied()),
-            ["Home/Boiler.md", "Archive/Boiler.md"]
+            ["Home/Boiler.md", "Archive/Boiler.md", "Home/Boilers.md"]
         );
         assert_eq!(nearest("Home/Bolier", paths.iter().copied())[0], "Home/Boiler.md");
         assert!(nearest("Completely/Unrelated/Thing.md", paths.iter().copied()).is_empty());
         assert_eq!(levenshtein("kitten", "sitting"), 3);
+    }
+
+    /// A vault of `(path, text)` on disk, and its file list as the vault walks it.
+    fn vault(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let at = dir.path().join(path);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(at, text).unwrap();
+        }
+        let mut list: Vec<String> = files.iter().map(|(p, _)| p.to_string()).collect();
+        list.sort();
+        (dir, list)
+    }
+
+    #[test]
+    fn a_bare_name_finds_a_unique_note_anywhere_as_a_wikilink_would() {
+        let (dir, files) = vault(&[
+            ("Sub/Deep.md", "x"),
+            ("Sub/Sub.md", "x"),
+            ("A/Twin.md", "x"),
+            ("B/Twin.md", "x"),
+            ("Home/Files/Contract.pdf", "x"),
+        ]);
+        let named = |w: &str| by_name(dir.path(), &files, w);
+        assert_eq!(named("Deep"), Named::One("Sub/Deep.md".into(), By::Name));
+        assert_eq!(named("deep.md"), Named::One("Sub/Deep.md".into(), By::Name));
+        assert_eq!(named("Sub"), Named::One("Sub/Sub.md".into(), By::Name));
+        assert_eq!(named("Contract.pdf"), Named::One("Home/Files/Contract.pdf".into(), By::Name));
+        // A partial path is the unique path ending in it.
+        assert_eq!(named("Sub/Deep"), Named::One("Sub/Deep.md".into(), By::Name));
+        assert_eq!(named("Missing/Deep"), Named::Nothing);
+        // Obsidian would take the shortest; a caller is told every candidate instead.
+        assert_eq!(named("Twin"), Named::Several(vec!["A/Twin.md".into(), "B/Twin.md".into()]));
+        // A leading slash is the vault root only.
+        assert_eq!(named("/Deep"), Named::Nothing);
+        assert_eq!(named("Nothing"), Named::Nothing);
+        assert_eq!(named(" "), Named::Nothing);
+    }
+
+    #[test]
+    fn a_bare_name_finds_a_note_by_its_aliases_in_every_list_form() {
+        let (dir, files) = vault(&[
+            ("Home/Heating.md", "---\naliases: [Boiler, Furnace]\n---\n# Heating\n"),
+            ("Home/Pump.md", "---\naliases:\n  - Pump house\n---\n"),
+            ("Home/Shed.md", "---\naliases: Garden shed\n---\n"),
+            ("A/One.md", "---\naliases: [Shared]\n---\n"),
+            ("B/Two.md", "---\naliases: [shared]\n---\n"),
+            ("C/Boiler notes.md", "aliases: [Nope]\n"),
+        ]);
+        let named = |w: &str| by_name(dir.path(), &files, w);
+        assert_eq!(named("Boiler"), Named::One("Home/Heating.md".into(), By::Alias));
+        assert_eq!(named("furnace.md"), Named::One("Home/Heating.md".into(), By::Alias));
+        assert_eq!(named("pump house"), Named::One("Home/Pump.md".into(), By::Alias));
+        assert_eq!(named("Garden shed"), Named::One("Home/Shed.md".into(), By::Alias));
+        assert_eq!(named("Shared"), Named::Several(vec!["A/One.md".into(), "B/Two.md".into()]));
+        // No frontmatter block, no aliases; and a name with a folder is never an alias.
+        assert_eq!(named("Nope"), Named::Nothing);
+        assert_eq!(named("Home/Boiler"), Named::Nothing);
+    }
+
+    #[test]
+    fn a_name_that_misses_is_compared_with_file_names_too() {
+        let paths = ["Home/Heating/Boiler.md", "Travel/Rome.md"];
+        assert_eq!(nearest("Boilr", paths.iter().copied()), ["Home/Heating/Boiler.md"]);
     }
 }

@@ -49,6 +49,9 @@ use sweep::Sweep;
 pub struct Vault {
     name: String,
     root: PathBuf,
+    /// The root as configured, when absolute and not the canonical form (a symlinked folder):
+    /// an absolute path an agent sends more likely starts with this one.
+    configured_root: Option<PathBuf>,
     suffixes: Suffixes,
     files_dir: String,
     /// The largest accepted document upload; 0 means no limit.
@@ -85,9 +88,12 @@ impl Vault {
             ));
         }
         let root_lock_path = canonical.clone();
+        let configured_root =
+            Some(root.to_path_buf()).filter(|r| r.is_absolute() && *r != canonical);
         Ok(Vault {
             name: name.to_string(),
             root: canonical,
+            configured_root,
             suffixes: Suffixes { documents: settings.doc_suffixes.clone() },
             files_dir: settings.doc_files_dir.clone(),
             doc_max_bytes: settings.doc_max_bytes,
@@ -114,6 +120,19 @@ impl Vault {
         &self.root
     }
 
+    /// Where an absolute path may place this vault's folder (`path::unroot` reads it), with
+    /// the home folder `~` stands for.
+    fn roots<'a>(&'a self, home: Option<&'a Path>) -> path::Roots<'a> {
+        path::Roots { canonical: &self.root, configured: self.configured_root.as_deref(), home }
+    }
+
+    /// The vault-relative path an absolute path names when it lies in this vault's folder.
+    fn holds(&self, raw: &str) -> Option<String> {
+        let home = home_for(raw);
+        let roots = self.roots(home.as_deref());
+        path::inside(&roots, &path::absolute(&roots, raw)?)
+    }
+
     /// True when `rel` names an allowlisted document (by suffix).
     pub fn is_document(&self, rel: &str) -> bool {
         self.suffixes.is_document(rel)
@@ -123,6 +142,15 @@ impl Vault {
     pub fn files_dir(&self) -> &str {
         &self.files_dir
     }
+}
+
+/// The home folder a leading `~` in `raw` stands for; `None` for any other path, whose reading
+/// never needs it (the indexer gates every file, so the environment is not read for those).
+fn home_for(raw: &str) -> Option<PathBuf> {
+    if !raw.trim_start().starts_with('~') {
+        return None;
+    }
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
 }
 
 /// The word that means every vault where a search or a pass may cover several. A configured
@@ -175,7 +203,9 @@ impl Vaults {
 
     /// The vault and vault-relative path that a caller's `[NAME:]path` means, the one rule every
     /// surface uses: a prefix that names a configured vault picks it (the rest is the path);
-    /// anything else is a path in `default` (a vault name, or the default vault when `None`).
+    /// an absolute path inside a configured vault's folder picks that vault (the deepest, when
+    /// folders nest), whose gate then reads it relative to its folder; anything else is a path
+    /// in `default` (a vault name, or the default vault when `None`).
     /// A colon that names no vault stays part of the path, which the gate then judges.
     pub fn locate<'a>(
         &self,
@@ -186,6 +216,14 @@ impl Vaults {
             && let Some(v) = self.list.iter().find(|v| v.name == name)
         {
             return Ok((v, rest));
+        }
+        let holder = self
+            .list
+            .iter()
+            .filter_map(|v| v.holds(raw).map(|rel| (rel.len(), v)))
+            .min_by_key(|(len, _)| *len);
+        if let Some((_, v)) = holder {
+            return Ok((v, raw));
         }
         Ok((self.get(default)?, raw))
     }

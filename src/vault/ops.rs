@@ -14,10 +14,11 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::edit::{self, Operation};
+use super::find::Named;
 use super::headings::{self, Scope};
 use super::journal::{self, Record, Step};
 use super::links::{self, PathSet};
-use super::path::{Access, Suffixes, Target, gate};
+use super::path::{self, Access, Reading, Rooting, Suffixes, Target, gate};
 use super::{Vault, diff, find, frontmatter, fs, text};
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
@@ -31,6 +32,48 @@ pub const TRASH_DIR: &str = ".trash";
 const MAX_TRASH_TWINS: u32 = 10_000;
 
 const NO_BUMP: &str = " (no frontmatter, so timestamp not bumped)";
+
+/// How far a lookup of an existing file may look beyond the place the caller's path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// Other spellings of the same place only (percent-decoded, `.md` added, another case).
+    Spelling,
+    /// Those, then a note name or partial path anywhere in the vault, as Obsidian resolves a
+    /// wikilink, and a name in a note's `aliases`.
+    Name,
+}
+
+/// What a forgiving lookup found.
+enum Lookup {
+    /// The existing file the caller means.
+    Found(Target),
+    /// Nothing; the vault path the caller's path was read as (for the nearest paths).
+    Missing(String),
+}
+
+/// The gate's refusals of a path that may be a note's name (`Deep`, `Sub` beside a folder
+/// `Sub`), after which a forgiving lookup looks on; every other refusal stands.
+const NAME_SHAPED: [ErrorCode; 2] = [ErrorCode::UnsupportedSuffix, ErrorCode::IsDirectory];
+
+/// How many paths an `ambiguous_path` refusal lists before it only counts.
+const AMBIGUOUS_SHOWN: usize = 10;
+
+/// The refusal of a name that several files answer to: Obsidian would pick one, but an edit
+/// must not guess which.
+fn ambiguous(raw: &str, paths: &[String]) -> Error {
+    let shown: Vec<&str> = paths.iter().take(AMBIGUOUS_SHOWN).map(String::as_str).collect();
+    let more = paths.len().saturating_sub(AMBIGUOUS_SHOWN);
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    Error::new(
+        ErrorCode::AmbiguousPath,
+        format!(
+            "'{}' could mean {} files: {}{more}; pass one of these paths instead",
+            raw.trim(),
+            paths.len(),
+            shown.join(", ")
+        ),
+    )
+}
 
 /// A note as read: whole, or one section of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +94,8 @@ pub struct NoteRead {
     pub etag: String,
     /// For a filed document, its extraction verdict (the content is the extracted Markdown).
     pub extraction: Option<Verdict>,
+    /// How the caller's path came to name this file, when the caller did not write its path.
+    pub reading: Reading,
 }
 
 /// Where read and map get a filed document's text: the index's cache in production, a plain
@@ -88,6 +133,8 @@ pub struct NoteMap {
     pub etag: String,
     /// For a filed document, its extraction verdict.
     pub extraction: Option<Verdict>,
+    /// How the caller's path came to name this file, when the caller did not write its path.
+    pub reading: Reading,
 }
 
 impl NoteMap {
@@ -96,7 +143,7 @@ impl NoteMap {
         if let Some(v) = &self.extraction {
             return self.render_document(v);
         }
-        let mut out = format!("# {}\n\n## Frontmatter\n", self.path);
+        let mut out = format!("# {}\n\n{}## Frontmatter\n", self.path, self.reading_line());
         if self.frontmatter.is_empty() {
             out.push_str("- (none)\n");
         }
@@ -127,12 +174,18 @@ impl NoteMap {
         out
     }
 
+    /// How the path was read, as a paragraph under the title; empty when as written.
+    fn reading_line(&self) -> String {
+        self.reading.sentence(&self.path).map(|s| format!("({s})\n\n")).unwrap_or_default()
+    }
+
     fn render_document(&self, v: &Verdict) -> String {
         let mut out = format!(
-            "# {}\n\nA filed document: it can be read (as the Markdown extracted from it), moved, \
-             deleted and searched, but not edited.\n\n## Extraction\n\n- status: {}\n- pages: {}\n\
-             - text layer: {}\n- extracted characters: {}\n",
+            "# {}\n\n{}A filed document: it can be read (as the Markdown extracted from it), \
+             moved, deleted and searched, but not edited.\n\n## Extraction\n\n- status: {}\n\
+             - pages: {}\n- text layer: {}\n- extracted characters: {}\n",
             self.path,
+            self.reading_line(),
             v.status.as_str(),
             v.pages,
             if v.has_text_layer { "yes" } else { "no" },
@@ -353,53 +406,114 @@ fn rfc3339_seconds(t: std::time::SystemTime) -> String {
 }
 
 impl Vault {
-    pub(super) fn gate(&self, raw: &str, access: Access) -> Result<Target> {
-        gate(&self.root, &self.suffixes, raw, access)
+    /// The caller's path as the gate reads it: an absolute path inside the vault folder made
+    /// relative, one outside it refused (`path::unroot`, the one place that decides), with
+    /// how it was read.
+    fn unrooted(&self, raw: &str) -> Result<(String, Reading)> {
+        let home = super::home_for(raw);
+        match path::unroot(&self.roots(home.as_deref()), raw)? {
+            Rooting::Relative => Ok((raw.to_string(), Reading::AsWritten)),
+            Rooting::Inside(rel) => {
+                Ok((rel, Reading::Unrooted { written: raw.trim().to_string() }))
+            }
+        }
     }
 
-    /// The existing file a caller's path means, forgiving how agents paste paths: when the
+    /// Gates a caller's path for `access`, as [`Vault::unrooted`] reads it.
+    pub(super) fn gate(&self, raw: &str, access: Access) -> Result<Target> {
+        let (path, reading) = self.unrooted(raw)?;
+        let mut target = gate(&self.root, &self.suffixes, &path, access)?;
+        target.reading = reading;
+        Ok(target)
+    }
+
+    /// The vault path a caller's path names, without the gate's other checks: for a caller
+    /// that must name what an operation touched (the source of a move, to drop it from the
+    /// index).
+    pub fn vault_path(&self, raw: &str) -> Result<String> {
+        Ok(path::normalize(&self.unrooted(raw)?.0)?.join("/"))
+    }
+
+    /// The existing file a caller's path means, forgiving how agents write paths: when the
     /// path is not there as written, its percent-decoded form, the form with `.md` added and
-    /// a unique case-insensitive match are tried, each through the gate. `None` when none of
-    /// them exists (the gate's refusal of the path as written stands, except a missing suffix).
-    fn forgiving(&self, raw: &str, access: Access) -> Result<Option<Target>> {
-        let gated = self.gate(raw, access);
+    /// a unique case-insensitive match are tried, and with [`Reach::Name`] a note name or
+    /// partial path anywhere in the vault (Obsidian's wikilink resolution, then `aliases`),
+    /// each through the gate. The gate's refusal of the path as written stands when none of
+    /// them exists, except a missing suffix or a folder, which are what a name looks like:
+    /// those refusals name the nearest existing paths.
+    fn forgiving(&self, raw: &str, access: Access, reach: Reach) -> Result<Lookup> {
+        let (path, reading) = self.unrooted(raw)?;
+        let gate = |p: &str| {
+            gate(&self.root, &self.suffixes, p, access).map(|mut t| {
+                t.reading = reading.clone();
+                t
+            })
+        };
+        let gated = gate(&path);
         match &gated {
-            Ok(t) if t.abs.exists() => return gated.map(Some),
+            Ok(t) if t.abs.exists() => return gated.map(Lookup::Found),
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::UnsupportedSuffix => {}
-            Err(_) => return gated.map(Some),
+            // A missing suffix or a folder is how a note's name looks to the gate: look on.
+            Err(e) if NAME_SHAPED.contains(&e.code()) => {}
+            Err(_) => return gated.map(Lookup::Found),
         }
-        let mut tries = vec![raw.to_string()];
-        tries.extend(find::candidates(raw));
+        let mut tries = vec![path.clone()];
+        tries.extend(find::candidates(&path));
         for (i, cand) in tries.iter().enumerate() {
             let cased = find::case_insensitive(&self.root, cand);
             let forms = [(i > 0).then(|| cand.clone()), cased];
             for form in forms.into_iter().flatten() {
-                if let Ok(t) = self.gate(&form, access)
+                if let Ok(t) = gate(&form)
                     && t.abs.is_file()
                 {
-                    return Ok(Some(t));
+                    return Ok(Lookup::Found(t));
                 }
             }
         }
-        gated.map(|_| None)
+        if reach == Reach::Name {
+            let files = self.all_files();
+            match find::by_name(&self.root, &files, &path) {
+                Named::Nothing => {}
+                Named::One(rel, by) => {
+                    if let Ok(mut t) = gate(&rel)
+                        && t.abs.is_file()
+                    {
+                        let written = raw.trim().to_string();
+                        t.reading = match by {
+                            find::By::Name => Reading::ByName { written },
+                            find::By::Alias => Reading::ByAlias { written },
+                        };
+                        return Ok(Lookup::Found(t));
+                    }
+                }
+                Named::Several(paths) => return Err(ambiguous(raw, &paths)),
+            }
+        }
+        match gated {
+            Ok(_) => Ok(Lookup::Missing(path)),
+            Err(e) => Err(self.with_nearest(e, &path)),
+        }
     }
 
     /// Like [`Vault::forgiving`], but absence is `not_found`, naming the nearest paths.
-    fn existing_target(&self, raw: &str, access: Access) -> Result<Target> {
-        self.forgiving(raw, access)?.ok_or_else(|| self.not_found(raw))
+    fn existing_target(&self, raw: &str, access: Access, reach: Reach) -> Result<Target> {
+        match self.forgiving(raw, access, reach)? {
+            Lookup::Found(t) => Ok(t),
+            Lookup::Missing(path) => Err(self.not_found(raw, &path)),
+        }
     }
 
     /// The vault path of the existing note or document a caller's path means: gated, with the
-    /// forgiving spellings of [`Vault::forgiving`]; `not_found` names the nearest paths.
+    /// forgiving readings of [`Vault::forgiving`]; `not_found` names the nearest paths.
     pub fn existing(&self, raw: &str) -> Result<String> {
-        Ok(self.existing_target(raw, Access::Read)?.rel)
+        Ok(self.existing_target(raw, Access::Read, Reach::Name)?.rel)
     }
 
-    /// `not_found` for a path, with the nearest existing paths as suggestions.
-    fn not_found(&self, raw: &str) -> Error {
+    /// `not_found` for a path (`path`, as the caller's `raw` was read), with the nearest
+    /// existing paths as suggestions.
+    fn not_found(&self, raw: &str, path: &str) -> Error {
         let files = self.scan();
-        let near = find::nearest(raw, files.iter().map(|f| f.path.as_str()));
+        let near = find::nearest(path, files.iter().map(|f| f.path.as_str()));
         let shown = raw.trim();
         if near.is_empty() {
             return Error::new(
@@ -417,9 +531,29 @@ impl Vault {
         )
     }
 
-    /// [`Vault::note_target`] for a note that must exist, with forgiving resolution.
+    /// A refusal of a path that names nothing usable, with the nearest existing paths added
+    /// (when there are any), whatever its code: a name that missed deserves the same help as
+    /// a path that missed.
+    fn with_nearest(&self, e: Error, path: &str) -> Error {
+        let files = self.scan();
+        let near = find::nearest(path, files.iter().map(|f| f.path.as_str()));
+        if near.is_empty() {
+            return e;
+        }
+        Error::new(
+            e.code(),
+            format!(
+                "{}; the nearest existing paths are: {}. Retry with one of them",
+                e.message().trim_end_matches('.'),
+                near.join(", ")
+            ),
+        )
+    }
+
+    /// [`Vault::note_target`] for a note that must exist, with forgiving resolution: an edit
+    /// of an existing note finds it by name like a read does.
     fn existing_note(&self, raw: &str, verb: &str) -> Result<Target> {
-        let target = self.existing_target(raw, Access::WriteFile)?;
+        let target = self.existing_target(raw, Access::WriteFile, Reach::Name)?;
         self.refuse_document(target, verb)
     }
 
@@ -457,6 +591,12 @@ impl Vault {
             replaced: None,
             warnings: Vec::new(),
         }
+    }
+
+    /// [`Vault::change`] for a target, saying how the caller's path was read when it was not
+    /// as written.
+    fn change_at(&self, target: &Target, message: String) -> Change {
+        self.change(&target.rel, target.reading.told(&target.rel, message))
     }
 
     pub(super) fn lock(&self) -> super::lock::WriteGuard<'_> {
@@ -517,7 +657,7 @@ impl Vault {
     fn finish(&self, target: &Target, message: String, w: Written) -> Change {
         // With stamping off there is nothing to explain.
         let suffix = if w.bumped || self.timestamp_key.is_empty() { "" } else { NO_BUMP };
-        let mut change = self.change(&target.rel, format!("{message}{suffix}"));
+        let mut change = self.change_at(target, format!("{message}{suffix}"));
         change.timestamp_bumped = w.bumped;
         change.etag = Some(w.etag);
         change.diff = Some(w.diff);
@@ -563,7 +703,7 @@ impl Vault {
         section: Option<&str>,
         docs: &dyn DocumentText,
     ) -> Result<NoteRead> {
-        let target = self.existing_target(raw, Access::Read)?;
+        let target = self.existing_target(raw, Access::Read, Reach::Name)?;
         if self.suffixes.is_document(&target.rel) {
             if section.is_some_and(|s| !s.trim().is_empty()) {
                 return Err(Error::new(
@@ -598,6 +738,7 @@ impl Vault {
                 frontmatter: Map::new(),
                 etag,
                 extraction: Some(extraction.verdict),
+                reading: target.reading,
             });
         }
         let content = self.load_text(&target)?;
@@ -616,6 +757,7 @@ impl Vault {
                     body,
                     etag,
                     extraction: None,
+                    reading: target.reading,
                 })
             }
             Some(wanted) => {
@@ -632,6 +774,7 @@ impl Vault {
                     frontmatter: fm,
                     etag,
                     extraction: None,
+                    reading: target.reading,
                 })
             }
         }
@@ -640,13 +783,14 @@ impl Vault {
     /// The note's frontmatter and heading outline; for a filed document, its extraction
     /// verdict and the outline of its extracted Markdown.
     pub fn map(&self, raw: &str, docs: &dyn DocumentText) -> Result<NoteMap> {
-        let target = self.existing_target(raw, Access::Read)?;
+        let target = self.existing_target(raw, Access::Read, Reach::Name)?;
         let (content, frontmatter, etag, extraction) = if self.suffixes.is_document(&target.rel) {
             let bytes = self.load_bytes(&target)?;
             let (etag, extraction) = docs.extraction(&target.rel, &bytes)?;
             (extraction.markdown, Map::new(), etag, Some(extraction.verdict))
         } else {
-            let target = self.note_target(raw, "mapped by heading")?;
+            // The note the lookup found, not the caller's path gated again: that path may be
+            // a name, or another spelling, that names nothing as written.
             let content = self.load_text(&target)?;
             let etag = content_hash(content.as_bytes());
             (content.clone(), frontmatter::parse(&content), etag, None)
@@ -667,6 +811,7 @@ impl Vault {
             headings,
             etag,
             extraction,
+            reading: target.reading,
         })
     }
 
@@ -762,10 +907,22 @@ impl Vault {
         create_if_missing: bool,
         expected: Option<&str>,
     ) -> Result<Change> {
-        // An existing note as the caller probably meant it; else the path as written, to create.
-        let target = match self.forgiving(raw, Access::WriteFile) {
-            Ok(Some(found)) => self.refuse_document(found, "appended to")?,
-            _ => self.note_target(raw, "appended to")?,
+        // An append that may create names a place: another spelling of that place is still
+        // the caller's note, but a note of that name elsewhere is not (a new name is a new
+        // name), so only an append to an existing note finds it by name.
+        let target = if create_if_missing {
+            match self.forgiving(raw, Access::WriteFile, Reach::Spelling) {
+                Ok(Lookup::Found(found)) => self.refuse_document(found, "appended to")?,
+                _ => self.note_target(raw, "appended to")?,
+            }
+        } else {
+            self.existing_note(raw, "appended to").map_err(|e| match e.code() {
+                ErrorCode::NotFound => Error::new(
+                    ErrorCode::NotFound,
+                    format!("{}; or pass create_if_missing to create it", e.message()),
+                ),
+                _ => e,
+            })?
         };
         let _guard = self.lock();
         match self.current(&target, expected)? {
@@ -934,8 +1091,8 @@ impl Vault {
             None => frontmatter::delete(&old, key)?,
         };
         if value.is_none() && new == old {
-            let mut change = self.change(
-                &target.rel,
+            let mut change = self.change_at(
+                &target,
                 format!("'{key}' is not set in {}; nothing changed", target.rel),
             );
             change.etag = Some(content_hash(old.as_bytes()));
@@ -1036,8 +1193,8 @@ impl Vault {
                 .join(", ")
         };
         if items == before {
-            let mut change = self.change(
-                &target.rel,
+            let mut change = self.change_at(
+                &target,
                 format!("'{key}' in {} already reads {}; nothing changed", target.rel, {
                     if items.is_empty() { "empty".to_string() } else { shown(&items) }
                 }),
@@ -1087,7 +1244,7 @@ impl Vault {
         }
         if permanent {
             fs::remove_file(&target.abs).map_err(|e| Error::write_io(&target.rel, &e))?;
-            return Ok(self.change(&target.rel, format!("deleted {}", target.rel)));
+            return Ok(self.change_at(&target, format!("deleted {}", target.rel)));
         }
         let name = target.rel.rsplit('/').next().unwrap_or(&target.rel);
         let (stem, suffix) = match name.rfind('.') {
@@ -1101,8 +1258,8 @@ impl Vault {
             let to = trash.join(&candidate);
             match fs::move_file_new(&target.abs, &to) {
                 Ok(()) => {
-                    return Ok(self.change(
-                        &target.rel,
+                    return Ok(self.change_at(
+                        &target,
                         format!(
                             "moved {} to the vault's trash as {TRASH_DIR}/{candidate}; delete \
                              with permanent to remove it for good",
@@ -1144,7 +1301,7 @@ impl Vault {
         } else {
             format!("created folder(s): {}", created.join(", "))
         };
-        let mut change = self.change(&target.rel, message);
+        let mut change = self.change_at(&target, message);
         change.folders_created = created;
         Ok(change)
     }
@@ -1168,7 +1325,7 @@ impl Vault {
         names.sort();
         if names.is_empty() {
             fs::remove_dir(&target.abs).map_err(|e| Error::write_io(&target.rel, &e))?;
-            return Ok(self.change(&target.rel, format!("deleted the empty folder {}", target.rel)));
+            return Ok(self.change_at(&target, format!("deleted the empty folder {}", target.rel)));
         }
         if !recursive {
             let shown: Vec<&str> = names.iter().take(20).map(String::as_str).collect();
@@ -1237,8 +1394,8 @@ impl Vault {
                 aside.display()
             );
         }
-        Ok(self.change(
-            &target.rel,
+        Ok(self.change_at(
+            &target,
             format!("deleted {} with {files} file(s), {documents} of them document(s)", target.rel),
         ))
     }
@@ -1302,7 +1459,11 @@ impl Vault {
                 if *rel == from.rel || rel.eq_ignore_ascii_case("index.md") {
                     continue;
                 }
-                let target = Target { rel: rel.clone(), abs: self.root.join(rel) };
+                let target = Target {
+                    rel: rel.clone(),
+                    abs: self.root.join(rel),
+                    reading: Reading::AsWritten,
+                };
                 let Ok(bytes) = fs::read(&target.abs) else { continue };
                 let Ok(old) = std::str::from_utf8(&bytes) else { continue };
                 let (new, n) =
@@ -1351,7 +1512,8 @@ impl Vault {
         } else {
             message.push_str("; links NOT updated");
         }
-        let mut change = self.change(&to.rel, message);
+        let message = from.reading.told(&from.rel, message);
+        let mut change = self.change_at(&to, message);
         change.timestamp_bumped = bumped;
         change.links_rewritten = update_links.then_some(links_changed);
         change.etag = match &moved_text {
@@ -1861,5 +2023,161 @@ mod tests {
         assert!(change.message.contains("2 file(s)"), "{}", change.message);
         let names: Vec<_> = snapshot(root).into_iter().map(|(r, _)| r).collect();
         assert_eq!(names, vec!["keep.md".to_string()]);
+    }
+
+    /// Notes are all these tests read: a document read would be a bug.
+    struct NoDocuments;
+
+    impl DocumentText for NoDocuments {
+        fn extraction(&self, rel: &str, _: &[u8]) -> Result<(String, Extraction)> {
+            panic!("{rel} is a document; these tests read notes only")
+        }
+    }
+
+    /// Notes in subfolders, a note named like its folder, two notes of one name, and a note
+    /// known by an alias.
+    fn named_vault() -> (tempfile::TempDir, Vault) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in [
+            ("Sub/Deep.md", "---\ntimestamp: x\n---\n# Deep\n\n## Log\n\nold\n"),
+            ("Sub/Sub.md", "# Sub\n"),
+            ("A/Twin.md", "# A\n"),
+            ("B/Twin.md", "# B\n"),
+            ("Home/Heating.md", "---\naliases:\n  - Boiler\n---\n# Heating\n"),
+        ] {
+            let at = dir.path().join(path);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(at, text).unwrap();
+        }
+        let vault = Vault::open("t", dir.path(), &settings()).unwrap();
+        (dir, vault)
+    }
+
+    fn append(content: &str) -> PatchRequest<'_> {
+        PatchRequest {
+            target: "Log",
+            operation: Operation::Append,
+            scope: Scope::Content,
+            content,
+            allow_empty: false,
+            create_missing: false,
+            reject_if_present: false,
+            within: None,
+            relative_levels: false,
+            move_to: None,
+        }
+    }
+
+    #[test]
+    fn a_bare_name_reads_and_edits_the_note_it_names_anywhere_and_says_so() {
+        let (_dir, vault) = named_vault();
+        let read = vault.read("Deep", None, &NoDocuments).unwrap();
+        assert_eq!(read.path, "Sub/Deep.md");
+        assert_eq!(read.reading, Reading::ByName { written: "Deep".into() });
+        // A note named like its folder is the note, not the folder.
+        assert_eq!(vault.read("Sub", None, &NoDocuments).unwrap().path, "Sub/Sub.md");
+        assert_eq!(vault.map("Deep.md", &NoDocuments).unwrap().path, "Sub/Deep.md");
+        assert!(vault.map("Deep", &NoDocuments).unwrap().render().contains("found by name"));
+        let change = vault.patch("deep", &append("- new"), None).unwrap();
+        assert_eq!(change.path, "Sub/Deep.md");
+        assert!(
+            change.message.contains("'deep' was found by name: Sub/Deep.md"),
+            "{}",
+            change.message
+        );
+        let by_alias = vault.set_frontmatter("Boiler", "status", Some(&Value::from("ok")), None);
+        let by_alias = by_alias.unwrap();
+        assert_eq!(by_alias.path, "Home/Heating.md");
+        assert!(by_alias.message.contains("alias of Home/Heating.md"), "{}", by_alias.message);
+        // A path as written says nothing more than the path.
+        let plain = vault.read("Sub/Deep.md", None, &NoDocuments).unwrap();
+        assert_eq!(plain.reading, Reading::AsWritten);
+    }
+
+    #[test]
+    fn a_name_several_notes_answer_to_is_refused_listing_them_and_nothing_changes() {
+        let (dir, vault) = named_vault();
+        let before = snapshot(dir.path());
+        let err = vault.read("Twin", None, &NoDocuments).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::AmbiguousPath);
+        assert!(err.message().contains("A/Twin.md, B/Twin.md"), "{}", err.message());
+        assert!(err.message().contains("pass one of these paths"), "{}", err.message());
+        let err = vault.append("Twin.md", "x", false, None).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::AmbiguousPath);
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn a_name_that_misses_names_the_nearest_paths_whatever_the_refusal_code() {
+        let (dir, vault) = named_vault();
+        std::fs::create_dir(dir.path().join("Sup")).unwrap();
+        for (raw, code) in [
+            ("Deap", ErrorCode::UnsupportedSuffix),
+            ("Deap.md", ErrorCode::NotFound),
+            ("Sup", ErrorCode::IsDirectory),
+        ] {
+            let err = vault.read(raw, None, &NoDocuments).unwrap_err();
+            assert_eq!(err.code(), code, "{raw}: {}", err.message());
+            assert!(
+                err.message().contains("the nearest existing paths are: Sub/"),
+                "{raw}: {}",
+                err.message()
+            );
+            let err = vault.set_body(raw, "x", None).unwrap_err();
+            assert_eq!(err.code(), code, "{raw}: {}", err.message());
+            assert!(err.message().contains("Sub/"), "{raw}: {}", err.message());
+        }
+    }
+
+    #[test]
+    fn a_new_name_is_created_where_it_is_written_and_never_finds_a_note_elsewhere() {
+        let (dir, vault) = named_vault();
+        let deep = std::fs::read(dir.path().join("Sub/Deep.md")).unwrap();
+        assert_eq!(vault.write("Deep.md", "# Root\n", false, None).unwrap().path, "Deep.md");
+        let created = vault.append("Twin.md", "x", true, None).unwrap();
+        assert_eq!(created.path, "Twin.md");
+        assert!(created.message.starts_with("created Twin.md"), "{}", created.message);
+        let err = vault.write("Boiler", "x", false, None).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::UnsupportedSuffix);
+        assert_eq!(std::fs::read(dir.path().join("Sub/Deep.md")).unwrap(), deep);
+        // Without create_if_missing an append is an edit, and finds by name.
+        assert_eq!(vault.append("Boiler", "more", false, None).unwrap().path, "Home/Heating.md");
+    }
+
+    #[test]
+    fn an_absolute_path_inside_the_vault_is_read_relative_to_it_and_one_outside_makes_nothing() {
+        let (dir, vault) = named_vault();
+        let root = vault.root().to_path_buf();
+        let abs = format!("{}/Notes/x.md", root.display());
+        let change = vault.write(&abs, "# X\n", false, None).unwrap();
+        assert_eq!(change.path, "Notes/x.md");
+        assert!(change.message.contains(&format!("the absolute path {abs} is inside the vault")));
+        assert!(root.join("Notes/x.md").is_file());
+        let read = vault.read(&format!("{}/Sub/Deep", root.display()), None, &NoDocuments);
+        assert_eq!(read.unwrap().path, "Sub/Deep.md");
+        // The predecessor's root-relative form still works.
+        assert_eq!(vault.read("/Sub/Deep.md", None, &NoDocuments).unwrap().path, "Sub/Deep.md");
+        let before = snapshot(dir.path());
+        for outside in ["/home/me/notes/y.md", "/tmp/elsewhere/y.md", "C:/Users/me/y.md"] {
+            let err = vault.write(outside, "x", false, None).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidPath, "{outside}");
+            assert!(err.message().contains(&root.display().to_string()), "{}", err.message());
+            assert_eq!(vault.create_folder(outside).unwrap_err().code(), ErrorCode::InvalidPath);
+            assert_eq!(
+                vault.append(outside, "x", true, None).unwrap_err().code(),
+                ErrorCode::InvalidPath
+            );
+        }
+        assert_eq!(snapshot(dir.path()), before, "a refused absolute path made something");
+        // A vault opened through a symlink knows that path too.
+        #[cfg(unix)]
+        {
+            let elsewhere = tempfile::tempdir().unwrap();
+            let link = elsewhere.path().join("vault");
+            std::os::unix::fs::symlink(&root, &link).unwrap();
+            let linked = Vault::open("t", &link, &settings()).unwrap();
+            let via = format!("{}/Sub/Sub.md", link.display());
+            assert_eq!(linked.read(&via, None, &NoDocuments).unwrap().path, "Sub/Sub.md");
+        }
     }
 }

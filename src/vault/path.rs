@@ -8,6 +8,12 @@
 //! names or paths longer than the filesystem takes (so such a write is refused before any
 //! folder is made for it, rather than failing halfway).
 //!
+//! Before the gate, [`unroot`] decides what a path that looks absolute means: an absolute
+//! filesystem path inside the vault folder is read relative to it (and the reply says so),
+//! one that is clearly elsewhere on the machine is refused, and a leading `/` before a folder
+//! of the vault keeps meaning "from the vault root". Neither ever makes folders from a path
+//! outside the vault.
+//!
 //! The gate does not check existence: callers decide whether absence is `not_found` or fine
 //! (a create). It never reads file contents.
 
@@ -73,6 +79,210 @@ pub struct Target {
     pub rel: String,
     /// Absolute path on disk (under the canonical vault root).
     pub abs: PathBuf,
+    /// How the caller's path came to name it, when the caller did not write `rel`.
+    pub reading: Reading,
+}
+
+/// How a caller's path came to name its target when the caller did not write the target's
+/// vault path: said in the reply, so the caller learns the path to use next time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Reading {
+    /// As written, or another spelling of the same place (percent-decoded, `.md` added,
+    /// another case), which the reply's path shows well enough.
+    #[default]
+    AsWritten,
+    /// An absolute filesystem path (`written`) inside the vault folder, read relative to it.
+    Unrooted {
+        /// The path as the caller wrote it.
+        written: String,
+    },
+    /// A note name or partial path (`written`) found where Obsidian resolves a wikilink.
+    ByName {
+        /// The name as the caller wrote it.
+        written: String,
+    },
+    /// A name (`written`) found in a note's `aliases` frontmatter.
+    ByAlias {
+        /// The name as the caller wrote it.
+        written: String,
+    },
+}
+
+impl Reading {
+    /// What the reply says about it, for the target at `rel`; `None` when there is nothing
+    /// to say.
+    pub fn sentence(&self, rel: &str) -> Option<String> {
+        match self {
+            Reading::AsWritten => None,
+            Reading::Unrooted { written } => Some(format!(
+                "the absolute path {written} is inside the vault and was read as {rel}; paths \
+                 are relative to the vault folder, so pass {rel} next time"
+            )),
+            Reading::ByName { written } => Some(format!("'{written}' was found by name: {rel}")),
+            Reading::ByAlias { written } => {
+                Some(format!("'{written}' was found as an alias of {rel}"))
+            }
+        }
+    }
+
+    /// `message` with the sentence, if any, added in parentheses.
+    pub fn told(&self, rel: &str, message: String) -> String {
+        match self.sentence(rel) {
+            Some(s) => format!("{message} ({s})"),
+            None => message,
+        }
+    }
+}
+
+/// The places a vault folder may be named by in an absolute path.
+#[derive(Debug, Clone, Copy)]
+pub struct Roots<'a> {
+    /// The canonical root (symlinks resolved), which the gate builds every target under.
+    pub canonical: &'a Path,
+    /// The root as configured, when it differs: the form an agent more likely saw.
+    pub configured: Option<&'a Path>,
+    /// The home folder a leading `~` stands for, when known.
+    pub home: Option<&'a Path>,
+}
+
+/// What [`unroot`] made of a caller's path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rooting {
+    /// A vault-relative path, to be gated as written (a leading `/` included: the
+    /// predecessor's "from the vault root").
+    Relative,
+    /// An absolute filesystem path inside the vault folder; the vault-relative path it names.
+    Inside(String),
+}
+
+/// The top folders of the usual Unix, Linux and macOS filesystems. A leading-slash path that
+/// starts with one the vault does not have is an absolute path outside the vault, even when
+/// this machine has no such folder: the caller may run on another one.
+const SYSTEM_TOPS: &[&str] = &[
+    "home", "Users", "tmp", "root", "etc", "var", "usr", "opt", "mnt", "media", "srv", "private",
+    "Volumes", "proc", "sys", "dev", "run",
+];
+
+/// Decides what a path that looks absolute means, before the gate reads it (every surface's
+/// paths arrive here through the vault's operations, so the rule is the same everywhere):
+///
+/// - one that starts with the vault folder (canonical or as configured; `~` is the home
+///   folder) names the place inside it: [`Rooting::Inside`];
+/// - one whose first part the vault has (by its exact name: `/Home/...`, even `c:/...`), or a
+///   leading `/` before no folder of this machine nor a usual system one, is vault-relative,
+///   as the predecessor wrote "from the vault root";
+/// - anything else that starts with `/`, `~` or a drive letter (`C:\`, `C:/`) is an absolute
+///   path outside the vault, refused with `invalid_path`: taking it as vault-relative would
+///   make `home/me/...` folders inside the vault.
+pub fn unroot(roots: &Roots<'_>, raw: &str) -> Result<Rooting> {
+    let t = raw.trim();
+    let bytes = t.as_bytes();
+    let drive = bytes.len() >= 3
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'/' | b'\\');
+    // A vault folder named like a drive (`c:`) is the vault's, as a leading `/` before a
+    // folder the vault has is.
+    if drive && !has_entry(roots.canonical, &t[..2]) {
+        return Err(outside(roots, raw, &[]));
+    }
+    let tilde = t == "~" || t.starts_with("~/");
+    if tilde && has_entry(roots.canonical, "~") {
+        return Ok(Rooting::Relative);
+    }
+    let Some(absolute) = absolute(roots, t) else {
+        return if tilde { Err(outside(roots, raw, &[])) } else { Ok(Rooting::Relative) };
+    };
+    if let Some(rel) = inside(roots, &absolute) {
+        return Ok(Rooting::Inside(rel));
+    }
+    let first = match (tilde, t.split('/').find(|p| !p.is_empty())) {
+        // `~/...` that is not under the vault folder.
+        (true, _) => return Err(outside(roots, raw, &parts_of(&absolute))),
+        // `/` alone: the vault root, as it always was.
+        (false, None) => return Ok(Rooting::Relative),
+        (false, Some(first)) => first,
+    };
+    if has_entry(roots.canonical, first) {
+        return Ok(Rooting::Relative);
+    }
+    // A folder at this machine's own root (`/data`, `/workspace`) is as clear as a usual one.
+    let on_machine = !first.starts_with('.')
+        && !first.contains('\0')
+        && std::fs::symlink_metadata(Path::new("/").join(first)).is_ok();
+    if SYSTEM_TOPS.contains(&first) || on_machine {
+        return Err(outside(roots, raw, &parts_of(&absolute)));
+    }
+    Ok(Rooting::Relative)
+}
+
+/// The absolute filesystem path `raw` spells, if it spells one: `/...`, or `~/...` when the
+/// home folder is known.
+pub fn absolute(roots: &Roots<'_>, raw: &str) -> Option<PathBuf> {
+    let t = raw.trim();
+    if t == "~" || t.starts_with("~/") {
+        return roots.home.map(|home| home.join(t[1..].trim_start_matches('/')));
+    }
+    t.starts_with('/').then(|| PathBuf::from(t))
+}
+
+/// The vault-relative path an absolute path names when it lies in the vault folder (as either
+/// root names it); `None` when it lies elsewhere. `..` is left for the gate to refuse.
+pub fn inside(roots: &Roots<'_>, absolute: &Path) -> Option<String> {
+    [Some(roots.canonical), roots.configured].into_iter().flatten().find_map(|root| {
+        let rest = absolute.strip_prefix(root).ok()?;
+        let parts: Vec<&str> = rest.iter().filter_map(|p| p.to_str()).collect();
+        Some(parts.join("/"))
+    })
+}
+
+/// The normal components of an absolute path, as strings.
+fn parts_of(path: &Path) -> Vec<String> {
+    path.components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// True when the vault folder has an entry named exactly `name` (hidden entries and symlinks
+/// included: the gate refuses those with its own words). Exactly: a vault's `Home` folder
+/// must not turn `/home/me/...` into a vault path, and a case-insensitive filesystem would
+/// say `home` is there.
+fn has_entry(root: &Path, name: &str) -> bool {
+    std::fs::read_dir(root)
+        .map(|dir| dir.flatten().any(|e| e.file_name().to_str() == Some(name)))
+        .unwrap_or(false)
+}
+
+/// The refusal of an absolute path outside the vault: it names the vault folder and the
+/// relative form to use, the longest tail of the path whose folder the vault has (so
+/// `/home/me/notes/Home/Boiler.md` suggests `Home/Boiler.md`), else the file name.
+fn outside(roots: &Roots<'_>, raw: &str, parts: &[String]) -> Error {
+    let root = roots.configured.unwrap_or(roots.canonical);
+    let tail = (1..parts.len()).find_map(|i| {
+        let folder = &parts[i..parts.len() - 1];
+        let visible = folder.iter().all(|p| !p.starts_with('.'));
+        (!folder.is_empty() && visible && roots.canonical.join(folder.join("/")).is_dir())
+            .then(|| parts[i..].join("/"))
+    });
+    let suggestion = tail.or_else(|| {
+        let name = raw.trim().rsplit(['/', '\\']).find(|p| !p.is_empty())?;
+        Some(name.to_string())
+    });
+    let retry = match suggestion {
+        Some(s) => format!("retry with '{s}', or another path relative to that folder"),
+        None => "retry with a path relative to that folder".to_string(),
+    };
+    Error::new(
+        ErrorCode::InvalidPath,
+        format!(
+            "'{raw}' is an absolute path outside the vault, which is the folder {}; nothing \
+             was read or written there. Paths are relative to the vault folder: {retry}",
+            root.display()
+        ),
+    )
 }
 
 /// The file kinds the gate needs to tell apart.
@@ -293,7 +503,7 @@ pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Resu
     }
 
     let abs = reject_symlinks(root, &parts, raw)?;
-    Ok(Target { rel, abs })
+    Ok(Target { rel, abs, reading: Reading::AsWritten })
 }
 
 /// Walks the unresolved path from the root and refuses any existing component that is a
@@ -429,5 +639,114 @@ mod tests {
         assert_eq!(code(root, "alias/new/x.md", Access::WriteNote), ErrorCode::InvalidPath);
         let t = gate(root, &suffixes(), "real/missing/x.md", Access::WriteNote).unwrap();
         assert_eq!(t.abs, root.join("real/missing/x.md"));
+    }
+
+    fn only(root: &Path) -> Roots<'_> {
+        Roots { canonical: root, configured: None, home: None }
+    }
+
+    #[test]
+    fn an_absolute_path_inside_the_vault_folder_is_read_relative_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let inside = |roots: &Roots<'_>, raw: &str| unroot(roots, raw).unwrap();
+        let raw = format!("{}/Notes/x.md", root.display());
+        assert_eq!(inside(&only(&root), &raw), Rooting::Inside("Notes/x.md".into()));
+        assert_eq!(
+            inside(&only(&root), &format!("{}/", root.display())),
+            Rooting::Inside("".into())
+        );
+        // The root as configured (through a symlink) counts as much as the canonical one.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let link = elsewhere.path().join("vault-link");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&root, &link).unwrap();
+            let roots = Roots { canonical: &root, configured: Some(&link), home: None };
+            let raw = format!("{}/Home/Boiler.md", link.display());
+            assert_eq!(inside(&roots, &raw), Rooting::Inside("Home/Boiler.md".into()));
+        }
+        // `~` is the home folder.
+        let home = root.parent().unwrap();
+        let name = root.file_name().unwrap().to_str().unwrap();
+        let roots = Roots { canonical: &root, configured: None, home: Some(home) };
+        assert_eq!(inside(&roots, &format!("~/{name}/a.md")), Rooting::Inside("a.md".into()));
+        // `..` is kept for the gate, which refuses it.
+        let raw = format!("{}/../x.md", root.display());
+        let Rooting::Inside(rel) = inside(&only(&root), &raw) else { panic!("not inside") };
+        assert_eq!(
+            gate(&root, &suffixes(), &rel, Access::WriteNote).unwrap_err().code(),
+            ErrorCode::InvalidPath
+        );
+    }
+
+    #[test]
+    fn an_absolute_path_outside_the_vault_is_refused_naming_the_folder_and_a_relative_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for raw in [
+            "/home/me/notes/x.md",
+            "/Users/me/Notes/x.md",
+            "/tmp/somewhere-else/x.md",
+            "/etc/x.md",
+            "C:\\Users\\me\\x.md",
+            "c:/notes/x.md",
+            "~/notes/x.md",
+        ] {
+            let err = unroot(&only(&root), raw).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidPath, "{raw}");
+            let message = err.message();
+            assert!(message.contains(&root.display().to_string()), "{raw}: {message}");
+            assert!(message.contains("'x.md'"), "{raw}: {message}");
+        }
+        // The suggestion keeps the folders the vault has.
+        std::fs::create_dir_all(root.join("Home/Heating")).unwrap();
+        let err = unroot(&only(&root), "/home/me/notes/Home/Heating/Boiler.md").unwrap_err();
+        assert!(err.message().contains("'Home/Heating/Boiler.md'"), "{}", err.message());
+        // A folder at this machine's root is as clear as a usual system one.
+        let top = std::fs::read_dir("/")
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| !n.starts_with('.') && !SYSTEM_TOPS.contains(&n.as_str()));
+        if let Some(top) = top {
+            let err = unroot(&only(&root), &format!("/{top}/x.md")).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidPath, "/{top}");
+        }
+    }
+
+    #[test]
+    fn a_leading_slash_before_a_folder_of_the_vault_or_an_unknown_one_stays_vault_relative() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        // A vault folder named like a system one wins: the vault has it.
+        std::fs::create_dir_all(root.join("Home")).unwrap();
+        for raw in [
+            "/Home/Boiler.md",
+            "/Zettelkasten-not-on-this-machine/x.md",
+            "Notes/x.md",
+            "/",
+            "",
+            "a/~/b.md",
+        ] {
+            assert_eq!(unroot(&only(&root), raw).unwrap(), Rooting::Relative, "{raw:?}");
+        }
+        std::fs::create_dir_all(root.join("tmp")).unwrap();
+        assert_eq!(unroot(&only(&root), "/tmp/x.md").unwrap(), Rooting::Relative);
+        std::fs::create_dir_all(root.join("c:")).unwrap();
+        assert_eq!(unroot(&only(&root), "c:/x.md").unwrap(), Rooting::Relative);
+        // Only the exact name: `Home` is not `/home`.
+        assert_eq!(unroot(&only(&root), "/home/x.md").unwrap_err().code(), ErrorCode::InvalidPath);
+    }
+
+    #[test]
+    fn a_reading_is_said_in_the_reply_only_when_the_path_was_not_written_as_is() {
+        assert_eq!(Reading::AsWritten.told("a.md", "created a.md".into()), "created a.md");
+        let unrooted = Reading::Unrooted { written: "/v/a.md".into() };
+        let told = unrooted.told("a.md", "created a.md".into());
+        assert!(told.starts_with("created a.md (the absolute path /v/a.md"), "{told}");
+        assert!(told.contains("pass a.md next time"), "{told}");
+        let named = Reading::ByName { written: "Deep".into() }.sentence("Sub/Deep.md").unwrap();
+        assert_eq!(named, "'Deep' was found by name: Sub/Deep.md");
     }
 }

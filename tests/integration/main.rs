@@ -28,6 +28,7 @@ mod mcp_sdk;
 mod migrate;
 mod multivault;
 mod parity;
+mod paths;
 mod periodic;
 mod real_vaults;
 mod resolver;
