@@ -423,7 +423,8 @@ fn invalid(raw: &str, why: &str) -> Error {
 
 /// Checks `raw` for `access` against a vault whose canonical root is `root`.
 pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Result<Target> {
-    let parts = normalize(raw)?;
+    let mut parts = normalize(raw)?;
+    one_spelling(root, raw, &mut parts)?;
     // Readers too: a name the filesystem cannot hold cannot exist, and the answer should say
     // why rather than report it missing.
     check_lengths(root, raw, &parts, access)?;
@@ -506,6 +507,56 @@ pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Resu
     Ok(Target { rel, abs, reading: Reading::AsWritten })
 }
 
+/// Characters that reorder how a name is displayed (bidirectional controls): a name holding
+/// one can show as a different name than it is (`invoice\u{202E}fdp.md` reads as
+/// `invoicedm.pdf`), so no path may contain them.
+const BIDI_CONTROLS: &[char] = &[
+    '\u{061C}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}',
+    '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+];
+
+/// One name, one note: each component is compared in Unicode NFC, so `café.md` typed
+/// decomposed (NFD, as macOS spells it) and composed (NFC) are the same note. A component
+/// that exists as written is kept; else an entry of its folder whose NFC form is the same is
+/// taken as written on disk; else (a new name) its NFC form is used. Refuses bidirectional
+/// controls.
+fn one_spelling(root: &Path, raw: &str, parts: &mut [String]) -> Result<()> {
+    use unicode_normalization::{UnicodeNormalization, is_nfc};
+    if parts.iter().any(|p| p.contains(BIDI_CONTROLS)) {
+        return Err(invalid(
+            raw,
+            "contains a bidirectional control character (U+202E and the like), which makes a \
+             name display as another; remove it",
+        ));
+    }
+    let mut dir = root.to_path_buf();
+    let mut on_disk = true;
+    for part in parts.iter_mut() {
+        if on_disk && dir.join(&*part).symlink_metadata().is_ok() {
+            dir.push(&*part);
+            continue;
+        }
+        let composed: String = part.nfc().collect();
+        let found = on_disk
+            .then(|| std::fs::read_dir(&dir).ok())
+            .flatten()
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|name| !is_nfc(name) && name.nfc().eq(composed.chars()) || *name == composed);
+        match found {
+            Some(name) => *part = name,
+            None => {
+                *part = composed;
+                on_disk = false;
+            }
+        }
+        dir.push(&*part);
+    }
+    Ok(())
+}
+
 /// Walks the unresolved path from the root and refuses any existing component that is a
 /// symlink. Stops at the first component that does not exist (nothing below it can be a link).
 fn reject_symlinks(root: &Path, parts: &[String], raw: &str) -> Result<PathBuf> {
@@ -533,6 +584,33 @@ mod tests {
 
     fn suffixes() -> Suffixes {
         Suffixes { documents: vec![".pdf".into()] }
+    }
+
+    #[test]
+    fn two_unicode_spellings_of_a_name_are_one_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let (nfc, nfd) = ("Caf\u{e9}.md", "Cafe\u{301}.md");
+        // A new name is written composed, whichever spelling the caller used.
+        let t = gate(dir.path(), &suffixes(), nfd, Access::WriteNote).unwrap();
+        assert_eq!(t.rel, nfc);
+        // A name on disk decomposed (as macOS writes it) is found by the composed spelling,
+        // and kept as it is on disk.
+        std::fs::create_dir(dir.path().join("Re\u{301}sume\u{301}")).unwrap();
+        let t = gate(dir.path(), &suffixes(), "R\u{e9}sum\u{e9}/x.md", Access::WriteNote).unwrap();
+        assert_eq!(t.rel, "Re\u{301}sume\u{301}/x.md");
+        std::fs::write(dir.path().join(nfc), "x").unwrap();
+        let t = gate(dir.path(), &suffixes(), nfd, Access::Read).unwrap();
+        assert_eq!(t.rel, nfc);
+    }
+
+    #[test]
+    fn bidirectional_controls_in_a_name_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for raw in ["invoice\u{202E}fdp.md", "a/\u{2066}b.md", "x\u{200F}.md"] {
+            let e = gate(dir.path(), &suffixes(), raw, Access::WriteNote).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidPath, "{raw:?}");
+            assert!(e.message().contains("bidirectional"), "{e:?}");
+        }
     }
 
     fn code(root: &Path, raw: &str, access: Access) -> ErrorCode {

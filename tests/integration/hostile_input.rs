@@ -159,3 +159,24 @@ fn the_owner_socket_refuses_a_request_without_the_owners_token() {
     let hello = ask(&json!({"token": token.trim(), "request": {"job": "hello"}}).to_string());
     assert!(hello["owner"]["pid"].is_number(), "{hello}");
 }
+
+#[test]
+fn two_unicode_spellings_make_one_note_and_a_bidi_control_is_refused() {
+    let (v, s) = server();
+    // Decomposed (NFD) then composed (NFC) spellings of Inbox/café.md, percent-encoded.
+    let nfd = "/vault/Inbox/cafe%CC%81.md";
+    let nfc = "/vault/Inbox/caf%C3%A9.md";
+    assert_eq!(s.call("PUT", nfd, &[], Some(b"first\n")).status, 204);
+    assert_eq!(s.call("POST", nfc, &[], Some(b"second\n")).status, 204);
+    let names: Vec<String> = std::fs::read_dir(v.root().join("Inbox"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("caf"))
+        .collect();
+    assert_eq!(names, ["caf\u{e9}.md"], "one note, composed");
+    assert_eq!(v.read("Inbox/caf\u{e9}.md"), "first\n\nsecond\n");
+    let before = v.snapshot();
+    let r = s.call("PUT", "/vault/Inbox/invoice%E2%80%AEfdp.md", &[], Some(b"x"));
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_path"), "{}", r.body);
+    assert_eq!(v.snapshot(), before);
+}
