@@ -240,7 +240,8 @@ pub struct PatchArgs {
     #[serde(default)]
     pub content: String,
     /// Allow a replace with empty content, which empties the section (or deletes the heading
-    /// line); without it such a replace is refused with empty_content.
+    /// line, or with within the block); without it such a replace is refused with
+    /// empty_content.
     #[serde(default)]
     pub allow_empty: bool,
     /// What the operation applies to: content (the lines under the heading, subsections
@@ -257,7 +258,8 @@ pub struct PatchArgs {
     #[serde(default)]
     pub reject_if_present: bool,
     /// Edit one body block of the section instead of all of it: 0 is the first block under
-    /// the heading, -1 the last (subsections excluded). With scope content an append or
+    /// the heading, -1 the last (subsections excluded). Blocks are separated by blank lines
+    /// outside code, so a fenced code block or a callout is one block. With scope content an append or
     /// prepend joins the block literally, on its own line; with markerAndContent it adds a
     /// sibling block.
     #[serde(default)]

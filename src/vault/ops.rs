@@ -841,6 +841,7 @@ impl Vault {
                 req.operation,
                 req.scope,
                 &content,
+                req.allow_empty,
             )?;
             edit::Patched { text, path, replaced: None }
         } else {
