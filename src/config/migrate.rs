@@ -768,8 +768,20 @@ fn plan_vault_search(
         EMBEDDINGGEMMA_DOCUMENT_TEMPLATE.into(),
     ));
 
+    // Only a reranker the user pointed vault-search at is carried. Its built-in default
+    // (a local port) names a service that may never have run: vault-search fell back in
+    // silence when nothing answered there, while mdvault says so on every search.
     let (layer, rerank) = var("VAULT_RERANK_URL", default("VAULT_RERANK_URL"));
-    if rerank.trim().is_empty() {
+    if layer == Layer::Default {
+        plan.rows.push(row(
+            "VAULT_RERANK_URL",
+            layer,
+            &rerank,
+            "rerank.url",
+            Outcome::NotCarried,
+            "not set, so no reranker is configured; if one runs there, set rerank.url to it",
+        ));
+    } else if rerank.trim().is_empty() {
         plan.rows.push(row(
             "VAULT_RERANK_URL",
             layer,
@@ -1048,6 +1060,14 @@ mod tests {
         assert_eq!(setting(&plan, "rerank.candidates"), None);
         assert_eq!(row(&plan, "VAULT_SEARCH_DB").outcome, Outcome::NotCarried);
         assert!(!plan.http_mcp);
+        // A reranker is carried only when the user named one; vault-search's default is not.
+        let unset = super::plan(Predecessor::VaultSearch, Some(&file), &env(&[("HOME", "/h")]));
+        let unset = unset.unwrap();
+        assert_eq!(setting(&unset, "rerank.url"), None);
+        assert_eq!(row(&unset, "VAULT_RERANK_URL").outcome, Outcome::NotCarried);
+        let named = [("HOME", "/h"), ("VAULT_RERANK_URL", "http://gpu:8095/v1/rerank")];
+        let named = super::plan(Predecessor::VaultSearch, Some(&file), &env(&named)).unwrap();
+        assert_eq!(setting(&named, "rerank.url"), Some(&Value::from("http://gpu:8095/v1/rerank")));
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, "[1]").unwrap();
         assert!(
