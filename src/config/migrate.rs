@@ -610,6 +610,19 @@ fn plan_vault_mcp(
         }
     };
     plan.rows.push(key_row);
+    // The server always kept a generated index.md; mdvault writes one only when asked, so a
+    // vault that had one keeps it up to date.
+    plan.rows.push(Row {
+        old: "(built in) the generated index.md".into(),
+        layer: Layer::Default,
+        value: "always".into(),
+        new: "index.index_md: true".into(),
+        outcome: Outcome::Changed,
+        why: "mdvault writes index.md only when this is on (off by default); set it to false \
+              to stop"
+            .into(),
+    });
+    plan.settings.push(Setting::new("index", "index_md", Value::Bool(true)));
     plan.rows.push(Row {
         old: "/mcp, /mcp/only/<path>, REST routes".into(),
         layer: Layer::Default,
@@ -1028,6 +1041,8 @@ mod tests {
         assert_eq!(setting(&plan, "chunking.target_tokens"), None);
         assert!(row(&plan, "chunking.target_tokens").why.contains("same default"));
         assert_eq!(row(&plan, "index.cache_path").outcome, Outcome::NotCarried);
+        // It always generated index.md; mdvault does only when asked, so migrate asks.
+        assert_eq!(setting(&plan, "index.index_md"), Some(&Value::Bool(true)));
         // The key is never printed or written; the env line refers to the old variable.
         assert!(plan.rows.iter().all(|r| !r.value.contains("s3cret")));
         assert_eq!(plan.env_lines, ["MDVAULT_API_KEY=\"$VAULT_MCP_API_KEY\""]);
@@ -1060,6 +1075,8 @@ mod tests {
         assert_eq!(setting(&plan, "rerank.candidates"), None);
         assert_eq!(row(&plan, "VAULT_SEARCH_DB").outcome, Outcome::NotCarried);
         assert!(!plan.http_mcp);
+        // vault-search never wrote into a vault, so no index.md is asked for.
+        assert_eq!(setting(&plan, "index.index_md"), None);
         // A reranker is carried only when the user named one; vault-search's default is not.
         let unset = super::plan(Predecessor::VaultSearch, Some(&file), &env(&[("HOME", "/h")]));
         let unset = unset.unwrap();

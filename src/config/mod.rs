@@ -157,7 +157,7 @@ pub struct IndexSettings {
     pub build_retry_seconds: f64,
     /// How often a full reconcile pass catches missed file events; 0 disables it.
     pub reconcile_seconds: f64,
-    /// Whether the root `index.md` is generated and kept up to date.
+    /// Whether the root `index.md` is generated and kept up to date (off by default).
     pub index_md: bool,
 }
 
@@ -602,7 +602,9 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         build_max_attempts: i.build_max_attempts.unwrap_or(5).max(1),
         build_retry_seconds: i.build_retry_seconds.unwrap_or(5.0),
         reconcile_seconds: i.reconcile_seconds.unwrap_or(900.0),
-        index_md: i.index_md.unwrap_or(true),
+        // Off unless asked for: nothing appears in a user's vault that they did not ask for
+        // (`migrate` from the vault MCP server, which always wrote one, turns it on).
+        index_md: i.index_md.unwrap_or(false),
     };
 
     let m = raw.maintenance;

@@ -104,6 +104,8 @@ fn the_vault_mcp_servers_setup_migrates_and_serves_the_same_vault_exclusions_and
         let ready = ready.expect("the migrated server became ready on the old port");
         let body = ready.json();
         assert!(body.to_string().contains("\"vault\""), "the vault named after its folder: {body}");
+        // The old server always kept index.md, so the migrated setup asks for it.
+        assert_eq!(body["index_md"]["enabled"], true, "{body}");
         // The old allowed host still reaches it.
         let r = http_call(&base, "GET", "/readyz", Some(KEY), &[("host", "vault-mcp:8080")], None);
         assert_eq!(r.status, 200, "{}", r.body);

@@ -396,7 +396,7 @@ fn search_over_a_vault_never_indexed_says_so_instead_of_finding_nothing() {
 }
 
 /// A stdio MCP session: `mdvault mcp` with newline-delimited JSON-RPC.
-struct StdioMcp {
+pub struct StdioMcp {
     child: Child,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
@@ -405,7 +405,12 @@ struct StdioMcp {
 
 impl StdioMcp {
     fn start(t: &Two) -> StdioMcp {
-        let mut child = t.command(&["mcp"], None).stdin(Stdio::piped()).spawn().unwrap();
+        StdioMcp::over(t.command(&["mcp"], None))
+    }
+
+    /// A session with the `mdvault mcp` that `cmd` runs, initialised.
+    pub fn over(mut cmd: Command) -> StdioMcp {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let input = child.stdin.take().unwrap();
         let output = BufReader::new(child.stdout.take().unwrap());
         let mut s = StdioMcp { child, input, output, next: 1 };
@@ -438,7 +443,7 @@ impl StdioMcp {
     }
 
     /// Calls a tool; (is_error, text).
-    fn tool(&mut self, name: &str, args: Value) -> (bool, String) {
+    pub fn tool(&mut self, name: &str, args: Value) -> (bool, String) {
         let r = self.request("tools/call", json!({"name": name, "arguments": args}));
         let text = r["content"]
             .as_array()
@@ -448,7 +453,7 @@ impl StdioMcp {
     }
 
     /// Searches until the index answers (the session's first build may still run).
-    fn search(&mut self, args: Value) -> String {
+    pub fn search(&mut self, args: Value) -> String {
         let mut last = String::new();
         wait_until("the stdio session's search", || {
             let (err, text) = self.tool("vault_search", args.clone());
