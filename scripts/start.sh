@@ -11,19 +11,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 data_dir="${MDVAULT_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mdvault}"
+config_dir="${XDG_CONFIG_HOME:-$HOME/.config}/mdvault"
+config_file="${MDVAULT_CONFIG:-$config_dir/config.yaml}"
 if [ -n "${VAULT:-}" ]; then
   vault="$VAULT"
+  # Your own vault gets no generated index.md unless your config asks for one.
+  index_md_note="  index.md  not generated: nothing is written into your vault unasked; to keep one at
+            its root, set  index: {index_md: true}  in $config_file"
 else
-  # The server writes (a generated index.md, and whatever a client edits), so it serves a copy
-  # of the bundled vault, made once beside the data directory, never the repository's own.
+  # The server writes (whatever a client edits), so it serves a copy of the bundled vault,
+  # made once beside the data directory, never the repository's own.
   vault="${XDG_DATA_HOME:-$HOME/.local/share}/mdvault-example-vault"
   if [ ! -d "$vault" ]; then
     mkdir -p "$vault"
     cp -R examples/vault/. "$vault/"
     echo "copied the example vault to $vault"
   fi
+  # The tour shows the generated index.md, so the example copy turns it on for itself (for this
+  # server only: the config file written below leaves it off for your own vaults).
+  export MDVAULT_INDEX__INDEX_MD="${MDVAULT_INDEX__INDEX_MD:-true}"
+  index_md_note="  index.md  kept at the example vault's root; for your own vault it is off unless
+            $config_file sets  index: {index_md: true}"
 fi
-config_dir="${XDG_CONFIG_HOME:-$HOME/.config}/mdvault"
 
 ./scripts/fetch-model.sh "$data_dir"
 # The PDF/OCR tools are tried once: when they could not be installed, later runs stay quiet
@@ -70,6 +79,7 @@ Serving $vault
   REST  http://$listen/vault/   search: http://$listen/search?q=...
   MCP   http://$listen/mcp      (header  Authorization: Bearer <key>)
   key   $key_file   (export MDVAULT_API_KEY=\$(cat $key_file))
+$index_md_note
 
 The command line: $bin (put it on your PATH, e.g. ln -s $bin ~/.local/bin/mdvault)
 

@@ -32,7 +32,7 @@ use crate::vault::edit::Operation;
 use crate::vault::headings::Scope;
 use crate::vault::{
     Change, DocumentText, Filed, FilingStatus, Listing, NoteMap, NoteRead, PatchRequest, Vault,
-    Vaults,
+    VaultScope, Vaults,
 };
 
 /// Which vault a request addresses and, for `/mcp/only/<path>`, the one note or folder its
@@ -167,7 +167,8 @@ pub struct SearchArgs {
     /// Only this folder, e.g. "Projects/Alpha" (case-insensitive, whole folder names).
     #[serde(default)]
     pub prefix: Option<String>,
-    /// Only this vault (by name); by default, or with "all", every vault is searched.
+    /// Only this vault (by name); by default, or with "all", every vault is searched (a vault
+    /// configured under the name "all" is that vault alone).
     #[serde(default)]
     pub vault: Option<String>,
     /// Spend longer for a better order (more candidates for the reranker, when one is set up).
@@ -243,7 +244,8 @@ pub struct PatchArgs {
     #[serde(default)]
     pub content: String,
     /// Allow a replace with empty content, which empties the section (or deletes the heading
-    /// line); without it such a replace is refused with empty_content.
+    /// line, or with within the block); without it such a replace is refused with
+    /// empty_content.
     #[serde(default)]
     pub allow_empty: bool,
     /// What the operation applies to: content (the lines under the heading, subsections
@@ -260,7 +262,8 @@ pub struct PatchArgs {
     #[serde(default)]
     pub reject_if_present: bool,
     /// Edit one body block of the section instead of all of it: 0 is the first block under
-    /// the heading, -1 the last (subsections excluded). With scope content an append or
+    /// the heading, -1 the last (subsections excluded). Blocks are separated by blank lines
+    /// outside code, so a fenced code block or a callout is one block. With scope content an append or
     /// prepend joins the block literally, on its own line; with markerAndContent it adds a
     /// sibling block.
     #[serde(default)]
@@ -610,8 +613,9 @@ pub struct LinksArgs {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReindexArgs {
-    /// The vault, by name (default: the connection's vault, else the default vault). A path
-    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    /// Only this vault (by name); by default, or with "all", every vault (a connection bound
+    /// to a vault by its URL: that vault). A vault configured under the name "all" is that
+    /// vault alone.
     #[serde(default)]
     pub vault: Option<String>,
     /// Re-read and re-chunk every file instead of only the changed ones.
@@ -691,8 +695,6 @@ pub struct FrontmatterQueryArgs {
     pub dir: Option<String>,
 }
 
-pub use crate::vault::ALL_VAULTS;
-
 /// The vault a request means: the `vault` argument, else the connection's (`/v/<name>/`), else
 /// the default vault. The two may not disagree.
 fn chosen<'a>(t: &'a Target, arg: Option<&'a str>) -> Result<Option<&'a str>> {
@@ -757,6 +759,29 @@ fn in_scope(v: &Vault, t: &Target, raw: &str, folder: bool) -> Result<()> {
     }
 }
 
+/// The vaults a search or a re-index covers: the `vault` argument by the one rule
+/// ([`crate::vault::Vaults::scope`]: a configured name, even `all`, is that vault; else `all`
+/// or nothing is every vault), else the connection's vault (`/v/<name>/`), else every vault.
+/// A connection bound to a vault by its URL reaches no other, and not every vault either.
+fn scope(engine: &Engine, t: &Target, arg: Option<&str>) -> Result<VaultScope> {
+    let asked = arg.map(str::trim).filter(|v| !v.is_empty());
+    match (engine.vaults().scope(asked)?, &t.vault) {
+        (VaultScope::Every, Some(bound)) if asked.is_some() => Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "this connection is bound to vault '{bound}' by its URL, so it cannot reach every \
+                 vault; leave the vault out, or connect without /v/{bound}/"
+            ),
+        )),
+        (VaultScope::Every, Some(bound)) => Ok(VaultScope::One(bound.clone())),
+        (VaultScope::One(name), _) => {
+            chosen(t, Some(&name))?;
+            Ok(VaultScope::One(name))
+        }
+        (every, None) => Ok(every),
+    }
+}
+
 /// Re-indexes what a write touched, so a search right after it sees the change. The write is
 /// done (its bytes renamed into place) before this is called; the answer waits for the
 /// re-index only a bounded time and records how far it got.
@@ -792,37 +817,18 @@ pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<Sear
             "the query is empty; pass some words, a question or an exact token",
         ));
     }
-    // "all" (or nothing) searches every vault, unless a vault is called that.
-    let named = a.vault.filter(|v| !v.trim().is_empty());
-    let named = match named {
-        Some(v) if v.trim() == ALL_VAULTS && engine.vaults().get(Some(ALL_VAULTS)).is_err() => {
-            if let Some(bound) = &t.vault {
-                return Err(Error::new(
-                    ErrorCode::InvalidRequest,
-                    format!(
-                        "this connection is bound to vault '{bound}' by its URL; it cannot search every vault"
-                    ),
-                ));
-            }
-            None
-        }
-        other => other,
-    };
-    let vault = chosen(t, named.as_deref())?.map(str::to_string);
-    if let Some(name) = &vault {
-        engine.vaults().get(Some(name))?;
-    }
+    let scope = scope(engine, t, a.vault.as_deref())?;
     // A search of one vault takes that vault's own default when it has one.
     let search = &engine.config().search;
     let k = match a.k {
-        None | Some(0) => vault.as_ref().and_then(|v| search.vault_k.get(v)).copied(),
+        None | Some(0) => scope.name().and_then(|v| search.vault_k.get(v)).copied(),
         Some(k) => Some(k),
     }
     .unwrap_or(search.default_k)
     .clamp(1, MAX_K);
     let mut req = SearchRequest::new(&a.query);
     req.k = Some(k);
-    req.vault = vault;
+    req.scope = scope;
     req.prefix = a.prefix.filter(|p| !p.trim().is_empty());
     req.thorough = a.thorough;
     Ok(req)
@@ -1348,10 +1354,10 @@ fn upkeep_settings(desk: &dyn Desk) -> crate::upkeep::Settings {
     crate::upkeep::Settings::from_config(desk.config())
 }
 
-/// Brings the index of the addressed vault up to date (or rebuilds it with `full`).
+/// Brings the index of the vaults [`scope`] names up to date (or re-chunks them with `full`).
 pub fn reindex(engine: &Engine, t: &Target, a: ReindexArgs) -> Result<Vec<(String, SyncReport)>> {
-    let name = vault(engine, t, a.vault.as_deref())?.name().to_string();
-    engine.sync(Some(&name), a.full, &crate::index::Silent)
+    let scope = scope(engine, t, a.vault.as_deref())?;
+    engine.sync(scope.name(), a.full, &crate::index::Silent)
 }
 
 #[cfg(test)]

@@ -892,19 +892,21 @@ async fn logic_search_route(
     )
 }
 
-/// `POST /reindex[?full]`.
+/// `POST /reindex[?vault=NAME|all][&full]`: the two may come in the query string or as a JSON
+/// body `{"vault": "...", "full": true}` (a script's HTTP node sends either).
 async fn reindex_route(
     State(app): State<App>,
     Extension(target): Extension<Target>,
     RawQuery(query): RawQuery,
+    body: std::result::Result<Bytes, BytesRejection>,
 ) -> Response {
-    let full = match pairs(&query) {
-        Ok(q) => flag(&q, "full"),
+    let args = match reindex_args(&app.engine, &query, body) {
+        Ok(a) => a,
         Err(e) => return refusal(&e),
     };
     let engine = app.engine.clone();
     finish(
-        blocking(move || tools::reindex(&engine, &target, tools::ReindexArgs { vault: None, full }))
+        blocking(move || tools::reindex(&engine, &target, args))
             .await
             .map(|reports| {
                 json_body(json!({
@@ -922,6 +924,57 @@ async fn reindex_route(
                 }))
             }),
     )
+}
+
+/// `vault` and `full` from the query string and a JSON body, either or both; a field in the
+/// body wins over the same field in the query, as on `POST /search`.
+fn reindex_args(
+    engine: &Engine,
+    query: &Option<String>,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Result<tools::ReindexArgs> {
+    let q = pairs(query)?;
+    let (vault, full) = reindex_body(&body_text(engine, body)?)?;
+    Ok(tools::ReindexArgs {
+        vault: vault.or_else(|| param(&q, "vault").map(str::to_string)),
+        full: full.unwrap_or_else(|| flag(&q, "full")),
+    })
+}
+
+/// `vault` and `full` of a `/reindex` JSON body; an empty body gives neither. `full` may be a
+/// boolean or a flag's text (`"true"`, `"1"`), as in the query string.
+fn reindex_body(text: &str) -> Result<(Option<String>, Option<bool>)> {
+    if text.trim().is_empty() {
+        return Ok((None, None));
+    }
+    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(text) else {
+        return Err(bad(
+            "the /reindex body must be a JSON object such as {\"vault\": \"notes\", \"full\": \
+             true}, or empty, with ?vault= and ?full in the query string",
+        ));
+    };
+    let (mut vault, mut full) = (None, None);
+    for (key, value) in fields {
+        match (key.as_str(), value) {
+            ("vault" | "full", Value::Null) => {}
+            ("vault", Value::String(v)) => vault = Some(v),
+            ("full", Value::Bool(b)) => full = Some(b),
+            ("full", Value::String(v)) => full = Some(flag(&[(key, v)], "full")),
+            ("vault" | "full", other) => {
+                return Err(bad(format!(
+                    "{key} in the /reindex body is {other}; send vault as a name and full as \
+                     true or false"
+                )));
+            }
+            (other, _) => {
+                return Err(bad(format!(
+                    "/reindex takes vault and full, not {other:?}; send {{\"vault\": \"notes\", \
+                     \"full\": true}}"
+                )));
+            }
+        }
+    }
+    Ok((vault, full))
 }
 
 /// The readiness report: one body shape for 200 and 503.

@@ -1,7 +1,7 @@
 //! `bench --real-vault`: a real vault served from nothing, then restarted, as a user meets it.
 //!
-//! It copies the vault into a temporary folder (the server writes `index.md` into what it
-//! serves), starts `mdvault serve` over it with an empty data directory and the local model,
+//! It copies the vault into a temporary folder (a server may write into what it serves: an
+//! `index.md` when the configuration asks for one), starts `mdvault serve` over it with an empty data directory and the local model,
 //! and times from the spawn: the first search that answers (by words, during the build), and
 //! `/readyz` turning ready (every chunk embedded). It then stops the server, starts it again
 //! over the same data directory and times the same two moments (the warm restart), and last

@@ -2,8 +2,8 @@
 //! vault is searchable.
 //!
 //! `doctor` checks, in order: the configuration, the API key, the vaults (present, readable,
-//! writable), the embedding model, the store, the watcher's inotify limits and the PDF/OCR
-//! tools. Each check prints one line; a problem's line says how to fix it. It exits 1 when
+//! writable), whether index.md is generated (and how to turn it on), the embedding model, the
+//! store, the watcher's inotify limits and the PDF/OCR tools. Each check prints one line; a problem's line says how to fix it. It exits 1 when
 //! anything fails (warnings alone exit 0), and it never writes to a vault.
 //! `status` reads the store without loading the model, so it works while a server runs.
 
@@ -16,6 +16,7 @@ use serde_json::json;
 use super::{Failure, print, print_json};
 use crate::config::{Config, ConfigError, EmbeddingBackend};
 use crate::engine::Engine;
+use crate::upkeep::indexmd;
 use crate::vault::Vaults;
 use crate::wire;
 
@@ -110,6 +111,7 @@ pub fn doctor(loaded: Result<Config, ConfigError>, args: DoctorArgs) -> Result<(
             ));
             checks.push(api_key(&key, Some(&config.data_dir)));
             checks.extend(vaults(&config));
+            checks.extend(index_md(&config));
             checks.push(model(&config));
             checks.extend(store(&config.data_dir));
             checks.extend(watcher(&config));
@@ -251,6 +253,46 @@ fn vaults(config: &Config) -> Vec<Check> {
             ok("vault", format!("{name} readable and writable"))
         })
         .collect()
+}
+
+/// Whether a server keeps a generated index.md, and how to have one. A page mdvault generated
+/// earlier that nothing keeps up to date any more (the setting turned off since) is a warning.
+fn index_md(config: &Config) -> Vec<Check> {
+    let how = "set index: {index_md: true} in the config file (or MDVAULT_INDEX__INDEX_MD=true)";
+    if config.index.index_md {
+        return vec![ok(
+            "index.md",
+            "generated at each vault's root and kept up to date by a running server \
+             (index.index_md)",
+        )];
+    }
+    let stale: Vec<Check> = config
+        .vaults
+        .iter()
+        .filter_map(|v| {
+            let text = std::fs::read_to_string(v.root.join(indexmd::INDEX_MD)).ok()?;
+            indexmd::generated(&text).then(|| {
+                warn(
+                    "index.md",
+                    format!(
+                        "{} holds an index.md mdvault generated, which nothing keeps up to date \
+                         while index.index_md is off",
+                        v.name
+                    ),
+                    format!("{how} to keep it current, or delete it"),
+                )
+            })
+        })
+        .collect();
+    if !stale.is_empty() {
+        return stale;
+    }
+    vec![ok(
+        "index.md",
+        format!(
+            "not generated (index.index_md is off: no file is written into a vault unasked); to have one, {how}"
+        ),
+    )]
 }
 
 fn model(config: &Config) -> Check {

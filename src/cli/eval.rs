@@ -374,10 +374,11 @@ fn run_mode(
     graded: bool,
     real_model: bool,
 ) -> Result<ModeRun, Failure> {
+    let scope = engine.vaults().scope(only)?;
     let req = |text: &str, k: usize, candidates: Option<usize>| SearchRequest {
         query: text.to_string(),
         k: Some(k),
-        vault: only.map(str::to_string),
+        scope: scope.clone(),
         prefix: None,
         thorough: way.thorough,
         rerank: way.rerank,

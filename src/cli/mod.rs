@@ -105,7 +105,7 @@ enum Command {
     /// and PDF tools. One line per check; each problem says how to fix it. Exits 1 on a problem.
     #[command(after_help = "Examples:\n  mdvault doctor\n  mdvault doctor --json")]
     Doctor(doctor::DoctorArgs),
-    /// Regenerate the vault's index.md now (a server keeps it up to date by itself).
+    /// Regenerate the vault's index.md now (a server keeps it up to date when index.index_md is on).
     #[command(name = "index-md", after_help = "Example:\n  mdvault index-md --vault ~/Notes")]
     IndexMd,
     /// List the open callouts (`> [!todo]`, `> [!warning]`, ...), most urgent first.

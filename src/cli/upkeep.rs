@@ -207,8 +207,16 @@ fn check_block(c: &CheckRun, colour: &Colour, cap: usize) -> String {
     out
 }
 
-/// `mdvault index-md`: regenerates each chosen vault's index.md now.
+/// `mdvault index-md`: regenerates each chosen vault's index.md now. Running it is asking for
+/// the page, so it writes one even while `index.index_md` is off, and then says that nothing
+/// will keep it up to date.
 pub fn index_md(desk: &LightEngine, only: Option<&str>) -> Result<(), Failure> {
+    if !desk.config().index.index_md {
+        eprintln!(
+            "note: index.index_md is off, so a running server will not keep this index.md up to \
+             date; set index: {{index_md: true}} in the config file to have it kept"
+        );
+    }
     for v in chosen(desk.vaults(), only)? {
         let generator = indexmd::IndexMd::new(&desk.config().index.exclude_dirs);
         let outcome = generator.rebuild(v)?;

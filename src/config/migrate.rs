@@ -610,6 +610,19 @@ fn plan_vault_mcp(
         }
     };
     plan.rows.push(key_row);
+    // The server always kept a generated index.md; mdvault writes one only when asked, so a
+    // vault that had one keeps it up to date.
+    plan.rows.push(Row {
+        old: "(built in) the generated index.md".into(),
+        layer: Layer::Default,
+        value: "always".into(),
+        new: "index.index_md: true".into(),
+        outcome: Outcome::Changed,
+        why: "mdvault writes index.md only when this is on (off by default); set it to false \
+              to stop"
+            .into(),
+    });
+    plan.settings.push(Setting::new("index", "index_md", Value::Bool(true)));
     plan.rows.push(Row {
         old: "/mcp, /mcp/only/<path>, REST routes".into(),
         layer: Layer::Default,
@@ -768,8 +781,20 @@ fn plan_vault_search(
         EMBEDDINGGEMMA_DOCUMENT_TEMPLATE.into(),
     ));
 
+    // Only a reranker the user pointed vault-search at is carried. Its built-in default
+    // (a local port) names a service that may never have run: vault-search fell back in
+    // silence when nothing answered there, while mdvault says so on every search.
     let (layer, rerank) = var("VAULT_RERANK_URL", default("VAULT_RERANK_URL"));
-    if rerank.trim().is_empty() {
+    if layer == Layer::Default {
+        plan.rows.push(row(
+            "VAULT_RERANK_URL",
+            layer,
+            &rerank,
+            "rerank.url",
+            Outcome::NotCarried,
+            "not set, so no reranker is configured; if one runs there, set rerank.url to it",
+        ));
+    } else if rerank.trim().is_empty() {
         plan.rows.push(row(
             "VAULT_RERANK_URL",
             layer,
@@ -1016,6 +1041,8 @@ mod tests {
         assert_eq!(setting(&plan, "chunking.target_tokens"), None);
         assert!(row(&plan, "chunking.target_tokens").why.contains("same default"));
         assert_eq!(row(&plan, "index.cache_path").outcome, Outcome::NotCarried);
+        // It always generated index.md; mdvault does only when asked, so migrate asks.
+        assert_eq!(setting(&plan, "index.index_md"), Some(&Value::Bool(true)));
         // The key is never printed or written; the env line refers to the old variable.
         assert!(plan.rows.iter().all(|r| !r.value.contains("s3cret")));
         assert_eq!(plan.env_lines, ["MDVAULT_API_KEY=\"$VAULT_MCP_API_KEY\""]);
@@ -1048,6 +1075,16 @@ mod tests {
         assert_eq!(setting(&plan, "rerank.candidates"), None);
         assert_eq!(row(&plan, "VAULT_SEARCH_DB").outcome, Outcome::NotCarried);
         assert!(!plan.http_mcp);
+        // vault-search never wrote into a vault, so no index.md is asked for.
+        assert_eq!(setting(&plan, "index.index_md"), None);
+        // A reranker is carried only when the user named one; vault-search's default is not.
+        let unset = super::plan(Predecessor::VaultSearch, Some(&file), &env(&[("HOME", "/h")]));
+        let unset = unset.unwrap();
+        assert_eq!(setting(&unset, "rerank.url"), None);
+        assert_eq!(row(&unset, "VAULT_RERANK_URL").outcome, Outcome::NotCarried);
+        let named = [("HOME", "/h"), ("VAULT_RERANK_URL", "http://gpu:8095/v1/rerank")];
+        let named = super::plan(Predecessor::VaultSearch, Some(&file), &env(&named)).unwrap();
+        assert_eq!(setting(&named, "rerank.url"), Some(&Value::from("http://gpu:8095/v1/rerank")));
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, "[1]").unwrap();
         assert!(

@@ -157,7 +157,7 @@ pub struct IndexSettings {
     pub build_retry_seconds: f64,
     /// How often a full reconcile pass catches missed file events; 0 disables it.
     pub reconcile_seconds: f64,
-    /// Whether the root `index.md` is generated and kept up to date.
+    /// Whether the root `index.md` is generated and kept up to date (off by default).
     pub index_md: bool,
 }
 
@@ -602,7 +602,9 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         build_max_attempts: i.build_max_attempts.unwrap_or(5).max(1),
         build_retry_seconds: i.build_retry_seconds.unwrap_or(5.0),
         reconcile_seconds: i.reconcile_seconds.unwrap_or(900.0),
-        index_md: i.index_md.unwrap_or(true),
+        // Off unless asked for: nothing appears in a user's vault that they did not ask for
+        // (`migrate` from the vault MCP server, which always wrote one, turns it on).
+        index_md: i.index_md.unwrap_or(false),
     };
 
     let m = raw.maintenance;
@@ -690,11 +692,17 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
                 "two vaults are named {name:?}; name them explicitly with --vault NAME=PATH"
             )));
         }
-        if root.starts_with(&data_dir) || data_dir.starts_with(&root) {
+        // Compared as the folders they are on disk, not as text: `x/../Notes/.idx` and a
+        // symlink into the vault both put the index inside it.
+        let (real_root, real_data) = (on_disk(&root), on_disk(&data_dir));
+        if real_root.starts_with(&real_data) || real_data.starts_with(&real_root) {
             return Err(err(format!(
-                "the data directory {} and the vault {} overlap; the index must live outside the vault",
+                "the data directory {} ({}) and the vault {} ({}) overlap; the index must live \
+                 outside the vault: set MDVAULT_DATA_DIR (or --data-dir) to a folder outside it",
                 data_dir.display(),
-                root.display()
+                real_data.display(),
+                root.display(),
+                real_root.display()
             )));
         }
         vaults.push(VaultEntry { name, root });
@@ -882,6 +890,45 @@ fn absolute(p: PathBuf) -> PathBuf {
     if p.is_absolute() { p } else { std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p) }
 }
 
+/// Where an absolute path leads on disk, whether or not it exists yet: its longest existing
+/// ancestor canonicalised (symlinks and `..` resolved by the kernel), then the rest of it with
+/// `.` dropped and `..` taking off the component before it, as `create_dir_all` would make it.
+fn on_disk(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    let base = loop {
+        if let Ok(real) = existing.canonicalize() {
+            break real;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            // `..` or `.` ending a missing path: kept for the walk below to resolve.
+            (Some(parent), None) => {
+                rest.push(existing.components().next_back().map_or_else(
+                    || std::ffi::OsString::from("."),
+                    |c| c.as_os_str().to_os_string(),
+                ));
+                existing = parent;
+            }
+            (None, _) => break existing.to_path_buf(),
+        }
+    };
+    let mut out = base;
+    for part in rest.iter().rev() {
+        match part.to_str() {
+            Some(".") => {}
+            Some("..") => {
+                out.pop();
+            }
+            _ => out.push(part),
+        }
+    }
+    out
+}
+
 /// Expands `~/` and makes a relative path absolute against `base` (or the working directory).
 fn expand(path: &str, base: Option<&Path>, home: Option<&Path>) -> PathBuf {
     let p = match (path.strip_prefix("~/"), home) {
@@ -1043,6 +1090,28 @@ pub(crate) mod tests {
         let c = load_with(None, &[("MDVAULT_DATA_DIR", "/e")], &[]).unwrap();
         assert_eq!(c.data_dir, PathBuf::from("/e"));
         assert!(load_with(None, &[("MDVAULT_DATA_DIR", "/v/.mdvault")], &["/v"]).is_err());
+    }
+
+    #[test]
+    fn a_data_directory_that_reaches_into_a_vault_by_dots_or_a_symlink_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let vault = dir.path().join("vault");
+        std::fs::create_dir(&vault).unwrap();
+        std::os::unix::fs::symlink(&vault, dir.path().join("link")).unwrap();
+        let spec = format!("notes={}", vault.display());
+        let load = |data: &str| {
+            let data = dir.path().join(data).display().to_string();
+            load_with(None, &[("MDVAULT_DATA_DIR", data.as_str())], &[spec.as_str()])
+        };
+        // `missing` does not exist, so only the path's meaning on disk can tell.
+        for inside in ["missing/../vault/.idx", "link/.idx", "vault/./a/b", "link"] {
+            let e = load(inside).unwrap_err().to_string();
+            assert!(e.contains("overlap") && e.contains("MDVAULT_DATA_DIR"), "{inside}: {e}");
+        }
+        // Beside the vault, or in a folder whose name only starts like it, is fine.
+        for outside in ["missing/../data", "vault-data/idx", "link/../data"] {
+            assert!(load(outside).is_ok(), "{outside}");
+        }
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::index::{Index, IndexSettings, Pass, Progress, SyncReport};
 use crate::search::rerank::Reranker;
 use crate::search::{SearchRequest, SearchResponse, Searcher};
 use crate::upkeep::{self, indexmd};
-use crate::vault::{Indexed, Vaults};
+use crate::vault::{Indexed, VaultScope, Vaults};
 use indexer::{Indexer, IndexerThread};
 use owner::{Endpoint, OwnerClient, OwnerInfo, Ownership, VaultRoot};
 
@@ -515,9 +515,9 @@ impl Engine {
             }
             Phase::Idle | Phase::Ready => {}
         }
-        let scope: Vec<&str> = match req.vault.as_deref() {
-            Some(name) => vec![self.vaults.get(Some(name))?.name()],
-            None => self.vaults.names(),
+        let scope: Vec<&str> = match &req.scope {
+            VaultScope::One(name) => vec![self.vaults.get(Some(name))?.name()],
+            VaultScope::Every => self.vaults.names(),
         };
         let unbuilt: Vec<&str> =
             scope.iter().copied().filter(|v| !ever_indexed(index.store(), v)).collect();

@@ -663,24 +663,24 @@ pub struct ForeignBaseline {
     pub ranks: BTreeMap<String, Option<usize>>,
 }
 
-/// Reads the vault MCP server's `baseline.json`: an object with `k`, `embedder`, the query
-/// file's name, and per-query ranks either as a `ranks` (or `per_query`) map of query text to
-/// rank or null, or as a `results` (or `per_query`, `queries`) list of objects with `q` (or
-/// `query`) and `rank`. `None` when the value has none of these shapes, or is mdvault's own
-/// baseline (whose `ranks` are per mode).
+/// Reads the vault MCP server's `baseline.json`. Its real shape is an object with `k`, the
+/// embedder and the query file's name (at the top, or under `meta`), and `queries`: a map of
+/// query text to that query's record, an object with its `rank` (null for a miss), `hit`,
+/// `arm` and `max_per_path`. Other spellings seen in its history are read too: the per-query
+/// map under `ranks` or `per_query`, with a bare rank (or null) per query, and a `results`
+/// (or `per_query`, `queries`) list of objects with `q` (or `query`) and `rank`. A query the
+/// old harness did not score (`"scored": false`, or a record with neither `rank` nor `hit`)
+/// is left out. `None` when nothing in the value is a per-query rank, which is also what
+/// mdvault's own baseline (its `ranks` nest a map per mode) gives.
 pub fn read_foreign_baseline(v: &Value) -> Option<ForeignBaseline> {
     let obj = v.as_object()?;
-    let rank_of = |r: &Value| r.as_u64().filter(|r| *r > 0).map(|r| r as usize);
     let mut ranks = BTreeMap::new();
-    for key in ["ranks", "per_query"] {
+    for key in ["queries", "ranks", "per_query"] {
         if let Some(map) = obj.get(key).and_then(Value::as_object) {
-            for (q, r) in map {
-                // mdvault's own baseline nests a map per mode here.
-                if r.is_object() {
-                    return None;
+            for (q, record) in map {
+                if let Some(rank) = recorded_rank(record) {
+                    ranks.insert(q.clone(), rank);
                 }
-                let r = r.get("rank").map_or_else(|| rank_of(r), rank_of);
-                ranks.insert(q.clone(), r);
             }
         }
     }
@@ -688,8 +688,8 @@ pub fn read_foreign_baseline(v: &Value) -> Option<ForeignBaseline> {
         if let Some(list) = obj.get(key).and_then(Value::as_array) {
             for item in list {
                 let q = item.get("q").or_else(|| item.get("query")).and_then(Value::as_str);
-                if let (Some(q), Some(r)) = (q, item.get("rank")) {
-                    ranks.insert(q.to_string(), rank_of(r));
+                if let (Some(q), Some(rank)) = (q, recorded_rank(item)) {
+                    ranks.insert(q.to_string(), rank);
                 }
             }
         }
@@ -697,13 +697,32 @@ pub fn read_foreign_baseline(v: &Value) -> Option<ForeignBaseline> {
     if ranks.is_empty() {
         return None;
     }
-    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
+    let meta = obj.get("meta").and_then(Value::as_object);
+    let field = |k: &str| obj.get(k).or_else(|| meta.and_then(|m| m.get(k)));
+    let text = |k: &str| field(k).and_then(Value::as_str).map(str::to_string);
     Some(ForeignBaseline {
-        queries: text("queries").or_else(|| text("queries_file")),
-        k: obj.get("k").and_then(Value::as_u64).map(|k| k as usize),
+        queries: text("queries").or_else(|| text("queries_file")).or_else(|| text("query_file")),
+        k: field("k").and_then(Value::as_u64).map(|k| k as usize),
         embedder: text("embedder"),
         ranks,
     })
+}
+
+/// One query's recorded outcome in the old harness's baseline: `Some(Some(rank))` for a hit,
+/// `Some(None)` for a miss (a null or zero rank, or `"hit": false` without one), and `None`
+/// for anything that records no scored rank (an unscored query, or a map of other things).
+fn recorded_rank(record: &Value) -> Option<Option<usize>> {
+    match record {
+        Value::Number(n) => Some(n.as_u64().filter(|r| *r > 0).map(|r| r as usize)),
+        Value::Null => Some(None),
+        Value::Object(o) if o.get("scored").and_then(Value::as_bool) == Some(false) => None,
+        Value::Object(o) => match (o.get("rank"), o.get("hit").and_then(Value::as_bool)) {
+            (Some(rank @ (Value::Number(_) | Value::Null)), _) => recorded_rank(rank),
+            (_, Some(false)) => Some(None),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Sets one mode's ranks of this run beside a foreign baseline's: worse ranks and lost hits as
@@ -749,6 +768,21 @@ mod tests {
             {"query": "mpan", "rank": null}]});
         let l = read_foreign_baseline(&list).unwrap();
         assert_eq!(l.ranks.len(), 2);
+        // Its real file: `queries` maps each query to a record; unscored ones are left out.
+        let real = serde_json::json!({"embedder": "hashing", "queries_file": "queries.json",
+            "k": 6, "summary": {"scored": 3, "hits": 2, "recall": 0.667},
+            "queries": {
+                "boiler": {"arm": "lexical", "hit": true, "rank": 1, "max_per_path": 1},
+                "zfs snapshot retention": {"arm": "either", "hit": true, "rank": 2},
+                "gone": {"arm": "lexical", "hit": false, "rank": null, "max_per_path": 0},
+                "meaning only": {"arm": "dense", "scored": false, "rank": null},
+                "no threshold": {"arm": "threshold"}}});
+        let r = read_foreign_baseline(&real).unwrap();
+        assert_eq!(
+            (r.k, r.embedder.as_deref(), r.queries.as_deref()),
+            (Some(6), Some("hashing"), Some("queries.json"))
+        );
+        assert_eq!(r.ranks, b.ranks, "the same ranks as the flat map says");
         // mdvault's own baseline (ranks per mode) and unrelated JSON are not foreign ones.
         let ours = serde_json::json!({"queries": "q.json", "k": 6, "embedder": "x", "ranks": {"hybrid": {"boiler": 1}}});
         assert!(read_foreign_baseline(&ours).is_none());

@@ -22,6 +22,7 @@ use crate::config::SearchSettings;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::store::FileKind;
 use crate::index::{ChunkMeta, Index, chunker, lexical, tokenize, under};
+use crate::vault::VaultScope;
 pub use fusion::{Candidate, Matched};
 use rerank::Reranker;
 
@@ -43,8 +44,8 @@ pub struct SearchRequest {
     pub query: String,
     /// How many results; `None` means the configured default.
     pub k: Option<usize>,
-    /// Only this vault (all vaults when `None`).
-    pub vault: Option<String>,
+    /// Which vaults: every one, or one by name (decided by `Vaults::scope`).
+    pub scope: VaultScope,
     /// Only this folder (root-relative, case-insensitive, whole segments).
     pub prefix: Option<String>,
     /// Rerank more candidates and order purely by the reranker.
@@ -66,7 +67,7 @@ impl SearchRequest {
         SearchRequest {
             query: query.to_string(),
             k: None,
-            vault: None,
+            scope: VaultScope::Every,
             prefix: None,
             thorough: false,
             rerank: true,
@@ -197,21 +198,20 @@ impl Searcher<'_> {
             ));
         }
         let k = req.k.filter(|k| *k > 0).unwrap_or(s.default_k).clamp(1, 100);
-        let vault_idx =
-            match req.vault.as_deref().map(str::trim).filter(|v| !v.is_empty() && *v != "all") {
-                None => None,
-                Some(name) => Some(
-                    self.index.vault_names().iter().position(|v| v == name).ok_or_else(|| {
-                        Error::new(
-                            ErrorCode::NotFound,
-                            format!(
-                                "there is no vault named '{name}'; the vaults are: {}",
-                                self.index.vault_names().join(", ")
-                            ),
-                        )
-                    })? as u32,
-                ),
-            };
+        let vault_idx = match &req.scope {
+            VaultScope::Every => None,
+            VaultScope::One(name) => {
+                Some(self.index.vault_names().iter().position(|v| v == name).ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::NotFound,
+                        format!(
+                            "there is no vault named '{name}'; the vaults are: {}",
+                            self.index.vault_names().join(", ")
+                        ),
+                    )
+                })? as u32)
+            }
+        };
         let vault_name = vault_idx.map(|i| self.index.vault_names()[i as usize].clone());
         let prefix = req
             .prefix

@@ -160,20 +160,13 @@ pub fn patch(
     content: &str,
     allow_empty: bool,
 ) -> crate::Result<Patched> {
-    let empty = text::strip_blank_edges(&text::normalize(content)).is_empty();
-    if op == Operation::Replace && empty && !allow_empty {
+    if op == Operation::Replace && is_empty(content) && !allow_empty {
         let what = match scope {
             Scope::Content => "empty the section",
             Scope::Marker => "delete the heading line",
             Scope::MarkerAndContent => "delete the heading and its section",
         };
-        return Err(Error::new(
-            ErrorCode::EmptyContent,
-            format!(
-                "a replace of `{target}` in `{note}` with no content would {what}; pass the new \
-                 content, or set allow_empty to true if that is what you mean"
-            ),
-        ));
+        return Err(empty_refusal(&format!("`{target}`"), note, what));
     }
     let replaced = match op {
         Operation::Replace => Some(region_text(text, note, target, scope)?),
@@ -181,6 +174,23 @@ pub fn patch(
     };
     let (new, path) = patch_section(text, note, target, op, scope, content)?;
     Ok(Patched { text: new, path, replaced })
+}
+
+/// True for content that holds nothing but blank lines: a replace with it removes what it
+/// replaces, which is why it needs `allow_empty`.
+fn is_empty(content: &str) -> bool {
+    text::strip_blank_edges(&text::normalize(content)).is_empty()
+}
+
+/// The `empty_content` refusal of a replace that would remove `what` from `note` unasked.
+fn empty_refusal(region: &str, note: &str, what: &str) -> Error {
+    Error::new(
+        ErrorCode::EmptyContent,
+        format!(
+            "a replace of {region} in `{note}` with no content would {what}; pass the new \
+             content, or set allow_empty to true if that is what you mean"
+        ),
+    )
 }
 
 /// The lines a patch of `target` with `scope` addresses, blank edge lines left out, with LF
@@ -484,8 +494,10 @@ fn splice(text: &str, lines: &[&str], range: Range<usize>, with: &[Piece], style
 /// separated blocks of the section's own body (before its first subheading) from 0, or from
 /// the end when negative. With the content scope the new text is spliced literally onto the
 /// block (an append continues its last line, a prepend starts its first, so the caller owns
-/// the joint), a replace takes its place and an empty replace removes it; with
+/// the joint), a replace takes its place, and an empty replace removes it when `allow_empty`
+/// says so (else it is refused with `empty_content`, as every empty replace is); with
 /// markerAndContent an append or prepend adds a sibling block beside it.
+#[allow(clippy::too_many_arguments)]
 pub fn patch_within(
     text: &str,
     note: &str,
@@ -494,6 +506,7 @@ pub fn patch_within(
     op: Operation,
     scope: Scope,
     content: &str,
+    allow_empty: bool,
 ) -> crate::Result<(String, String)> {
     let all = headings::headings(text);
     let blocks = headings::blocks(text);
@@ -512,9 +525,15 @@ pub fn patch_within(
         .iter()
         .find(|h| h.line > section.start && h.line - 1 < section.end)
         .map_or(section.end, |h| h.line - 1);
+    // Blocks end at blank lines as the line model sees them: a blank line inside a fence is
+    // code and one behind `>` belongs to its callout, so neither cuts a block in two (a cut
+    // there would let an edit leave a fence open or split a callout).
+    let between: Vec<bool> = markdown::lines(text)
+        .map(|l| l.class == markdown::Class::Blank && l.quote_depth == 0)
+        .collect();
     let mut runs: Vec<Range<usize>> = Vec::new();
-    for (i, line) in lines.iter().enumerate().take(own_end).skip(section.start) {
-        if text::is_blank(line) {
+    for (i, &gap) in between.iter().enumerate().take(own_end).skip(section.start) {
+        if gap {
             continue;
         }
         match runs.last_mut() {
@@ -542,12 +561,16 @@ pub fn patch_within(
     let mut out: Vec<String> = Vec::new();
     let sibling = scope == Scope::MarkerAndContent;
     match op {
-        Operation::Replace if added.trim().is_empty() => {
+        Operation::Replace if is_empty(content) => {
+            if !allow_empty {
+                let region = format!("block {index} of `{target}`");
+                return Err(empty_refusal(&region, note, "delete the block"));
+            }
             // The block goes, and the blank line after it (or before it, at the end).
             let mut cut = run.clone();
-            if cut.end < lines.len() && text::is_blank(lines[cut.end]) {
+            if cut.end < lines.len() && between[cut.end] {
                 cut.end += 1;
-            } else if cut.start > section.start && text::is_blank(lines[cut.start - 1]) {
+            } else if cut.start > section.start && between[cut.start - 1] {
                 cut.start -= 1;
             }
             return Ok((splice(text, &lines, cut, &[], style), headings::display_path(heading)));
@@ -1041,7 +1064,7 @@ mod tests {
 
     #[test]
     fn within_edits_one_body_block_of_the_section_only() {
-        let at = |i, op, scope, c| patch_within(BLOCKS, "n.md", "A", i, op, scope, c);
+        let at = |i, op, scope, c| patch_within(BLOCKS, "n.md", "A", i, op, scope, c, true);
         let (out, _) = at(0, Operation::Append, Scope::Content, " more").unwrap();
         assert!(out.contains("One para. more ^p\n"), "{out}");
         let (out, _) = at(-1, Operation::Append, Scope::MarkerAndContent, "Third.").unwrap();
@@ -1051,6 +1074,62 @@ mod tests {
         let err = at(2, Operation::Append, Scope::Content, "x").unwrap_err();
         assert_eq!(err.code(), ErrorCode::NoSuchHeading);
         assert!(err.message().contains("out of range"), "{err}");
+    }
+
+    #[test]
+    fn within_refuses_an_empty_replace_unless_allowed_like_every_empty_replace() {
+        for (scope, content) in [(Scope::Content, ""), (Scope::MarkerAndContent, "\n  \n")] {
+            let err =
+                patch_within(BLOCKS, "n.md", "A", 0, Operation::Replace, scope, content, false)
+                    .unwrap_err();
+            assert_eq!(err.code(), ErrorCode::EmptyContent, "{scope}");
+            assert!(
+                err.message().contains("delete the block")
+                    && err.message().contains("set allow_empty to true"),
+                "{err}"
+            );
+        }
+        // Appending nothing removes nothing, so it needs no permission.
+        let (out, _) =
+            patch_within(BLOCKS, "n.md", "A", 0, Operation::Append, Scope::Content, "", false)
+                .unwrap();
+        assert_eq!(out, BLOCKS);
+    }
+
+    /// The body blocks `within` sees in the section `A` of `text`, one string each, by
+    /// replacing each block in turn with a marker and reading back what it took.
+    fn within_blocks(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for i in 0.. {
+            let Ok((new, _)) =
+                patch_within(text, "n.md", "A", i, Operation::Replace, Scope::Content, "@@", true)
+            else {
+                break;
+            };
+            let at = new.find("@@\n").unwrap();
+            let taken = text.len() + 3 - new.len();
+            out.push(text[at..at + taken].to_string());
+        }
+        out
+    }
+
+    #[test]
+    fn within_blocks_hold_a_fence_whole_whatever_blank_lines_it_holds() {
+        let backticks = "# A\n\n```sh\necho one\n\necho two\n```\n\nAfter.\n";
+        assert_eq!(within_blocks(backticks), ["```sh\necho one\n\necho two\n```\n", "After.\n"]);
+        let tildes = "# A\n\nBefore.\n\n~~~\n# not a heading\n\n\n~~~\n";
+        assert_eq!(within_blocks(tildes), ["Before.\n", "~~~\n# not a heading\n\n\n~~~\n"]);
+        // A fence inside a list item, with a blank line in the code, stays in its item's block.
+        let listed = "# A\n\n- step\n  ```\n  a\n\n  b\n  ```\n\nEnd.\n";
+        assert_eq!(within_blocks(listed), ["- step\n  ```\n  a\n\n  b\n  ```\n", "End.\n"]);
+        // A callout with a fence and a `>` spacer line is one block.
+        let callout = "# A\n\n> [!note]\n> ```\n> x\n>\n> y\n> ```\n\nEnd.\n";
+        assert_eq!(within_blocks(callout), ["> [!note]\n> ```\n> x\n>\n> y\n> ```\n", "End.\n"]);
+        // Deleting the fence block leaves no fence open: the rest of the note is as it was.
+        let (out, _) =
+            patch_within(backticks, "n.md", "A", 0, Operation::Replace, Scope::Content, "", true)
+                .unwrap();
+        assert_eq!(out, "# A\n\nAfter.\n");
     }
 
     #[test]

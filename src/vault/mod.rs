@@ -154,8 +154,30 @@ fn home_for(raw: &str) -> Option<PathBuf> {
 }
 
 /// The word that means every vault where a search or a pass may cover several. A configured
-/// vault of that name still wins: names always beat keywords.
+/// vault of that name still wins: names always beat keywords (see [`Vaults::scope`]).
 pub const ALL_VAULTS: &str = "all";
+
+/// Which vaults a request covers where it may cover several: a search, a re-index pass.
+/// Decided once from the caller's words by [`Vaults::scope`], then carried as this value, so
+/// nothing below reads `all` again.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum VaultScope {
+    /// Every configured vault.
+    #[default]
+    Every,
+    /// The configured vault of this name.
+    One(String),
+}
+
+impl VaultScope {
+    /// The one vault's name; `None` for every vault.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            VaultScope::Every => None,
+            VaultScope::One(name) => Some(name),
+        }
+    }
+}
 
 /// The configured vaults; the first is the default.
 #[derive(Debug, Clone)]
@@ -228,6 +250,18 @@ impl Vaults {
         Ok((self.get(default)?, raw))
     }
 
+    /// The vaults a caller's vault word covers where it may cover several: none (or an empty
+    /// one) means every vault; the name of a configured vault means that vault, even when the
+    /// name is `all` (names beat keywords, so such a vault can be searched alone); otherwise
+    /// `all` means every vault; any other word is `not_found`, naming the vaults.
+    pub fn scope(&self, asked: Option<&str>) -> Result<VaultScope> {
+        match asked.map(str::trim).filter(|n| !n.is_empty()) {
+            None => Ok(VaultScope::Every),
+            Some(n) if n == ALL_VAULTS && self.get(Some(n)).is_err() => Ok(VaultScope::Every),
+            Some(n) => Ok(VaultScope::One(self.get(Some(n))?.name.clone())),
+        }
+    }
+
     /// Every vault, the default first.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Vault>> {
         self.list.iter()
@@ -264,4 +298,45 @@ fn settle_and_sweep(list: &[Arc<Vault>], journal: &Journal, started: std::time::
         shown.join(", "),
         if more > 0 { format!(" and {more} more") } else { String::new() }
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vaults(names: &[&str]) -> (Vec<tempfile::TempDir>, Vaults) {
+        let settings = VaultSettings {
+            doc_suffixes: vec![".pdf".into()],
+            doc_files_dir: "Files".into(),
+            doc_ocr: false,
+            doc_max_bytes: 0,
+            timestamp_key: String::new(),
+        };
+        let dirs: Vec<tempfile::TempDir> =
+            names.iter().map(|_| tempfile::tempdir().unwrap()).collect();
+        let list = names
+            .iter()
+            .zip(&dirs)
+            .map(|(n, d)| Arc::new(Vault::open(n, d.path(), &settings).unwrap()))
+            .collect();
+        (dirs, Vaults { list })
+    }
+
+    #[test]
+    fn all_means_every_vault_unless_a_vault_is_named_all() {
+        let (_dirs, plain) = vaults(&["notes", "journal"]);
+        for asked in [None, Some(""), Some(" "), Some("all"), Some(" all ")] {
+            assert_eq!(plain.scope(asked).unwrap(), VaultScope::Every, "{asked:?}");
+        }
+        assert_eq!(plain.scope(Some("journal")).unwrap(), VaultScope::One("journal".into()));
+        let e = plain.scope(Some("nope")).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound);
+        assert!(e.message().contains("notes, journal"), "{e}");
+
+        let (_dirs, named) = vaults(&["notes", "all"]);
+        assert_eq!(named.scope(Some("all")).unwrap(), VaultScope::One("all".into()));
+        assert_eq!(named.scope(None).unwrap(), VaultScope::Every);
+        assert_eq!(VaultScope::One("all".into()).name(), Some("all"));
+        assert_eq!(VaultScope::Every.name(), None);
+    }
 }

@@ -996,6 +996,7 @@ impl Vault {
                 req.operation,
                 req.scope,
                 &content,
+                req.allow_empty,
             )?;
             edit::Patched { text, path, replaced: None }
         } else {

@@ -227,6 +227,20 @@ fn usage_and_configuration_problems_exit_2() {
 }
 
 #[test]
+fn a_data_directory_written_to_reach_into_the_vault_is_refused_before_anything_is_made() {
+    let v = vault_with_notes();
+    let before = v.snapshot();
+    let parent = v.root().parent().unwrap();
+    let name = v.root().file_name().unwrap().to_str().unwrap();
+    // Through a folder that does not exist, then back up into the vault.
+    let data = parent.join(format!("no-such-{name}/../{name}/.mdvault"));
+    let out = mdvault(&["index", &arg(&v), &format!("--data-dir={}", data.display())], None);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("overlap"), "{}", stderr(&out));
+    assert_eq!(v.snapshot(), before, "nothing was made inside the vault");
+}
+
+#[test]
 fn vaults_come_from_flags_or_the_config_file_and_paths_may_name_them() {
     let home = vault_with_notes();
     let work = TempVault::empty();

@@ -84,6 +84,33 @@ fn status_reports_coverage_problems_skipped_files_and_stale_entries() {
 }
 
 #[test]
+fn doctor_says_how_to_turn_index_md_on_and_warns_of_a_generated_page_nothing_keeps() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let root = vault.root().to_str().unwrap().to_string();
+    let d = data.path().to_str().unwrap().to_string();
+    let doctor = |env: &[(&str, &str)]| {
+        let o = mdvault_with(&["doctor", "--json", "--vault", &root, "--data-dir", &d], env, None);
+        doctor_check(&json(&o), "index.md").clone()
+    };
+    // Off by default, with the way to turn it on.
+    let c = doctor(&[]);
+    assert_eq!(c["level"], "ok", "{c}");
+    assert!(c["what"].as_str().unwrap().contains("index_md: true"), "{c}");
+    // On: it says a server keeps one.
+    let c = doctor(&[("MDVAULT_INDEX__INDEX_MD", "true")]);
+    assert!(c["level"] == "ok" && c["what"].as_str().unwrap().contains("kept up to date"), "{c}");
+    // Off, beside a page mdvault generated earlier: nothing keeps it current, so it warns.
+    vault.write("index.md", "---\ngenerator: mdvault\ntimestamp: x\n---\n\n# Vault Index\n");
+    let c = doctor(&[]);
+    assert_eq!(c["level"], "warn", "{c}");
+    assert!(c["fix"].as_str().unwrap().contains("index_md: true"), "{c}");
+    // A hand-written index.md is the user's own note: nothing to say about it.
+    vault.write("index.md", "# My start page\n");
+    assert_eq!(doctor(&[])["level"], "ok");
+}
+
+#[test]
 fn doctor_passes_a_working_setup_and_names_the_fix_for_each_broken_part() {
     let vault = TempVault::fixture();
     let data = tempfile::tempdir().unwrap();

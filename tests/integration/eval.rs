@@ -253,3 +253,59 @@ fn the_vault_mcp_servers_baseline_is_compared_read_only_and_never_fails_the_run(
     assert!(stderr(&o).contains("never writes"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&old).unwrap(), theirs);
 }
+
+#[test]
+fn the_vault_mcp_servers_real_baseline_with_a_map_of_query_records_is_read() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let queries = dir.path().join("queries.json");
+    std::fs::write(
+        &queries,
+        r#"{"queries": [{"q": "NB-7726041", "arm": "lexical", "expect": ["Home/Utilities/Broadband.md"]},
+                         {"q": "VT28C-0917-55263", "arm": "lexical", "expect": ["Home/Boiler.md"]},
+                         {"q": "who keeps us warm", "arm": "dense", "expect": ["Home/Boiler.md"]}]}"#,
+    )
+    .unwrap();
+    // The shape its harness writes: `queries` maps each query text to its record, and a
+    // query it could not score (dense, under its hashing stub) has no rank to compare.
+    let old = dir.path().join("baseline.json");
+    std::fs::write(
+        &old,
+        r#"{"embedder": "hashing", "queries_file": "queries.json", "k": 6,
+            "summary": {"scored": 2, "hits": 1, "recall": 0.5, "mrr": 0.5,
+                        "mean_max_per_path": 1.0, "worst_max_per_path": 1},
+            "queries": {
+              "NB-7726041": {"arm": "lexical", "hit": true, "rank": 1, "max_per_path": 1},
+              "VT28C-0917-55263": {"arm": "lexical", "hit": false, "rank": null, "max_per_path": 1},
+              "who keeps us warm": {"arm": "dense", "scored": false}}}"#,
+    )
+    .unwrap();
+    let o = eval(
+        &[
+            queries.to_str().unwrap(),
+            "--vault",
+            vault.root().to_str().unwrap(),
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "--modes",
+            "lexical,hybrid",
+            "--baseline",
+            old.to_str().unwrap(),
+            "--json",
+        ],
+        &[("MDVAULT_EMBEDDING__BACKEND", "hashing")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let report = json(&o);
+    let b = &report["baseline"];
+    assert_eq!(
+        (b["recorded_k"].as_u64(), b["recorded_embedder"].as_str()),
+        (Some(6), Some("hashing"))
+    );
+    assert_eq!(b["improvements"][0]["id"], "VT28C-0917-55263", "{report:#}");
+    assert_eq!(b["regressions"], Value::Array(vec![]), "{report:#}");
+    // A dense query neither harness scores under hashing is compared with nothing.
+    assert_eq!(b["improvements"].as_array().map(Vec::len), Some(1), "{report:#}");
+    assert_eq!(b["new"], Value::Array(vec![]), "{report:#}");
+}

@@ -104,6 +104,8 @@ fn the_vault_mcp_servers_setup_migrates_and_serves_the_same_vault_exclusions_and
         let ready = ready.expect("the migrated server became ready on the old port");
         let body = ready.json();
         assert!(body.to_string().contains("\"vault\""), "the vault named after its folder: {body}");
+        // The old server always kept index.md, so the migrated setup asks for it.
+        assert_eq!(body["index_md"]["enabled"], true, "{body}");
         // The old allowed host still reaches it.
         let r = http_call(&base, "GET", "/readyz", Some(KEY), &[("host", "vault-mcp:8080")], None);
         assert_eq!(r.status, 200, "{}", r.body);
@@ -165,6 +167,47 @@ fn vault_searchs_setup_migrates_with_its_endpoint_prompts_and_default_k() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = json(&o);
     assert_eq!(r["k"], 8, "vault-search's default k: {r:#}");
+}
+
+#[test]
+fn a_reranker_is_migrated_and_mentioned_only_when_the_user_had_one() {
+    let vault = TempVault::fixture();
+    let embed = fake_embedding_endpoint(768);
+    let old = tempfile::tempdir().unwrap();
+    let file = old.path().join("vaults.json");
+    std::fs::write(&file, format!("{{\"notes\": \"{}\"}}", vault.root().display())).unwrap();
+    let file_s = file.display().to_string();
+    // The search afterwards: a word every run finds, and what it says about a reranker.
+    let search = |home: &Path, data: &str| {
+        let env = [("VAULT_EMBED_URL", embed.as_str()), ("MDVAULT_DATA_DIR", data)];
+        let o = run_in(home, &["index"], &env);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = run_in(home, &["search", "boiler", "--json", "--explain"], &env);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        json(&o)
+    };
+
+    // Never set: vault-search's default port is not carried, and search says nothing of it.
+    let (home, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let env = [("VAULT_SEARCH_CONFIG", file_s.as_str()), ("VAULT_EMBED_URL", embed.as_str())];
+    let o = run_in(home.path(), &["migrate", "--write"], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let config = std::fs::read_to_string(home.path().join(".config/mdvault/config.yaml")).unwrap();
+    assert!(!config.contains("rerank"), "{config}");
+    let r = search(home.path(), data.path().to_str().unwrap());
+    assert!(r.get("notices").is_none(), "no notice at all: {r:#}");
+    assert_eq!(r["explain"]["rerank"], "not configured", "{r:#}");
+
+    // Set (here to a port nothing listens on): carried, and its failure is said.
+    let (home, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dead = format!("http://127.0.0.1:{}/v1/rerank", free_port());
+    let named = [env[0], env[1], ("VAULT_RERANK_URL", dead.as_str())];
+    let o = run_in(home.path(), &["migrate", "--write"], &named);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let config = std::fs::read_to_string(home.path().join(".config/mdvault/config.yaml")).unwrap();
+    assert!(config.contains(&dead), "{config}");
+    let r = search(home.path(), data.path().to_str().unwrap());
+    assert!(r["notices"].to_string().contains("the reranker is unavailable"), "{r:#}");
 }
 
 #[test]

@@ -178,7 +178,7 @@ fn a_full_reindex_over_rest_and_mcp_leaves_the_other_vault_searchable() {
     assert!(journal_found(&s), "a full REST re-index of notes emptied journal");
     let (err, text) = tool(&s, "/mcp", "vault_reindex", json!({"full": true}));
     assert!(!err, "{text}");
-    assert!(journal_found(&s), "a full MCP re-index of the default vault emptied journal");
+    assert!(journal_found(&s), "a full MCP re-index of every vault emptied journal");
     let (err, text) = tool(&s, "/mcp", "vault_reindex", json!({"vault": "journal"}));
     assert!(!err && text.contains("journal"), "{text}");
     // "all" means every vault on REST and MCP, as on the CLI.
@@ -188,6 +188,107 @@ fn a_full_reindex_over_rest_and_mcp_leaves_the_other_vault_searchable() {
         tool(&s, "/mcp", "vault_search", json!({"query": JOURNAL_WORD, "vault": "all"}));
     assert!(!err && text.contains("journal:Daily/2026-01-02.md"), "{text}");
     assert!(t.embedded_twice().is_empty(), "texts embedded twice: {:?}", t.embedded_twice());
+}
+
+#[test]
+fn post_reindex_takes_its_vault_from_the_query_or_a_json_body_and_refuses_an_unknown_one() {
+    let t = Two::new();
+    let s = t.server();
+    // The vaults a /reindex answer re-indexed, in order.
+    let reindexed = |path: &str, body: Option<&str>| -> Vec<String> {
+        let r = s.call("POST", path, &[], body.map(str::as_bytes));
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        let j = r.json();
+        j["vaults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["vault"].as_str().unwrap().into())
+            .collect()
+    };
+    let both = ["notes", "journal"];
+    assert_eq!(reindexed("/reindex", None), both);
+    assert_eq!(reindexed("/reindex?vault=all", None), both);
+    assert_eq!(reindexed("/reindex?vault=journal", None), ["journal"]);
+    assert_eq!(reindexed("/reindex", Some(r#"{"vault": "journal"}"#)), ["journal"]);
+    assert_eq!(reindexed("/reindex", Some(r#"{"vault": "all"}"#)), both);
+    assert_eq!(reindexed("/v/journal/reindex", None), ["journal"]);
+    // `full` from the body re-chunks every file of that vault.
+    let r = s.call("POST", "/reindex", &[], Some(br#"{"vault": "journal", "full": true}"#));
+    let pass = &r.json()["vaults"][0];
+    assert_eq!((pass["files_seen"].as_u64(), pass["files_chunked"].as_u64()), (Some(2), Some(2)));
+
+    // A vault that is not configured is 404 naming the ones that are, and nothing runs.
+    for (path, body) in [("/reindex?vault=nope", None), ("/reindex", Some(r#"{"vault": "nope"}"#))]
+    {
+        let r = s.call("POST", path, &[], body.map(str::as_bytes));
+        assert_eq!((r.status, r.code().as_str()), (404, "not_found"), "{}", r.body);
+        assert!(r.body.contains("notes, journal"), "{}", r.body);
+    }
+    // The body wins over the query string, as on POST /search; a field it does not take is
+    // refused, naming the two it does.
+    assert_eq!(reindexed("/reindex?vault=notes", Some(r#"{"vault": "journal"}"#)), ["journal"]);
+    let r = s.call("POST", "/reindex", &[], Some(br#"{"valt": "journal"}"#));
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_request"), "{}", r.body);
+
+    // MCP takes "all" too, and refuses an unknown vault the same way.
+    let (err, text) = tool(&s, "/mcp", "vault_reindex", json!({"vault": "all"}));
+    assert!(
+        !err && text.contains("re-indexed notes") && text.contains("re-indexed journal"),
+        "{text}"
+    );
+    let (err, text) = tool(&s, "/mcp", "vault_reindex", json!({"vault": "nope"}));
+    assert!(err && text.contains("not_found"), "{text}");
+}
+
+#[test]
+fn a_vault_named_all_is_searched_and_reindexed_alone_by_its_name() {
+    let (all, other) = (TempVault::empty(), TempVault::empty());
+    for v in [&all, &other] {
+        v.write("Birds.md", "# Birds\n\nA kingfisher on the river wall.\n");
+    }
+    let specs =
+        [format!("all={}", all.root().display()), format!("other={}", other.root().display())];
+    let s = Server::start(&specs, &[("MDVAULT_EMBEDDING__BACKEND", "hashing")]);
+    let vaults_of = |r: &Value| -> Vec<String> {
+        let list = r["results"].as_array().unwrap_or_else(|| panic!("{r}"));
+        list.iter().map(|h| h["vault"].as_str().unwrap().to_string()).collect()
+    };
+    // Named, the vault called `all` is searched alone; unnamed, every vault is.
+    let r = s.call("GET", "/search?q=kingfisher&vault=all", &[], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(vaults_of(&r.json()), ["all"]);
+    let r = s.call("GET", "/search?q=kingfisher", &[], None);
+    let mut every = vaults_of(&r.json());
+    every.sort();
+    assert_eq!(every, ["all", "other"]);
+    let (err, text) =
+        tool(&s, "/mcp", "vault_search", json!({"query": "kingfisher", "vault": "all"}));
+    assert!(!err && !text.contains("other:"), "{text}");
+    let r = s.call("POST", "/reindex?vault=all", &[], None);
+    assert_eq!(r.json()["vaults"].as_array().map(Vec::len), Some(1), "{}", r.body);
+
+    // The command line beside it: `--vault all` is that vault too.
+    let o = crate::common::mdvault_with(
+        &["search", "kingfisher", "--json", "--data-dir", s.data.path().to_str().unwrap()],
+        &[("MDVAULT_VAULTS", &specs.join(",")), ("MDVAULT_EMBEDDING__BACKEND", "hashing")],
+        None,
+    );
+    assert_eq!(hits(&o).len(), 2, "both vaults without --vault");
+    let o = crate::common::mdvault_with(
+        &[
+            "search",
+            "kingfisher",
+            "--json",
+            "--vault",
+            "all",
+            "--data-dir",
+            s.data.path().to_str().unwrap(),
+        ],
+        &[("MDVAULT_VAULTS", &specs.join(",")), ("MDVAULT_EMBEDDING__BACKEND", "hashing")],
+        None,
+    );
+    assert_eq!(hits(&o), ["all:Birds.md"]);
 }
 
 #[test]
@@ -295,7 +396,7 @@ fn search_over_a_vault_never_indexed_says_so_instead_of_finding_nothing() {
 }
 
 /// A stdio MCP session: `mdvault mcp` with newline-delimited JSON-RPC.
-struct StdioMcp {
+pub struct StdioMcp {
     child: Child,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
@@ -304,7 +405,12 @@ struct StdioMcp {
 
 impl StdioMcp {
     fn start(t: &Two) -> StdioMcp {
-        let mut child = t.command(&["mcp"], None).stdin(Stdio::piped()).spawn().unwrap();
+        StdioMcp::over(t.command(&["mcp"], None))
+    }
+
+    /// A session with the `mdvault mcp` that `cmd` runs, initialised.
+    pub fn over(mut cmd: Command) -> StdioMcp {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let input = child.stdin.take().unwrap();
         let output = BufReader::new(child.stdout.take().unwrap());
         let mut s = StdioMcp { child, input, output, next: 1 };
@@ -337,7 +443,7 @@ impl StdioMcp {
     }
 
     /// Calls a tool; (is_error, text).
-    fn tool(&mut self, name: &str, args: Value) -> (bool, String) {
+    pub fn tool(&mut self, name: &str, args: Value) -> (bool, String) {
         let r = self.request("tools/call", json!({"name": name, "arguments": args}));
         let text = r["content"]
             .as_array()
@@ -347,7 +453,7 @@ impl StdioMcp {
     }
 
     /// Searches until the index answers (the session's first build may still run).
-    fn search(&mut self, args: Value) -> String {
+    pub fn search(&mut self, args: Value) -> String {
         let mut last = String::new();
         wait_until("the stdio session's search", || {
             let (err, text) = self.tool("vault_search", args.clone());

@@ -68,7 +68,7 @@ fn the_real_vaults_run_through_check_callouts_and_index_md() {
             assert_eq!(ready["index_md"]["enabled"], false, "{ready}");
         }
     }
-    // With index.md generation on, foam-docs' own index.md is left alone and still checked.
+    // Asked for by hand (`index-md`), foam-docs' own index.md is left alone and still checked.
     let foam = TempVault::copy_of(&vaults.join("foam-docs"));
     let before = foam.read("index.md");
     let vault = format!("--vault={}", foam.root().display());

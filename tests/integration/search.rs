@@ -10,6 +10,7 @@ use mdvault::embed::Embedder;
 use mdvault::engine::{Engine, Phase};
 use mdvault::index::Silent;
 use mdvault::search::{Matched, Mode, RerankState, SearchRequest};
+use mdvault::vault::VaultScope;
 
 use crate::common::{TempVault, model_dir, test_config};
 
@@ -125,9 +126,9 @@ fn prefix_and_vault_filters_apply_before_the_candidate_windows() {
     assert!(err.message().contains("Home"), "{}", err.message());
 
     let mut req = SearchRequest::new("boiler");
-    req.vault = Some("nope".into());
+    req.scope = VaultScope::One("nope".into());
     assert_eq!(f.engine.search(&req).unwrap_err().code(), ErrorCode::NotFound);
-    req.vault = Some("fixture".into());
+    req.scope = VaultScope::One("fixture".into());
     assert!(!f.engine.search(&req).unwrap().results.is_empty());
 }
 

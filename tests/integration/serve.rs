@@ -930,3 +930,27 @@ fn plugin_patches_rebase_levels_warn_move_sections_and_rename_keys() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(v.read("Inbox/Tree.md").starts_with("---\ntitle: T\nstatus: open\nlabels: [a]\n"));
 }
+
+#[test]
+fn vault_patch_within_keeps_a_fence_whole_and_refuses_an_empty_replace_unless_allowed() {
+    let v = TempVault::empty();
+    v.write("Setup.md", "# Steps\n\n```sh\nmake\n\nmake install\n```\n\nDone.\n");
+    let s = Server::start(&[spec("notes", &v)], HASHING);
+    // A replace of the section's first body block with no content, allowed or not.
+    let delete_first_block = |allow_empty: bool| {
+        let args = json!({"path": "Setup.md", "target": "Steps", "operation": "replace",
+            "within": 0, "content": "", "allow_empty": allow_empty});
+        tool(&s, "/mcp", "vault_patch", args)
+    };
+
+    // It would delete the block, so it is refused as any empty replace is.
+    let before = v.snapshot();
+    let (error, text) = delete_first_block(false);
+    assert!(error && text.contains("empty_content") && text.contains("allow_empty"), "{text}");
+    assert_eq!(v.snapshot(), before);
+
+    // Allowed, it takes the whole fence, blank line and all, and leaves no fence open.
+    let (error, text) = delete_first_block(true);
+    assert!(!error, "{text}");
+    assert_eq!(v.read("Setup.md"), "# Steps\n\nDone.\n");
+}

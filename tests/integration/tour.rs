@@ -20,7 +20,8 @@ fn paths(v: &serde_json::Value) -> Vec<String> {
 fn the_example_vault_tour_does_what_it_says() {
     let vault = TempVault::copy_of(&examples());
     let root = vault.root().to_str().unwrap().to_string();
-    let s = Server::start(&[format!("example={root}")], &[]);
+    // As scripts/start.sh serves it: with the generated index.md the tour shows.
+    let s = Server::start(&[format!("example={root}")], &[("MDVAULT_INDEX__INDEX_MD", "true")]);
     s.wait_index_md();
     let search = |q: &str| {
         let r = s.call("GET", &format!("/search?q={}&k=5", q.replace(' ', "+")), &[], None);

@@ -1,5 +1,6 @@
-//! Vault upkeep end to end: the generated index.md (kept by the watcher for every kind of
-//! writer, untouched when nothing it shows changed, kept while the embedder is down), the
+//! Vault upkeep end to end: the generated index.md (written only when the configuration asks
+//! for it; then kept by the watcher for every kind of writer, untouched when nothing it shows
+//! changed, kept while the embedder is down), the
 //! maintenance run over built-in checks and the fixture check scripts, callouts, expiries and
 //! the frontmatter query, over REST, MCP and the CLI.
 
@@ -13,6 +14,13 @@ use crate::serve::tool;
 
 const FAST: &[(&str, &str)] =
     &[("MDVAULT_EMBEDDING__BACKEND", "hashing"), ("MDVAULT_WATCH__DEBOUNCE_SECONDS", "0.2")];
+
+/// [`FAST`], with the generated index.md asked for (it is off by default).
+const FAST_INDEX_MD: &[(&str, &str)] = &[
+    ("MDVAULT_EMBEDDING__BACKEND", "hashing"),
+    ("MDVAULT_WATCH__DEBOUNCE_SECONDS", "0.2"),
+    ("MDVAULT_INDEX__INDEX_MD", "true"),
+];
 
 fn spec(v: &TempVault) -> String {
     format!("fixture={}", v.root().display())
@@ -35,7 +43,7 @@ fn index_md(v: &TempVault) -> String {
 #[test]
 fn index_md_follows_every_writer_and_is_left_alone_otherwise() {
     let v = TempVault::fixture();
-    let s = Server::start(&[spec(&v)], FAST);
+    let s = Server::start(&[spec(&v)], FAST_INDEX_MD);
     let first = index_md(&v);
     assert!(first.starts_with("---\ngenerator: mdvault\ntimestamp: "), "{first}");
     assert!(
@@ -110,6 +118,7 @@ fn index_md_and_the_upkeep_routes_work_while_the_embedder_is_down() {
     let dead = crate::common::DeadEmbedder::at_a_closed_port();
     let mut env = dead.env();
     env.push(("MDVAULT_WATCH__DEBOUNCE_SECONDS", "0.2"));
+    env.push(("MDVAULT_INDEX__INDEX_MD", "true"));
     let s = Server::spawn(&[spec(&v)], &env);
     s.wait_index_md();
     // Search answers by words once they are committed and `not_ready` before: never more.
@@ -133,30 +142,58 @@ fn index_md_and_the_upkeep_routes_work_while_the_embedder_is_down() {
 }
 
 #[test]
-fn with_index_md_off_the_vault_gets_no_page() {
+fn serving_a_vault_with_the_default_configuration_writes_no_file_into_it() {
     let v = TempVault::fixture();
-    let env = [FAST, &[("MDVAULT_INDEX__INDEX_MD", "false")]].concat();
-    let s = Server::start(&[spec(&v)], &env);
-    let r = s.call("PUT", "/vault/Inbox/New.md", &[], Some(b"# New\n"));
-    assert_eq!(r.status, 204, "{}", r.body);
-    std::thread::sleep(Duration::from_millis(800));
-    assert!(!v.root().join("index.md").exists());
+    let before = v.snapshot();
+    // `serve` with no configuration at all but the vault: the first build runs to its end.
+    let s = Server::start(&[spec(&v)], &[("MDVAULT_EMBEDDING__BACKEND", "hashing")]);
     let ready = s.call("GET", "/readyz", &[], None).json();
+    assert_eq!(ready["status"], "ready", "{ready}");
     assert_eq!(ready["index_md"], json!({"enabled": false, "vaults": []}));
+    assert_eq!(v.snapshot(), before, "the vault's files and bytes are as they were");
+    // Asked by hand, the page is written once, and the command says nothing will keep it.
+    let out = mdvault(&["index-md", &format!("--vault={}", v.root().display())], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("index.index_md is off"), "{}", stderr(&out));
+    assert!(index_md(&v).starts_with("---\ngenerator: mdvault\n"));
+}
+
+#[test]
+fn stdio_mcp_with_the_default_configuration_writes_no_file_into_the_vault() {
+    let v = TempVault::fixture();
+    let before = v.snapshot();
+    let (home, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mdvault"));
+    cmd.args(["mcp", "--vault", &spec(&v), "--data-dir", data.path().to_str().unwrap()])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("MDVAULT_EMBEDDING__BACKEND", "hashing")
+        .stderr(std::process::Stdio::null());
+    let mut m = crate::multivault::StdioMcp::over(cmd);
+    // Search answers with a notice until the first build has ended; then it is done.
+    eventually("the first build to end", || {
+        !m.search(json!({"query": "boiler"})).contains("still being built")
+    });
+    assert_eq!(v.snapshot(), before, "the vault's files and bytes are as they were");
 }
 
 #[test]
 fn a_hand_written_index_md_is_never_overwritten() {
     let v = TempVault::fixture();
     v.write("index.md", "# My own start page\n");
-    let s = Server::start(&[spec(&v)], FAST);
+    let s = Server::start(&[spec(&v)], FAST_INDEX_MD);
     assert_eq!(v.read("index.md"), "# My own start page\n");
     let ready = s.call("GET", "/readyz", &[], None).json();
     assert_eq!(ready["status"], "degraded", "{ready}");
     let why = ready["index_md"]["vaults"][0]["error"].as_str().unwrap();
     assert!(why.contains("did not generate") && why.contains("index.index_md"), "{why}");
     // The CLI says the same, with the refusal's code.
-    let out = mdvault(&["index-md", &format!("--vault={}", v.root().display())], None);
+    let out = mdvault_with(
+        &["index-md", &format!("--vault={}", v.root().display())],
+        &[("MDVAULT_INDEX__INDEX_MD", "true")],
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).starts_with("error[already_exists]"), "{}", stderr(&out));
     assert_eq!(v.read("index.md"), "# My own start page\n");
