@@ -233,17 +233,130 @@ fn scan(text: &str) -> Vec<Found> {
     let mut out = Vec::new();
     // Frontmatter lines are scanned too: a `related: "[[Note]]"` value is a link to keep.
     for line in markdown::lines(text).filter(|line| !line.class.is_code()) {
-        let code = code_spans(text, line.start, line.end);
-        scan_range(text, line.start..line.end, &code, line.number + 1, &mut out);
+        let index = LineIndex::new(text, line.start..line.end);
+        scan_range(text, line.start..line.end, &index, line.number + 1, &mut out);
     }
     out.sort_by_key(|found| found.link.span.start);
     out
 }
 
+/// What scanning one line needs, found in one pass over it, so that no link on the line costs
+/// a walk to the line's end: a line of 400 KB of `[[a|` (or of unmatched brackets, backticks or
+/// parentheses) is scanned in linear time, not in its length squared.
+struct LineIndex {
+    start: usize,
+    /// Inline code spans, in order.
+    code: Vec<Range<usize>>,
+    /// Per byte of the line: the matching `]` of a `[` (code skipped, escapes honoured), or
+    /// [`UNMATCHED`], or [`NOT_VISITED`] for a byte the walk never stood on (escaped or in code).
+    bracket: Vec<u32>,
+    /// The same for `(` and `)`, code not skipped (a destination may hold backticks).
+    paren: Vec<u32>,
+    /// Where `]]` starts, in order.
+    double_close: Vec<usize>,
+    /// Where a `[` is, in order.
+    opens: Vec<usize>,
+}
+
+const UNMATCHED: u32 = u32::MAX;
+const NOT_VISITED: u32 = u32::MAX - 1;
+
+impl LineIndex {
+    fn new(text: &str, range: Range<usize>) -> LineIndex {
+        let bytes = text.as_bytes();
+        let code = code_spans(text, range.start, range.end);
+        let len = range.end - range.start;
+        let matches = |skip_code: bool, open: u8, close: u8| {
+            let mut table = vec![NOT_VISITED; len];
+            let mut stack: Vec<usize> = Vec::new();
+            let mut spans = code.iter().peekable();
+            let mut i = range.start;
+            while i < range.end {
+                if skip_code {
+                    while spans.peek().is_some_and(|s| s.end <= i) {
+                        spans.next();
+                    }
+                    if let Some(s) = spans.peek()
+                        && s.start == i
+                    {
+                        i = s.end;
+                        continue;
+                    }
+                }
+                table[i - range.start] = UNMATCHED;
+                match bytes[i] {
+                    b'\\' => i += 1,
+                    b if b == open => stack.push(i),
+                    b if b == close => {
+                        if let Some(o) = stack.pop() {
+                            table[o - range.start] = (i - range.start) as u32;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            table
+        };
+        let bracket = matches(true, b'[', b']');
+        let paren = matches(false, b'(', b')');
+        let line = &text[range.clone()];
+        let double_close = line.match_indices("]]").map(|(at, _)| range.start + at).collect();
+        let opens = line.match_indices('[').map(|(at, _)| range.start + at).collect();
+        LineIndex { start: range.start, code, bracket, paren, double_close, opens }
+    }
+
+    /// The end of the code span starting at `i`, if one does.
+    fn code_at(&self, i: usize) -> Option<usize> {
+        let k = self.code.partition_point(|s| s.start < i);
+        self.code.get(k).filter(|s| s.start == i).map(|s| s.end)
+    }
+
+    /// The first `]]` at or after `from` that ends by `end`.
+    fn double_close(&self, from: usize, end: usize) -> Option<usize> {
+        let k = self.double_close.partition_point(|&p| p < from);
+        self.double_close.get(k).copied().filter(|&p| p + 2 <= end)
+    }
+
+    /// Whether a `[` stands in `from..to`.
+    fn opens_within(&self, from: usize, to: usize) -> bool {
+        let k = self.opens.partition_point(|&p| p < from);
+        self.opens.get(k).is_some_and(|&p| p < to)
+    }
+
+    /// The matching close of the opener at `i` in `table`: `Some(Some(at))`, `Some(None)` when
+    /// it has none, `None` when the one-pass walk never stood on `i` (ask the direct scan).
+    fn matching(&self, table: &[u32], i: usize) -> Option<Option<usize>> {
+        match table.get(i - self.start).copied()? {
+            NOT_VISITED => None,
+            UNMATCHED => Some(None),
+            at => Some(Some(self.start + at as usize)),
+        }
+    }
+}
+
 /// Inline code spans of one line: a backtick run up to the next run of the same length.
+/// Linear: every maximal run is listed once, by length, and a run's closer is found by a
+/// binary search among the runs of its length.
 fn code_spans(text: &str, start: usize, end: usize) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let run_at = |i: usize| bytes[i..end].iter().take_while(|&&b| b == b'`').count();
+    // Every maximal run of backticks, by length: a closer is always a maximal run.
+    let mut by_len: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut j = start;
+    while j < end {
+        if bytes[j] == b'`' {
+            let run = run_at(j);
+            by_len.entry(run).or_default().push(j);
+            j += run;
+        } else {
+            j += 1;
+        }
+    }
+    let closer = |run: usize, from: usize| {
+        let list = by_len.get(&run)?;
+        list.get(list.partition_point(|&p| p < from)).copied()
+    };
     let mut spans = Vec::new();
     let mut i = start;
     while i < end {
@@ -251,24 +364,10 @@ fn code_spans(text: &str, start: usize, end: usize) -> Vec<Range<usize>> {
             b'\\' => i += 2,
             b'`' => {
                 let run = run_at(i);
-                let mut j = i + run;
-                let mut close = None;
-                while j < end {
-                    if bytes[j] == b'`' {
-                        let other = run_at(j);
-                        if other == run {
-                            close = Some(j + other);
-                            break;
-                        }
-                        j += other;
-                    } else {
-                        j += 1;
-                    }
-                }
-                match close {
-                    Some(stop) => {
-                        spans.push(i..stop);
-                        i = stop;
+                match closer(run, i + run) {
+                    Some(at) => {
+                        spans.push(i..at + run);
+                        i = at + run;
                     }
                     None => i += run,
                 }
@@ -279,21 +378,17 @@ fn code_spans(text: &str, start: usize, end: usize) -> Vec<Range<usize>> {
     spans
 }
 
-fn code_at(code: &[Range<usize>], i: usize) -> Option<usize> {
-    code.iter().find(|span| span.start == i).map(|span| span.end)
-}
-
 fn scan_range(
     text: &str,
     range: Range<usize>,
-    code: &[Range<usize>],
+    index: &LineIndex,
     line: usize,
     out: &mut Vec<Found>,
 ) {
     let bytes = text.as_bytes();
     let mut i = range.start;
     while i < range.end {
-        if let Some(stop) = code_at(code, i) {
+        if let Some(stop) = index.code_at(i) {
             i = stop;
             continue;
         }
@@ -302,18 +397,18 @@ fn scan_range(
             b'[' => {
                 let embed = i > range.start && bytes[i - 1] == b'!';
                 if bytes.get(i + 1) == Some(&b'[')
-                    && let Some((found, next)) = parse_wiki(text, i, range.end, embed, line)
+                    && let Some((found, next)) = parse_wiki(text, i, range.end, index, embed, line)
                 {
                     out.push(found);
                     i = next;
                     continue;
                 }
                 if let Some((found, label, next)) =
-                    parse_markdown(text, i, range.end, code, embed, line)
+                    parse_markdown(text, i, range.end, index, embed, line)
                 {
                     out.push(found);
                     // The label may hold links of its own, e.g. an image inside a link.
-                    scan_range(text, label, code, line, out);
+                    scan_range(text, label, index, line, out);
                     i = next;
                     continue;
                 }
@@ -328,13 +423,17 @@ fn parse_wiki(
     text: &str,
     open: usize,
     end: usize,
+    index: &LineIndex,
     embed: bool,
     line: usize,
 ) -> Option<(Found, usize)> {
     let inner_start = open + 2;
-    let close = inner_start + text[inner_start..end].find("]]")?;
+    let close = index.double_close(inner_start, end)?;
+    if index.opens_within(inner_start, close) {
+        return None;
+    }
     let inner = &text[inner_start..close];
-    if inner.trim().is_empty() || inner.contains('[') {
+    if inner.trim().is_empty() {
         return None;
     }
     let (head_len, alias) = match inner.find('|') {
@@ -365,21 +464,14 @@ fn parse_wiki(
     Some((Found { link, raw: raw_start..raw_start + target.len(), angle: false }, close + 2))
 }
 
-/// Parses `[label](destination)` at `open`; returns the link, the label's range and the end.
-fn parse_markdown(
-    text: &str,
-    open: usize,
-    end: usize,
-    code: &[Range<usize>],
-    embed: bool,
-    line: usize,
-) -> Option<(Found, Range<usize>, usize)> {
+/// The `]` closing the label that opens at `open`, by the direct walk (code skipped, escapes
+/// honoured); only for an opener the line index's one walk did not stand on.
+fn label_end_direct(text: &str, open: usize, end: usize, index: &LineIndex) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut i = open;
-    let mut label_end = None;
     while i < end {
-        if let Some(stop) = code_at(code, i) {
+        if let Some(stop) = index.code_at(i) {
             i = stop;
             continue;
         }
@@ -389,15 +481,52 @@ fn parse_markdown(
             b']' => {
                 depth -= 1;
                 if depth == 0 {
-                    label_end = Some(i);
-                    break;
+                    return Some(i);
                 }
             }
             _ => {}
         }
         i += 1;
     }
-    let label_end = label_end?;
+    None
+}
+
+/// The `)` closing a destination whose `(` is at `open`, by the direct walk.
+fn paren_close_direct(text: &str, from: usize, end: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 1usize;
+    let mut m = from;
+    while m < end {
+        match bytes[m] {
+            b'\\' => m += 1,
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(m);
+                }
+            }
+            _ => {}
+        }
+        m += 1;
+    }
+    None
+}
+
+/// Parses `[label](destination)` at `open`; returns the link, the label's range and the end.
+fn parse_markdown(
+    text: &str,
+    open: usize,
+    end: usize,
+    index: &LineIndex,
+    embed: bool,
+    line: usize,
+) -> Option<(Found, Range<usize>, usize)> {
+    let bytes = text.as_bytes();
+    let label_end = match index.matching(&index.bracket, open) {
+        Some(found) => found.filter(|&at| at < end),
+        None => label_end_direct(text, open, end, index),
+    }?;
     if label_end + 1 >= end || bytes[label_end + 1] != b'(' {
         return None;
     }
@@ -412,25 +541,10 @@ fn parse_markdown(
         }
         (k + 1..gt, true, after_title(text, gt + 1, end)?)
     } else {
-        let mut depth = 1usize;
-        let mut m = k;
-        let mut close = None;
-        while m < end {
-            match bytes[m] {
-                b'\\' => m += 1,
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(m);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            m += 1;
-        }
-        let close = close?;
+        let close = match index.matching(&index.paren, label_end + 1) {
+            Some(found) => found.filter(|&at| at < end),
+            None => paren_close_direct(text, k, end),
+        }?;
         let written = strip_title(&text[k..close]);
         (k..k + written.len(), false, close)
     };
@@ -1201,6 +1315,274 @@ mod tests {
         assert_eq!(encode_markdown("A/Café (1).md", "x y.md", false), "A/Caf%C3%A9%20%281%29.md");
         assert_eq!(encode_markdown("A/Café.md", "x.md", false), "A/Café.md");
         assert_eq!(encode_markdown("A/50%#.md", "x.md", true), "A/50%25%23.md");
+    }
+
+    /// The scanner as it was before `LineIndex`: quadratic on hostile lines, and the oracle the
+    /// linear one must agree with on every line.
+    pub(super) mod oracle {
+        use super::super::*;
+
+        pub(super) fn scan(text: &str) -> Vec<Found> {
+            let mut out = Vec::new();
+            // Frontmatter lines are scanned too: a `related: "[[Note]]"` value is a link to keep.
+            for line in markdown::lines(text).filter(|line| !line.class.is_code()) {
+                let code = code_spans(text, line.start, line.end);
+                scan_range(text, line.start..line.end, &code, line.number + 1, &mut out);
+            }
+            out.sort_by_key(|found| found.link.span.start);
+            out
+        }
+
+        /// Inline code spans of one line: a backtick run up to the next run of the same length.
+        fn code_spans(text: &str, start: usize, end: usize) -> Vec<Range<usize>> {
+            let bytes = text.as_bytes();
+            let run_at = |i: usize| bytes[i..end].iter().take_while(|&&b| b == b'`').count();
+            let mut spans = Vec::new();
+            let mut i = start;
+            while i < end {
+                match bytes[i] {
+                    b'\\' => i += 2,
+                    b'`' => {
+                        let run = run_at(i);
+                        let mut j = i + run;
+                        let mut close = None;
+                        while j < end {
+                            if bytes[j] == b'`' {
+                                let other = run_at(j);
+                                if other == run {
+                                    close = Some(j + other);
+                                    break;
+                                }
+                                j += other;
+                            } else {
+                                j += 1;
+                            }
+                        }
+                        match close {
+                            Some(stop) => {
+                                spans.push(i..stop);
+                                i = stop;
+                            }
+                            None => i += run,
+                        }
+                    }
+                    _ => i += 1,
+                }
+            }
+            spans
+        }
+
+        fn code_at(code: &[Range<usize>], i: usize) -> Option<usize> {
+            code.iter().find(|span| span.start == i).map(|span| span.end)
+        }
+
+        fn scan_range(
+            text: &str,
+            range: Range<usize>,
+            code: &[Range<usize>],
+            line: usize,
+            out: &mut Vec<Found>,
+        ) {
+            let bytes = text.as_bytes();
+            let mut i = range.start;
+            while i < range.end {
+                if let Some(stop) = code_at(code, i) {
+                    i = stop;
+                    continue;
+                }
+                match bytes[i] {
+                    b'\\' => i += 2,
+                    b'[' => {
+                        let embed = i > range.start && bytes[i - 1] == b'!';
+                        if bytes.get(i + 1) == Some(&b'[')
+                            && let Some((found, next)) = parse_wiki(text, i, range.end, embed, line)
+                        {
+                            out.push(found);
+                            i = next;
+                            continue;
+                        }
+                        if let Some((found, label, next)) =
+                            parse_markdown(text, i, range.end, code, embed, line)
+                        {
+                            out.push(found);
+                            // The label may hold links of its own, e.g. an image inside a link.
+                            scan_range(text, label, code, line, out);
+                            i = next;
+                            continue;
+                        }
+                        i += 1;
+                    }
+                    _ => i += 1,
+                }
+            }
+        }
+
+        fn parse_wiki(
+            text: &str,
+            open: usize,
+            end: usize,
+            embed: bool,
+            line: usize,
+        ) -> Option<(Found, usize)> {
+            let inner_start = open + 2;
+            let close = inner_start + text[inner_start..end].find("]]")?;
+            let inner = &text[inner_start..close];
+            if inner.trim().is_empty() || inner.contains('[') {
+                return None;
+            }
+            let (head_len, alias) = match inner.find('|') {
+                // Inside a table the pipe is written `\|`; the backslash belongs to neither side.
+                Some(bar) if bar > 0 && inner.as_bytes()[bar - 1] == b'\\' => {
+                    (bar - 1, Some(inner[bar + 1..].to_string()))
+                }
+                Some(bar) => (bar, Some(inner[bar + 1..].to_string())),
+                None => (inner.len(), None),
+            };
+            let head = &inner[..head_len];
+            let (path, fragment) = match head.find('#') {
+                Some(hash) => (&head[..hash], Some(head[hash + 1..].to_string())),
+                None => (head, None),
+            };
+            let lead = path.len() - path.trim_start().len();
+            let target = path.trim();
+            let raw_start = inner_start + lead;
+            let link = Link {
+                kind: LinkKind::Wiki,
+                embed,
+                target: target.to_string(),
+                fragment,
+                alias,
+                span: if embed { open - 1 } else { open }..close + 2,
+                line,
+            };
+            Some((
+                Found { link, raw: raw_start..raw_start + target.len(), angle: false },
+                close + 2,
+            ))
+        }
+
+        /// Parses `[label](destination)` at `open`; returns the link, the label's range and the end.
+        fn parse_markdown(
+            text: &str,
+            open: usize,
+            end: usize,
+            code: &[Range<usize>],
+            embed: bool,
+            line: usize,
+        ) -> Option<(Found, Range<usize>, usize)> {
+            let bytes = text.as_bytes();
+            let mut depth = 0usize;
+            let mut i = open;
+            let mut label_end = None;
+            while i < end {
+                if let Some(stop) = code_at(code, i) {
+                    i = stop;
+                    continue;
+                }
+                match bytes[i] {
+                    b'\\' => i += 1,
+                    b'[' => depth += 1,
+                    b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            label_end = Some(i);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            let label_end = label_end?;
+            if label_end + 1 >= end || bytes[label_end + 1] != b'(' {
+                return None;
+            }
+            let mut k = label_end + 2;
+            while k < end && (bytes[k] == b' ' || bytes[k] == b'\t') {
+                k += 1;
+            }
+            let (dest, angle, close) = if k < end && bytes[k] == b'<' {
+                let gt = k + 1 + text[k + 1..end].find(['>', '<'])?;
+                if bytes[gt] != b'>' {
+                    return None;
+                }
+                (k + 1..gt, true, after_title(text, gt + 1, end)?)
+            } else {
+                let mut depth = 1usize;
+                let mut m = k;
+                let mut close = None;
+                while m < end {
+                    match bytes[m] {
+                        b'\\' => m += 1,
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                close = Some(m);
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    m += 1;
+                }
+                let close = close?;
+                let written = strip_title(&text[k..close]);
+                (k..k + written.len(), false, close)
+            };
+            let whole = &text[dest.clone()];
+            let (path, fragment) = match whole.find('#') {
+                Some(hash) => (&whole[..hash], Some(decode(&whole[hash + 1..]))),
+                None => (whole, None),
+            };
+            let link = Link {
+                kind: LinkKind::Markdown,
+                embed,
+                target: decode(path),
+                fragment,
+                alias: None,
+                span: if embed { open - 1 } else { open }..close + 1,
+                line,
+            };
+            let found = Found { link, raw: dest.start..dest.start + path.len(), angle };
+            Some((found, open + 1..label_end, close + 1))
+        }
+    }
+
+    mod linear {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn same(text: &str) -> std::result::Result<(), TestCaseError> {
+            let fast: Vec<_> = scan(text).into_iter().map(|f| (f.link, f.raw, f.angle)).collect();
+            let slow: Vec<_> =
+                super::oracle::scan(text).into_iter().map(|f| (f.link, f.raw, f.angle)).collect();
+            prop_assert_eq!(fast, slow, "{:?}", text);
+            Ok(())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4000))]
+            #[test]
+            fn the_linear_scan_finds_what_the_direct_one_found(
+                text in "[\\[\\]()`\\\\!|#<> a.\n]{0,60}"
+            ) {
+                same(&text)?;
+            }
+        }
+
+        #[test]
+        fn hostile_lines_scan_in_linear_time() {
+            for unit in ["[[a|", "[", "(", "`", "``` ` ", "[x](", "![[", "[`a`]("] {
+                let line = unit.repeat(400_000 / unit.len());
+                let started = std::time::Instant::now();
+                let _ = scan(&line);
+                let took = started.elapsed();
+                // Quadratic on 400 KB is minutes; linear is milliseconds. The bound is loose
+                // so a loaded machine cannot trip it.
+                assert!(took < std::time::Duration::from_secs(5), "{unit:?}: {took:?}");
+            }
+        }
     }
 
     mod props {
