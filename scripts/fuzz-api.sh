@@ -110,8 +110,10 @@ sys.exit(f"fuzz-api.sh: /readyz was not 200 within 300 s (last status {status})"
 PY
 echo "fuzz-api.sh: ready; running schemathesis $("$st" --version | awk '{print $NF}')" >&2
 
-seed=()
-[[ -n "${FUZZ_SEED:-}" ]] && seed=(--seed "$FUZZ_SEED")
+# A fixed seed, so a clean clone passes or fails the same way every time; FUZZ_SEED=random
+# explores (turn what it finds into a fixed test).
+seed=(--seed "${FUZZ_SEED:-20261205}")
+[[ "${FUZZ_SEED:-}" == random ]] && seed=()
 
 # The checks live in a config file rather than on the command line: checks named there would
 # override the per-operation exception below.
@@ -130,6 +132,24 @@ max_response_time = ${FUZZ_MAX_RESPONSE_TIME:-90}
 [[operations]]
 include-path = "/vault/{path}"
 checks.allow_header_conformance.enabled = false
+
+# The Local REST API's routes that need the Obsidian app always answer 501 needs_obsidian, as
+# documented; a 5xx there is the contract, not a server error.
+[[operations]]
+include-path = "/active/"
+checks.not_a_server_error.enabled = false
+
+[[operations]]
+include-path = "/commands/"
+checks.not_a_server_error.enabled = false
+
+[[operations]]
+include-path = "/commands/{commandId}/"
+checks.not_a_server_error.enabled = false
+
+[[operations]]
+include-path = "/open/{path}"
+checks.not_a_server_error.enabled = false
 TOML
 
 set +e

@@ -1178,14 +1178,16 @@ async fn expiries_route(
         Ok(q) => q,
         Err(e) => return refusal(&e),
     };
-    let within = match param(&q, "within").map(str::trim).filter(|s| !s.is_empty()) {
+    // An empty `within=` is refused like any other non-number (the contract says integer):
+    // leave the parameter out for every date.
+    let within = match param(&q, "within").map(str::trim) {
         None => None,
         Some(s) => match s.parse::<i64>() {
             Ok(n) => Some(n),
             Err(_) => {
                 return refusal(&bad(format!(
-                    "within must be a whole number of days, not {s}; lapsed dates are always \
-                     included"
+                    "within must be a whole number of days, not {s:?}; leave it out for every \
+                     date (lapsed dates are always included)"
                 )));
             }
         },
