@@ -11,8 +11,20 @@
 # the README's test command and the one .ci/run calls. It installs the
 # default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are
 # already there).
+#
+# `scripts/test.sh --fast` is the inner loop to run while working: formatting, clippy, the
+# library's unit tests, and the tidy and docs-link checks; nothing installed, no server started.
+# The full run above stays the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [[ "${1:-}" == --fast ]]; then
+    cargo fmt --all --check
+    cargo clippy --all-targets --locked -- -D warnings
+    cargo test --lib --locked
+    cargo test --test integration --locked -- tidy:: docs_links::
+    exit 0
+fi
 
 # Style first: a formatting slip or a lint fails in seconds, not after the whole suite.
 cargo fmt --all --check
