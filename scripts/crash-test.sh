@@ -13,6 +13,9 @@
 # measured first), restarts it, and checks:
 #
 # - every write that was acknowledged (2xx), in any cycle so far, is on disk byte for byte;
+# - every append to the shared note acknowledged by either process (the server's 2xx, or exit
+#   0 of a CLI `mdvault append` running beside it on the same data directory, some of them
+#   killed mid-way too) is in that note exactly once;
 # - the move is whole: the hub at its old path with all 60 links old, or at its new path with
 #   all 60 links new (and the new one when the move was acknowledged);
 # - no `.mdvault-*.tmp` temporary of a dead process is left anywhere in the vault, and no move
@@ -53,6 +56,18 @@ vault, data = os.path.join(work, "vault"), os.path.join(work, "data")
 shutil.copytree("tests/fixtures/vault", vault)
 os.makedirs(os.path.join(vault, "Crash/Links"))
 os.makedirs(os.path.join(vault, "Crash/W"))
+SHARED = "Crash/Shared.md"
+with open(os.path.join(vault, SHARED), "w") as f:
+    f.write("# Shared\n")
+shared_acked = []  # every append to SHARED acknowledged by the server or the CLI
+CLI_ENV = {
+    "PATH": os.environ.get("PATH", ""),
+    "HOME": os.path.join(work, "home"),
+    "MDVAULT_CONFIG": "",
+    "MDVAULT_EMBEDDING__BACKEND": "hashing",
+    "MDVAULT_INDEX__INDEX_MD": "false",
+    "MDVAULT_LOG": "warn",
+}
 with open(os.path.join(vault, OLD), "w") as f:
     f.write("# Hub\n\nThe note every crash test link points at.\n")
 for n in range(LINKS):
@@ -139,7 +154,7 @@ acked = {}  # path -> content of every acknowledged write
 hub = OLD   # where the hub is known to be
 violations = []
 counts = {"kills": 0, "aimed": 0, "mid_commit": 0, "writes": 0, "moves_acked": 0, "forward": 0, "back": 0,
-          "swept": 0}
+          "swept": 0, "cli_appends": 0, "cli_killed": 0, "rest_appends": 0}
 
 
 def check(cycle, server_pid, move_acked):
@@ -167,6 +182,12 @@ def check(cycle, server_pid, move_acked):
     if stale:
         found.append(f"hub at {where} but {len(stale)} of {LINKS} links do not point at it "
                      f"(half-done move): {stale[:8]}")
+    with open(os.path.join(vault, SHARED)) as f:
+        lines = f.read().splitlines()
+    for line in shared_acked:
+        n = lines.count(line)
+        if n != 1:
+            found.append(f"acknowledged append {line!r} is in {SHARED} {n} times")
     if move_acked and where != move_acked:
         found.append(f"an acknowledged move to {move_acked} was lost")
     for dirpath, dirnames, filenames in os.walk(vault):
@@ -252,7 +273,41 @@ for cycle in range(1, CYCLES + 1):
         result["started"] = time.time()
         result["status"] = move(server, src, dst)[0]
 
-    threads = [threading.Thread(target=writer), threading.Thread(target=mover)]
+    def rest_appender(server=server, cycle=cycle):
+        i = 0
+        while not stop.is_set():
+            line = f"- rest {cycle}.{i}"
+            status, _ = server.call("POST", "/vault/" + quote(SHARED), line.encode())
+            if status is None:
+                return
+            if 200 <= status < 300:
+                shared_acked.append(line)
+                counts["rest_appends"] += 1
+            i += 1
+
+    def cli_appender(cycle=cycle):
+        # A second process writing the same note: one `mdvault append` after another on the
+        # server's data directory (so a CLI that starts while the server lies dead settles the
+        # move journal as a restarted server would), one in five killed at a random moment.
+        i = 0
+        while not stop.is_set():
+            line = f"- cli {cycle}.{i}"
+            proc = subprocess.Popen(
+                [BIN, "append", SHARED, "--content", line, "--vault", f"crash={vault}",
+                 "--data-dir", data],
+                env=CLI_ENV, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            if rng.random() < 0.2:
+                time.sleep(rng.uniform(0.0, 0.05))
+                proc.send_signal(signal.SIGKILL)
+                counts["cli_killed"] += 1
+            if proc.wait() == 0:
+                shared_acked.append(line)
+                counts["cli_appends"] += 1
+            i += 1
+
+    threads = [threading.Thread(target=writer), threading.Thread(target=mover),
+               threading.Thread(target=rest_appender), threading.Thread(target=cli_appender)]
     for t in threads:
         t.start()
     while "started" not in result:
@@ -289,7 +344,9 @@ for cycle in range(1, CYCLES + 1):
 server.stop()
 print(f"crash-test: {CYCLES} cycles, {counts['kills']} kills ({counts['aimed']} aimed at a "
       f"move's commit, {counts['mid_commit']} landed inside one), {counts['writes']} acknowledged writes checked, "
-      f"{counts['moves_acked']} moves acknowledged, recovery rolled {counts['forward']} forward "
+      f"{counts['moves_acked']} moves acknowledged, {counts['rest_appends']} server and "
+      f"{counts['cli_appends']} CLI appends to one note acknowledged ({counts['cli_killed']} CLI "
+      f"writers killed), recovery rolled {counts['forward']} forward "
       f"and {counts['back']} back, {counts['swept']} sweeps removed temporaries, "
       f"{len(violations)} violation(s)")
 if violations:
