@@ -1178,9 +1178,9 @@ async fn expiries_route(
         Ok(q) => q,
         Err(e) => return refusal(&e),
     };
-    // An empty `within=` is refused like any other non-number (the contract says integer):
-    // leave the parameter out for every date.
-    let within = match param(&q, "within").map(str::trim) {
+    // An empty `within=` (a flow whose field was left blank) means no limit, as it always has;
+    // the contract documents it.
+    let within = match param(&q, "within").map(str::trim).filter(|s| !s.is_empty()) {
         None => None,
         Some(s) => match s.parse::<i64>() {
             Ok(n) => Some(n),
