@@ -6,12 +6,12 @@
 //! `vault::find` and `vault::ops`; these check that every surface reaches them.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
 use crate::common::{Server, TempVault};
+use crate::multivault::StdioMcp;
 
 const HASHING: &[(&str, &str)] = &[("MDVAULT_EMBEDDING__BACKEND", "hashing")];
 
@@ -35,12 +35,10 @@ fn files(v: &TempVault) -> BTreeMap<String, Option<Vec<u8>>> {
     all
 }
 
-/// `mdvault mcp` over one vault, spoken to in newline-delimited JSON-RPC.
+/// `mdvault mcp` over one vault (the stdio session of `multivault.rs`), with the home and data
+/// folders it runs in.
 struct Session {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-    next: u64,
+    mcp: StdioMcp,
     _home: tempfile::TempDir,
     _data: tempfile::TempDir,
 }
@@ -49,8 +47,8 @@ impl Session {
     fn start(v: &TempVault) -> Session {
         let home = tempfile::tempdir().unwrap();
         let data = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mdvault"))
-            .arg("mcp")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mdvault"));
+        cmd.arg("mcp")
             .arg("--vault")
             .arg(format!("notes={}", v.root().display()))
             .arg("--data-dir")
@@ -61,57 +59,13 @@ impl Session {
             .env("MDVAULT_CONFIG", "")
             .env("MDVAULT_LOG", "warn")
             .envs(HASHING.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let input = child.stdin.take().unwrap();
-        let output = BufReader::new(child.stdout.take().unwrap());
-        let mut s = Session { child, input, output, next: 1, _home: home, _data: data };
-        s.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "paths-test", "version": "1"}}),
-        );
-        s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        s
-    }
-
-    fn send(&mut self, msg: Value) {
-        writeln!(self.input, "{msg}").unwrap();
-        self.input.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(self.output.read_line(&mut line).unwrap() > 0, "the stdio server ended");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                return v.get("result").cloned().unwrap_or(v);
-            }
-        }
+            .stderr(Stdio::inherit());
+        Session { mcp: StdioMcp::over(cmd), _home: home, _data: data }
     }
 
     /// Calls a tool; (is_error, text).
     fn tool(&mut self, name: &str, args: Value) -> (bool, String) {
-        let r = self.request("tools/call", json!({"name": name, "arguments": args}));
-        let text = r["content"]
-            .as_array()
-            .map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
-            .unwrap_or_else(|| panic!("no content: {r}"));
-        (r["isError"].as_bool().unwrap_or(false), text)
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.mcp.tool(name, args)
     }
 }
 
