@@ -3,14 +3,14 @@
 //! same note for a minute, each with its own data directory (so only the vault itself is
 //! shared), and every append any of them acknowledged is in the note exactly once.
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::{Server, TempVault, mdvault_with};
+use crate::multivault::StdioMcp;
 
 const HASHING: &[(&str, &str)] = &[("MDVAULT_EMBEDDING__BACKEND", "hashing")];
 
@@ -21,56 +21,27 @@ const RUN: Duration = Duration::from_secs(60);
 fn mcp_writer(vault: String, until: Instant) -> Vec<String> {
     let data = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mdvault"))
-        .args(["mcp", "--vault", &vault, "--data-dir"])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mdvault"));
+    cmd.args(["mcp", "--vault", &vault, "--data-dir"])
         .arg(data.path())
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home.path())
         .envs(HASHING.iter().copied())
         .env("MDVAULT_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let mut output = BufReader::new(child.stdout.take().unwrap());
-    let mut id = 0;
-    let mut request = |method: &str, params: Value| -> Value {
-        id += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(input, "{msg}").unwrap();
-        input.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(output.read_line(&mut line).unwrap() > 0, "the stdio server ended");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    };
-    request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "two-writers", "version": "1"}}),
-    );
+        .stderr(Stdio::null());
+    let mut session = StdioMcp::over(cmd);
     let mut acked = Vec::new();
     let mut n = 0;
     while Instant::now() < until {
         let line = format!("- mcp {n}");
         n += 1;
-        let r = request(
-            "tools/call",
-            json!({"name": "vault_append", "arguments": {"path": "Shared.md", "content": line}}),
-        );
-        if r["result"]["isError"] == false {
+        let (refused, _) =
+            session.tool("vault_append", json!({"path": "Shared.md", "content": line}));
+        if !refused {
             acked.push(line);
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
     acked
 }
 
