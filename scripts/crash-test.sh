@@ -14,8 +14,9 @@
 #
 # - every write that was acknowledged (2xx), in any cycle so far, is on disk byte for byte;
 # - every append to the shared note acknowledged by either process (the server's 2xx, or exit
-#   0 of a CLI `mdvault append` running beside it on the same data directory, some of them
-#   killed mid-way too) is in that note exactly once;
+#   0 of a CLI `mdvault append` running beside it, every other one on the server's data
+#   directory and the rest on one of their own, some killed mid-way too) is in that note
+#   exactly once;
 # - the move is whole: the hub at its old path with all 60 links old, or at its new path with
 #   all 60 links new (and the new one when the move was acknowledged);
 # - no `.mdvault-*.tmp` temporary of a dead process is left anywhere in the vault, and no move
@@ -286,15 +287,18 @@ for cycle in range(1, CYCLES + 1):
             i += 1
 
     def cli_appender(cycle=cycle):
-        # A second process writing the same note: one `mdvault append` after another on the
-        # server's data directory (so a CLI that starts while the server lies dead settles the
-        # move journal as a restarted server would), one in five killed at a random moment.
+        # A second process writing the same note: one `mdvault append` after another, one in
+        # five killed at a random moment. Every other one runs on the server's data directory
+        # (so a CLI that starts while the server lies dead settles the move journal as a
+        # restarted server would), the rest on a data directory of its own, which cannot see
+        # the journal and must leave a dead move's temporaries to it.
         i = 0
         while not stop.is_set():
             line = f"- cli {cycle}.{i}"
+            cli_data = data if i % 2 == 0 else os.path.join(work, "cli-data")
             proc = subprocess.Popen(
                 [BIN, "append", SHARED, "--content", line, "--vault", f"crash={vault}",
-                 "--data-dir", data],
+                 "--data-dir", cli_data],
                 env=CLI_ENV, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL)
             if rng.random() < 0.2:

@@ -16,7 +16,10 @@
 //!
 //! Every temporary is named `.mdvault-<pid>-<random>.tmp` ([`is_temp_name`]): hidden, so walks,
 //! listings and the watcher skip it, and carrying the writer's process id, so the start-up
-//! sweep (`vault::sweep`) can tell a live writer's temporary from a dead one's.
+//! sweep (`vault::sweep`) can tell a live writer's temporary from a dead one's. A move's
+//! temporaries (its staged bytes and kept originals, which a journal record names) are
+//! `.mdvault-<pid>-j<journal>-<random>.tmp` instead, naming the journal (the data directory)
+//! whose recovery settles them: only a process of that journal may sweep them.
 //!
 //! Paths here have already passed the gate in `vault::path`; this module does not re-check them.
 
@@ -34,9 +37,34 @@ const TEMP_PREFIX: &str = ".mdvault-";
 /// And end in `.tmp`, so no suffix rule (notes, documents) ever matches one.
 const TEMP_SUFFIX: &str = ".tmp";
 
+/// What marks a temporary that a move's journal record names (after the process id, before
+/// the journal's tag).
+const JOURNALED_MARK: char = 'j';
+
 /// The prefix of this process's temporaries: `.mdvault-<pid>-`.
 fn temp_prefix() -> String {
     format!("{TEMP_PREFIX}{}-", std::process::id())
+}
+
+/// The prefix of this process's temporaries for a move recorded in the journal tagged `tag`
+/// (`.mdvault-<pid>-j<tag>-`), or plain ones when the vault keeps no journal.
+fn journaled_prefix(tag: Option<&str>) -> String {
+    match tag {
+        Some(tag) => format!("{}{JOURNALED_MARK}{tag}-", temp_prefix()),
+        None => temp_prefix(),
+    }
+}
+
+/// What a temporary's name says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TempName {
+    /// The process that made it; `None` for the names of versions before the id was added.
+    pub pid: Option<u32>,
+    /// For a move's temporary, the tag of the journal whose record names it. Such a temporary
+    /// may be the only copy of a dead move's staged bytes or kept original, and a process on
+    /// another data directory cannot see the record that needs it, so only a process of that
+    /// journal, after its recovery, may sweep it.
+    pub journal: Option<String>,
 }
 
 fn temp_builder(prefix: &str) -> tempfile::Builder<'_, 'static> {
@@ -45,19 +73,30 @@ fn temp_builder(prefix: &str) -> tempfile::Builder<'_, 'static> {
     b
 }
 
-/// What a file name says about a temporary of ours: `None` when it is not one, else the id of
-/// the process that made it (`Some(None)` for the names of versions before the id was added).
-pub fn is_temp_name(name: &str) -> Option<Option<u32>> {
+/// What a file name says about a temporary of ours: `None` when it is not one.
+pub fn is_temp_name(name: &str) -> Option<TempName> {
     let inner = name.strip_prefix(TEMP_PREFIX)?.strip_suffix(TEMP_SUFFIX)?;
     if inner.is_empty() {
         return None;
     }
     match inner.split_once('-') {
         Some((pid, rest)) if !rest.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => {
-            Some(pid.parse().ok())
+            // tempfile's random part is alphanumeric, so a plain name has no second '-'.
+            let journal = rest
+                .strip_prefix(JOURNALED_MARK)
+                .and_then(|r| r.split_once('-'))
+                .filter(|(tag, random)| {
+                    !tag.is_empty()
+                        && tag.bytes().all(|b| b.is_ascii_hexdigit())
+                        && !random.is_empty()
+                })
+                .map(|(tag, _)| tag.to_string());
+            Some(TempName { pid: pid.parse().ok(), journal })
         }
         // The older, id-less names were tempfile's six random alphanumerics.
-        _ if inner.len() == 6 && inner.bytes().all(|b| b.is_ascii_alphanumeric()) => Some(None),
+        _ if inner.len() == 6 && inner.bytes().all(|b| b.is_ascii_alphanumeric()) => {
+            Some(TempName { pid: None, journal: None })
+        }
         _ => None,
     }
 }
@@ -76,12 +115,22 @@ impl Staged {
     /// Writes `bytes` next to `target` (creating missing parent folders) without touching
     /// `target` itself.
     pub fn new(target: &Path, bytes: &[u8]) -> io::Result<Staged> {
+        Staged::with_prefix(target, bytes, &temp_prefix())
+    }
+
+    /// Stages `bytes` for a move, which commits them by path through the journal tagged
+    /// `tag`: the temporary's name says so ([`TempName::journal`]), and it is handed over at
+    /// once.
+    pub fn for_journal(target: &Path, bytes: &[u8], tag: Option<&str>) -> io::Result<TempPath> {
+        Staged::with_prefix(target, bytes, &journaled_prefix(tag)).map(Staged::into_temp_path)
+    }
+
+    fn with_prefix(target: &Path, bytes: &[u8], prefix: &str) -> io::Result<Staged> {
         let parent = target.parent().ok_or_else(|| io::Error::other("target has no parent"))?;
         let made = create_parents(target)?;
         let mut staged = Staged { temp: None, target: target.to_path_buf(), made };
         // On any error below, dropping `staged` removes the folders it made.
-        let prefix = temp_prefix();
-        let mut file = temp_builder(&prefix).tempfile_in(parent)?;
+        let mut file = temp_builder(prefix).tempfile_in(parent)?;
         file.write_all(bytes)?;
         file.as_file().set_permissions(mode_for(target))?;
         file.as_file().sync_all()?;
@@ -110,9 +159,9 @@ impl Staged {
         sync_dir(&self.target)
     }
 
-    /// Hands the temporary over to the caller (a move, which commits it by path through the
-    /// journal); it is still removed when dropped, until the caller keeps it.
-    pub fn into_temp_path(mut self) -> TempPath {
+    /// Hands the temporary over to the caller; it is still removed when dropped, until the
+    /// caller keeps it.
+    fn into_temp_path(mut self) -> TempPath {
         self.made.clear();
         self.temp.take().expect("a staged file is handed over once")
     }
@@ -165,11 +214,12 @@ pub fn create_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
 /// A temporary beside `beside` (in its folder) holding the bytes of the existing file
 /// `source`: a hard link where the filesystem has them (no copy, the old inode simply gets a
 /// second name), else a flushed copy with the same mode. The move journal keeps a note's old
-/// bytes this way before replacing it, and stages a moved document in its new folder.
-/// Removed when dropped, until kept.
-pub fn link_aside(source: &Path, beside: &Path) -> io::Result<TempPath> {
+/// bytes this way before replacing it, and stages a moved document in its new folder, so the
+/// name is one of the journal tagged `tag` ([`TempName::journal`]). Removed when dropped,
+/// until kept.
+pub fn link_aside(source: &Path, beside: &Path, tag: Option<&str>) -> io::Result<TempPath> {
     let parent = beside.parent().ok_or_else(|| io::Error::other("target has no parent"))?;
-    let prefix = temp_prefix();
+    let prefix = journaled_prefix(tag);
     match temp_builder(&prefix).make_in(parent, |p| fs::hard_link(source, p)) {
         Ok(named) => Ok(named.into_temp_path()),
         // Filesystems without hard links (some FUSE and network mounts): copy.
@@ -435,13 +485,25 @@ mod tests {
 
     #[test]
     fn temporaries_carry_the_writers_id_and_nothing_else_looks_like_one() {
-        let staged = {
-            let dir = tempfile::tempdir().unwrap();
-            let s = Staged::new(&dir.path().join("n.md"), b"x").unwrap();
-            s.into_temp_path().file_name().unwrap().to_string_lossy().into_owned()
-        };
-        assert_eq!(is_temp_name(&staged), Some(Some(std::process::id())), "{staged}");
-        assert_eq!(is_temp_name(".mdvault-a1B2c3.tmp"), Some(None));
+        let dir = tempfile::tempdir().unwrap();
+        let plain = Staged::new(&dir.path().join("n.md"), b"x").unwrap().into_temp_path();
+        let journaled = Staged::for_journal(&dir.path().join("n.md"), b"x", Some("0a1b")).unwrap();
+        let kept = link_aside(&plain, &dir.path().join("n.md"), Some("0a1b")).unwrap();
+        let untagged = link_aside(&plain, &dir.path().join("n.md"), None).unwrap();
+        let me = Some(std::process::id());
+        let name = |p: &TempPath| p.file_name().unwrap().to_string_lossy().into_owned();
+        for p in [&plain, &untagged] {
+            assert_eq!(is_temp_name(&name(p)), Some(TempName { pid: me, journal: None }));
+        }
+        for p in [&journaled, &kept] {
+            let journal = Some("0a1b".to_string());
+            assert_eq!(is_temp_name(&name(p)), Some(TempName { pid: me, journal }));
+        }
+        let legacy = TempName { pid: None, journal: None };
+        assert_eq!(is_temp_name(".mdvault-a1B2c3.tmp"), Some(legacy));
+        // A 'j' that starts the random part of a plain name is not a journal's mark.
+        let plain_j = is_temp_name(".mdvault-12-jAbc12.tmp");
+        assert_eq!(plain_j, Some(TempName { pid: Some(12), journal: None }));
         for other in [".mdvault-.tmp", ".mdvault-notes.tmp", ".mdvault-12-.tmp", "x.tmp", ".tmpab"]
         {
             assert_eq!(is_temp_name(other), None, "{other}");

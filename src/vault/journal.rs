@@ -185,6 +185,17 @@ impl Journal {
         &self.dir
     }
 
+    /// This journal's name in its moves' temporaries (`vault::fs`): eight hex digits of a
+    /// hash of the data directory's real path, so every process on one data directory, however
+    /// it spells the path, agrees, and a process on another one leaves them to it.
+    pub fn tag(&self) -> String {
+        use sha2::Digest;
+        let data = self.dir.parent().unwrap_or(&self.dir);
+        let real = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
+        let digest = sha2::Sha256::digest(real.as_os_str().as_encoded_bytes());
+        digest[..4].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// Settles every record left by a process that died, for the vaults given, and logs what
     /// it did. Returns the temporaries that moves still running in other processes need, which
     /// the start-up sweep must leave alone.

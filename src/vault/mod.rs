@@ -281,7 +281,9 @@ const SWEEP_NAMES_LOGGED: usize = 10;
 /// never fatal: a process that cannot write the vault (a read-only mount) still reads it.
 fn settle_and_sweep(list: &[Arc<Vault>], journal: &Journal, started: std::time::SystemTime) {
     let protected = journal.recover(list);
-    let sweep = Sweep { started, protected: &protected, alive: &sweep::pid_alive };
+    let tag = journal.tag();
+    let sweep =
+        Sweep { started, protected: &protected, alive: &sweep::pid_alive, journal: Some(&tag) };
     let mut removed = sweep::sweep_folder(journal.dir(), &sweep);
     for v in list {
         removed.extend(sweep::sweep_vault(v.root(), &sweep));

@@ -1539,13 +1539,16 @@ impl Vault {
         rewrites: &[(Target, Vec<u8>, String)],
         made: &[std::path::PathBuf],
     ) -> Result<()> {
-        // Every temporary is removed if we return before the record is written.
+        // Every temporary is removed if we return before the record is written. Their names
+        // carry the journal's tag, so that only a process of this data directory sweeps them.
+        let tag = self.journal.as_ref().map(|j| j.tag());
+        let tag = tag.as_deref();
         let mut temps: Vec<tempfile::TempPath> = Vec::new();
         let mut steps = Vec::new();
         let dest = match moved_text {
-            Some(t) => fs::Staged::new(&to.abs, t.as_bytes()).map(fs::Staged::into_temp_path),
+            Some(t) => fs::Staged::for_journal(&to.abs, t.as_bytes(), tag),
             // A document keeps its bytes: its staged copy is a second name of the source.
-            None => fs::link_aside(&from.abs, &to.abs),
+            None => fs::link_aside(&from.abs, &to.abs, tag),
         }
         .map_err(|e| Error::write_io(&to.rel, &e))?;
         let new_hash = content_hash(moved_text.map_or(source_bytes, str::as_bytes));
@@ -1558,10 +1561,9 @@ impl Vault {
         });
         temps.push(dest);
         for (target, original, new) in rewrites {
-            let staged = fs::Staged::new(&target.abs, new.as_bytes())
-                .map_err(|e| Error::write_io(&target.rel, &e))?
-                .into_temp_path();
-            let kept = fs::link_aside(&target.abs, &target.abs)
+            let staged = fs::Staged::for_journal(&target.abs, new.as_bytes(), tag)
+                .map_err(|e| Error::write_io(&target.rel, &e))?;
+            let kept = fs::link_aside(&target.abs, &target.abs, tag)
                 .map_err(|e| Error::write_io(&target.rel, &e))?;
             steps.push(Step {
                 path: target.rel.clone(),
@@ -1572,8 +1574,8 @@ impl Vault {
             });
             temps.extend([staged, kept]);
         }
-        let kept_source =
-            fs::link_aside(&from.abs, &from.abs).map_err(|e| Error::write_io(&from.rel, &e))?;
+        let kept_source = fs::link_aside(&from.abs, &from.abs, tag)
+            .map_err(|e| Error::write_io(&from.rel, &e))?;
         steps.push(Step {
             path: from.rel.clone(),
             old: Some(content_hash(source_bytes)),
@@ -1960,7 +1962,13 @@ mod tests {
             let protected = journal.recover(std::slice::from_ref(&vault));
             let dead = |_: u32| false;
             let started = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
-            let sweep = super::super::sweep::Sweep { started, protected: &protected, alive: &dead };
+            let tag = journal.tag();
+            let sweep = super::super::sweep::Sweep {
+                started,
+                protected: &protected,
+                alive: &dead,
+                journal: Some(&tag),
+            };
             super::super::sweep::sweep_vault(&root, &sweep);
 
             let full = snapshot(&root);

@@ -5,6 +5,9 @@
 //! removed. [`sweep_vault`] removes them, under four conditions that must all hold:
 //!
 //! - the name is one mdvault makes ([`fs::is_temp_name`]); nothing else is ever removed;
+//! - a move's temporary belongs to this process's journal (its name carries the journal's tag:
+//!   the record that needs it may sit in another data directory, which this process cannot
+//!   see, so only a process of that data directory, after its recovery, may judge it);
 //! - it was made before this process first looked at its vaults ([`process_start`]);
 //! - the process named in it is not alive (a running writer's temporary is its work in
 //!   progress; an id-less name from an older version must instead be [`LEGACY_TEMP_AGE`] old);
@@ -71,12 +74,17 @@ pub struct Sweep<'a> {
     pub protected: &'a BTreeSet<PathBuf>,
     /// Whether the writer named in a temporary still runs.
     pub alive: &'a dyn Fn(u32) -> bool,
+    /// The tag of this process's journal, whose recovery has run: a move's temporary of any
+    /// other journal is never removed.
+    pub journal: Option<&'a str>,
 }
 
 impl Sweep<'_> {
     fn removable(&self, path: &Path, name: &str) -> bool {
-        let Some(pid) = fs::is_temp_name(name) else { return false };
-        if self.protected.contains(path) {
+        let Some(temp) = fs::is_temp_name(name) else { return false };
+        if temp.journal.as_deref().is_some_and(|tag| Some(tag) != self.journal)
+            || self.protected.contains(path)
+        {
             return false;
         }
         let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
@@ -87,7 +95,7 @@ impl Sweep<'_> {
         if made >= self.started {
             return false;
         }
-        match pid {
+        match temp.pid {
             Some(pid) => !(self.alive)(pid),
             None => self.started.duration_since(made).is_ok_and(|age| age >= LEGACY_TEMP_AGE),
         }
@@ -181,6 +189,8 @@ mod tests {
         write("Notes/.mdvault-111-abcdef.tmp"); // dead writer: swept
         write(".mdvault-222-abcdef.tmp"); // live writer: kept
         write("Notes/.mdvault-333-abcdef.tmp"); // protected by a running move: kept
+        write("Notes/.mdvault-111-jfeed-abcdef.tmp"); // a dead move's, another journal's: kept
+        write("Notes/.mdvault-111-jbeef-abcdef.tmp"); // a dead move's, ours, recovered: swept
         write("Notes/.mdvault-abcdef.tmp"); // legacy name, too young: kept
         write("Notes/.mdvault-111-abcdef.md"); // not our suffix: kept
         write("Notes/mdvault-111-abcdef.tmp"); // not hidden, not ours: kept
@@ -189,12 +199,14 @@ mod tests {
         let protected: BTreeSet<PathBuf> =
             [root.join("Notes/.mdvault-333-abcdef.tmp")].into_iter().collect();
         let alive = |pid: u32| pid == 222;
-        let sweep = Sweep { started: later(), protected: &protected, alive: &alive };
+        let sweep =
+            Sweep { started: later(), protected: &protected, alive: &alive, journal: Some("beef") };
         let removed = sweep_vault(root, &sweep);
         assert_eq!(
             removed,
             vec![
                 root.join("Notes/.mdvault-111-abcdef.tmp"),
+                root.join("Notes/.mdvault-111-jbeef-abcdef.tmp"),
                 root.join("Notes/.mdvault-111-qqqqqq.tmp")
             ]
         );
@@ -217,9 +229,9 @@ mod tests {
         let protected = BTreeSet::new();
         let dead = |_: u32| false;
         let earlier = SystemTime::now() - Duration::from_secs(60);
-        let sweep = Sweep { started: earlier, protected: &protected, alive: &dead };
+        let sweep = Sweep { started: earlier, protected: &protected, alive: &dead, journal: None };
         assert!(sweep_vault(dir.path(), &sweep).is_empty());
-        let sweep = Sweep { started: later(), protected: &protected, alive: &dead };
+        let sweep = Sweep { started: later(), protected: &protected, alive: &dead, journal: None };
         assert_eq!(sweep_vault(dir.path(), &sweep).len(), 1);
     }
 
