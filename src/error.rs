@@ -116,7 +116,13 @@ codes! {
     /// The route needs the Obsidian app itself (the active file, commands, opening a file in
     /// a window); mdvault serves the vault's files without the app, so use `/vault/` instead.
     NeedsObsidian = ("needs_obsidian", 501),
-    /// The server failed on its own side (a disk write, a checker that will not run).
+    /// The disk the write goes to is full (or the user's quota is used up, or the file would
+    /// pass the size a process may write); free space, then retry. Nothing was changed.
+    DiskFull = ("disk_full", 507),
+    /// The vault's disk or folder takes no writes (mounted read-only, or no permission); fix
+    /// the mount or the permissions, then retry. Nothing was changed.
+    ReadOnly = ("read_only", 507),
+    /// The server failed on its own side (a checker that will not run, an unexpected disk error).
     InternalError = ("internal_error", 500),
 }
 
@@ -180,14 +186,35 @@ impl Error {
         }
     }
 
-    /// Maps an I/O failure while writing `what` to `internal_error`.
+    /// Maps an I/O failure while writing `what`: a full disk to `disk_full`, a read-only one
+    /// (or a permission refused) to `read_only`, anything else to `internal_error`. Every
+    /// write's failure passes through here, so this is the one place the rule is decided.
     pub fn write_io(what: &str, err: &std::io::Error) -> Error {
-        Error::new(
-            ErrorCode::InternalError,
-            format!(
-                "writing {what} failed: {err}; nothing was changed, check disk space and permissions"
+        use std::io::ErrorKind as K;
+        match err.kind() {
+            K::StorageFull | K::QuotaExceeded | K::FileTooLarge => Error::new(
+                ErrorCode::DiskFull,
+                format!(
+                    "writing {what} failed: {err}; nothing was changed. Free space on the \
+                     disk that holds it, then retry"
+                ),
             ),
-        )
+            K::ReadOnlyFilesystem | K::PermissionDenied => Error::new(
+                ErrorCode::ReadOnly,
+                format!(
+                    "writing {what} failed: {err}; nothing was changed. The vault's folder \
+                     takes no writes: remount it read-write or give this user write \
+                     permission, then retry"
+                ),
+            ),
+            _ => Error::new(
+                ErrorCode::InternalError,
+                format!(
+                    "writing {what} failed: {err}; nothing was changed, check disk space and \
+                     permissions"
+                ),
+            ),
+        }
     }
 }
 
@@ -217,6 +244,25 @@ mod tests {
                 "{name} is not snake_case"
             );
         }
+    }
+
+    #[test]
+    fn a_full_or_read_only_disk_is_named_507_and_anything_else_stays_internal() {
+        use std::io::{Error as Io, ErrorKind as K};
+        for (kind, code) in [
+            (K::StorageFull, ErrorCode::DiskFull),
+            (K::QuotaExceeded, ErrorCode::DiskFull),
+            (K::FileTooLarge, ErrorCode::DiskFull),
+            (K::ReadOnlyFilesystem, ErrorCode::ReadOnly),
+            (K::PermissionDenied, ErrorCode::ReadOnly),
+            (K::Other, ErrorCode::InternalError),
+        ] {
+            let e = Error::write_io("Notes/a.md", &Io::from(kind));
+            assert_eq!(e.code(), code, "{kind:?}");
+            assert!(e.message().contains("Notes/a.md") && e.message().contains("nothing was"));
+        }
+        assert_eq!(ErrorCode::DiskFull.http_status(), 507);
+        assert_eq!(ErrorCode::ReadOnly.http_status(), 507);
     }
 
     #[test]

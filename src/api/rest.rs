@@ -985,7 +985,10 @@ pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
     // not make it unready: search and the note verbs are unaffected.
     let index_md = engine.index_md_status();
     let watching = s.watching || !s.owner;
-    let status = match (ready, watching && index_md.iter().all(|(_, st)| st.ok)) {
+    // An index that cannot take changes (a full data directory) still answers searches, from
+    // what it had: degraded, not unready.
+    let keeping_up = s.behind.is_none();
+    let status = match (ready, watching && keeping_up && index_md.iter().all(|(_, st)| st.ok)) {
         (true, true) => "ready",
         (true, false) => "degraded",
         _ => s.phase.as_str(),
@@ -1012,6 +1015,8 @@ pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
             "build_seconds": s.build_seconds.map(|x| round(x, 100.0)),
             "model": engine.index().embedder().model_id(),
             "progress": s.progress,
+            "behind": s.behind.is_some(),
+            "behind_error": s.behind,
         },
         "watcher": { "ok": s.watching },
         // A reader searches the index another mdvault process keeps (and watches for).

@@ -75,7 +75,12 @@ enum Job {
 pub struct Indexer {
     jobs: SyncSender<Job>,
     running: Running,
+    failing: Failing,
 }
+
+/// Why the last index job failed, until one succeeds: the index is behind the vault (a full
+/// or read-only data directory, say). `/readyz` turns degraded and writes answer "behind".
+type Failing = Arc<std::sync::Mutex<Option<String>>>;
 
 /// The clock of the pass the thread is running, if any (for `/readyz`, `status` and other
 /// processes' `mdvault index`).
@@ -98,6 +103,7 @@ pub fn start(
     let state = Arc::new(State::default());
     let shared = state.clone();
     let running = state.running.clone();
+    let failing = state.failing.clone();
     let thread = std::thread::Builder::new()
         .name("mdvault-indexer".into())
         .spawn(move || {
@@ -108,7 +114,7 @@ pub fn start(
             Error::new(ErrorCode::InternalError, format!("cannot start the indexer thread: {e}"))
         })?;
     Ok((
-        Indexer { jobs: tx.clone(), running },
+        Indexer { jobs: tx.clone(), running, failing },
         IndexerThread { jobs: tx, state, thread: Some(thread) },
     ))
 }
@@ -123,6 +129,16 @@ struct State {
     stopping: AtomicBool,
     /// The running pass's progress.
     running: Running,
+    /// The last job's failure, cleared by the next job that succeeds.
+    failing: Failing,
+}
+
+impl State {
+    /// Records how a job that wrote the index ended.
+    fn ended<T>(&self, result: &Result<T>) {
+        let mut failing = self.failing.lock().unwrap_or_else(|p| p.into_inner());
+        *failing = result.as_ref().err().map(|e| e.message().to_string());
+    }
 }
 
 fn run(index: &Index, vaults: &Vaults, rx: &Receiver<Job>, state: &State) {
@@ -194,6 +210,7 @@ fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) {
                 None => vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &*clock)),
             };
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            state.ended(&result);
             if let Some(tx) = answer {
                 busy.store(false, Ordering::SeqCst);
                 let _ = tx.send(PassMsg::Done(result));
@@ -213,6 +230,7 @@ fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) {
                 .get(Some(&vault))
                 .and_then(|v| index.update_paths(v, &paths, &mut searchable, &*clock));
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            state.ended(&result);
             ("re-index of", vault, result, answer)
         }
     };
@@ -245,6 +263,11 @@ impl Indexer {
     pub fn progress(&self) -> Option<PassProgress> {
         let clock = self.running.lock().unwrap_or_else(|p| p.into_inner()).clone();
         clock.and_then(|c| c.snapshot())
+    }
+
+    /// Why the index is behind the vault: the last job's failure, `None` once one succeeds.
+    pub fn failing(&self) -> Option<String> {
+        self.failing.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// A pass over `vault`, waiting for its report; progress is shown on `progress` by the

@@ -153,6 +153,9 @@ pub struct Status {
     pub owner: bool,
     /// How far the pass this process's indexer runs now is (the first build's, say).
     pub progress: Option<crate::index::PassProgress>,
+    /// Why the index is behind the vault: the last index job's failure (a full or read-only
+    /// data directory, say), until one succeeds.
+    pub behind: Option<String>,
 }
 
 impl Readiness {
@@ -666,6 +669,7 @@ impl Engine {
             store_ok: counts.is_ok(),
             owner: self.is_owner(),
             progress: self.indexer().and_then(|i| i.progress()),
+            behind: self.indexer().and_then(|i| i.failing()),
         }
     }
 
@@ -863,8 +867,10 @@ impl Engine {
                         tracing::warn!(
                             "re-indexing {paths:?} in {vault} after a write failed: {e}"
                         );
-                        Some(Indexed::Queued)
+                        Some(Indexed::Behind)
                     }
+                    // Not reached in time while the index is failing: it will not be.
+                    Ok(Indexed::Queued) if indexer.failing().is_some() => Some(Indexed::Behind),
                     Ok(reached) => {
                         if reached != Indexed::Full {
                             tracing::debug!(

@@ -310,6 +310,10 @@ pub enum Indexed {
     /// The re-index is queued behind other index work and was not reached in time; the index
     /// catches up in the background.
     Queued,
+    /// The index cannot take the change now (its data directory is full or read-only, say):
+    /// the note is written, but search misses the change until the index recovers (`/readyz`
+    /// says why; the next pass after that catches up).
+    Behind,
 }
 
 impl Indexed {
@@ -319,6 +323,7 @@ impl Indexed {
             Indexed::Full => "full",
             Indexed::Lexical => "lexical",
             Indexed::Queued => "queued",
+            Indexed::Behind => "behind",
         }
     }
 }

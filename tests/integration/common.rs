@@ -185,10 +185,29 @@ impl Server {
     }
 
     fn spawn_in(vaults: &[String], env: &[(&str, &str)], data_dir: Option<&Path>) -> Server {
+        Server::spawn_wrapped(&[], vaults, env, data_dir)
+    }
+
+    /// Starts the server as the last arguments of `wrapper` (a program that sets something up,
+    /// then runs its arguments), and waits only for the port.
+    pub fn spawn_wrapped(
+        wrapper: &[&str],
+        vaults: &[String],
+        env: &[(&str, &str)],
+        data_dir: Option<&Path>,
+    ) -> Server {
         let port = free_port();
         let data = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mdvault"));
+        let bin = env!("CARGO_BIN_EXE_mdvault");
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
         cmd.arg("serve")
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))

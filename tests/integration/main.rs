@@ -39,6 +39,7 @@ mod tidy;
 mod tls;
 mod tour;
 mod two_writers;
+mod unwritable;
 mod upkeep;
 mod vault_ops;
 mod web;
