@@ -733,6 +733,36 @@ fn mcp_over_http_serves_every_tool_with_vault_prefixes_and_scopes() {
 /// wait (1.5 s): a large note whose vectors take longer answers early, saying how far its
 /// re-index got, is found by its words at once and by its meaning once the embedding ends.
 #[test]
+fn a_small_notes_write_answers_lexical_while_its_vectors_wait_and_search_finds_its_words_at_once() {
+    // The large note's test below may answer `queued` on a slow machine; this one cannot: one
+    // section is chunked well within the wait, while its vectors take the embedder's 8 s.
+    let url = crate::common::fake_embedding_endpoint_slow(
+        16,
+        "TORTOISE",
+        std::time::Duration::from_secs(8),
+    );
+    let v = TempVault::fixture();
+    let env = [
+        ("MDVAULT_EMBEDDING__BACKEND", "http"),
+        ("MDVAULT_EMBEDDING__URL", url.as_str()),
+        ("MDVAULT_EMBEDDING__MODEL", "toy"),
+        ("MDVAULT_EMBEDDING__DIMS", "16"),
+    ];
+    let s = Server::start(&[spec("fixture", &v)], &env);
+    let r = s.call(
+        "PUT",
+        "/vault/Inbox/Slip.md",
+        &[("Content-Type", "text/markdown"), ("Accept", "application/json")],
+        Some(b"# Slip\n\nTORTOISE the gravelwort slip.\n"),
+    );
+    assert_eq!(r.json()["indexed"], "lexical", "{}", r.body);
+    let hits = s.call("GET", "/search?q=gravelwort&k=3", &[], None).json();
+    let paths: Vec<&str> =
+        hits["results"].as_array().unwrap().iter().filter_map(|h| h["path"].as_str()).collect();
+    assert!(paths.contains(&"Inbox/Slip.md"), "the answer said lexical, but search missed it");
+}
+
+#[test]
 fn a_large_notes_write_answers_before_its_vectors_and_search_finds_it_after() {
     // Every embedding request holding the marker takes 8 s: far beyond the wait, so the
     // answer cannot have waited for the vectors however fast the machine.
