@@ -649,9 +649,11 @@ mod tests {
         let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
         assert!(fd >= 0);
         let dir = std::ffi::CString::new("/tmp").unwrap();
+        // SAFETY: `fd` is the descriptor made above and `dir` a NUL-terminated path.
         let wd = unsafe { libc::inotify_add_watch(fd, dir.as_ptr(), libc::IN_CREATE) };
         assert!(wd >= 0);
         let (during, _) = inotify_in_use();
+        // SAFETY: closes the descriptor this test opened, once.
         unsafe { libc::close(fd) };
         // Other tests may open and close watchers meanwhile, so only a lower bound is certain.
         assert!(during.instances >= 1 && during.watches >= 1, "{before:?} -> {during:?}");

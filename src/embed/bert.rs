@@ -948,6 +948,7 @@ macro_rules! multiversion {
                     // the instruction sets the functions are compiled for.
                     #[cfg(target_arch = "x86_64")]
                     Kernels::Avx2 => unsafe { $name::avx2($($arg),*) },
+                    // SAFETY: as above, for the AVX-512 variant.
                     #[cfg(target_arch = "x86_64")]
                     Kernels::Avx512 => unsafe { $name::avx512($($arg),*) },
                 }
