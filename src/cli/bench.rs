@@ -446,7 +446,7 @@ fn scale_points(
         };
         let vault = root.join("vault");
         let data = root.join("data");
-        let reused = data.join("index.db").is_file();
+        let reused = crate::config::DataDir::new(&data).store().is_file();
         let t = Instant::now();
         if !reused {
             write_vault(&vault, &mut Corpus::new(), notes).map_err(|e| fail(e.to_string()))?;

@@ -73,7 +73,8 @@ pub(super) fn run(model: &Path, real: &Path, say: &dyn Fn(String)) -> Result<Val
     }
     server.stop();
     lat.sort_by(f64::total_cmp);
-    let store = std::fs::metadata(data.join("index.db")).map_or(0, |m| m.len());
+    let store =
+        std::fs::metadata(crate::config::DataDir::new(&data).store()).map_or(0, |m| m.len());
     say(format!(
         "{}: warm restart, first search answer {:.1} s, ready {:.1} s; REST search p50 {:.1} ms \
          / p95 {:.1} ms; store {:.1} MiB",

@@ -390,7 +390,7 @@ fn store(data_dir: &Path) -> Vec<Check> {
             ));
         }
     }
-    let db = data_dir.join("index.db");
+    let db = crate::config::DataDir::new(data_dir).store();
     if !db.exists() {
         out.push(ok(
             "store",
@@ -398,11 +398,7 @@ fn store(data_dir: &Path) -> Vec<Check> {
         ));
         return out;
     }
-    let checked = rusqlite::Connection::open_with_flags(
-        &db,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .and_then(|c| c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)));
+    let checked = crate::index::store::Store::quick_check(&db);
     out.push(match checked {
         Ok(s) if s == "ok" => ok("store", format!("{} is healthy", db.display())),
         Ok(s) => fail(

@@ -110,9 +110,10 @@ fn list(config: &Config, json: bool) -> Result<(), Failure> {
         "state": state,
         "active": active_dir.as_deref() == Some(default_dir.as_path()),
     }));
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(config.data_dir.join("models"))
-        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
-        .unwrap_or_default();
+    let mut folders: Vec<PathBuf> =
+        std::fs::read_dir(crate::config::DataDir::new(&config.data_dir).models())
+            .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
+            .unwrap_or_default();
     if let Some(a) = &active_dir
         && !folders.contains(a)
     {
@@ -182,7 +183,7 @@ fn list(config: &Config, json: bool) -> Result<(), Failure> {
 
 /// The model the store's vectors were made with, if there is a store.
 fn stored_model(config: &Config) -> Option<String> {
-    let db = config.data_dir.join("index.db");
+    let db = crate::config::DataDir::new(&config.data_dir).store();
     if !db.is_file() {
         return None;
     }
@@ -192,7 +193,7 @@ fn stored_model(config: &Config) -> Option<String> {
 /// Texts with a vector in the store now (each must be embedded again after a switch), and up
 /// to `n` chunk texts to time the new model on.
 fn workload(config: &Config, n: usize) -> (u64, Vec<String>) {
-    let db = config.data_dir.join("index.db");
+    let db = crate::config::DataDir::new(&config.data_dir).store();
     if !db.is_file() {
         return (0, Vec::new());
     }

@@ -10,12 +10,14 @@
 //! This module knows nothing of clap: the command line hands it an [`Overrides`]. It reads but
 //! never writes; [`edit`] rewrites config text for a caller that writes it.
 
+mod datadir;
 pub mod edit;
 pub(crate) mod legacy;
 pub(crate) mod migrate;
 
 use std::path::{Path, PathBuf};
 
+pub use datadir::DataDir;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -233,7 +235,7 @@ pub struct Config {
 impl Config {
     /// The default local model folder inside the data directory.
     pub fn default_model_dir(data_dir: &Path) -> PathBuf {
-        data_dir.join("models").join("all-MiniLM-L6-v2")
+        DataDir::new(data_dir).models().join("all-MiniLM-L6-v2")
     }
 }
 

@@ -633,7 +633,7 @@ impl Engine {
         vaults: &Vaults,
         vault: Option<&str>,
     ) -> Result<coverage::Report> {
-        if !config.data_dir.join("index.db").is_file() {
+        if !crate::config::DataDir::new(&config.data_dir).store().is_file() {
             return Err(Error::new(
                 ErrorCode::NotReady,
                 format!(
@@ -1002,7 +1002,7 @@ fn open_reader(
 
 /// Whether the owner has created both halves of the index a reader opens.
 fn created(data_dir: &std::path::Path) -> bool {
-    data_dir.join("index.db").is_file() && data_dir.join("lexical/meta.json").is_file()
+    crate::config::DataDir::new(data_dir).has_index()
 }
 
 /// Whether the store held a finished build of every vault, with every chunk's vector.

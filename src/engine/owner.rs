@@ -27,17 +27,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::indexer::Indexer;
+use crate::config::DataDir;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::{Pass, Silent, SyncReport};
 
-/// The lock file whose exclusive lock is ownership.
-const LOCK_FILE: &str = "owner.lock";
-/// The owner's socket.
-const SOCKET_FILE: &str = "indexer.sock";
-/// The owner's token, 0600 beside the socket: a caller proves it may read the data directory
-/// (and so is a process of this user's mdvault, not anything that can reach the socket) by
-/// sending it with every request. Made afresh by each owner.
-const TOKEN_FILE: &str = "owner.token";
 /// How long a reader waits for a socket that an owner has locked but not yet bound (an owner
 /// opens its store and index between the two, which takes a moment on a large index).
 const CONNECT_PATIENCE: Duration = Duration::from_secs(20);
@@ -180,7 +173,7 @@ pub fn try_own(data_dir: &Path) -> Result<Option<Ownership>> {
         Ok(()) => Ok(Some(Ownership { _file: file })),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(e)) => {
-            Err(io_error("lock", &data_dir.join(LOCK_FILE), &e))
+            Err(io_error("lock", &DataDir::new(data_dir).owner_lock(), &e))
         }
     }
 }
@@ -189,13 +182,13 @@ pub fn try_own(data_dir: &Path) -> Result<Option<Ownership>> {
 /// when the owner ends).
 pub fn own_when_free(data_dir: &Path) -> Result<Ownership> {
     let file = open_lock(data_dir)?;
-    file.lock().map_err(|e| io_error("lock", &data_dir.join(LOCK_FILE), &e))?;
+    file.lock().map_err(|e| io_error("lock", &DataDir::new(data_dir).owner_lock(), &e))?;
     Ok(Ownership { _file: file })
 }
 
 fn open_lock(data_dir: &Path) -> Result<std::fs::File> {
     crate::index::store::create_private_dir(data_dir)?;
-    let path = data_dir.join(LOCK_FILE);
+    let path = DataDir::new(data_dir).owner_lock();
     std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -207,6 +200,7 @@ fn open_lock(data_dir: &Path) -> Result<std::fs::File> {
 /// The owner's listening socket; dropping it stops the listener and removes the socket file.
 pub struct Endpoint {
     path: PathBuf,
+    token_path: PathBuf,
     /// The listening socket itself (a second handle on it), to shut down from `drop`.
     socket: UnixListener,
     stop: Arc<AtomicBool>,
@@ -218,14 +212,15 @@ impl Endpoint {
     /// the owner calls this (its indexer thread holds the [`Ownership`]): a socket left by a
     /// dead owner is replaced.
     pub fn bind(data_dir: &Path, info: OwnerInfo, indexer: Indexer) -> Result<Endpoint> {
-        let path = data_dir.join(SOCKET_FILE);
+        let data = DataDir::new(data_dir);
+        let path = data.owner_socket();
         // Holding the lock proves any socket file here belongs to an owner that is gone.
         match std::fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error("remove the stale socket", &path, &e)),
         }
-        let token_path = data_dir.join(TOKEN_FILE);
+        let token_path = data.owner_token();
         let token = new_token()
             .and_then(|t| write_token(&token_path, &t).map(|()| t))
             .map_err(|e| io_error("write the owner token", &token_path, &e))?;
@@ -256,7 +251,7 @@ impl Endpoint {
                 }
             })
             .map_err(|e| io_error("start the listener for", &path, &e))?;
-        Ok(Endpoint { path, socket, stop, thread: Some(thread) })
+        Ok(Endpoint { path, token_path, socket, stop, thread: Some(thread) })
     }
 }
 
@@ -275,7 +270,7 @@ impl Drop for Endpoint {
             let _ = t.join();
         }
         let _ = std::fs::remove_file(&self.path);
-        let _ = std::fs::remove_file(self.path.with_file_name(TOKEN_FILE));
+        let _ = std::fs::remove_file(&self.token_path);
     }
 }
 
@@ -290,10 +285,9 @@ fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer, token: &str) {
         Ok(e) if same_token(&e.token, token) => Ok(e.request),
         Ok(_) => Err(Reply::Error {
             code: ErrorCode::Unauthorized.as_str().to_string(),
-            message: format!(
-                "the request did not carry the owner's token ({TOKEN_FILE} in the data \
-                 directory); only mdvault processes that can read the data directory may ask"
-            ),
+            message: "the request did not carry the owner's token (owner.token in the data \
+                      directory); only mdvault processes that can read the data directory may ask"
+                .to_string(),
         }),
         Err(e) => Err(Reply::Error {
             code: ErrorCode::InvalidRequest.as_str().to_string(),
@@ -333,12 +327,14 @@ fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer, token: &str) {
 #[derive(Debug, Clone)]
 pub struct OwnerClient {
     socket: PathBuf,
+    token: PathBuf,
 }
 
 impl OwnerClient {
     /// The client for `data_dir`'s owner (nothing is contacted yet).
     pub fn new(data_dir: &Path) -> OwnerClient {
-        OwnerClient { socket: data_dir.join(SOCKET_FILE) }
+        let data = DataDir::new(data_dir);
+        OwnerClient { socket: data.owner_socket(), token: data.owner_token() }
     }
 
     /// Sends one request and waits up to `wait` for the reply (`None`: as long as it takes).
@@ -366,9 +362,8 @@ impl OwnerClient {
         };
         conn.set_read_timeout(wait).map_err(|e| io_error("talk to", &self.socket, &e))?;
         // Read after connecting: the owner writes its token before it binds the socket.
-        let token_path = self.socket.with_file_name(TOKEN_FILE);
-        let token = std::fs::read_to_string(&token_path)
-            .map_err(|e| io_error("read the owner token", &token_path, &e))?;
+        let token = std::fs::read_to_string(&self.token)
+            .map_err(|e| io_error("read the owner token", &self.token, &e))?;
         let envelope = Envelope { token: token.trim().to_string(), request: req.clone() };
         let mut text = serde_json::to_string(&envelope).unwrap_or_default();
         text.push('\n');
@@ -462,7 +457,7 @@ mod tests {
         let (a, b) = (new_token().unwrap(), new_token().unwrap());
         assert_eq!(a.len(), 64);
         assert_ne!(a, b);
-        let path = dir.path().join(TOKEN_FILE);
+        let path = DataDir::new(dir.path()).owner_token();
         write_token(&path, &a).unwrap();
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);

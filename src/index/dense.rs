@@ -559,7 +559,7 @@ mod tests {
     /// divides it, else in `b.md`.
     fn both_stores(dir: &Path, rows: &[Vec<f32>], every: usize) -> (Dense, Dense) {
         let dims = rows[0].len();
-        let path = dir.join(vectors::FILE_NAME);
+        let path = dir.join("vectors.bin");
         let table: Vec<(i64, u64, &[f32])> =
             rows.iter().enumerate().map(|(i, v)| (i as i64, 0, v.as_slice())).collect();
         vectors::write(&path, dims, "m", &table).unwrap();

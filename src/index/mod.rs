@@ -569,9 +569,10 @@ impl Index {
             store.drop_vectors()?;
             store.set_meta("model", &model)?;
         }
-        let lexical = LexicalIndex::open(&data_dir.join("lexical"))?;
+        let lexical = LexicalIndex::open(&crate::config::DataDir::new(data_dir).lexical())?;
         let index = Index::assemble(store, lexical, vault_names, settings, embedder, false);
-        let index = Index { vectors_path: data_dir.join(vectors::FILE_NAME), ..index };
+        let index =
+            Index { vectors_path: crate::config::DataDir::new(data_dir).vectors(), ..index };
         index.load()?;
         Ok(index)
     }
@@ -585,7 +586,7 @@ impl Index {
         settings: IndexSettings,
         embedder: Arc<Embedder>,
     ) -> Result<Index> {
-        if !data_dir.join("index.db").is_file() {
+        if !crate::config::DataDir::new(data_dir).store().is_file() {
             return Err(Error::new(
                 ErrorCode::NotReady,
                 format!(
@@ -610,9 +611,10 @@ impl Index {
                 ),
             ));
         }
-        let lexical = LexicalIndex::open_reader(&data_dir.join("lexical"))?;
+        let lexical = LexicalIndex::open_reader(&crate::config::DataDir::new(data_dir).lexical())?;
         let index = Index::assemble(store, lexical, vault_names, settings, embedder, true);
-        let index = Index { vectors_path: data_dir.join(vectors::FILE_NAME), ..index };
+        let index =
+            Index { vectors_path: crate::config::DataDir::new(data_dir).vectors(), ..index };
         index.load()?;
         Ok(index)
     }
@@ -1561,7 +1563,7 @@ mod tests {
         let n = VECTORS_REWRITE_ROWS + 100;
         let (index, vault) = indexed(root.path(), data.path(), n);
         index.sync(&vault, Pass::Changed, &Silent).unwrap();
-        let file = data.path().join(vectors::FILE_NAME);
+        let file = crate::config::DataDir::new(data.path()).vectors();
         let (rows, overlay) = (index.dense().base_rows(), index.dense().overlay_len());
         assert_eq!((rows, overlay), (n, 0), "a pass that embedded this much rewrote the file");
         let query = index.embed_query("walrus tray 7").unwrap();

@@ -274,7 +274,7 @@ impl Store {
     /// Opens (or creates) `index.db` in `data_dir`, which is created 0700 with the file 0600.
     pub fn open(data_dir: &Path) -> Result<Store> {
         create_private_dir(data_dir)?;
-        let path = data_dir.join("index.db");
+        let path = crate::config::DataDir::new(data_dir).store();
         let existed = path.exists();
         let conn = Connection::open(&path).map_err(|e| db_err(&path, e))?;
         #[cfg(unix)]
@@ -293,6 +293,18 @@ impl Store {
         let store = Store { path, conn: Mutex::new(conn) };
         store.migrate()?;
         Ok(store)
+    }
+
+    /// SQLite's own integrity check of the store at `path`, opened read-only without
+    /// migrating it (`doctor` must not change what it examines): `"ok"` when healthy, else
+    /// SQLite's first complaint; an error when the file cannot be opened or read.
+    pub fn quick_check(path: &Path) -> std::result::Result<String, String> {
+        Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .and_then(|c| c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)))
+        .map_err(|e| e.to_string())
     }
 
     /// Where the store lives.

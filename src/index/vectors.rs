@@ -32,9 +32,6 @@ const ALIGN: usize = 64;
 /// that the buffers stay a few megabytes.
 const WRITE_ROWS: usize = 4096;
 
-/// The file's name in the data directory.
-pub const FILE_NAME: &str = "vectors.bin";
-
 fn align(n: usize) -> usize {
     n.div_ceil(ALIGN) * ALIGN
 }
@@ -589,7 +586,7 @@ mod tests {
         let dims = 384;
         let mut seed = 11u64;
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
+        let path = dir.path().join("vectors.bin");
         let rows: Vec<Vec<f32>> = (0..500).map(|_| unit(&mut seed, dims)).collect();
         let it: Vec<(i64, u64, &[f32])> =
             rows.iter().enumerate().map(|(i, v)| (i as i64, i as u64, v.as_slice())).collect();
@@ -614,7 +611,7 @@ mod tests {
     #[test]
     fn a_truncated_foreign_or_corrupt_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
+        let path = dir.path().join("vectors.bin");
         let v = [0.6f32, 0.8, 0.0, 0.0];
         let rows = [(1i64, 7u64, &v[..]), (2, 8, &v[..])];
         write(&path, 4, "m", &rows).unwrap();

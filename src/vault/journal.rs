@@ -43,8 +43,6 @@ use serde::{Deserialize, Serialize};
 use super::ops::content_hash;
 use super::{Vault, fs};
 
-/// The journal's folder inside the data directory.
-const JOURNAL_DIR: &str = "journal";
 /// Bumped when a record's meaning changes; a process never acts on a version it does not know.
 const RECORD_VERSION: u32 = 1;
 /// Records are `move-<pid>-<n>.json`; anything else in the folder is not a record.
@@ -162,7 +160,7 @@ impl Record {
 impl Journal {
     /// The journal of the data directory `data_dir` (nothing is created until a move).
     pub fn new(data_dir: &Path) -> Journal {
-        Journal { dir: data_dir.join(JOURNAL_DIR) }
+        Journal { dir: crate::config::DataDir::new(data_dir).journal() }
     }
 
     /// Writes `record` durably and locked; the move may rename once this returns.
