@@ -2,7 +2,7 @@
 # The whole test suite: unit tests, integration tests (the real binary, its HTTP server and both
 # MCP transports, the real local model, fixture vaults, and copies of the evaluation vaults when
 # MDVAULT_EVAL_VAULTS or MDVAULT_REQUIRE_EVAL_DATA=1 asks for them, else skipped with a note),
-# doc tests, the official Python MCP SDK driving the server, the crash test (a server killed
+# the official Python MCP SDK driving the server, the crash test (a server killed
 # mid-write and mid-move, 30 times), the schemathesis fuzzer against openapi.yaml, the
 # first-run test (the README's first command in a fresh HOME), the web page driven in headless
 # Chromium (scripts/browser-test.sh), the Local REST API plugin's

@@ -348,3 +348,81 @@ fn no_source_file_grows_past_one_concept() {
     }
     assert!(offences.is_empty(), "{}", offences.join("\n"));
 }
+
+/// A count the prose states in words or digits, as a number.
+fn stated_count(word: &str) -> Option<usize> {
+    const UNITS: &[&str] =
+        &["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+    const TEENS: &[&str] = &[
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: &[&str] = &["", "", "twenty", "thirty", "forty", "fifty"];
+    let word = word.to_ascii_lowercase();
+    if let Ok(n) = word.parse() {
+        return Some(n);
+    }
+    let (tens, unit) = word.split_once('-').unwrap_or((&word, ""));
+    if let Some(n) = TEENS.iter().position(|t| *t == tens) {
+        return unit.is_empty().then_some(10 + n);
+    }
+    if let Some(n) = UNITS.iter().position(|u| *u == tens) {
+        return unit.is_empty().then_some(n);
+    }
+    let t = TENS.iter().position(|t| !t.is_empty() && *t == tens)?;
+    let u = if unit.is_empty() { 0 } else { UNITS.iter().position(|u| *u == unit)? };
+    Some(t * 10 + u)
+}
+
+#[test]
+fn the_prose_states_the_mcp_tool_count_the_server_has() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let code = std::fs::read_to_string(root.join("src/api/mcp.rs")).unwrap();
+    let tools = non_test(&code).matches("#[tool(").count();
+    let mut prose = vec!["README.md".to_string(), "ARCHITECTURE.md".to_string()];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            prose.push(path.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    let (mut stated, mut offences) = (0, Vec::new());
+    for rel in prose {
+        let text = std::fs::read_to_string(root.join(&rel)).unwrap().replace('\n', " ");
+        let words: Vec<&str> = text.split(' ').collect();
+        for (i, w) in words.iter().enumerate() {
+            // "N tools", "N vault tools", "N MCP tools".
+            let noun = words.get(i + 1).copied().unwrap_or("");
+            let after = words.get(i + 2).copied().unwrap_or("");
+            let names_tools = noun.starts_with("tools")
+                || (matches!(noun, "vault" | "MCP") && after.starts_with("tools"));
+            let Some(n) = stated_count(w.trim_start_matches(['(', '*'])) else { continue };
+            if names_tools {
+                stated += 1;
+                if n != tools {
+                    offences.push(format!("{rel}: says {w} tools; the server has {tools}"));
+                }
+            }
+        }
+    }
+    assert!(stated > 0, "no prose states the tool count any more; drop this test or restate it");
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
+}
+
+#[test]
+fn counts_are_read_from_words_and_digits() {
+    assert_eq!(stated_count("twenty-two"), Some(22));
+    assert_eq!(stated_count("Twenty"), Some(20));
+    assert_eq!(stated_count("nineteen"), Some(19));
+    assert_eq!(stated_count("7"), Some(7));
+    assert_eq!(stated_count("tools"), None);
+    assert_eq!(stated_count("twenty-x"), None);
+}
