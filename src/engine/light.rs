@@ -13,7 +13,7 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use super::owner::OwnerClient;
+use super::owner::{Asked, OwnerClient};
 use crate::config::Config;
 use crate::docs::Extraction;
 use crate::error::Result;
@@ -78,22 +78,11 @@ impl LightEngine {
             tracing::debug!("no index owner runs; the next index pass reaches {paths:?}");
             return None;
         }
-        match self.owner.name_for(v.root()) {
-            Ok((_, Some(name))) => match self.owner.update(&name, paths, OWNER_WAIT) {
-                Ok(_) => Some(Indexed::Full),
-                Err(e) => {
-                    tracing::debug!("the index owner did not confirm {paths:?} in time: {e}");
-                    Some(Indexed::Queued)
-                }
-            },
-            Ok((_, None)) => {
-                tracing::debug!("the index owner does not index {vault}");
-                None
-            }
-            Err(e) => {
-                tracing::debug!("the index owner could not be asked about {paths:?}: {e}");
-                Some(Indexed::Queued)
-            }
+        match self.owner.refresh(v.root(), vault, paths, OWNER_WAIT) {
+            Asked::Indexed => Some(Indexed::Full),
+            Asked::Unconfirmed => Some(Indexed::Queued),
+            // Nothing was asked of an index that does not hold the vault.
+            Asked::NotTheirs => None,
         }
     }
 }

@@ -883,23 +883,12 @@ impl Engine {
                     }
                 }
             }
-            // The owner's watcher keeps index.md; it is asked only for the index.
-            Err(client) => {
-                let theirs = self.owner_name(&client, v).ok().and_then(|(_, name)| name);
-                let Some(name) = theirs else {
-                    tracing::debug!(
-                        "the index owner does not index {vault}; {paths:?} wait for a takeover"
-                    );
-                    return Some(Indexed::Queued);
-                };
-                match client.update(&name, paths, WRITE_INDEX_WAIT) {
-                    Ok(_) => Some(Indexed::Full),
-                    Err(e) => {
-                        tracing::debug!("the index owner did not confirm {paths:?} in time: {e}");
-                        Some(Indexed::Queued)
-                    }
-                }
-            }
+            // The owner's watcher keeps index.md; it is asked only for the index. A vault it
+            // does not index waits for this process to take over.
+            Err(client) => Some(match client.refresh(v.root(), vault, paths, WRITE_INDEX_WAIT) {
+                owner::Asked::Indexed => Indexed::Full,
+                owner::Asked::Unconfirmed | owner::Asked::NotTheirs => Indexed::Queued,
+            }),
         }
     }
 

@@ -323,6 +323,18 @@ fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer, token: &str) {
     }
 }
 
+/// What the owner said to a write's re-index request ([`OwnerClient::refresh`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// Re-indexed, vectors and all, within the wait.
+    Indexed,
+    /// Not confirmed in time (or the owner could not be asked): it catches up in the
+    /// background.
+    Unconfirmed,
+    /// The owner does not index that vault's folder.
+    NotTheirs,
+}
+
 /// A reader's line to the owner of a data directory.
 #[derive(Debug, Clone)]
 pub struct OwnerClient {
@@ -422,6 +434,30 @@ impl OwnerClient {
     pub fn update(&self, vault: &str, paths: &[String], wait: Duration) -> Result<SyncReport> {
         let req = Request::Update { vault: vault.to_string(), paths: paths.to_vec() };
         report(self.ask(&req, Some(wait))?)
+    }
+
+    /// Asks the owner to re-index `paths` of the vault at `root` (ours called `vault`, for the
+    /// log) after a write, waiting at most `wait`: the one way every non-owner asks, so a
+    /// reader engine and the light CLI engine cannot come to disagree about it.
+    pub fn refresh(&self, root: &Path, vault: &str, paths: &[String], wait: Duration) -> Asked {
+        let name = match self.name_for(root) {
+            Ok((_, Some(name))) => name,
+            Ok((_, None)) => {
+                tracing::debug!("the index owner does not index {vault}");
+                return Asked::NotTheirs;
+            }
+            Err(e) => {
+                tracing::debug!("the index owner could not be asked about {paths:?}: {e}");
+                return Asked::Unconfirmed;
+            }
+        };
+        match self.update(&name, paths, wait) {
+            Ok(_) => Asked::Indexed,
+            Err(e) => {
+                tracing::debug!("the index owner did not confirm {paths:?} in time: {e}");
+                Asked::Unconfirmed
+            }
+        }
     }
 }
 
