@@ -16,6 +16,7 @@ pub mod chunker;
 pub mod coverage;
 pub mod dense;
 pub mod lexical;
+mod progress;
 pub mod store;
 pub mod tokenize;
 pub mod vectors;
@@ -37,6 +38,7 @@ use catalog::{Catalog, FileMeta, Slot};
 use chunker::ChunkConfig;
 use dense::{Dense, RowKey};
 use lexical::LexicalIndex;
+pub use progress::{Both, PassProgress, Progress, ProgressClock, Silent, human_seconds};
 use store::{Batch, ChunkInfo, FileKind, FileStatus, FileUpdate, NewChunk, Store, TextHash};
 
 /// Files per store transaction during a sync: small enough that a crash loses little and
@@ -130,134 +132,6 @@ impl Pass {
     pub fn is_full(self) -> bool {
         matches!(self, Pass::Full | Pass::ReEmbed)
     }
-}
-
-/// How far a running pass is: what the indexer reports to `/readyz`, `status` and `mdvault
-/// index` (it crosses the owner's socket as JSON).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct PassProgress {
-    /// The vault the pass is over.
-    pub vault: String,
-    /// `files` (compared and chunked) or `embedding` (texts turned into vectors).
-    pub stage: String,
-    /// Items of the stage done.
-    pub done: usize,
-    /// Items of the stage in all.
-    pub total: usize,
-    /// Seconds since the stage began.
-    pub seconds: f64,
-    /// Seconds the stage should still take at its rate so far; absent until there is a rate.
-    pub eta_seconds: Option<f64>,
-}
-
-impl PassProgress {
-    /// One line for people: `embedding notes: 1200/19500 texts, about 6 min left`.
-    pub fn describe(&self) -> String {
-        let what = if self.stage == "embedding" { "texts embedded" } else { "files chunked" };
-        let left = match self.eta_seconds {
-            Some(s) => format!(", about {} left", human_seconds(s)),
-            None => String::new(),
-        };
-        format!("{}: {}/{} {what}{left}", self.vault, self.done, self.total)
-    }
-}
-
-/// `42 s`, `7 min`, `2.5 h`.
-pub fn human_seconds(s: f64) -> String {
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
-/// Turns [`Progress`] callbacks into [`PassProgress`] snapshots with an ETA: the rate is the
-/// stage's items done over its elapsed time, which for embedding (the long stage, steady
-/// batches) is within a few per cent after the first batches.
-#[derive(Debug)]
-pub struct ProgressClock {
-    vault: String,
-    state: Mutex<Option<(String, usize, usize, Instant)>>,
-}
-
-/// Fewer items than this make no rate worth quoting (the first batch includes warm-up).
-const ETA_MIN_DONE: usize = 1;
-
-impl ProgressClock {
-    /// A clock for a pass over `vault`.
-    pub fn new(vault: &str) -> ProgressClock {
-        ProgressClock { vault: vault.to_string(), state: Mutex::new(None) }
-    }
-
-    /// Records `done` of `total` in `stage` (a new stage restarts the clock).
-    pub fn record(&self, stage: &str, done: usize, total: usize) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        match &mut *s {
-            Some((st, d, t, _)) if st == stage => {
-                *d = done;
-                *t = total;
-            }
-            _ => *s = Some((stage.to_string(), done, total, Instant::now())),
-        }
-    }
-
-    /// The snapshot now, if anything was recorded.
-    pub fn snapshot(&self) -> Option<PassProgress> {
-        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let (stage, done, total, since) = s.as_ref()?;
-        let seconds = since.elapsed().as_secs_f64();
-        let eta_seconds = (*done >= ETA_MIN_DONE && seconds > 0.0)
-            .then(|| total.saturating_sub(*done) as f64 / (*done as f64 / seconds));
-        Some(PassProgress {
-            vault: self.vault.clone(),
-            stage: stage.clone(),
-            done: *done,
-            total: *total,
-            seconds,
-            eta_seconds,
-        })
-    }
-}
-
-impl Progress for ProgressClock {
-    fn files(&self, done: usize, total: usize) {
-        self.record("files", done, total);
-    }
-    fn embedded(&self, done: usize, total: usize) {
-        self.record("embedding", done, total);
-    }
-}
-
-/// Shows progress on two sinks (the caller's and the indexer's own record).
-pub struct Both<'a>(pub &'a dyn Progress, pub &'a dyn Progress);
-
-impl Progress for Both<'_> {
-    fn files(&self, done: usize, total: usize) {
-        self.0.files(done, total);
-        self.1.files(done, total);
-    }
-    fn embedded(&self, done: usize, total: usize) {
-        self.0.embedded(done, total);
-        self.1.embedded(done, total);
-    }
-}
-
-/// Progress callbacks for a long sync (a terminal bar, or log lines).
-pub trait Progress: Sync {
-    /// `done` of `total` files compared or chunked.
-    fn files(&self, done: usize, total: usize);
-    /// `done` of `total` texts embedded.
-    fn embedded(&self, done: usize, total: usize);
-}
-
-/// A progress sink that shows nothing.
-pub struct Silent;
-
-impl Progress for Silent {
-    fn files(&self, _: usize, _: usize) {}
-    fn embedded(&self, _: usize, _: usize) {}
 }
 
 /// The settings the index needs, taken from the configuration once.
@@ -946,17 +820,15 @@ impl Index {
                 report.files_unchanged += 1;
                 continue;
             }
-            match self.prepare(vault, stat, &fingerprint) {
-                Ok((update, lexical)) => {
-                    if let Some(r) = row
-                        && !full
-                        && same_fingerprint
-                        && r.sha256 == update.sha256
-                    {
+            let stored = row.filter(|_| !full && same_fingerprint).map(|r| r.sha256.as_str());
+            match self.prepare(vault, stat, &fingerprint, stored) {
+                Ok(None) => {
+                    if let Some(r) = row {
                         batch.touches.push((r.id, stat.mtime_ns));
-                        report.files_unchanged += 1;
-                        continue;
                     }
+                    report.files_unchanged += 1;
+                }
+                Ok(Some((update, lexical))) => {
                     if update.status == FileStatus::Failed {
                         report.failed.push((update.path.clone(), update.detail.clone()));
                     }
@@ -1052,8 +924,14 @@ impl Index {
     ) -> Result<SyncReport> {
         let started = Instant::now();
         let mut report = SyncReport::default();
-        let known: HashMap<String, store::FileRow> =
-            self.store.files(vault.name())?.into_iter().map(|r| (r.path.clone(), r)).collect();
+        // Only these paths' rows (and a folder's files): a write's re-index must not read
+        // the vault's whole table.
+        let known: HashMap<String, store::FileRow> = self
+            .store
+            .files_at(vault.name(), paths)?
+            .into_iter()
+            .map(|r| (r.path.clone(), r))
+            .collect();
         let fingerprint = self.settings.fingerprint();
         let mut batch = Batch::default();
         let mut pending = Vec::new();
@@ -1074,18 +952,17 @@ impl Index {
                 continue;
             };
             let row = known.get(&stat.path);
-            match self.prepare(vault, &stat, &fingerprint) {
-                Ok((update, lexical)) => {
+            let stored = row.filter(|r| r.fingerprint == fingerprint).map(|r| r.sha256.as_str());
+            match self.prepare(vault, &stat, &fingerprint, stored) {
+                Ok(None) => {
                     if let Some(r) = row
-                        && r.fingerprint == fingerprint
-                        && r.sha256 == update.sha256
+                        && r.mtime_ns != stat.mtime_ns
                     {
-                        if r.mtime_ns != stat.mtime_ns {
-                            batch.touches.push((r.id, stat.mtime_ns));
-                        }
-                        report.files_unchanged += 1;
-                        continue;
+                        batch.touches.push((r.id, stat.mtime_ns));
                     }
+                    report.files_unchanged += 1;
+                }
+                Ok(Some((update, lexical))) => {
                     report.files_chunked += 1;
                     report.chunks_written += update.chunks.len();
                     written.extend(update.chunks.iter().map(|c| c.embed_hash));
@@ -1115,14 +992,21 @@ impl Index {
         self.extractions.get(&self.store, rel, bytes)
     }
 
-    /// Reads and chunks one file. Returns the update and each chunk's lexical text.
+    /// Reads and chunks one file. Returns the update and each chunk's lexical text, or `None`
+    /// when its bytes still hash to `stored` (the sha256 its row has, under this chunker's
+    /// fingerprint): a file a write's refresh already indexed, seen again by the watcher, is
+    /// then read and hashed but not chunked a second time.
     fn prepare(
         &self,
         vault: &Vault,
         stat: &FileStat,
         fingerprint: &str,
-    ) -> Result<(FileUpdate, Vec<String>)> {
+        stored: Option<&str>,
+    ) -> Result<Option<(FileUpdate, Vec<String>)>> {
         let bytes = vault.read_bytes(&stat.path)?;
+        if stored.is_some_and(|sha| sha == crate::vault::content_hash(&bytes)) {
+            return Ok(None);
+        }
         let mut update = FileUpdate {
             vault: vault.name().to_string(),
             path: stat.path.clone(),
@@ -1154,7 +1038,7 @@ impl Index {
             let Ok(text) = String::from_utf8(bytes) else {
                 update.status = FileStatus::Failed;
                 update.detail = "not valid UTF-8 text".to_string();
-                return Ok((update, Vec::new()));
+                return Ok(Some((update, Vec::new())));
             };
             chunker::chunk_note(&stat.path, &text, &self.settings.chunking)
         };
@@ -1181,7 +1065,7 @@ impl Index {
         }
         update.title = note.title;
         update.description = note.description;
-        Ok((update, lexical))
+        Ok(Some((update, lexical)))
     }
 
     /// Commits the pending file changes in one transaction and applies them to the lexical

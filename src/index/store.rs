@@ -10,6 +10,8 @@
 //!
 //! This is the only module that uses rusqlite. It does not chunk, embed or search.
 
+mod files;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -488,38 +490,9 @@ impl Store {
     pub fn generation(&self) -> Result<u64> {
         Ok(self.meta("generation")?.and_then(|g| g.parse().ok()).unwrap_or(0))
     }
+}
 
-    /// Every file of a vault.
-    pub fn files(&self, vault: &str) -> Result<Vec<FileRow>> {
-        let conn = self.lock();
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT id, vault, path, kind, size, mtime_ns, sha256, status, detail, fingerprint
-                 FROM files WHERE vault = ?1 ORDER BY path",
-            )
-            .map_err(|e| db_err(&self.path, e))?;
-        let rows = stmt
-            .query_map([vault], |r| {
-                Ok(FileRow {
-                    id: r.get(0)?,
-                    vault: r.get(1)?,
-                    path: r.get(2)?,
-                    kind: FileKind::parse(&r.get::<_, String>(3)?),
-                    size: r.get::<_, i64>(4)? as u64,
-                    mtime_ns: r.get(5)?,
-                    sha256: r.get(6)?,
-                    // A name this build does not know (a newer one wrote it) reads as failed:
-                    // the file is re-indexed on its next change, and status shows it meanwhile.
-                    status: FileStatus::parse(&r.get::<_, String>(7)?)
-                        .unwrap_or(FileStatus::Failed),
-                    detail: r.get(8)?,
-                    fingerprint: r.get(9)?,
-                })
-            })
-            .map_err(|e| db_err(&self.path, e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
-    }
-
+impl Store {
     /// The vault names that have files in the store.
     pub fn vaults(&self) -> Result<Vec<String>> {
         let conn = self.lock();
@@ -1001,4 +974,78 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(vault: &str, path: &str) -> FileUpdate {
+        FileUpdate {
+            vault: vault.into(),
+            path: path.into(),
+            kind: FileKind::Note,
+            size: 1,
+            mtime_ns: 1,
+            sha256: format!("sha of {path}"),
+            title: String::new(),
+            description: String::new(),
+            status: FileStatus::Indexed,
+            detail: String::new(),
+            fingerprint: "f".into(),
+            chunks: Vec::new(),
+        }
+    }
+
+    fn store_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let upserts = files.iter().map(|(v, p)| file(v, p)).collect();
+        store.apply(Batch { upserts, ..Batch::default() }).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn files_at_finds_a_path_and_a_folders_files_and_nothing_beside_them() {
+        let (_dir, store) = store_with(&[
+            ("v", "a.md"),
+            ("v", "a/b.md"),
+            ("v", "a/c/d.md"),
+            ("v", "a b.md"),
+            ("v", "a0.md"),
+            ("v", "ab/e.md"),
+            ("w", "a/b.md"),
+        ]);
+        let paths = |asked: &[&str]| {
+            let asked: Vec<String> = asked.iter().map(|s| s.to_string()).collect();
+            let mut got: Vec<String> =
+                store.files_at("v", &asked).unwrap().into_iter().map(|r| r.path).collect();
+            got.sort();
+            got
+        };
+        assert_eq!(paths(&["a"]), ["a/b.md", "a/c/d.md"]);
+        assert_eq!(paths(&["a/"]), ["a/b.md", "a/c/d.md"]);
+        assert_eq!(paths(&["a.md", "ab"]), ["a.md", "ab/e.md"]);
+        assert_eq!(paths(&["missing.md"]), Vec::<String>::new());
+        assert_eq!(paths(&[""]).len(), 6, "the root is every file of the vault");
+    }
+
+    #[test]
+    fn a_store_file_is_private_to_its_user() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, _store) = store_with(&[]);
+        let db = crate::config::DataDir::new(dir.path()).store();
+        assert_eq!(std::fs::metadata(db).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn quick_check_says_ok_for_a_sound_store_and_complains_about_a_torn_one() {
+        let (dir, store) = store_with(&[("v", "a.md")]);
+        let db = store.path().to_path_buf();
+        assert_eq!(Store::quick_check(&db).as_deref(), Ok("ok"));
+        drop(store);
+        let torn = dir.path().join("torn.db");
+        std::fs::write(&torn, b"SQLite format 3\0 but not really a database").unwrap();
+        assert!(Store::quick_check(&torn).is_err_and(|e| !e.is_empty()));
+    }
 }

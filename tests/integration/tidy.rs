@@ -269,7 +269,7 @@ fn non_test(text: &str) -> &str {
 fn only_the_store_speaks_sqlite() {
     let mut offences = Vec::new();
     for (rel, text) in sources() {
-        if rel == "src/index/store.rs" {
+        if rel == "src/index/store.rs" || rel.starts_with("src/index/store/") {
             continue;
         }
         for (n, line) in text.lines().enumerate() {
@@ -318,11 +318,10 @@ fn the_data_directorys_file_names_are_spelled_only_in_its_layout() {
 const OVERSIZED: &[(&str, usize)] = &[
     ("src/vault/ops.rs", 1771),
     ("src/api/rest.rs", 1401),
-    ("src/index/mod.rs", 1383),
+    ("src/index/mod.rs", 1267),
     ("src/service.rs", 1361),
     ("src/engine/mod.rs", 1081),
     ("src/vault/edit.rs", 1036),
-    ("src/index/store.rs", 1004),
 ];
 
 /// About what one concept takes, in lines before a file's tests.
