@@ -2,7 +2,8 @@
 # The web page's browser test: serves a copy of the fixture vault (plus a hostile note) with
 # the given binary, then drives the page at /ui/ with a real headless Chromium through
 # Selenium (tests/browser_test.py): sign-in, search as you type, a hit, a wikilink, a section
-# edit, a conflict from a second client, a PDF, every health page, the hostile note, sign-out.
+# edit, a conflict from a second client, a PDF, every health page (this session marked among
+# the signed-in ones), the hostile note, sign-out (and the old cookie, put back, refused).
 # Screenshots of the main pages at desktop and phone widths land in target/screenshots/.
 #
 #   scripts/browser-test.sh target/debug/mdvault

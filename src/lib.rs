@@ -2,12 +2,13 @@
 //!
 //! Reading order: `error` (the closed set of codes), `config`, `markdown` (the line model every
 //! Markdown reader shares), `vault` (notes on disk and every operation on them), `docs` (filed PDFs to Markdown), `embed` (text to vectors), `index` (the derived store, lexical index and
-//! vectors), `search` (hybrid retrieval), `upkeep` (index.md, checks, callouts, expiries), `engine` (the façade the surfaces call), `wire`
+//! vectors), `auth` (the credentials file: hashes of the web page's sessions), `search` (hybrid retrieval), `upkeep` (index.md, checks, callouts, expiries), `engine` (the façade the surfaces call), `wire`
 //! (JSON shapes), and the surfaces: `api` (REST and MCP) and `cli`. The engine modules know nothing of HTTP, MCP or
 //! clap. See `ARCHITECTURE.md` for the code map.
 
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod config;
 pub mod docs;
 pub mod embed;

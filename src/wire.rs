@@ -362,3 +362,22 @@ pub fn links(r: &crate::upkeep::survey::LinkReport) -> Value {
         })).collect::<Vec<_>>(),
     })
 }
+
+/// `mdvault sessions list --json`: the web page's live sessions, each by its short id (a
+/// prefix of the stored hash; the secret is never stored, so never shown).
+pub fn sessions(list: &[crate::auth::sessions::Session]) -> Value {
+    let list: Vec<Value> = list
+        .iter()
+        .map(|s| {
+            json!({
+                "id": s.id(),
+                "created": crate::auth::utc(s.created),
+                "last_seen": crate::auth::utc(s.last_seen),
+                "expires": crate::auth::utc(s.expires),
+                "remote": s.remote,
+                "user_agent": s.user_agent,
+            })
+        })
+        .collect();
+    json!({ "sessions": list })
+}

@@ -235,6 +235,7 @@ try:
     d.get(BASE + "/ui/health")
     ok(d.find_element(By.ID, "phase").text == "ready", "phase")
     ok(d.find_element(By.ID, "coverage").is_displayed(), "coverage")
+    ok(d.find_element(By.ID, "current-session").is_displayed(), "this session is not marked")
     shot(d, "health")
     step("health: maintenance findings grouped by check")
     d.get(BASE + "/ui/health/maintenance")
@@ -287,10 +288,16 @@ try:
     ok(d.switch_to.active_element.get_attribute("id") == "q", "search box not focused")
 
     step("sign out")
+    kept = d.get_cookie("mdvault_ui")
+    ok(kept is not None, "no session cookie")
     d.find_element(By.ID, "sign-out").click()
     wait(d).until(EC.presence_of_element_located((By.ID, "key")))
     d.get(BASE + "/ui/health")
     ok("/ui/login" in d.current_url, "still signed in after sign-out")
+    # The server ended the session: the old cookie, put back, opens nothing.
+    d.add_cookie({"name": "mdvault_ui", "value": kept["value"], "path": "/ui", "httpOnly": True})
+    d.get(BASE + "/ui/health")
+    ok("/ui/login" in d.current_url, "a cookie kept from before sign-out still opens pages")
 except Exception:
     # What the page showed when the step failed, for the log.
     print(f"at {d.current_url}:\n{d.find_element(By.TAG_NAME, 'body').text[:1500]}", file=sys.stderr)

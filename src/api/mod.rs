@@ -112,9 +112,15 @@ pub fn serve(
         None
     };
     let certificate = tls.as_ref().map(|t| t.pem.clone());
+    // The web page's sessions live in the data directory's credentials file; one that cannot
+    // be opened stops the start, by name, rather than every sign-in later.
+    let credentials = crate::auth::Credentials::open(&engine.config().data_dir)
+        .map(Arc::new)
+        .map_err(|e| StartError(e.message().to_string()))?;
     // The web page's routes (all under `/ui`) come first; everything else is REST and MCP.
-    let router = web::router(engine.clone(), policy.clone(), api_key.trim(), searches.clone())
-        .fallback_service(rest::router(engine.clone(), policy, searches, certificate));
+    let router =
+        web::router(engine.clone(), policy.clone(), api_key.trim(), searches.clone(), credentials)
+            .fallback_service(rest::router(engine.clone(), policy, searches, certificate));
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
@@ -168,7 +174,8 @@ const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(250);
 /// `limits::HEADER_READ_TIMEOUT`; bodies are held to `limits::BODY_READ_TIMEOUT` between
 /// pieces. With `tls`, each connection's handshake runs on its own task (so a slow one never
 /// holds up the loop), held to the same deadline as a request head, and every request it
-/// carries is marked [`tls::OverTls`].
+/// carries is marked [`tls::OverTls`]. Every request carries its peer's address as axum's
+/// `ConnectInfo`.
 async fn serve_connections(
     listener: tokio::net::TcpListener,
     router: axum::Router,
@@ -186,9 +193,9 @@ async fn serve_connections(
             slot = slots.clone().acquire_owned() => slot.expect("the slots are never closed"),
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     if !matches!(
                         e.kind(),
@@ -206,6 +213,8 @@ async fn serve_connections(
         let router =
             router.clone().map_request(move |req: http::Request<hyper::body::Incoming>| {
                 let mut req = req.map(|body| TimeoutBody::new(limits::BODY_READ_TIMEOUT, body));
+                // Where the request came from, for the web page's list of sessions.
+                req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
                 if over_tls {
                     req.extensions_mut().insert(tls::OverTls);
                 }

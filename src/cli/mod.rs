@@ -14,6 +14,7 @@ mod model;
 pub(crate) mod notes;
 mod search;
 mod service;
+mod sessions;
 mod upkeep;
 
 use std::io::{IsTerminal, Write};
@@ -124,6 +125,13 @@ enum Command {
     /// private environment file. Prints how to enable them; enables nothing itself.
     #[command(subcommand, after_help = "Example:\n  mdvault service install --vault ~/Notes")]
     Service(service::ServiceCommand),
+    /// List the web page's signed-in sessions, or end them (one by id, or all); a running
+    /// server on the same data directory refuses a revoked session at its next request.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  mdvault sessions list\n  mdvault sessions revoke 3f9a\n  mdvault sessions revoke --all"
+    )]
+    Sessions(sessions::SessionsCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
     #[command(
         after_help = "Examples:\n  mdvault completions bash > ~/.local/share/bash-completion/completions/mdvault\n  mdvault completions zsh > ~/.zfunc/_mdvault\n  mdvault completions fish > ~/.config/fish/completions/mdvault.fish"
@@ -247,6 +255,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             unreachable!("handled above")
         }
         Command::Service(cmd) => service::run(&config, cmd),
+        Command::Sessions(cmd) => sessions::run(&config, cmd),
         Command::Model(cmd) => model::run(&config, &kept, cmd),
         Command::Notes(cmd) => notes::run(&open_light(config)?, only.as_deref(), cmd),
         Command::Index(args) => search::index(config, only.as_deref(), args),

@@ -1,7 +1,7 @@
 //! The data directory's layout: every file and folder mdvault keeps there, named once.
 //!
 //! The data directory holds what mdvault derives from the vaults and what its processes share
-//! (never a note): the index store, the lexical index, the move journal, the index owner's lock,
+//! (never a note): the index store, the credentials file, the lexical index, the move journal, the index owner's lock,
 //! socket and token, the TLS certificate and the installed models. Each module that keeps one
 //! of these asks [`DataDir`] for its path instead of spelling the name itself, so a name is
 //! decided here and nowhere else, and a look at this file shows the whole layout.
@@ -28,6 +28,11 @@ impl DataDir {
     /// The SQLite index store (files, chunks, vectors, settings): `index.db`.
     pub fn store(&self) -> PathBuf {
         self.root.join("index.db")
+    }
+
+    /// The credentials file (web sessions; 0600): `auth.db`.
+    pub fn auth(&self) -> PathBuf {
+        self.root.join("auth.db")
     }
 
     /// The lexical (BM25) index's folder: `lexical/`.
@@ -86,6 +91,7 @@ mod tests {
         let d = DataDir::new(Path::new("/data"));
         let all = [
             d.store(),
+            d.auth(),
             d.lexical(),
             d.journal(),
             d.owner_lock(),

@@ -1,9 +1,16 @@
 //! The web page's rules, over HTTP against the real binary: every page needs the session,
-//! the session cookie's flags, the Content-Security-Policy on every answer, and the Origin
-//! check on writes. What a person sees is tested in a real browser by
+//! the session cookie's flags, sessions kept on the server (ended by sign-out, listed and
+//! revoked on the page and by `mdvault sessions` from another process, surviving a restart),
+//! the Content-Security-Policy on every answer, and the Origin check on writes. What a person sees is tested in a real browser by
 //! `scripts/browser-test.sh`; these are the rules that must hold whatever the browser does.
 
-use crate::common::{KEY, Reply, Server, TempVault, http_call};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{
+    KEY, Reply, Server, TempVault, http_call, mdvault_with, model_dir, stderr, stdout,
+};
 
 fn server() -> (TempVault, Server) {
     let vault = TempVault::fixture();
@@ -27,10 +34,67 @@ fn origin(s: &Server) -> String {
 
 /// Signs in and returns the `name=value` of the session cookie.
 fn sign_in(s: &Server) -> String {
-    let r = browser(s, "POST", "/ui/login", &[("Origin", &origin(s))], &format!("key={KEY}"));
+    sign_in_as(s, "")
+}
+
+/// Signs in with this `User-Agent` (none when empty); the `name=value` of the cookie.
+fn sign_in_as(s: &Server, agent: &str) -> String {
+    let o = origin(s);
+    let mut headers = vec![("Origin", o.as_str())];
+    if !agent.is_empty() {
+        headers.push(("User-Agent", agent));
+    }
+    let r = browser(s, "POST", "/ui/login", &headers, &format!("key={KEY}"));
     assert_eq!(r.status, 303, "{}", r.body);
     let cookie = r.header("set-cookie").expect("a session cookie");
     cookie.split(';').next().unwrap().to_string()
+}
+
+/// Whether a cookie opens a page (200) rather than being sent to sign-in (303).
+fn opens(s: &Server, cookie: &str) -> bool {
+    let r = browser(s, "GET", "/ui/health", &[("Cookie", cookie)], "");
+    match r.status {
+        200 => true,
+        303 => {
+            assert!(r.header("location").unwrap().starts_with("/ui/login"), "{:?}", r.headers);
+            false
+        }
+        other => panic!("/ui/health answered {other}: {}", r.body),
+    }
+}
+
+/// `mdvault sessions ...` over a data directory, as another process beside the server.
+fn sessions_cli(data: &Path, args: &[&str]) -> std::process::Output {
+    let data = data.to_str().unwrap();
+    let mut all = vec!["sessions"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--data-dir", data]);
+    mdvault_with(&all, &[], None)
+}
+
+/// The sessions `mdvault sessions list --json` shows: (id, user agent).
+fn listed(data: &Path) -> Vec<(String, String)> {
+    let out = sessions_cli(data, &["list", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (s["id"].as_str().unwrap().to_string(), s["user_agent"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// The id the listing shows for the session signed in with this user agent.
+fn id_of(data: &Path, agent: &str) -> String {
+    let all = listed(data);
+    all.iter()
+        .find(|(_, ua)| ua == agent)
+        .unwrap_or_else(|| panic!("no session from {agent}: {all:?}"))
+        .0
+        .clone()
 }
 
 #[test]
@@ -88,17 +152,188 @@ fn a_forged_cookie_is_no_session() {
     let (_v, s) = server();
     let session = sign_in(&s);
     let (name, value) = session.split_once('=').unwrap();
-    let (expiry, mac) = value.split_once('.').unwrap();
-    let later = expiry.parse::<u64>().unwrap() + 86_400;
-    // The same MAC with its first digit changed.
-    let first = if mac.starts_with('0') { '1' } else { '0' };
-    let flipped = format!("{first}{}", &mac[1..]);
-    for forged in
-        [format!("{name}={later}.{mac}"), format!("{name}={expiry}.{flipped}"), format!("{name}=1")]
-    {
+    // The same secret with its first digit changed, cut short, or lengthened; and the old
+    // signed format, which no longer means anything.
+    let first = if value.starts_with('0') { '1' } else { '0' };
+    let flipped = format!("{first}{}", &value[1..]);
+    for forged in [
+        format!("{name}={flipped}"),
+        format!("{name}={}", &value[..63]),
+        format!("{name}={value}0"),
+        format!("{name}=1"),
+        format!("{name}=9999999999.{}", "ab".repeat(32)),
+    ] {
         let r = browser(&s, "GET", "/ui/", &[("Cookie", &forged)], "");
         assert_eq!(r.status, 303, "{forged}");
     }
+    assert!(opens(&s, &session));
+}
+
+#[test]
+fn signing_out_ends_the_session_on_the_server_so_a_kept_cookie_opens_nothing() {
+    let (_v, s) = server();
+    let o = origin(&s);
+    let kept = sign_in(&s);
+    let other = sign_in(&s);
+    assert!(opens(&s, &kept));
+    let out = browser(&s, "POST", "/ui/logout", &[("Cookie", &kept), ("Origin", &o)], "");
+    assert_eq!(out.status, 303);
+    // The browser was told to forget the cookie; one that kept it anyway is refused.
+    assert!(!opens(&s, &kept), "the cookie still opens pages after sign-out");
+    let write = browser(
+        &s,
+        "POST",
+        "/ui/new",
+        &[("Cookie", &kept), ("Origin", &o)],
+        "path=Inbox/After.md&text=x",
+    );
+    assert_eq!(write.status, 401, "{}", write.body);
+    assert!(opens(&s, &other), "signing out one browser ended another's session");
+}
+
+#[test]
+fn the_page_lists_the_sessions_marks_its_own_and_revokes_any() {
+    let (_v, s) = server();
+    let o = origin(&s);
+    let mine = sign_in_as(&s, "Mine/1.0");
+    // A bidirectional override in the header (sent as UTF-8) is cleaned out of the listing.
+    let theirs = sign_in_as(&s, "Theirs/2.0 \u{202e}evil");
+    let page = browser(&s, "GET", "/ui/health", &[("Cookie", &mine)], "");
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("Signed-in sessions"), "{}", page.body);
+    assert_eq!(page.body.matches("id=\"current-session\"").count(), 1);
+    assert!(page.body.contains("Mine/1.0") && page.body.contains("Theirs/2.0 evil"));
+    assert!(page.body.contains("127.0.0.1"));
+    let secret = theirs.split_once('=').unwrap().1;
+    assert!(!page.body.contains(secret), "a session's secret is on the page");
+    let their_id = id_of(s.data.path(), "Theirs/2.0 evil");
+    assert!(page.body.contains(&format!("value=\"{their_id}\"")), "no revoke button for it");
+
+    // Revoking is a form post like the others: without the page's Origin it is refused.
+    let body = format!("id={their_id}");
+    let r = browser(&s, "POST", "/ui/sessions/revoke", &[("Cookie", &mine)], &body);
+    assert_eq!(r.status, 403);
+    assert!(opens(&s, &theirs));
+    let r = browser(&s, "POST", "/ui/sessions/revoke", &[("Cookie", &mine), ("Origin", &o)], &body);
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert_eq!(r.header("location"), Some("/ui/health#sessions"));
+    assert!(!opens(&s, &theirs), "a revoked session still opens pages");
+    assert!(opens(&s, &mine));
+
+    // Revoking one's own session signs out.
+    let body = format!("id={}", id_of(s.data.path(), "Mine/1.0"));
+    let r = browser(&s, "POST", "/ui/sessions/revoke", &[("Cookie", &mine), ("Origin", &o)], &body);
+    assert_eq!(r.status, 303);
+    assert_eq!(r.header("location"), Some("/ui/login"));
+    assert!(r.header("set-cookie").unwrap().contains("Max-Age=0"));
+    assert!(!opens(&s, &mine));
+    assert!(listed(s.data.path()).is_empty());
+}
+
+#[test]
+fn a_session_revoked_from_the_command_line_is_refused_at_its_next_request() {
+    let (_v, s) = server();
+    let laptop = sign_in_as(&s, "Laptop/1.0");
+    let phone = sign_in_as(&s, "Phone/1.0");
+    let tablet = sign_in_as(&s, "Tablet/1.0");
+    assert!(opens(&s, &laptop) && opens(&s, &phone) && opens(&s, &tablet));
+    let data = s.data.path();
+    assert_eq!(listed(data).len(), 3);
+    let out = sessions_cli(data, &["list"]);
+    let text = stdout(&out);
+    assert!(text.starts_with("ID") && text.contains("Phone/1.0"), "{text}");
+    for cookie in [&laptop, &phone, &tablet] {
+        assert!(!text.contains(cookie.split_once('=').unwrap().1), "a secret is listed");
+    }
+
+    // A prefix that names one session is enough.
+    let phone_id = id_of(data, "Phone/1.0");
+    let out = sessions_cli(data, &["revoke", &phone_id[..8]]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(&phone_id), "{}", stdout(&out));
+    assert!(!opens(&s, &phone), "the server still admits a session the CLI revoked");
+    assert!(opens(&s, &laptop) && opens(&s, &tablet));
+
+    // An id that names nothing is refused, and nothing else ends.
+    let out = sessions_cli(data, &["revoke", &phone_id]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).starts_with("error[not_found]"), "{}", stderr(&out));
+    let out = sessions_cli(data, &["revoke"]);
+    assert_eq!(out.status.code(), Some(2), "revoke with neither an id nor --all");
+    assert!(opens(&s, &laptop));
+
+    let out = sessions_cli(data, &["revoke", "--all"]);
+    assert!(stdout(&out).starts_with("revoked 2 sessions"), "{}", stdout(&out));
+    assert!(!opens(&s, &laptop) && !opens(&s, &tablet));
+}
+
+#[test]
+fn a_session_outlives_a_restart_of_the_server() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    let vaults = [format!("main={}", vault.root().display())];
+    let mut first = Server::start_in(&vaults, &[], data.path());
+    let cookie = sign_in(&first);
+    first.terminate();
+    let second = Server::start_in(&vaults, &[], data.path());
+    assert!(opens(&second, &cookie), "the restart signed the browser out");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(data.path().join("auth.db")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the session store is readable by others");
+    }
+}
+
+/// Runs `mdvault serve` over `data` and waits (up to a minute) for it to exit; its exit code
+/// and standard error, or `None` if it was still serving and had to be killed.
+fn serve_until_it_exits(vault: &Path, data: &Path) -> Option<(Option<i32>, String)> {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mdvault"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data)
+        .arg("--vault")
+        .arg(vault)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("MDVAULT_API_KEY", KEY)
+        .env("MDVAULT_EMBEDDING__MODEL_DIR", model_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            return Some((out.status.code(), stderr(&out)));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn a_session_store_that_cannot_be_opened_is_named_and_nothing_starts() {
+    let vault = TempVault::fixture();
+    let data = tempfile::tempdir().unwrap();
+    // A folder where the file should be: no database can be opened there.
+    std::fs::create_dir(data.path().join("auth.db")).unwrap();
+    let out = sessions_cli(data.path(), &["list"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.starts_with("error[internal_error]: the session store"), "{err}");
+    assert!(err.contains("auth.db") && !err.contains("panicked"), "{err}");
+
+    let (code, err) =
+        serve_until_it_exits(vault.root(), data.path()).expect("serve ran without its store");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("the session store") && err.contains("auth.db"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]

@@ -1,17 +1,22 @@
 //! The health pages: what is searchable (and why not the rest), the index build's progress,
 //! the maintenance findings grouped by check, the open callouts by severity, and the expiry
-//! dates as a timeline drawn server-side in SVG.
+//! dates as a timeline drawn server-side in SVG. The status page also lists the signed-in
+//! sessions, each with a revoke button.
 //!
 //! Each page calls one service function (`status`, `maintenance`, `callouts`, `expiries`) and
-//! the engine's build status; it draws, it decides nothing.
+//! the engine's build status (the status page also the session list); it draws, it decides
+//! nothing.
 
 use std::collections::{BTreeMap, HashMap};
 
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 
+use super::session::Current;
 use super::{Web, blocking, error_response, page, param, url};
+use crate::auth::sessions::Session;
+use crate::auth::{Hash, utc};
 use crate::engine::Phase;
 use crate::service::{self as tools, Target};
 
@@ -95,8 +100,47 @@ impl HtmlFragment for String {
     }
 }
 
-/// `GET /ui/health[?vault=]`: coverage from `status` and the build's progress.
-pub async fn overview(State(web): State<Web>, Query(q): Params) -> Response {
+/// The signed-in sessions, the request's own marked, each with a button that revokes it
+/// (`POST /ui/sessions/revoke`, under the page's Origin rule like every other form). A list
+/// rather than a table: six fields a session do not fit a phone's width side by side.
+fn sessions_markup(listed: &crate::error::Result<Vec<Session>>, current: Option<Hash>) -> Markup {
+    html! {
+        section #sessions {
+            h2 { "Signed-in sessions" }
+            @match listed {
+                Err(e) => { p.error { (e.message()) } }
+                Ok(list) => { ul.sessions #session-list {
+                    @for s in list {
+                        @let mine = Some(s.hash) == current;
+                        li.current[mine] {
+                            div.session-head {
+                                code { (s.id()) }
+                                @if mine { span.label #current-session { "this one" } }
+                                form.inline.revoke method="post" action="/ui/sessions/revoke" {
+                                    input type="hidden" name="id" value=(s.id());
+                                    button.danger type="submit" { @if mine { "Sign out" } @else { "Revoke" } }
+                                }
+                            }
+                            p.session-meta {
+                                "signed in " (utc(s.created)) " · last seen " (utc(s.last_seen)) " · ends " (utc(s.expires))
+                                @if !s.remote.is_empty() { " · from " (s.remote) }
+                            }
+                            @if !s.user_agent.is_empty() { p.session-meta { (s.user_agent) } }
+                        }
+                    }
+                } }
+            }
+        }
+    }
+}
+
+/// `GET /ui/health[?vault=]`: coverage from `status`, the build's progress, and the signed-in
+/// sessions.
+pub async fn overview(
+    State(web): State<Web>,
+    current: Option<Extension<Current>>,
+    Query(q): Params,
+) -> Response {
     let vault = vault_of(&web, &q);
     let engine = web.engine.clone();
     let v = vault.clone();
@@ -108,6 +152,8 @@ pub async fn overview(State(web): State<Web>, Query(q): Params) -> Response {
         Ok(r) => r,
         Err(e) => return error_response(&e, true),
     };
+    let sessions = web.sessions.list().await;
+    let current = current.map(|Extension(Current(h))| h);
     page(
         "Health",
         html! {
@@ -152,6 +198,7 @@ pub async fn overview(State(web): State<Web>, Query(q): Params) -> Response {
                     }
                 }
             }
+            (sessions_markup(&sessions, current))
         },
     )
 }

@@ -5,12 +5,13 @@
 //! but never act differently (the etag check, the write scope, link rewriting on a move and
 //! the re-index after a write all live below). It renders HTML with maud (`pages`,
 //! `health`), a note's Markdown through pulldown-cmark and the ammonia sanitiser (`render`),
-//! and keeps its sign-in in a signed cookie (`session`). The stylesheet and the one small
-//! script are compiled into the binary; the page works offline and loads nothing from
-//! elsewhere.
+//! and keeps its sign-ins as sessions in the data directory's credentials file, one cookie
+//! each (`session`). The stylesheet and the one small script are compiled into the binary;
+//! the page works offline and loads nothing from elsewhere.
 //!
 //! The rules in front of every route (`gate`): the guard's Host and Origin checks (the same
-//! function REST runs), then a valid session for everything but the sign-in form and the
+//! function REST runs), then a live session (looked up in the credentials file on every
+//! request, so a revoked one is refused at once) for everything but the sign-in form and the
 //! static files; a write (any method but GET and HEAD) must also carry an `Origin` naming
 //! this very server, because the cookie rides along on any same-site request and only the
 //! Origin says which page sent it. Every answer carries a Content-Security-Policy that allows
@@ -24,11 +25,12 @@ pub(crate) mod render;
 pub(crate) mod session;
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Extension, Form, Query, State};
+use axum::extract::{ConnectInfo, Extension, Form, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -37,10 +39,12 @@ use maud::Markup;
 use super::guard::Policy;
 use super::limits::Searches;
 use super::tls::OverTls;
+use crate::auth::Credentials;
+use crate::auth::sessions::Revoke;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
-use session::Sessions;
+use session::{Current, Sessions};
 
 /// The stylesheet, compiled in.
 const CSS: &str = include_str!("assets/app.css");
@@ -107,9 +111,17 @@ pub mod url {
 }
 
 /// The page's router, mounted in front of REST by `api::serve` (its routes all start `/ui`).
-/// `searches` is the server's one search queue, shared with REST and MCP.
-pub fn router(engine: Arc<Engine>, policy: Policy, api_key: &str, searches: Searches) -> Router {
-    let web = Web { engine, policy: Arc::new(policy), sessions: Sessions::new(api_key), searches };
+/// `searches` is the server's one search queue, shared with REST and MCP; `credentials` is the
+/// data directory's credentials file, where the sessions are kept.
+pub fn router(
+    engine: Arc<Engine>,
+    policy: Policy,
+    api_key: &str,
+    searches: Searches,
+    credentials: Arc<Credentials>,
+) -> Router {
+    let sessions = Sessions::new(credentials, api_key);
+    let web = Web { engine, policy: Arc::new(policy), sessions, searches };
     Router::new()
         .route("/ui", get(|| async { redirect("/ui/") }))
         .route("/ui/", get(home))
@@ -117,6 +129,7 @@ pub fn router(engine: Arc<Engine>, policy: Policy, api_key: &str, searches: Sear
         .route("/ui/static/app.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }))
         .route("/ui/login", get(login_form).post(login))
         .route("/ui/logout", post(logout))
+        .route("/ui/sessions/revoke", post(revoke))
         .route("/ui/search", get(search))
         .route("/ui/note", get(note))
         .route("/ui/file", get(file))
@@ -161,18 +174,21 @@ fn same_origin(headers: &HeaderMap) -> bool {
     })
 }
 
-/// Whether the request carries a valid session cookie.
-fn signed_in(web: &Web, headers: &HeaderMap) -> bool {
-    session::from_headers(headers).is_some_and(|c| web.sessions.valid(&c))
+/// The live session the request's cookie opens, if any.
+async fn signed_in(web: &Web, headers: &HeaderMap) -> Result<Option<Current>> {
+    match session::from_headers(headers) {
+        Some(value) => Ok(web.sessions.check(value).await?.map(Current)),
+        None => Ok(None),
+    }
 }
 
 /// The rules in front of every route; see the module header.
 async fn gate(
     State(web): State<Web>,
-    req: Request<Body>,
+    mut req: Request<Body>,
     next: axum::middleware::Next,
 ) -> Response {
-    let mut resp = match admit(&web, &req) {
+    let mut resp = match admit(&web, &mut req).await {
         None => next.run(req).await,
         Some(refused) => refused,
     };
@@ -192,8 +208,9 @@ async fn gate(
     resp
 }
 
-/// `None` admits the request; `Some` is the answer instead (a refusal or the sign-in redirect).
-fn admit(web: &Web, req: &Request<Body>) -> Option<Response> {
+/// `None` admits the request (a signed-in one carries its [`Current`] session); `Some` is the
+/// answer instead (a refusal or the sign-in redirect).
+async fn admit(web: &Web, req: &mut Request<Body>) -> Option<Response> {
     if let Err(e) = web.policy.site_checks(req) {
         return Some(error_response(&e, false));
     }
@@ -210,8 +227,18 @@ fn admit(web: &Web, req: &Request<Body>) -> Option<Response> {
     }
     let path = req.uri().path();
     let public = path == "/ui" || path == "/ui/login" || path.starts_with("/ui/static/");
-    if public || signed_in(web, req.headers()) {
+    if public {
         return None;
+    }
+    match signed_in(web, req.headers()).await {
+        Ok(Some(current)) => {
+            req.extensions_mut().insert(current);
+            return None;
+        }
+        Ok(None) => {}
+        // The credentials file failed: say so, by name, rather than ask for a sign-in that
+        // would fail the same way.
+        Err(e) => return Some(error_response(&e, false)),
     }
     if write {
         return Some(error_response(
@@ -308,6 +335,7 @@ async fn login(
     State(web): State<Web>,
     headers: HeaderMap,
     direct_tls: Option<Extension<OverTls>>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     Form(f): Form<HashMap<String, String>>,
 ) -> Response {
     let next = safe_next(param(&f, "next"));
@@ -315,20 +343,65 @@ async fn login(
         tokio::time::sleep(FAILED_SIGN_IN_PAUSE).await;
         return html(StatusCode::UNAUTHORIZED, "Sign in", false, pages::login(&next, true));
     }
-    let cookie = session::set_cookie(&web.sessions.issue(), over_tls(&headers, direct_tls));
+    let client = session::client(&headers, peer.map(|Extension(ConnectInfo(p))| p));
+    let value = match web.sessions.issue(client).await {
+        Ok(v) => v,
+        Err(e) => return error_response(&e, false),
+    };
     let mut resp = redirect(&next);
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        resp.headers_mut().insert(header::SET_COOKIE, v);
-    }
+    set_cookie(&mut resp, &session::set_cookie(&value, over_tls(&headers, direct_tls)));
     resp
 }
 
-async fn logout(headers: HeaderMap, direct_tls: Option<Extension<OverTls>>) -> Response {
-    let mut resp = redirect("/ui/login");
-    if let Ok(v) = HeaderValue::from_str(&session::clear_cookie(over_tls(&headers, direct_tls))) {
+fn set_cookie(resp: &mut Response, cookie: &str) {
+    if let Ok(v) = HeaderValue::from_str(cookie) {
         resp.headers_mut().insert(header::SET_COOKIE, v);
     }
+}
+
+/// `POST /ui/logout`: ends the session in the credentials file, so the cookie opens nothing
+/// even if the browser keeps it, and clears the cookie.
+async fn logout(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    direct_tls: Option<Extension<OverTls>>,
+) -> Response {
+    let ended = match session::from_headers(&headers) {
+        Some(value) => web.sessions.end(value).await,
+        None => Ok(()),
+    };
+    let mut resp = match ended {
+        Ok(()) => redirect("/ui/login"),
+        Err(e) => error_response(&e, false),
+    };
+    set_cookie(&mut resp, &session::clear_cookie(over_tls(&headers, direct_tls)));
     resp
+}
+
+/// `POST /ui/sessions/revoke` with `id` (a session's short id, as the health page lists it):
+/// ends that session. Ending one's own is a sign-out.
+async fn revoke(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    direct_tls: Option<Extension<OverTls>>,
+    current: Option<Extension<Current>>,
+    Form(f): Form<HashMap<String, String>>,
+) -> Response {
+    let id = match required(&f, "id") {
+        Ok(id) => id.to_string(),
+        Err(e) => return error_response(&e, true),
+    };
+    let ended = match web.sessions.revoke(Revoke::Prefix(id)).await {
+        Ok(ended) => ended,
+        Err(e) => return error_response(&e, true),
+    };
+    let mine = current.is_some_and(|Extension(Current(h))| ended.iter().any(|s| s.hash == h));
+    if mine {
+        let mut resp = redirect("/ui/login");
+        set_cookie(&mut resp, &session::clear_cookie(over_tls(&headers, direct_tls)));
+        return resp;
+    }
+    redirect("/ui/health#sessions")
 }
 
 /// `GET /ui/search?q=&vault=&folder=[&fragment=1]`: the whole page, or (for the script) the

@@ -1,15 +1,26 @@
-//! The web page's session cookie: made at sign-in, checked on every page, cleared at sign-out.
+//! The web page's session cookie: made at sign-in, checked on every page, ended at sign-out.
 //!
-//! The value is `<expiry>.<mac>`: the Unix second the session ends and HMAC-SHA256 over it,
-//! keyed by a secret derived from the API key. So nothing is stored server-side, a cookie
-//! cannot be forged or stretched without the key, and changing `MDVAULT_API_KEY` ends every
-//! session at once. The cookie is `HttpOnly` (no script reads it), `SameSite=Strict` (no other
-//! site's page sends it), scoped to `/ui`, and `Secure` when the page was reached over TLS.
+//! The cookie's value is a session's secret: 32 random bytes as hex, of which the server keeps
+//! only a hash, in the data directory's credentials file (`crate::auth`). So a sign-out or a
+//! revocation (from the page, or `mdvault sessions revoke` in another process) refuses the old
+//! cookie on its next request, sessions survive a restart, and every mdvault process serving
+//! the same data directory knows the same sessions. The hash is peppered with a secret derived
+//! from the API key, so changing `MDVAULT_API_KEY` still ends every session at once. The cookie
+//! is `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's page sends it),
+//! scoped to `/ui`, and `Secure` when the page was reached over TLS.
 //!
 //! It does not decide which routes need a session; `web/mod.rs` does.
 
+use std::net::SocketAddr;
+use std::sync::Arc;
+
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+
+use super::blocking;
+use crate::auth::sessions::{Client, Revoke, Session};
+use crate::auth::{Credentials, Hash, Pepper};
+use crate::error::Result;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -17,71 +28,74 @@ type HmacSha256 = Hmac<Sha256>;
 pub const COOKIE: &str = "mdvault_ui";
 
 /// How long a sign-in lasts: a working day, so a page left open overnight asks again.
-pub const LIFETIME_SECONDS: u64 = 12 * 60 * 60;
+pub const LIFETIME_SECONDS: i64 = 12 * 60 * 60;
 
-/// What signs and checks session cookies.
+/// The session a request was admitted with, put in its extensions by the gate (so a page can
+/// mark it, and sign-out and revocation know it).
+#[derive(Clone, Copy, Debug)]
+pub struct Current(pub Hash);
+
+/// Makes, checks and ends sessions in the credentials file.
 #[derive(Clone)]
 pub struct Sessions {
-    secret: [u8; 32],
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+    store: Arc<Credentials>,
+    pepper: Pepper,
 }
 
 impl Sessions {
-    /// Sessions for this API key. The signing secret is derived (HMAC of a fixed label under
-    /// the key) rather than the key itself, so the key never signs anything a browser holds.
-    pub fn new(api_key: &str) -> Sessions {
+    /// Sessions kept in `store`, hashed under a pepper derived from this API key (an HMAC of a
+    /// fixed label under the key, so the key itself hashes nothing a browser holds).
+    pub fn new(store: Arc<Credentials>, api_key: &str) -> Sessions {
         let mut mac = HmacSha256::new_from_slice(api_key.trim().as_bytes())
             .expect("HMAC takes a key of any length");
-        mac.update(b"mdvault web session v1");
-        let mut secret = [0u8; 32];
-        secret.copy_from_slice(&mac.finalize().into_bytes());
-        Sessions { secret }
+        mac.update(b"mdvault web session v2");
+        Sessions { store, pepper: Pepper::new(mac.finalize().into_bytes().into()) }
     }
 
-    fn mac(&self, expiry: u64) -> HmacSha256 {
-        let mut mac =
-            HmacSha256::new_from_slice(&self.secret).expect("HMAC takes a key of any length");
-        mac.update(expiry.to_string().as_bytes());
-        mac
+    /// Starts a session for this client; the cookie value (its secret).
+    pub async fn issue(&self, client: Client) -> Result<String> {
+        let (store, pepper) = (self.store.clone(), self.pepper.clone());
+        blocking(move || {
+            let (secret, _) = store.start_session(&pepper, &client, LIFETIME_SECONDS)?;
+            Ok(secret.expose())
+        })
+        .await
     }
 
-    /// A new session's cookie value, valid for [`LIFETIME_SECONDS`] from now.
-    pub fn issue(&self) -> String {
-        self.issue_at(now())
+    /// The live session a cookie value opens, if any.
+    pub async fn check(&self, value: String) -> Result<Option<Hash>> {
+        let (store, pepper) = (self.store.clone(), self.pepper.clone());
+        blocking(move || store.check_session(&pepper, &value)).await
     }
 
-    fn issue_at(&self, at: u64) -> String {
-        let expiry = at + LIFETIME_SECONDS;
-        format!("{expiry}.{}", hex(&self.mac(expiry).finalize().into_bytes()))
+    /// Ends the session a cookie value opens (sign-out).
+    pub async fn end(&self, value: String) -> Result<()> {
+        let (store, pepper) = (self.store.clone(), self.pepper.clone());
+        blocking(move || store.end_session(&pepper, &value).map(drop)).await
     }
 
-    /// Whether a cookie value is one this server signed and has not expired.
-    pub fn valid(&self, value: &str) -> bool {
-        self.valid_at(value, now())
+    /// Every live session, the most recently seen first.
+    pub async fn list(&self) -> Result<Vec<Session>> {
+        let store = self.store.clone();
+        blocking(move || store.sessions()).await
     }
 
-    fn valid_at(&self, value: &str, at: u64) -> bool {
-        let Some((expiry, mac)) = value.split_once('.') else { return false };
-        let (Ok(expiry), Some(mac)) = (expiry.parse::<u64>(), unhex(mac)) else { return false };
-        // `verify_slice` compares in constant time.
-        expiry > at && self.mac(expiry).verify_slice(&mac).is_ok()
+    /// Ends the sessions `which` names; those it ended.
+    pub async fn revoke(&self, which: Revoke) -> Result<Vec<Session>> {
+        let store = self.store.clone();
+        blocking(move || store.revoke(&which)).await
+    }
+}
+
+/// The client a sign-in is recorded as: its `User-Agent` and the connection's peer address
+/// (a proxy in front shows as itself; its forwarding headers are anyone's to write).
+pub fn client(headers: &http::HeaderMap, peer: Option<SocketAddr>) -> Client {
+    Client {
+        user_agent: headers
+            .get(http::header::USER_AGENT)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_default(),
+        remote: peer.map(|p| p.ip().to_string()).unwrap_or_default(),
     }
 }
 
@@ -117,26 +131,30 @@ pub fn clear_cookie(secure: bool) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_cookie_signed_here_is_valid_until_it_expires() {
-        let s = Sessions::new("key-one");
-        let c = s.issue_at(1_000);
-        assert!(s.valid_at(&c, 1_000));
-        assert!(s.valid_at(&c, 1_000 + LIFETIME_SECONDS - 1));
-        assert!(!s.valid_at(&c, 1_000 + LIFETIME_SECONDS));
+    fn sessions(dir: &std::path::Path, key: &str) -> Sessions {
+        Sessions::new(Arc::new(Credentials::open(dir).unwrap()), key)
+    }
+
+    #[tokio::test]
+    async fn a_cookie_opens_its_session_until_sign_out_and_never_under_another_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = sessions(dir.path(), "key-one");
+        let cookie = s.issue(Client::default()).await.unwrap();
+        assert_eq!(cookie.len(), 64, "{cookie}");
+        assert!(s.check(cookie.clone()).await.unwrap().is_some());
+        // The same file, a server started with another key: not a session there.
+        assert!(sessions(dir.path(), "key-two").check(cookie.clone()).await.unwrap().is_none());
+        s.end(cookie.clone()).await.unwrap();
+        assert!(s.check(cookie).await.unwrap().is_none());
     }
 
     #[test]
-    fn a_forged_stretched_or_foreign_cookie_is_refused() {
-        let s = Sessions::new("key-one");
-        let c = s.issue_at(1_000);
-        let (expiry, mac) = c.split_once('.').unwrap();
-        let stretched = format!("{}.{mac}", expiry.parse::<u64>().unwrap() + 3_600);
-        assert!(!s.valid_at(&stretched, 1_000));
-        assert!(!Sessions::new("key-two").valid_at(&c, 1_000));
-        for junk in ["", ".", "1.", "x.y", "99999999999.00", &format!("{expiry}.{}", &mac[2..])] {
-            assert!(!s.valid_at(junk, 1_000), "{junk}");
-        }
+    fn the_client_is_its_user_agent_and_peer_address() {
+        let mut h = http::HeaderMap::new();
+        h.insert(http::header::USER_AGENT, "Firefox/140".parse().unwrap());
+        let c = client(&h, Some("[::1]:5000".parse().unwrap()));
+        assert_eq!((c.user_agent.as_str(), c.remote.as_str()), ("Firefox/140", "::1"));
+        assert_eq!(client(&http::HeaderMap::new(), None).remote, "");
     }
 
     #[test]

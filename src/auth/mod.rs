@@ -1,0 +1,376 @@
+//! The credentials file: `auth.db` in the data directory, where the server keeps what it
+//! handed out to let someone back in, so that a sign-out or a revocation holds at once, across
+//! restarts, and for every mdvault process on the same data directory.
+//!
+//! Every credential kept here follows one rule: the secret itself (at least 32 random bytes)
+//! leaves the process once, to whoever is given it, and only its hash is stored. The hash is
+//! sha256 over a *pepper* and the secret; the pepper is a server secret the surface derives
+//! from the API key, so a new key makes every secret handed out under the old one unknown
+//! without touching the file, and the file alone says nothing about the key. A secret a caller
+//! presents is looked up by the first bytes of its hash and the whole hash is compared in
+//! constant time (`Hash::same`).
+//!
+//! One table per kind of credential: `sessions` (the web page's sign-ins, in `sessions.rs`)
+//! now; OAuth clients, static tokens, grants and refresh tokens can sit beside it as further
+//! [`MIGRATIONS`] steps, on the same rule. The schema version is the file's `user_version`: an
+//! older file is brought up to date when opened, a newer one refused.
+//!
+//! This module knows no HTTP and no cookies; `api::web::session` turns its sessions into one.
+
+pub mod sessions;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::Connection;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// The file's path inside the data directory `data_dir`.
+fn file_in(data_dir: &std::path::Path) -> std::path::PathBuf {
+    crate::config::DataDir::new(data_dir).auth()
+}
+
+/// The schema, one step per version: the file at version `n` has had the first `n` steps.
+/// A later kind of credential is a new step at the end; a step never changes once released.
+const MIGRATIONS: &[&str] = &[
+    // 1: the web page's sessions. `hash` is sha256(pepper || secret), 32 bytes; times are
+    // Unix seconds; `user_agent` and `remote` are as the sign-in showed them, cleaned.
+    "CREATE TABLE sessions (
+         hash BLOB PRIMARY KEY NOT NULL CHECK (length(hash) = 32),
+         created INTEGER NOT NULL,
+         last_seen INTEGER NOT NULL,
+         expires INTEGER NOT NULL,
+         user_agent TEXT NOT NULL,
+         remote TEXT NOT NULL
+     ) WITHOUT ROWID;
+     CREATE INDEX sessions_by_expiry ON sessions (expires);",
+];
+
+/// A server secret mixed into every stored hash (see the module header).
+#[derive(Clone)]
+pub struct Pepper([u8; 32]);
+
+impl Pepper {
+    /// A pepper from 32 bytes the surface derived.
+    pub fn new(bytes: [u8; 32]) -> Pepper {
+        Pepper(bytes)
+    }
+}
+
+/// A secret as handed out: 32 random bytes, written as 64 lowercase hex digits.
+pub struct Secret([u8; 32]);
+
+impl Secret {
+    /// 32 bytes from the operating system's random source.
+    fn random() -> Result<Secret> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| {
+            Error::new(
+                ErrorCode::InternalError,
+                format!("the system's random source failed ({e}); no credential was made"),
+            )
+        })?;
+        Ok(Secret(bytes))
+    }
+
+    /// The secret as text, for whoever is given it.
+    pub fn expose(&self) -> String {
+        hex(&self.0)
+    }
+
+    /// A secret read back from text: exactly 64 hex digits, else none.
+    fn parse(text: &str) -> Option<Secret> {
+        let bytes = unhex(text)?;
+        Some(Secret(bytes.try_into().ok()?))
+    }
+
+    fn hash(&self, pepper: &Pepper) -> Hash {
+        let mut h = Sha256::new();
+        h.update(pepper.0);
+        h.update(self.0);
+        Hash(h.finalize().into())
+    }
+}
+
+/// What is stored of a secret.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Hash([u8; 32]);
+
+impl Hash {
+    /// How many hex digits of the hash name a credential to people (`mdvault sessions list`):
+    /// 48 bits, which no two of a server's sessions share by chance.
+    pub const SHORT: usize = 12;
+
+    /// Whether two hashes are the same, in time that does not depend on where they differ.
+    fn same(&self, other: &[u8]) -> bool {
+        bool::from(self.0.as_slice().ct_eq(other))
+    }
+
+    /// The name shown for the credential: the first [`Hash::SHORT`] hex digits.
+    pub fn short(&self) -> String {
+        hex(&self.0[..Self::SHORT / 2])
+    }
+
+    /// The first 8 bytes, by which a presented secret's row is found.
+    fn lookup_range(&self) -> (Vec<u8>, Option<Vec<u8>>) {
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&self.0[..8]);
+        let next = u64::from_be_bytes(first).checked_add(1).map(|n| n.to_be_bytes().to_vec());
+        (first.to_vec(), next)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect()
+}
+
+/// Now, in Unix seconds.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// A time of a credential as it is written for people and in JSON alike: RFC 3339 in UTC, to
+/// the second (`2026-05-02T14:03:11Z`), as the vault writes its timestamps.
+pub fn utc(seconds: i64) -> String {
+    chrono::DateTime::from_timestamp(seconds, 0)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| seconds.to_string())
+}
+
+/// The open credentials file. One connection, shared by the threads of this process; other
+/// processes open their own (SQLite's locking keeps them apart, and a change one commits is
+/// what the next read of another sees).
+pub struct Credentials {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials").field("path", &self.path).finish()
+    }
+}
+
+/// A failure of the file, named, with what to do.
+fn failed(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::InternalError,
+        format!(
+            "the session store {} failed: {e}; check that it is a file this user can read and \
+             write, or move it aside (that signs every browser out) and start again",
+            path.display()
+        ),
+    )
+}
+
+impl Credentials {
+    /// Opens `auth.db` in `data_dir`, creating both (the folder 0700, the file 0600), brings
+    /// its schema up to date and removes expired entries.
+    pub fn open(data_dir: &Path) -> Result<Credentials> {
+        let path = file_in(data_dir);
+        let cannot = |why: String| {
+            Error::new(
+                ErrorCode::InternalError,
+                format!("the session store {} cannot be opened: {why}", path.display()),
+            )
+        };
+        let broken = |e: &dyn std::fmt::Display| {
+            cannot(format!(
+                "{e}; check that it is a file this user can read and write, or move it aside \
+                 (that signs every browser out) and start again"
+            ))
+        };
+        crate::vault::fs::create_private_dir(data_dir).map_err(|e| broken(&e))?;
+        create_private_file(&path).map_err(|e| broken(&e))?;
+        let conn = Connection::open(&path).map_err(|e| broken(&e))?;
+        // The first statement is the first read of the file: a file that is not a database
+        // fails here, by name, rather than on a later request.
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
+             PRAGMA busy_timeout = 5000;",
+        )
+        .map_err(|e| broken(&e))?;
+        let creds = Credentials { path: path.clone(), conn: Mutex::new(conn) };
+        match creds.migrate() {
+            Ok(()) => {}
+            Err(Migration::Failed(e)) => return Err(broken(&e)),
+            Err(Migration::Newer(version)) => {
+                return Err(cannot(format!(
+                    "it was written by a newer mdvault (schema {version}); upgrade mdvault, or \
+                     move it aside (that signs every browser out)"
+                )));
+            }
+        }
+        creds.prune()?;
+        Ok(creds)
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn migrate(&self) -> std::result::Result<(), Migration> {
+        let mut conn = self.lock();
+        let newest = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
+        // Taken for writing before the version is read, so two processes opening a new file at
+        // once do not both run the first step.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > newest {
+            return Err(Migration::Newer(version));
+        }
+        for (i, step) in MIGRATIONS.iter().enumerate().skip(usize::try_from(version).unwrap_or(0)) {
+            tx.execute_batch(step)?;
+            tx.pragma_update(None, "user_version", i64::try_from(i + 1).unwrap_or(i64::MAX))?;
+        }
+        Ok(tx.commit()?)
+    }
+
+    /// Removes every entry whose time is up; how many went.
+    pub fn prune(&self) -> Result<usize> {
+        self.prune_at(now())
+    }
+
+    fn prune_at(&self, now: i64) -> Result<usize> {
+        self.lock()
+            .execute("DELETE FROM sessions WHERE expires <= ?1", [now])
+            .map_err(|e| failed(&self.path, e))
+    }
+}
+
+/// Why the schema could not be brought up to date.
+enum Migration {
+    Failed(rusqlite::Error),
+    Newer(i64),
+}
+
+impl From<rusqlite::Error> for Migration {
+    fn from(e: rusqlite::Error) -> Migration {
+        Migration::Failed(e)
+    }
+}
+
+/// Creates the file owner-only before SQLite first opens it (SQLite gives its `-wal` and
+/// `-shm` files the same mode), so it is never readable by others, not even for a moment.
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_reads_back_only_from_its_own_64_hex_digits() {
+        let s = Secret::random().unwrap();
+        let text = s.expose();
+        assert_eq!(text.len(), 64);
+        let pepper = Pepper::new([7; 32]);
+        assert_eq!(Secret::parse(&text).unwrap().hash(&pepper), s.hash(&pepper));
+        for junk in ["", "ab", &text[1..], &format!("{text}00"), &text.replace(&text[..1], "g")] {
+            assert!(Secret::parse(junk).is_none(), "{junk}");
+        }
+    }
+
+    #[test]
+    fn a_new_pepper_makes_the_same_secret_another_hash() {
+        let s = Secret::random().unwrap();
+        assert_ne!(s.hash(&Pepper::new([1; 32])), s.hash(&Pepper::new([2; 32])));
+    }
+
+    #[test]
+    fn times_are_written_in_utc_to_the_second() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(1_777_730_591), "2026-05-02T14:03:11Z");
+    }
+
+    #[test]
+    fn hashes_compare_whole() {
+        let h = Hash([5; 32]);
+        assert!(h.same(&[5; 32]));
+        let mut last = [5; 32];
+        last[31] = 6;
+        assert!(!h.same(&last));
+        assert!(!h.same(&[5; 31]));
+        assert_eq!(h.short(), "050505050505");
+    }
+
+    #[test]
+    fn the_lookup_range_holds_exactly_the_hashes_with_those_first_bytes() {
+        let mut b = [0u8; 32];
+        b[..8].copy_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0xff]);
+        let (first, next) = Hash(b).lookup_range();
+        assert_eq!(first, vec![0, 0, 0, 0, 0, 0, 0, 0xff]);
+        assert_eq!(next, Some(vec![0, 0, 0, 0, 0, 0, 1, 0]));
+        assert_eq!(Hash([0xff; 32]).lookup_range().1, None);
+    }
+
+    #[test]
+    fn the_file_is_private_and_its_schema_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let creds = Credentials::open(&data).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(creds.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+            let mode = std::fs::metadata(&data).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
+        let version: i64 = creds.lock().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, MIGRATIONS.len() as i64);
+        drop(creds);
+        // Opening again runs no step twice.
+        Credentials::open(&data).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_store_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(file_in(dir.path()), "not a database, just text ".repeat(100)).unwrap();
+        let e = Credentials::open(dir.path()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InternalError);
+        assert!(e.message().contains("session store") && e.message().contains("auth.db"), "{e}");
+        std::fs::remove_file(file_in(dir.path())).unwrap();
+        std::fs::create_dir(file_in(dir.path())).unwrap();
+        let e = Credentials::open(dir.path()).unwrap_err();
+        assert!(e.message().contains("cannot be opened"), "{e}");
+    }
+
+    #[test]
+    fn a_store_from_a_newer_mdvault_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let creds = Credentials::open(dir.path()).unwrap();
+        creds.lock().pragma_update(None, "user_version", 99).unwrap();
+        drop(creds);
+        let e = Credentials::open(dir.path()).unwrap_err();
+        assert!(e.message().contains("newer mdvault (schema 99)"), "{e}");
+    }
+}
