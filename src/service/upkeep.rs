@@ -1,0 +1,97 @@
+//! The upkeep tools: status, expiries, callouts, maintenance and its checks, frontmatter
+//! queries, grep and links.
+
+use super::*;
+
+/// Index coverage per vault (only the target vault when one is named).
+pub fn status(
+    engine: &Engine,
+    t: &Target,
+    a: StatusArgs,
+) -> Result<crate::index::coverage::Report> {
+    engine.coverage(chosen(t, a.vault.as_deref())?)
+}
+
+/// The dated commitments (`expires` frontmatter), one row per date, counted from today (local
+/// time).
+pub fn expiries(
+    desk: &dyn Desk,
+    t: &Target,
+    a: ExpiriesArgs,
+) -> Result<crate::upkeep::expiries::Report> {
+    let v = vault(desk, t, a.vault.as_deref())?;
+    let query = crate::upkeep::expiries::Query { within: a.within, list_untracked: a.untracked };
+    let today = chrono::Local::now().date_naive();
+    crate::upkeep::expiries(v, a.dir.as_deref().unwrap_or(""), today, &query)
+}
+
+/// The open callouts.
+pub fn callouts(
+    desk: &dyn Desk,
+    t: &Target,
+    a: CalloutsArgs,
+) -> Result<crate::upkeep::callouts::Report> {
+    let v = vault(desk, t, a.vault.as_deref())?;
+    crate::upkeep::callouts(v, a.dir.as_deref().unwrap_or(""), &upkeep_settings(desk))
+}
+
+/// Runs every maintenance check (built-in and the vault's scripts); a second caller in the
+/// same process waits for the run in progress.
+pub fn maintenance(
+    desk: &dyn Desk,
+    t: &Target,
+    vault_name: Option<&str>,
+) -> Result<crate::upkeep::findings::Run> {
+    let v = vault(desk, t, vault_name)?;
+    let _turn = desk.maintenance_turn();
+    Ok(crate::upkeep::maintenance(v, &*desk.documents(), &upkeep_settings(desk)))
+}
+
+/// Lists the maintenance checks without running them.
+pub fn checks(
+    desk: &dyn Desk,
+    t: &Target,
+    vault_name: Option<&str>,
+) -> Result<Vec<crate::upkeep::CheckInfo>> {
+    Ok(crate::upkeep::checks(vault(desk, t, vault_name)?, &upkeep_settings(desk)))
+}
+
+/// The notes whose frontmatter `key` holds exactly `value`.
+pub fn frontmatter_query(
+    desk: &dyn Desk,
+    t: &Target,
+    a: FrontmatterQueryArgs,
+) -> Result<Vec<String>> {
+    let v = vault(desk, t, a.vault.as_deref())?;
+    crate::upkeep::frontmatter_query(v, &a.key, &a.value, a.dir.as_deref().unwrap_or(""))
+}
+
+/// Every line that holds a literal string or matches a pattern, over notes and the text of
+/// filed documents, paged.
+pub fn grep(desk: &dyn Desk, t: &Target, a: GrepArgs) -> Result<crate::upkeep::survey::GrepReport> {
+    let v = vault(desk, t, a.vault.as_deref())?;
+    let q = crate::upkeep::survey::GrepQuery {
+        pattern: a.pattern,
+        regex: a.regex,
+        ignore_case: a.ignore_case,
+        dir: a.dir.unwrap_or_default(),
+        limit: a.limit.filter(|&n| n > 0).unwrap_or(crate::upkeep::survey::GREP_DEFAULT_LIMIT),
+        offset: a.offset,
+    };
+    crate::upkeep::survey::grep(v, &*desk.documents(), &q)
+}
+
+/// A note's outgoing links (resolved or broken) and its backlinks.
+pub fn links(
+    desk: &dyn Desk,
+    t: &Target,
+    a: LinksArgs,
+) -> Result<crate::upkeep::survey::LinkReport> {
+    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
+    let rel = v.existing(path)?;
+    crate::upkeep::survey::links_of(v, &rel)
+}
+
+fn upkeep_settings(desk: &dyn Desk) -> crate::upkeep::Settings {
+    crate::upkeep::Settings::from_config(desk.config())
+}
