@@ -8,7 +8,7 @@
 //! The confirmations are plain sentences shared by every surface; the structured fields beside
 //! them let REST and the CLI answer in JSON without parsing prose.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -158,11 +158,16 @@ impl NoteMap {
         if self.headings.is_empty() {
             out.push_str("- (none)\n");
         }
+        // Counted once, not per heading: 50,000 headings would otherwise cost their number
+        // squared.
+        let mut twins: HashMap<&str, usize> = HashMap::new();
+        for h in &self.headings {
+            *twins.entry(h.path.as_str()).or_default() += 1;
+        }
         for h in &self.headings {
             // Two headings with one path cannot be told apart by name: say so, and give the
             // `@line` target that reaches each.
-            let twins = self.headings.iter().filter(|o| o.path == h.path).count();
-            if twins > 1 {
+            if twins[h.path.as_str()] > 1 {
                 out.push_str(&format!(
                     "- {} (line {}; duplicate path, target `{}@{}`)\n",
                     h.path, h.line, h.path, h.line
