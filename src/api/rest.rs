@@ -426,8 +426,13 @@ async fn read_route(
     if form == NoteForm::DocumentMap && !(path.is_empty() || path.ends_with('/')) {
         let v1 = header_str(headers, "markdown-patch-version")? == Some("1");
         let a = tools::ReadArgs { vault: None, path: path.clone(), section: None };
-        let r = blocking(move || tools::read(&engine, &target, a)).await?;
-        let mut map = compat::document_map(&r.path, &r.content, v1)?;
+        // Mapped on a blocking thread like the read: a hostile note's outline is work.
+        let (r, mut map) = blocking(move || {
+            let r = tools::read(&engine, &target, a)?;
+            let map = compat::document_map(&r.path, &r.content, v1)?;
+            Ok((r, map))
+        })
+        .await?;
         // The 2.x map's `version` is the token a PATCH sends back as `If-Match`/`ifMatch`:
         // mdvault's etag, so the version check is the etag check.
         if !v1 {
@@ -453,25 +458,31 @@ async fn read_route(
         Ok(r) if form == NoteForm::PluginNote && r.extraction.is_none() => {
             let (e3, t3, p3, text3) =
                 (engine.clone(), target.clone(), path.clone(), r.content.clone());
-            let (times, (links, unresolved)) = blocking(move || {
-                Ok((tools::file_times(&e3, &t3, &p3)?, tools::note_links(&e3, &t3, &p3, &text3)?))
+            let etag = r.etag.clone();
+            let note = blocking(move || {
+                let times = tools::file_times(&e3, &t3, &p3)?;
+                let (links, unresolved) = tools::note_links(&e3, &t3, &p3, &text3)?;
+                let stat =
+                    compat::Stat { ctime: times.ctime_ms, mtime: times.mtime_ms, size: times.size };
+                Ok(compat::note(&r, stat, &links, &unresolved))
             })
             .await?;
-            let stat =
-                compat::Stat { ctime: times.ctime_ms, mtime: times.mtime_ms, size: times.size };
-            Ok(with_etag(json_body(compat::note(&r, stat, &links, &unresolved)), Some(&r.etag)))
+            Ok(with_etag(json_body(note), Some(&etag)))
         }
         Ok(r) if form == NoteForm::Html => {
+            let etag = r.etag.clone();
+            // Rendering and sanitising are CPU work: never on the server's async threads.
+            let page = blocking(move || Ok(compat::html(&r.content))).await?;
             let resp = (
                 [
                     (header::CONTENT_TYPE, "text/html; charset=utf-8"),
                     (header::CONTENT_SECURITY_POLICY, super::sanitize::HTML_CSP),
                     (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
                 ],
-                compat::html(&r.content),
+                page,
             )
                 .into_response();
-            Ok(with_etag(resp, Some(&r.etag)))
+            Ok(with_etag(resp, Some(&etag)))
         }
         Ok(r) => {
             // A filed document has no plugin note object: its JSON form is the note object.
@@ -768,13 +779,15 @@ async fn notes_with_times(
 /// `GET /tags/`: every tag (frontmatter and inline) with how many notes carry it.
 async fn tags_route(State(app): State<App>, Extension(target): Extension<Target>) -> Response {
     let engine = app.engine.clone();
-    finish(blocking(move || tools::all_notes(&engine, &target)).await.map(|notes| {
-        json_body(compat::tag_counts(
+    let counted = blocking(move || {
+        let notes = tools::all_notes(&engine, &target)?;
+        Ok(compat::tag_counts(
             notes
                 .iter()
                 .map(|(_, text)| compat::note_tags(&crate::vault::frontmatter::parse(text), text)),
         ))
-    }))
+    });
+    finish(counted.await.map(json_body))
 }
 
 /// `POST /search/simple/?query=&contextLength=`: every note that holds the query (the whole
