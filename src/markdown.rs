@@ -14,11 +14,17 @@
 //! continuation lines keep their paragraph open. Setext headings are not headings here: their
 //! underline is text that ends the paragraph, and no caller addresses a setext section.
 //!
+//! Of the inline structure, only code spans are here ([`code_spans`]), because links and the
+//! chunker's `%%` comments must agree on what a code span hides.
+//!
 //! Deliberately not done: HTML blocks (a `# line` inside `<div>` is still a heading), link
-//! reference definitions and tables (both read as text), and inline structure (code spans,
-//! emphasis); callers that need spans find them within a line. Nothing here allocates per line:
+//! reference definitions and tables (both read as text), and the rest of inline structure
+//! (emphasis, links: `vault::links` reads those within a line). Nothing here allocates per line:
 //! lines, info strings and heading texts are borrowed from the input. It knows nothing of
 //! vaults, YAML values or the index.
+
+use std::collections::HashMap;
+use std::ops::Range;
 
 /// The UTF-8 byte-order mark, which may precede the first line and is not part of it.
 const BOM: char = '\u{feff}';
@@ -39,9 +45,13 @@ pub(crate) const HEADING_MAX: usize = 6;
 /// An ordered list marker has at most this many digits (longer numbers are text).
 const ORDERED_MAX_DIGITS: usize = 9;
 
-/// The most blockquote markers a line records the positions of (see [`Line::after_quotes`]).
-/// Real notes nest two or three deep; deeper markers still count in [`Line::quote_depth`].
-pub(crate) const MAX_QUOTE_MARKS: usize = 32;
+/// The most containers (blockquotes and list items together) a line can be inside. Real notes
+/// nest a handful deep. A `>` or list marker past this depth is paragraph text: every line
+/// walks the containers open above it, so without a cap a note nested thousands deep (a line
+/// of `- - - …`, then thousands of lines under it) costs its depth for every line, and its
+/// scans take minutes instead of milliseconds. Also the most blockquote markers a line
+/// carries (see [`Line::after_quotes`]).
+pub(crate) const MAX_NESTING: usize = 32;
 
 // ---------------------------------------------------------------------------------------------
 // Frontmatter
@@ -146,11 +156,11 @@ pub(crate) struct Line<'a> {
     /// What the line is.
     pub(crate) class: Class<'a>,
     /// How many blockquote markers (`>`) the line carries that open or continue a quote. A lazy
-    /// continuation line (quoted paragraph text going on without its `>`) carries none.
+    /// continuation line (quoted paragraph text going on without its `>`) carries none. At
+    /// most [`MAX_NESTING`]: markers past it are text.
     pub(crate) quote_depth: usize,
-    /// Offsets in `raw` just past each of the first [`MAX_QUOTE_MARKS`] markers (and the one
-    /// optional space after each).
-    quote_ends: [u32; MAX_QUOTE_MARKS],
+    /// Offsets in `raw` just past each marker (and the one optional space after it).
+    quote_ends: [u32; MAX_NESTING],
     /// The line belongs to a list item: it opens one, or continues one (indented under it,
     /// or lazily).
     pub(crate) in_item: bool,
@@ -161,15 +171,15 @@ pub(crate) struct Line<'a> {
 impl<'a> Line<'a> {
     /// The line after its blockquote markers: the whole line when it has none.
     pub(crate) fn quoted(&self) -> &'a str {
-        self.after_quotes(self.quote_depth.min(MAX_QUOTE_MARKS)).unwrap_or(self.raw)
+        self.after_quotes(self.quote_depth).unwrap_or(self.raw)
     }
 
     /// The line after its first `k` blockquote markers (and the optional space after each);
-    /// `None` when it has fewer, or `k` is beyond [`MAX_QUOTE_MARKS`].
+    /// `None` when it has fewer.
     pub(crate) fn after_quotes(&self, k: usize) -> Option<&'a str> {
         match k {
             0 => Some(self.raw),
-            _ if k > self.quote_depth || k > MAX_QUOTE_MARKS => None,
+            _ if k > self.quote_depth => None,
             _ => Some(&self.raw[self.quote_ends[k - 1] as usize..]),
         }
     }
@@ -212,7 +222,7 @@ impl<'a> Iterator for Lines<'a> {
                 raw: content,
                 class: Class::Frontmatter,
                 quote_depth: 0,
-                quote_ends: [0; MAX_QUOTE_MARKS],
+                quote_ends: [0; MAX_NESTING],
                 in_item: false,
                 opens_item: false,
             }
@@ -267,8 +277,8 @@ impl Classifier {
     /// Classifies the next line (without its line ending). The result's `number`, `start` and
     /// `end` are those of a one-line text; [`lines`] fills in the real ones.
     pub(crate) fn classify<'a>(&mut self, raw: &'a str) -> Line<'a> {
-        let mut cur = Cursor { s: raw, pos: 0, col: 0 };
-        let mut quotes = Quotes { depth: 0, ends: [0; MAX_QUOTE_MARKS] };
+        let mut cur = Cursor::new(raw);
+        let mut quotes = Quotes { depth: 0, ends: [0; MAX_NESTING] };
 
         // Which open containers does this line continue?
         let mut matched = 0;
@@ -327,7 +337,9 @@ impl Classifier {
                 break Some(Class::IndentedCode);
             }
             let first = cur.peek_after_indent();
-            if first == Some(b'>') {
+            // Past the nesting cap a marker opens nothing; it is read as text below.
+            let room = matched < MAX_NESTING;
+            if room && first == Some(b'>') {
                 self.close_unmatched(&mut matched);
                 cur.quote_marker(&mut quotes);
                 self.containers.push(Container::Quote);
@@ -356,7 +368,7 @@ impl Classifier {
                 break Some(Class::Text);
             }
             let interrupts = paragraph_open && all_matched && !opened;
-            if let Some(item) = cur.list_item(interrupts) {
+            if room && let Some(item) = cur.list_item(interrupts) {
                 self.close_unmatched(&mut matched);
                 self.containers.push(item);
                 matched += 1;
@@ -432,7 +444,7 @@ impl Classifier {
 /// The blockquote markers consumed on one line.
 struct Quotes {
     depth: usize,
-    ends: [u32; MAX_QUOTE_MARKS],
+    ends: [u32; MAX_NESTING],
 }
 
 /// A position in one line, in bytes and in columns (tabs expanded). `col` may sit inside a tab
@@ -441,26 +453,48 @@ struct Cursor<'a> {
     s: &'a str,
     pos: usize,
     col: usize,
+    /// The run of spaces and tabs last measured: where it starts, and the byte offset and
+    /// column of the first other character after it. Every container asks how far in the line
+    /// is, and a line of ten thousand spaces must not be walked once per container.
+    run: std::cell::Cell<Option<(usize, usize, usize)>>,
 }
 
-impl Cursor<'_> {
-    /// Columns of spaces and tabs from here to the first other character.
-    fn indent(&self) -> usize {
+impl<'a> Cursor<'a> {
+    fn new(s: &'a str) -> Cursor<'a> {
+        Cursor { s, pos: 0, col: 0, run: std::cell::Cell::new(None) }
+    }
+
+    /// The byte offset and column of the first character from here that is not a space or
+    /// tab. The column is the same from anywhere in the run (tab stops are columns of the
+    /// line), so one measurement serves every position inside it.
+    fn run_end(&self) -> (usize, usize) {
+        if let Some((start, end, end_col)) = self.run.get()
+            && (start..=end).contains(&self.pos)
+        {
+            return (end, end_col);
+        }
         let mut col = self.col;
+        let mut end = self.pos;
         for b in self.s[self.pos..].bytes() {
             match b {
                 b' ' => col += 1,
                 b'\t' => col += TAB_STOP - col % TAB_STOP,
                 _ => break,
             }
+            end += 1;
         }
-        col - self.col
+        self.run.set(Some((self.pos, end, col)));
+        (end, col)
+    }
+
+    /// Columns of spaces and tabs from here to the first other character.
+    fn indent(&self) -> usize {
+        self.run_end().1 - self.col
     }
 
     /// Byte offset of the first character that is not a space or tab.
     fn pos_after_indent(&self) -> usize {
-        let rest = &self.s[self.pos..];
-        self.pos + rest.len() - rest.trim_start_matches([' ', '\t']).len()
+        self.run_end().0
     }
 
     fn peek_after_indent(&self) -> Option<u8> {
@@ -507,7 +541,7 @@ impl Cursor<'_> {
         if matches!(self.s.as_bytes().get(self.pos), Some(b' ' | b'\t')) {
             self.advance_columns(1);
         }
-        if quotes.depth < MAX_QUOTE_MARKS {
+        if quotes.depth < MAX_NESTING {
             // A line longer than 4 GiB is not a note; saturate rather than wrap.
             quotes.ends[quotes.depth] = u32::try_from(self.pos).unwrap_or(u32::MAX);
         }
@@ -616,6 +650,76 @@ fn is_thematic_break(body: &str) -> bool {
         }
     }
     count >= 3
+}
+
+// ---------------------------------------------------------------------------------------------
+// Code spans
+
+/// Every maximal run of backticks of one line, by length: what finding a code span's closer
+/// needs. A closer is always a maximal run, so a run's closer is found by a binary search among
+/// the runs of its length, and a line of a thousand distinct runs is not searched to its end
+/// once per run.
+pub(crate) struct BacktickRuns {
+    by_len: HashMap<usize, Vec<usize>>,
+}
+
+impl BacktickRuns {
+    pub(crate) fn new(line: &str) -> BacktickRuns {
+        let bytes = line.as_bytes();
+        let mut by_len: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut j = 0;
+        while j < bytes.len() {
+            if bytes[j] == b'`' {
+                let run = run_length(bytes, j);
+                by_len.entry(run).or_default().push(j);
+                j += run;
+            } else {
+                j += 1;
+            }
+        }
+        BacktickRuns { by_len }
+    }
+
+    /// Where the first maximal run of exactly `len` backticks at or after `from` starts.
+    pub(crate) fn closer(&self, len: usize, from: usize) -> Option<usize> {
+        let list = self.by_len.get(&len)?;
+        list.get(list.partition_point(|&p| p < from)).copied()
+    }
+}
+
+/// The number of backticks from `at` on.
+pub(crate) fn run_length(bytes: &[u8], at: usize) -> usize {
+    bytes[at..].iter().take_while(|&&b| b == b'`').count()
+}
+
+/// The inline code spans of one line, as byte ranges of `line`, backticks included: a run of
+/// backticks up to the next run of exactly the same length (a backslash escapes the byte after
+/// it outside a span). Linear in the line's length, however its backticks fall.
+pub(crate) fn code_spans(line: &str) -> Vec<Range<usize>> {
+    let bytes = line.as_bytes();
+    if !bytes.contains(&b'`') {
+        return Vec::new();
+    }
+    let runs = BacktickRuns::new(line);
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'`' => {
+                let run = run_length(bytes, i);
+                match runs.closer(run, i + run) {
+                    Some(at) => {
+                        spans.push(i..at + run);
+                        i = at + run;
+                    }
+                    None => i += run,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    spans
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -933,10 +1037,30 @@ mod tests {
     fn hostile_nesting_does_not_panic() {
         let deep = format!("{}[!bug]\n{}x\n", ">".repeat(10_000), ">".repeat(5_000));
         let all: Vec<Line> = lines(&deep).collect();
-        assert_eq!((all[0].quote_depth, all[1].quote_depth), (10_000, 5_000));
-        assert_eq!(all[0].quoted(), ">".repeat(10_000 - MAX_QUOTE_MARKS) + "[!bug]");
+        assert_eq!((all[0].quote_depth, all[1].quote_depth), (MAX_NESTING, MAX_NESTING));
+        assert_eq!(all[0].quoted(), ">".repeat(10_000 - MAX_NESTING) + "[!bug]");
         let lists = format!("{}x\n{}y\n", "- ".repeat(5_000), " ".repeat(3));
         assert_eq!(lines(&lists).count(), 2);
+    }
+
+    #[test]
+    fn a_marker_past_the_nesting_cap_is_text() {
+        let quotes = format!("{}# not a heading\n", "> ".repeat(MAX_NESTING + 1));
+        let line = lines(&quotes).next().unwrap();
+        assert_eq!((line.quote_depth, line.class), (MAX_NESTING, Class::Text));
+        assert_eq!(line.quoted(), "> # not a heading");
+        // At the cap itself the heading is still one.
+        let quotes = format!("{}# heading\n", "> ".repeat(MAX_NESTING));
+        let line = lines(&quotes).next().unwrap();
+        assert_eq!(line.class, Class::Heading { level: 1, text: "heading" });
+        // A list item past the cap does not open, so a fence indented under it belongs to
+        // the deepest item that did, and a line back at that item's column is still code.
+        let deep = format!("{}x\n", "- ".repeat(MAX_NESTING + 1));
+        let under = " ".repeat(2 * (MAX_NESTING + 1));
+        let item = " ".repeat(2 * MAX_NESTING);
+        let text = format!("{deep}{under}```\n{item}# h\n");
+        let shapes: Vec<Class> = lines(&text).map(|l| l.class).collect();
+        assert_eq!(shapes[2], Class::FencedCode, "{shapes:?}");
     }
 
     proptest! {

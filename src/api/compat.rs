@@ -8,7 +8,7 @@
 //! from `rest.rs`, and nothing here writes. The map from each plugin route to these functions,
 //! and what mdvault refuses on purpose, is `docs/local-rest-api.md`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
@@ -62,6 +62,9 @@ fn is_tag(t: &str) -> bool {
 /// order of first appearance, without the `#`.
 pub(crate) fn inline_tags(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    // Seen tags are looked up, not searched for: a note of 200,000 distinct tags would cost
+    // their number squared.
+    let mut seen: HashSet<String> = HashSet::new();
     for line in markdown::lines(text) {
         if !matches!(line.class, Class::Text | Class::Heading { .. }) {
             continue;
@@ -87,7 +90,8 @@ pub(crate) fn inline_tags(text: &str) -> Vec<String> {
                     .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '/')))
                     .map_or(rest.len(), |(n, _)| n);
                 let tag = rest[..end].trim_end_matches('/');
-                if is_tag(tag) && !out.iter().any(|t| t == tag) {
+                if is_tag(tag) && !seen.contains(tag) {
+                    seen.insert(tag.to_string());
                     out.push(tag.to_string());
                 }
             }
@@ -101,9 +105,10 @@ pub(crate) fn inline_tags(text: &str) -> Vec<String> {
 /// The frontmatter `tags` (a list or one string, `#` optional), then the inline ones.
 pub(crate) fn note_tags(fm: &Map<String, Value>, text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     let mut add = |t: &str| {
         let t = t.trim().trim_start_matches('#');
-        if is_tag(t) && !out.iter().any(|x| x == t) {
+        if is_tag(t) && seen.insert(t.to_string()) {
             out.push(t.to_string());
         }
     };

@@ -24,6 +24,7 @@ mod logic;
 pub mod mcp;
 mod patch;
 mod periodic;
+mod readiness;
 pub mod rest;
 pub(crate) mod sanitize;
 pub mod tls;
@@ -121,6 +122,7 @@ pub fn serve(
     let router =
         web::router(engine.clone(), policy.clone(), api_key.trim(), searches.clone(), credentials)
             .fallback_service(rest::router(engine.clone(), policy, searches, certificate));
+    let signal = watch_for_shutdown()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
@@ -133,8 +135,7 @@ pub fn serve(
         ready(addr);
         let acceptor = tls.map(|t| t.acceptor);
         let signalled = async {
-            shutdown_signal().await;
-            exit_after(limits::SHUTDOWN_DEADLINE);
+            let _ = signal.await;
         };
         serve_connections(listener, router, connections, acceptor, signalled).await;
         Ok::<(), StartError>(())
@@ -143,6 +144,27 @@ pub fn serve(
     // atomic and every move journaled, so ending mid-way loses nothing acknowledged.
     rt.shutdown_timeout(std::time::Duration::from_millis(500));
     Ok(())
+}
+
+/// Waits for Ctrl-C or SIGTERM on a thread and a runtime of its own, then starts the exit
+/// deadline and resolves the returned receiver (which starts the graceful shutdown). Not on
+/// the serving runtime: when long requests hold every one of its workers, a signal handled
+/// there is only seen once one of them is free, and the deadline would start minutes late.
+fn watch_for_shutdown() -> Result<tokio::sync::oneshot::Receiver<()>, StartError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| StartError(format!("cannot start the signal watcher: {e}")))?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("mdvault-signal".into())
+        .spawn(move || {
+            rt.block_on(shutdown_signal());
+            exit_after(limits::SHUTDOWN_DEADLINE);
+            let _ = tx.send(());
+        })
+        .map_err(|e| StartError(format!("cannot start the signal watcher: {e}")))?;
+    Ok(rx)
 }
 
 /// Ends the process `after` the shutdown signal whatever is still running (a build pass, a

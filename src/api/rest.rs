@@ -38,7 +38,7 @@ use super::common::{
 use super::compat;
 use super::limits::Searches;
 use super::mcp::VaultMcp;
-use crate::engine::{Engine, Phase};
+use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
 use crate::wire;
@@ -426,8 +426,13 @@ async fn read_route(
     if form == NoteForm::DocumentMap && !(path.is_empty() || path.ends_with('/')) {
         let v1 = header_str(headers, "markdown-patch-version")? == Some("1");
         let a = tools::ReadArgs { vault: None, path: path.clone(), section: None };
-        let r = blocking(move || tools::read(&engine, &target, a)).await?;
-        let mut map = compat::document_map(&r.path, &r.content, v1)?;
+        // Mapped on a blocking thread like the read: a hostile note's outline is work.
+        let (r, mut map) = blocking(move || {
+            let r = tools::read(&engine, &target, a)?;
+            let map = compat::document_map(&r.path, &r.content, v1)?;
+            Ok((r, map))
+        })
+        .await?;
         // The 2.x map's `version` is the token a PATCH sends back as `If-Match`/`ifMatch`:
         // mdvault's etag, so the version check is the etag check.
         if !v1 {
@@ -453,25 +458,31 @@ async fn read_route(
         Ok(r) if form == NoteForm::PluginNote && r.extraction.is_none() => {
             let (e3, t3, p3, text3) =
                 (engine.clone(), target.clone(), path.clone(), r.content.clone());
-            let (times, (links, unresolved)) = blocking(move || {
-                Ok((tools::file_times(&e3, &t3, &p3)?, tools::note_links(&e3, &t3, &p3, &text3)?))
+            let etag = r.etag.clone();
+            let note = blocking(move || {
+                let times = tools::file_times(&e3, &t3, &p3)?;
+                let (links, unresolved) = tools::note_links(&e3, &t3, &p3, &text3)?;
+                let stat =
+                    compat::Stat { ctime: times.ctime_ms, mtime: times.mtime_ms, size: times.size };
+                Ok(compat::note(&r, stat, &links, &unresolved))
             })
             .await?;
-            let stat =
-                compat::Stat { ctime: times.ctime_ms, mtime: times.mtime_ms, size: times.size };
-            Ok(with_etag(json_body(compat::note(&r, stat, &links, &unresolved)), Some(&r.etag)))
+            Ok(with_etag(json_body(note), Some(&etag)))
         }
         Ok(r) if form == NoteForm::Html => {
+            let etag = r.etag.clone();
+            // Rendering and sanitising are CPU work: never on the server's async threads.
+            let page = blocking(move || Ok(compat::html(&r.content))).await?;
             let resp = (
                 [
                     (header::CONTENT_TYPE, "text/html; charset=utf-8"),
                     (header::CONTENT_SECURITY_POLICY, super::sanitize::HTML_CSP),
                     (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
                 ],
-                compat::html(&r.content),
+                page,
             )
                 .into_response();
-            Ok(with_etag(resp, Some(&r.etag)))
+            Ok(with_etag(resp, Some(&etag)))
         }
         Ok(r) => {
             // A filed document has no plugin note object: its JSON form is the note object.
@@ -768,13 +779,15 @@ async fn notes_with_times(
 /// `GET /tags/`: every tag (frontmatter and inline) with how many notes carry it.
 async fn tags_route(State(app): State<App>, Extension(target): Extension<Target>) -> Response {
     let engine = app.engine.clone();
-    finish(blocking(move || tools::all_notes(&engine, &target)).await.map(|notes| {
-        json_body(compat::tag_counts(
+    let counted = blocking(move || {
+        let notes = tools::all_notes(&engine, &target)?;
+        Ok(compat::tag_counts(
             notes
                 .iter()
                 .map(|(_, text)| compat::note_tags(&crate::vault::frontmatter::parse(text), text)),
         ))
-    }))
+    });
+    finish(counted.await.map(json_body))
 }
 
 /// `POST /search/simple/?query=&contextLength=`: every note that holds the query (the whole
@@ -977,66 +990,11 @@ fn reindex_body(text: &str) -> Result<(Option<String>, Option<bool>)> {
     Ok((vault, full))
 }
 
-/// The readiness report: one body shape for 200 and 503.
-pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
-    let s = engine.status();
-    let ready = s.phase == Phase::Ready && s.store_ok;
-    // A failing index.md (a hand-written one in the way, say) degrades the server but does
-    // not make it unready: search and the note verbs are unaffected.
-    let index_md = engine.index_md_status();
-    let watching = s.watching || !s.owner;
-    // An index that cannot take changes (a full data directory) still answers searches, from
-    // what it had: degraded, not unready.
-    let keeping_up = s.behind.is_none();
-    let status = match (ready, watching && keeping_up && index_md.iter().all(|(_, st)| st.ok)) {
-        (true, true) => "ready",
-        (true, false) => "degraded",
-        _ => s.phase.as_str(),
-    };
-    let round = |x: f64, p: f64| (x * p).round() / p;
-    let body = json!({
-        "status": status,
-        "version": env!("CARGO_PKG_VERSION"),
-        "revision": option_env!("MDVAULT_REVISION").unwrap_or("unknown"),
-        "uptime_seconds": round(uptime_seconds, 10.0),
-        "vaults": engine.vaults().iter().map(|v| json!({
-            "name": v.name(), "root": v.root().display().to_string(),
-        })).collect::<Vec<_>>(),
-        "index": {
-            "ok": s.phase == Phase::Ready,
-            "phase": s.phase.as_str(),
-            "building": s.phase == Phase::Building,
-            "attempts": s.attempts,
-            "error": s.error,
-            "files": s.files,
-            "chunks": s.chunks,
-            "vectors": s.vectors,
-            "built_at": s.built_at,
-            "build_seconds": s.build_seconds.map(|x| round(x, 100.0)),
-            "model": engine.index().embedder().model_id(),
-            "progress": s.progress,
-            "behind": s.behind.is_some(),
-            "behind_error": s.behind,
-        },
-        "watcher": { "ok": s.watching },
-        // A reader searches the index another mdvault process keeps (and watches for).
-        "indexer": { "owner": s.owner },
-        "index_md": {
-            "enabled": engine.config().index.index_md,
-            "vaults": index_md.iter().map(|(name, st)| json!({
-                "vault": name, "ok": st.ok, "scanned": st.scanned, "entries": st.entries,
-                "error": st.error,
-            })).collect::<Vec<_>>(),
-        },
-        "store": { "ok": s.store_ok, "path": engine.index().store().path().display().to_string() },
-    });
-    (ready, body)
-}
-
 async fn readyz(State(app): State<App>) -> Response {
     // The store query can wait on a sync's transaction: off the async workers.
     let (engine, uptime) = (app.engine.clone(), app.started.elapsed().as_secs_f64());
-    let Ok((ready, body)) = tokio::task::spawn_blocking(move || readiness(&engine, uptime)).await
+    let Ok((ready, body)) =
+        tokio::task::spawn_blocking(move || super::readiness::readiness(&engine, uptime)).await
     else {
         return refusal(&Error::new(ErrorCode::InternalError, "the readiness check failed"));
     };

@@ -15,7 +15,8 @@ use crate::vault::{frontmatter, headings};
 /// Bump whenever chunk output changes for the same input: the index store keys cached chunks
 /// on it. 2: code is what the shared line model says (fences inside quotes and list items,
 /// indented code; a fence indented four columns is not one), for comments and list blocks.
-pub const CHUNKER_VERSION: u32 = 2;
+/// 3: containers nest at most `markdown::MAX_NESTING` deep; a deeper marker is text.
+pub const CHUNKER_VERSION: u32 = 3;
 
 /// Estimated characters per model token; rough on purpose, the targets are soft.
 const CHARS_PER_TOKEN: f64 = 3.6;
@@ -270,14 +271,16 @@ fn strip_comments(body: &str) -> String {
 
 /// Copies one line's text minus its comments; true when a comment is still open at its end.
 fn copy_uncommented(s: &str, out: &mut String) -> bool {
+    // Found once per line: a run's closer is looked up, not searched for to the line's end.
+    let runs = markdown::BacktickRuns::new(s);
     let mut i = 0;
     while i < s.len() {
         let rest = &s[i..];
         if rest.starts_with('`') {
-            let run = rest.len() - rest.trim_start_matches('`').len();
-            let span_end = closing_backticks(&rest[run..], run).map_or(run, |at| run + at + run);
-            out.push_str(&rest[..span_end]);
-            i += span_end;
+            let run = markdown::run_length(s.as_bytes(), i);
+            let span_end = runs.closer(run, i + run).map_or(i + run, |at| at + run);
+            out.push_str(&s[i..span_end]);
+            i = span_end;
         } else if let Some(inner) = rest.strip_prefix("%%") {
             match inner.find("%%") {
                 Some(close) => i += 2 + close + 2,
@@ -290,20 +293,6 @@ fn copy_uncommented(s: &str, out: &mut String) -> bool {
         }
     }
     false
-}
-
-/// Offset of the first run of exactly `len` backticks in `s`, which closes a code span.
-fn closing_backticks(s: &str, len: usize) -> Option<usize> {
-    let mut from = 0;
-    while let Some(found) = s[from..].find('`') {
-        let start = from + found;
-        let run = s[start..].len() - s[start..].trim_start_matches('`').len();
-        if run == len {
-            return Some(start);
-        }
-        from = start + run;
-    }
-    None
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -328,11 +317,20 @@ impl Span {
         self.anchors[0].1
     }
 
-    /// The file line of the byte at `at`.
-    fn line_at(&self, at: usize) -> usize {
-        let (offset, line) =
-            self.anchors.iter().rev().find(|(offset, _)| *offset <= at).unwrap_or(&self.anchors[0]);
-        line + self.text[*offset..at].matches('\n').count()
+    /// The file line of the byte at `at`, for offsets asked in ascending order: each call
+    /// counts newlines only from where the last one stopped, so a span of a million lines cut
+    /// into thousands of pieces is read once, not once per piece.
+    fn line_finder(&self) -> impl FnMut(usize) -> usize + '_ {
+        let (mut anchor, mut counted, mut line) = (0, self.anchors[0].0, self.anchors[0].1);
+        move |at| {
+            while self.anchors.get(anchor + 1).is_some_and(|(offset, _)| *offset <= at) {
+                anchor += 1;
+                (counted, line) = self.anchors[anchor];
+            }
+            line += self.text[counted..at].matches('\n').count();
+            counted = at;
+            line
+        }
     }
 
     /// Appends `other` after a blank line; `self` keeps its breadcrumb and first line.
@@ -655,6 +653,7 @@ fn split_oversized(span: &Span, cfg: &ChunkConfig) -> Vec<(usize, String)> {
         *carried = overlap_carry(&body, overlap);
         buffer.clear();
     };
+    let mut line_at = span.line_finder();
     for (offset, paragraph) in paragraphs(&span.text) {
         let size = paragraph.chars().count();
         // Break only once what is held can stand alone: a heading line followed by one huge
@@ -664,7 +663,7 @@ fn split_oversized(span: &Span, cfg: &ChunkConfig) -> Vec<(usize, String)> {
             held = 0;
         }
         if buffer.is_empty() {
-            buffer_line = span.line_at(offset);
+            buffer_line = line_at(offset);
         }
         buffer.push(paragraph);
         held += size + 2;

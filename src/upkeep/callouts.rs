@@ -16,16 +16,15 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::markdown::{self, Class, Line};
+use crate::markdown::{self, Class};
 
 /// The callout types listed as open when the configuration names none (the configuration owns
 /// every default).
 pub use crate::config::DEFAULT_OPEN_CALLOUTS as DEFAULT_OPEN;
 
-/// The deepest blockquote nesting searched for callouts. Real notes never come close; the cap
-/// keeps the recursion (and its stack) bounded on a line of thousands of `>`. It is as deep as
-/// the line model records marker positions, so every searched level's text can be cut out.
-pub const MAX_DEPTH: usize = markdown::MAX_QUOTE_MARKS;
+/// The deepest blockquote nesting searched for callouts: the line model's nesting cap, past
+/// which a `>` is text. Real notes never come close.
+pub const MAX_DEPTH: usize = markdown::MAX_NESTING;
 
 /// How urgent a callout type is, most urgent first, so sorting ascending puts the worst on top.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -129,46 +128,87 @@ pub fn severity_of(canonical: &str) -> Severity {
 
 /// Every callout in `text`, in document order (a parent before the callouts nested in it).
 /// `note` is copied into each result and not otherwise used.
+///
+/// One pass over the lines, keeping per nesting depth the blockquote open there and the
+/// callout it started: a blockquote at depth `d` is a run of consecutive lines that carry at
+/// least `d` markers. A line inside code carries only the markers of the container the code is
+/// in, so code never starts or continues a deeper quote. No line is held beyond its own turn,
+/// so a note of millions of lines costs no more memory than the callouts it holds.
 pub fn parse(note: &str, text: &str) -> Vec<Callout> {
-    // Frontmatter lines are YAML, not Markdown: a `> [!x]` in a block scalar is no callout.
-    let lines: Vec<Line<'_>> =
-        markdown::lines(text).filter(|line| line.class != Class::Frontmatter).collect();
+    // `open[d - 1]`: the quote open at depth `d`, with its callout when its first line was a
+    // callout header; as many as the previous line had markers.
+    let mut open: Vec<Option<Building>> = Vec::new();
     let mut out = Vec::new();
-    scan(note, &lines, 1, &mut out);
+    // Frontmatter lines are YAML, not Markdown: a `> [!x]` in a block scalar is no callout.
+    for line in markdown::lines(text).filter(|line| line.class != Class::Frontmatter) {
+        let depth = line.quote_depth.min(MAX_DEPTH);
+        while open.len() > depth {
+            out.extend(open.pop().flatten().map(Building::finish));
+        }
+        for (k, building) in open.iter_mut().enumerate() {
+            if let Some(building) = building {
+                building.push(line.after_quotes(k + 1).unwrap_or(""));
+            }
+        }
+        while open.len() < depth {
+            let k = open.len() + 1;
+            // The header is the quote's own first line: text with exactly this many markers.
+            let header =
+                (k == depth && line.class == Class::Text).then(|| header(line.quoted())).flatten();
+            open.push(header.map(|h| Building::new(note, line.number + 1, h, k)));
+        }
+    }
+    out.extend(open.into_iter().rev().flatten().map(Building::finish));
+    out.sort_by_key(|c| (c.line, c.depth));
     out
 }
 
-/// Finds the blockquotes at nesting `depth` among `lines` (the document, or the inside of one
-/// blockquote at `depth - 1`): each is a run of consecutive lines that carry at least `depth`
-/// markers. A line inside code carries only the markers of the container the code is in, so
-/// code never starts or continues a deeper quote.
-fn scan(note: &str, lines: &[Line<'_>], depth: usize, out: &mut Vec<Callout>) {
-    let mut i = 0;
-    while i < lines.len() {
-        if lines[i].quote_depth < depth {
-            i += 1;
-            continue;
+/// A callout whose blockquote is still open: its body so far, blank edge lines left out.
+struct Building {
+    callout: Callout,
+    /// Blank lines after the last line with text: kept only if more text follows.
+    blanks: String,
+}
+
+impl Building {
+    fn new(note: &str, line: usize, header: Header<'_>, depth: usize) -> Building {
+        let kind = canonical_type(header.written);
+        let title =
+            if header.title.is_empty() { capitalise(&kind) } else { header.title.to_string() };
+        let callout = Callout {
+            note: note.to_string(),
+            line,
+            severity: severity_of(&kind),
+            written: header.written.to_lowercase(),
+            kind,
+            title,
+            body: String::new(),
+            fold: header.fold,
+            depth,
+        };
+        Building { callout, blanks: String::new() }
+    }
+
+    /// Adds a body line (one marker level removed).
+    fn push(&mut self, line: &str) {
+        let body = &mut self.callout.body;
+        if line.trim().is_empty() {
+            if !body.is_empty() {
+                self.blanks.push('\n');
+                self.blanks.push_str(line);
+            }
+            return;
         }
-        let start = i;
-        while i < lines.len() && lines[i].quote_depth >= depth {
-            i += 1;
+        if !body.is_empty() {
+            body.push_str(&self.blanks);
+            body.push('\n');
         }
-        let run = &lines[start..i];
-        let first = &run[0];
-        // The header is the quote's own first line: text with exactly this many markers.
-        if first.quote_depth == depth
-            && first.class == Class::Text
-            && let Some(header) = header(first.quoted())
-        {
-            let body: Vec<(usize, &str)> = run[1..]
-                .iter()
-                .map(|line| (line.number + 1, line.after_quotes(depth).unwrap_or("")))
-                .collect();
-            out.push(callout(note, first.number + 1, header, &body, depth));
-        }
-        if depth < MAX_DEPTH {
-            scan(note, run, depth + 1, out);
-        }
+        self.blanks.clear();
+        body.push_str(line);
+    }
+
+    fn finish(self) -> Callout {
+        self.callout
     }
 }
 
@@ -198,32 +238,6 @@ fn header(line: &str) -> Option<Header<'_>> {
         (Fold::None, after)
     };
     Some(Header { written, fold, title: after.trim() })
-}
-
-fn callout(
-    note: &str,
-    line: usize,
-    header: Header<'_>,
-    body: &[(usize, &str)],
-    depth: usize,
-) -> Callout {
-    let kind = canonical_type(header.written);
-    let title = if header.title.is_empty() { capitalise(&kind) } else { header.title.to_string() };
-    let blank = |l: &&(usize, &str)| l.1.trim().is_empty();
-    let first = body.iter().position(|l| !blank(&l)).unwrap_or(body.len());
-    let last = body.iter().rposition(|l| !blank(&l)).map_or(first, |p| p + 1);
-    let body = body[first..last.max(first)].iter().map(|(_, l)| *l).collect::<Vec<_>>().join("\n");
-    Callout {
-        note: note.to_string(),
-        line,
-        severity: severity_of(&kind),
-        written: header.written.to_lowercase(),
-        kind,
-        title,
-        body,
-        fold: header.fold,
-        depth,
-    }
 }
 
 fn capitalise(s: &str) -> String {

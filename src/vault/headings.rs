@@ -320,32 +320,52 @@ pub(crate) fn block_id(raw: &str) -> Option<&str> {
 /// a list); otherwise the block is the line's list item, or the run of non-blank lines it
 /// ends.
 pub fn blocks(text: &str) -> Vec<Block> {
-    let all: Vec<markdown::Line<'_>> = markdown::lines(text).collect();
-    let plain = |l: &markdown::Line<'_>| matches!(l.class, Class::Text);
+    // One pass, remembering only the run of plain lines that ends just above (and the one
+    // above a single blank line): walking back from each `^id` line instead would make a
+    // paragraph of thousands of `x ^id` lines cost its length squared.
+    let mut run: Option<Run> = None;
+    let mut above_blank: Option<Run> = None;
     let mut out = Vec::new();
-    for (i, line) in all.iter().enumerate() {
-        if !plain(line) {
-            continue;
-        }
-        let Some(id) = block_id(line.raw) else { continue };
-        let alone = line.raw.trim() == format!("^{id}");
-        let mut start = i;
-        // `^id` alone after a blank line still names the block above the blank.
-        if alone && i >= 2 && matches!(all[i - 1].class, Class::Blank) && plain(&all[i - 2]) {
-            start -= 1;
-        }
-        if !line.opens_item || alone {
-            while start > 0 && plain(&all[start - 1]) {
-                start -= 1;
-                // A list item is its own block: stop at the item the line belongs to.
-                if all[start].opens_item && !alone {
-                    break;
-                }
+    for line in markdown::lines(text) {
+        let i = line.number;
+        match line.class {
+            Class::Text => {}
+            Class::Blank => {
+                above_blank = run.take();
+                continue;
+            }
+            _ => {
+                (run, above_blank) = (None, None);
+                continue;
             }
         }
-        out.push(Block { id: id.to_string(), lines: start..i + 1 });
+        if let Some(id) = block_id(line.raw) {
+            let alone = line.raw.trim() == format!("^{id}");
+            let start = match (&run, &above_blank) {
+                // `^id` alone after a blank line still names the block above the blank.
+                (None, Some(before)) if alone => before.start,
+                // A list item is its own block: stop at the item the line belongs to.
+                (Some(before), _) if alone => before.start,
+                (Some(before), _) if !line.opens_item => before.last_item.unwrap_or(before.start),
+                _ => i,
+            };
+            out.push(Block { id: id.to_string(), lines: start..i + 1 });
+        }
+        let last_item = line.opens_item.then_some(i);
+        run = Some(match run {
+            Some(r) => Run { start: r.start, last_item: last_item.or(r.last_item) },
+            None => Run { start: i, last_item },
+        });
+        above_blank = None;
     }
     out
+}
+
+/// A run of consecutive plain text lines: its first line, and the last line in it that opens
+/// a list item.
+struct Run {
+    start: usize,
+    last_item: Option<usize>,
 }
 
 /// What a target resolved to: a heading's section, or a block.

@@ -233,6 +233,10 @@ fn scan(text: &str) -> Vec<Found> {
     let mut out = Vec::new();
     // Frontmatter lines are scanned too: a `related: "[[Note]]"` value is a link to keep.
     for line in markdown::lines(text).filter(|line| !line.class.is_code()) {
+        // Every link opens with `[`; most lines have none and need no index.
+        if !line.raw.contains('[') {
+            continue;
+        }
         let index = LineIndex::new(text, line.start..line.end);
         scan_range(text, line.start..line.end, &index, line.number + 1, &mut out);
     }
@@ -264,7 +268,10 @@ const NOT_VISITED: u32 = u32::MAX - 1;
 impl LineIndex {
     fn new(text: &str, range: Range<usize>) -> LineIndex {
         let bytes = text.as_bytes();
-        let code = code_spans(text, range.start, range.end);
+        let code = markdown::code_spans(&text[range.clone()])
+            .into_iter()
+            .map(|span| range.start + span.start..range.start + span.end)
+            .collect::<Vec<_>>();
         let len = range.end - range.start;
         let matches = |skip_code: bool, open: u8, close: u8| {
             let mut table = vec![NOT_VISITED; len];
@@ -333,49 +340,6 @@ impl LineIndex {
             at => Some(Some(self.start + at as usize)),
         }
     }
-}
-
-/// Inline code spans of one line: a backtick run up to the next run of the same length.
-/// Linear: every maximal run is listed once, by length, and a run's closer is found by a
-/// binary search among the runs of its length.
-fn code_spans(text: &str, start: usize, end: usize) -> Vec<Range<usize>> {
-    let bytes = text.as_bytes();
-    let run_at = |i: usize| bytes[i..end].iter().take_while(|&&b| b == b'`').count();
-    // Every maximal run of backticks, by length: a closer is always a maximal run.
-    let mut by_len: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut j = start;
-    while j < end {
-        if bytes[j] == b'`' {
-            let run = run_at(j);
-            by_len.entry(run).or_default().push(j);
-            j += run;
-        } else {
-            j += 1;
-        }
-    }
-    let closer = |run: usize, from: usize| {
-        let list = by_len.get(&run)?;
-        list.get(list.partition_point(|&p| p < from)).copied()
-    };
-    let mut spans = Vec::new();
-    let mut i = start;
-    while i < end {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'`' => {
-                let run = run_at(i);
-                match closer(run, i + run) {
-                    Some(at) => {
-                        spans.push(i..at + run);
-                        i = at + run;
-                    }
-                    None => i += run,
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    spans
 }
 
 fn scan_range(

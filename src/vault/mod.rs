@@ -23,6 +23,7 @@ pub mod headings;
 mod journal;
 pub mod links;
 mod lock;
+mod move_plan;
 mod ops;
 pub mod path;
 pub mod periodic;

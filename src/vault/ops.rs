@@ -1,14 +1,15 @@
 //! The vault operations: read, map, list, and every write.
 //!
 //! Each operation gates its paths, takes the vault's write lock for the whole
-//! read-modify-write, checks the caller's expected content hash (if any), computes the new text
+//! read-modify-write (a move plans its link rewrites before it and confirms them under it:
+//! `move_plan`), checks the caller's expected content hash (if any), computes the new text
 //! with the pure functions of the sibling modules, bumps the frontmatter `timestamp`, and
 //! writes atomically. A refusal happens before anything is written.
 //!
 //! The confirmations are plain sentences shared by every surface; the structured fields beside
 //! them let REST and the CLI answer in JSON without parsing prose.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -17,7 +18,7 @@ use super::edit::{self, Operation};
 use super::find::Named;
 use super::headings::{self, Scope};
 use super::journal::{self, Record, Step};
-use super::links::{self, PathSet};
+use super::move_plan::Plan;
 use super::path::{self, Access, Reading, Rooting, Suffixes, Target, gate};
 use super::{Vault, diff, find, frontmatter, fs, text};
 use crate::docs::{Extraction, Verdict};
@@ -158,11 +159,16 @@ impl NoteMap {
         if self.headings.is_empty() {
             out.push_str("- (none)\n");
         }
+        // Counted once, not per heading: 50,000 headings would otherwise cost their number
+        // squared.
+        let mut twins: HashMap<&str, usize> = HashMap::new();
+        for h in &self.headings {
+            *twins.entry(h.path.as_str()).or_default() += 1;
+        }
         for h in &self.headings {
             // Two headings with one path cannot be told apart by name: say so, and give the
             // `@line` target that reaches each.
-            let twins = self.headings.iter().filter(|o| o.path == h.path).count();
-            if twins > 1 {
+            if twins[h.path.as_str()] > 1 {
                 out.push_str(&format!(
                     "- {} (line {}; duplicate path, target `{}@{}`)\n",
                     h.path, h.line, h.path, h.line
@@ -1439,6 +1445,9 @@ impl Vault {
                 format!("{} is already at that path; name a different destination", from.rel),
             ));
         }
+        // Planned before the lock and confirmed under it: scanning every note is the long
+        // part of a move, and other writes to the vault must not wait for it.
+        let planned = update_links.then(|| Plan::make(self, &from.rel, &to.rel));
         let _guard = self.lock();
         let Some(source_bytes) = self.current(&from, expected)? else {
             return Err(Error::new(ErrorCode::NotFound, format!("{} does not exist", from.rel)));
@@ -1449,37 +1458,7 @@ impl Vault {
                 format!("{} already exists; choose another destination or delete it first", to.rel),
             ));
         }
-
-        let before_paths = self.all_files();
-        let mut after_paths: BTreeSet<String> = before_paths.iter().cloned().collect();
-        after_paths.remove(&from.rel);
-        after_paths.insert(to.rel.clone());
-        let before = PathSet::new(before_paths.iter().cloned());
-        let after = PathSet::new(after_paths.iter().cloned());
-
-        // Plan: the new text of every note whose links change, read and computed up front.
-        let mut rewrites: Vec<(Target, Vec<u8>, String)> = Vec::new();
-        let mut links_changed = 0;
-        if update_links {
-            for rel in before_paths.iter().filter(|p| Suffixes::is_note(p)) {
-                if *rel == from.rel || rel.eq_ignore_ascii_case("index.md") {
-                    continue;
-                }
-                let target = Target {
-                    rel: rel.clone(),
-                    abs: self.root.join(rel),
-                    reading: Reading::AsWritten,
-                };
-                let Ok(bytes) = fs::read(&target.abs) else { continue };
-                let Ok(old) = std::str::from_utf8(&bytes) else { continue };
-                let (new, n) =
-                    links::rewrite_inbound(old, rel, &from.rel, &to.rel, &before, &after);
-                if n > 0 {
-                    links_changed += 1;
-                    rewrites.push((target, bytes.clone(), new));
-                }
-            }
-        }
+        let plan = planned.map(|plan| plan.confirm(self));
 
         let mut bumped = false;
         let moved_text = if from_doc {
@@ -1487,8 +1466,8 @@ impl Vault {
         } else {
             // The moved note keeps its bytes: only link targets and the timestamp change.
             let mut new = utf8(&from, source_bytes.clone())?;
-            if update_links {
-                new = links::rewrite_outbound(&new, &from.rel, &to.rel, &before, &after).0;
+            if let Some(plan) = &plan {
+                new = plan.moved_text(&new);
             }
             if let Some(stamped) =
                 frontmatter::bump_key(&new, &self.timestamp_key, &now_timestamp())
@@ -1498,6 +1477,8 @@ impl Vault {
             }
             Some(new)
         };
+        let links_changed = plan.as_ref().map_or(0, Plan::notes_changed);
+        let rewrites = plan.map(|plan| plan.into_rewrites(self)).unwrap_or_default();
 
         // Folders made for the destination are taken away again (while empty) if the move
         // does not finish.

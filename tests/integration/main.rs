@@ -8,6 +8,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod adversarial;
 mod agent_tasks;
 mod callers;
 mod cli;

@@ -145,8 +145,21 @@ const LAYERS: &[&[&str]] = &[
 /// (`api/web/`, one entry here) sits beside REST: it uses the gate and the limits, and only
 /// `mod` mounts it.
 const API_LAYERS: &[&str] = &[
-    "sanitize", "accept", "compat", "logic", "limits", "tls", "guard", "mcp", "common", "patch",
-    "periodic", "rest", "web", "mod",
+    "sanitize",
+    "accept",
+    "compat",
+    "logic",
+    "limits",
+    "tls",
+    "guard",
+    "mcp",
+    "common",
+    "patch",
+    "periodic",
+    "readiness",
+    "rest",
+    "web",
+    "mod",
 ];
 
 /// The `crate::NAME` and `super::NAME` modules a source text names outside comments.
@@ -321,10 +334,10 @@ fn the_data_directorys_file_names_are_spelled_only_in_its_layout() {
 /// Files past the size one concept takes, each at most at its size when this ledger was
 /// written: they may shrink (and leave the ledger once under the limit), never grow.
 const OVERSIZED: &[(&str, usize)] = &[
-    ("src/vault/ops.rs", 1771),
-    ("src/api/rest.rs", 1401),
+    ("src/vault/ops.rs", 1752),
+    ("src/api/rest.rs", 1359),
     ("src/index/mod.rs", 1267),
-    ("src/engine/mod.rs", 1081),
+    ("src/engine/mod.rs", 1070),
     ("src/vault/edit.rs", 1036),
 ];
 

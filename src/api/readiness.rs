@@ -1,0 +1,63 @@
+//! The readiness report `/readyz` answers: one body shape for 200 and 503, built from the
+//! engine's status (the index phase, whether the index keeps up, the watcher, index.md and the
+//! store).
+
+use serde_json::{Value, json};
+
+use crate::engine::{Engine, Phase};
+
+/// The readiness report: one body shape for 200 and 503.
+pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
+    let s = engine.status();
+    let ready = s.phase == Phase::Ready && s.store_ok;
+    // A failing index.md (a hand-written one in the way, say) degrades the server but does
+    // not make it unready: search and the note verbs are unaffected.
+    let index_md = engine.index_md_status();
+    let watching = s.watching || !s.owner;
+    // An index that cannot take changes (a full data directory) still answers searches, from
+    // what it had: degraded, not unready.
+    let keeping_up = s.behind.is_none();
+    let status = match (ready, watching && keeping_up && index_md.iter().all(|(_, st)| st.ok)) {
+        (true, true) => "ready",
+        (true, false) => "degraded",
+        _ => s.phase.as_str(),
+    };
+    let round = |x: f64, p: f64| (x * p).round() / p;
+    let body = json!({
+        "status": status,
+        "version": env!("CARGO_PKG_VERSION"),
+        "revision": option_env!("MDVAULT_REVISION").unwrap_or("unknown"),
+        "uptime_seconds": round(uptime_seconds, 10.0),
+        "vaults": engine.vaults().iter().map(|v| json!({
+            "name": v.name(), "root": v.root().display().to_string(),
+        })).collect::<Vec<_>>(),
+        "index": {
+            "ok": s.phase == Phase::Ready,
+            "phase": s.phase.as_str(),
+            "building": s.phase == Phase::Building,
+            "attempts": s.attempts,
+            "error": s.error,
+            "files": s.files,
+            "chunks": s.chunks,
+            "vectors": s.vectors,
+            "built_at": s.built_at,
+            "build_seconds": s.build_seconds.map(|x| round(x, 100.0)),
+            "model": engine.index().embedder().model_id(),
+            "progress": s.progress,
+            "behind": s.behind.is_some(),
+            "behind_error": s.behind,
+        },
+        "watcher": { "ok": s.watching },
+        // A reader searches the index another mdvault process keeps (and watches for).
+        "indexer": { "owner": s.owner },
+        "index_md": {
+            "enabled": engine.config().index.index_md,
+            "vaults": index_md.iter().map(|(name, st)| json!({
+                "vault": name, "ok": st.ok, "scanned": st.scanned, "entries": st.entries,
+                "error": st.error,
+            })).collect::<Vec<_>>(),
+        },
+        "store": { "ok": s.store_ok, "path": engine.index().store().path().display().to_string() },
+    });
+    (ready, body)
+}
