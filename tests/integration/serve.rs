@@ -729,13 +729,9 @@ fn mcp_over_http_serves_every_tool_with_vault_prefixes_and_scopes() {
     assert!(r.get("error").is_some() || r["isError"] == true, "{r}");
 }
 
-/// A write answers once its bytes are on disk and its re-index has had at most the bounded
-/// wait (1.5 s): a large note whose vectors take longer answers early, saying how far its
-/// re-index got, is found by its words at once and by its meaning once the embedding ends.
-#[test]
-fn a_small_notes_write_answers_lexical_while_its_vectors_wait_and_search_finds_its_words_at_once() {
-    // The large note's test below may answer `queued` on a slow machine; this one cannot: one
-    // section is chunked well within the wait, while its vectors take the embedder's 8 s.
+/// The fixture served with an embedder that takes 8 s over every request holding `TORTOISE`:
+/// far beyond a write's bounded wait, however fast the machine.
+fn served_with_a_slow_embedder() -> (TempVault, Server) {
     let url = crate::common::fake_embedding_endpoint_slow(
         16,
         "TORTOISE",
@@ -749,6 +745,14 @@ fn a_small_notes_write_answers_lexical_while_its_vectors_wait_and_search_finds_i
         ("MDVAULT_EMBEDDING__DIMS", "16"),
     ];
     let s = Server::start(&[spec("fixture", &v)], &env);
+    (v, s)
+}
+
+#[test]
+fn a_small_notes_write_answers_lexical_while_its_vectors_wait_and_search_finds_its_words_at_once() {
+    // The large note's test below may answer `queued` on a slow machine; this one cannot: one
+    // section is chunked well within the wait, while its vectors take the embedder's 8 s.
+    let (_v, s) = served_with_a_slow_embedder();
     let r = s.call(
         "PUT",
         "/vault/Inbox/Slip.md",
@@ -762,23 +766,12 @@ fn a_small_notes_write_answers_lexical_while_its_vectors_wait_and_search_finds_i
     assert!(paths.contains(&"Inbox/Slip.md"), "the answer said lexical, but search missed it");
 }
 
+/// A write answers once its bytes are on disk and its re-index has had at most the bounded
+/// wait (1.5 s): a large note whose vectors take longer answers early, saying how far its
+/// re-index got, is found by its words at once and by its meaning once the embedding ends.
 #[test]
 fn a_large_notes_write_answers_before_its_vectors_and_search_finds_it_after() {
-    // Every embedding request holding the marker takes 8 s: far beyond the wait, so the
-    // answer cannot have waited for the vectors however fast the machine.
-    let url = crate::common::fake_embedding_endpoint_slow(
-        16,
-        "TORTOISE",
-        std::time::Duration::from_secs(8),
-    );
-    let v = TempVault::fixture();
-    let env = [
-        ("MDVAULT_EMBEDDING__BACKEND", "http"),
-        ("MDVAULT_EMBEDDING__URL", url.as_str()),
-        ("MDVAULT_EMBEDDING__MODEL", "toy"),
-        ("MDVAULT_EMBEDDING__DIMS", "16"),
-    ];
-    let s = Server::start(&[spec("fixture", &v)], &env);
+    let (v, s) = served_with_a_slow_embedder();
 
     // About 256 KiB in 160 sections, like the note that once held its PUT for 8.9 s.
     let mut note = String::from("# Quillfeather ledger\n");
