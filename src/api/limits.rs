@@ -1,6 +1,6 @@
 //! How much of the server one client, or all of them together, may hold: how long a request
-//! head and a request body may take to arrive, how many connections are open at once, and how
-//! many searches run at once.
+//! head and a request body may take to arrive, how many connections are open at once (which of
+//! them give way is `admission`'s), and how many searches run at once.
 //!
 //! Every number is a named constant here with its reason, so that the accept loop (`mod.rs`)
 //! and the two ways into search (`rest.rs` and `mcp.rs`) apply the same ones. None of them is
@@ -41,11 +41,13 @@ pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(4);
 /// authenticated routes read a body; the guard answers everything else without reading it.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The most connections served at once. Each costs a file descriptor and about 10 KiB (hyper's
-/// 8 KiB read buffer and its task); 4,096 of them is some 40 MiB, and far beyond what honest
-/// clients of a personal server open (an agent or a script keeps one or a few). Beyond it, new
-/// connections wait in the kernel's accept queue until one closes, which the timeouts above
-/// make happen within seconds, rather than taking the descriptors search needs.
+/// The most connections open at once, waiting for their request head or serving one. Each
+/// costs a file descriptor and about 10 KiB (hyper's 8 KiB read buffer and its task); 4,096 of
+/// them is some 40 MiB, and far beyond what honest clients of a personal server open (an agent
+/// or a script keeps one or a few). Beyond it, a connection still waiting for its request head
+/// (a half-sent one first) is closed for the newcomer (`admission`), so idle and half-sent
+/// connections give way to a client that is ready; only while none can do new connections wait
+/// in the kernel's accept queue, rather than taking the descriptors search needs.
 pub const MAX_CONNECTIONS: usize = 4096;
 
 /// File descriptors kept out of the connection budget for everything else the process holds

@@ -33,13 +33,30 @@ pub(crate) const BUDGET: Duration = Duration::from_secs(10);
 
 /// Set when the request that started an evaluation is gone: the evaluation stops at the next
 /// note. The route keeps a [`CancelOnDrop`] in its future, which axum drops when the client
-/// disconnects.
+/// disconnects. `/search/simple/` stops its scan of every note the same way.
 #[derive(Clone, Default)]
 pub(crate) struct Cancel(Arc<AtomicBool>);
 
 impl Cancel {
-    fn cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+    /// Whether the client has gone, for a loop over notes to stop at once. When it has, this
+    /// says so in the log (at `info`), so that an operator, and a test, can see an abandoned
+    /// request let go of its core rather than run on: `what` stopped after `done` of `total`
+    /// notes, `started` when.
+    pub(crate) fn client_left(
+        &self,
+        what: &str,
+        done: usize,
+        total: usize,
+        started: Instant,
+    ) -> bool {
+        let left = self.0.load(Ordering::Relaxed);
+        if left {
+            tracing::info!(
+                "{what} stopped after {done} of {total} notes and {:.1} s: its client went away",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        left
     }
 
     /// A guard that cancels when dropped.
@@ -219,9 +236,10 @@ pub(crate) fn search(
         .build();
     let compiled = engine.compile(rule).map_err(invalid)?;
     let started = Instant::now();
+    tracing::debug!("a JsonLogic search started over {} notes", notes.len());
     let mut out = Vec::new();
     for (done, (path, data)) in notes.iter().enumerate() {
-        if cancel.cancelled() {
+        if cancel.client_left("a JsonLogic search", done, notes.len(), started) {
             return Ok(Vec::new());
         }
         if started.elapsed() > budget {

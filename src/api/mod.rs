@@ -10,12 +10,14 @@
 //! from the first second.
 //!
 //! The HTTP server is hyper's HTTP/1 connection driven by an accept loop here rather than
-//! `axum::serve`, which takes no settings: the loop holds a connection slot before each
-//! accept, and each connection gets the header and body read timeouts of `limits`.
+//! `axum::serve`, which takes no settings: `admission` decides which connections stay open when
+//! there are too many (one still sending its request head gives way to a new one), and each
+//! connection gets the header and body read timeouts of `limits`.
 //!
 //! This module owns tokio, axum, hyper and rmcp; the engine below knows none of them.
 
 mod accept;
+mod admission;
 mod common;
 pub(crate) mod compat;
 pub mod guard;
@@ -37,7 +39,6 @@ use std::time::Duration;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::sync::Semaphore;
 use tower::ServiceExt;
 use tower_http::timeout::TimeoutBody;
 
@@ -137,8 +138,12 @@ pub fn serve(
         let signalled = async {
             let _ = signal.await;
         };
-        serve_connections(listener, router, connections, acceptor, signalled).await;
-        Ok::<(), StartError>(())
+        // On a worker, not on this thread: there the accept loop takes turns with the
+        // connections it starts (see `serve_connections`) instead of running ahead of them.
+        let served = serve_connections(listener, router, connections, acceptor, signalled);
+        tokio::spawn(served)
+            .await
+            .map_err(|e| StartError(format!("the server stopped unexpectedly: {e}")))
     })?;
     // Blocking work still running (a search, an evaluation) is not waited for: every write is
     // atomic and every move journaled, so ending mid-way loses nothing acknowledged.
@@ -183,21 +188,22 @@ fn exit_after(after: std::time::Duration) {
 }
 
 /// How long the accept loop pauses after an accept fails for a reason other than the client
-/// (out of descriptors or memory): retrying at once would spin, and a pause lets connections
-/// close and give theirs back.
+/// (out of memory, or out of descriptors with no waiting connection to close): retrying at
+/// once would spin, and a pause lets connections close and give theirs back.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(250);
 
 /// Accepts and serves connections until `shutdown` completes, then lets the open ones finish.
 ///
-/// A slot is taken before each accept, so beyond `max_connections` new connections wait in
-/// the kernel's accept queue (and are answered when a slot frees) instead of taking
-/// descriptors the index needs. Slots free quickly under a flood of half-sent requests,
-/// because hyper drops a connection whose head does not arrive within
-/// `limits::HEADER_READ_TIMEOUT`; bodies are held to `limits::BODY_READ_TIMEOUT` between
-/// pieces. With `tls`, each connection's handshake runs on its own task (so a slow one never
-/// holds up the loop), held to the same deadline as a request head, and every request it
-/// carries is marked [`tls::OverTls`]. Every request carries its peer's address as axum's
-/// `ConnectInfo`.
+/// Accepting never stops for half-sent requests: `admission` keeps at most `max_connections`
+/// open and, past it, closes one still waiting for its request head (a half-sent one first), so
+/// a client ready to send is admitted at once however many connections sit idle. The loop must
+/// run on a worker and yields after each accept, so that each new connection is read before the
+/// next one needs room (`admission` spares one not yet read). hyper drops a head
+/// that does not arrive within `limits::HEADER_READ_TIMEOUT` anyway, and bodies are held to
+/// `limits::BODY_READ_TIMEOUT` between pieces. With `tls`, each connection's handshake runs on
+/// its own task (so a slow one never holds up the loop), held to the same deadline as a request
+/// head and waiting like one, and every request it carries is marked [`tls::OverTls`]. Every request
+/// carries its peer's address as axum's `ConnectInfo`.
 async fn serve_connections(
     listener: tokio::net::TcpListener,
     router: axum::Router,
@@ -205,65 +211,59 @@ async fn serve_connections(
     tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()>,
 ) {
-    let slots = Arc::new(Semaphore::new(max_connections));
+    let admission = admission::Admission::new(max_connections);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(limits::HEADER_READ_TIMEOUT);
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.expect("the slots are never closed"),
+        tokio::select! {
+            () = admission.room() => {}
             () = &mut shutdown => break,
-        };
+        }
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
-                    if !matches!(
-                        e.kind(),
-                        std::io::ErrorKind::ConnectionAborted | std::io::ErrorKind::ConnectionReset
-                    ) {
-                        tracing::error!("could not accept a connection: {e}");
-                        tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
-                    }
+                    accept_failed(&e, &admission).await;
                     continue;
                 }
             },
             () = &mut shutdown => break,
         };
-        let over_tls = tls.is_some();
-        let router =
-            router.clone().map_request(move |req: http::Request<hyper::body::Incoming>| {
-                let mut req = req.map(|body| TimeoutBody::new(limits::BODY_READ_TIMEOUT, body));
-                // Where the request came from, for the web page's list of sessions.
-                req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
-                if over_tls {
-                    req.extensions_mut().insert(tls::OverTls);
-                }
-                req
-            });
-        let service = TowerToHyperService::new(router);
+        let stream = admission.admit(stream, tls.is_none());
+        let service = connection_service(router.clone(), tls.is_some(), peer, stream.marker());
+        let evicted = stream.evicted();
         let (http, watcher, tls) = (http.clone(), graceful.watcher(), tls.clone());
         tokio::spawn(async move {
-            // A client that hangs up, times out or fails its handshake ends here; nothing to
-            // report.
-            match tls {
-                None => {
-                    let _ =
-                        watcher.watch(http.serve_connection(TokioIo::new(stream), service)).await;
-                }
-                Some(acceptor) => {
-                    let handshake = acceptor.accept(stream);
-                    if let Ok(Ok(stream)) =
-                        tokio::time::timeout(limits::HEADER_READ_TIMEOUT, handshake).await
-                    {
+            // A client that hangs up, times out, fails its handshake or is closed for room ends
+            // here; nothing to report. Either way the connection's room is given back when
+            // `stream` drops.
+            let served = async move {
+                match tls {
+                    None => {
                         let conn = http.serve_connection(TokioIo::new(stream), service);
                         let _ = watcher.watch(conn).await;
                     }
+                    Some(acceptor) => {
+                        let handshake = acceptor.accept(stream);
+                        if let Ok(Ok(stream)) =
+                            tokio::time::timeout(limits::HEADER_READ_TIMEOUT, handshake).await
+                        {
+                            let conn = http.serve_connection(TokioIo::new(stream), service);
+                            let _ = watcher.watch(conn).await;
+                        }
+                    }
                 }
+            };
+            tokio::select! {
+                () = served => {}
+                () = evicted => {}
             }
-            drop(slot);
         });
+        // The new connection's task runs before the next accept, so that its head, when it
+        // came with the connection, is read before a flood of newcomers needs its room.
+        tokio::task::yield_now().await;
     }
     drop(listener);
     // Requests in flight get a short grace to finish; one that would run on (a long JsonLogic
@@ -274,6 +274,58 @@ async fn serve_connections(
             limits::SHUTDOWN_GRACE.as_secs()
         );
     }
+}
+
+/// What the accept loop does when an accept fails. A client that gave up before it was
+/// accepted is nothing; running out of descriptors closes the connection that has waited
+/// longest for its head, so the one in the accept queue gets in, and waits for it to close.
+async fn accept_failed(e: &std::io::Error, admission: &admission::Admission) {
+    use std::io::ErrorKind;
+    if matches!(e.kind(), ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset) {
+        return;
+    }
+    let out_of_descriptors =
+        matches!(e.raw_os_error(), Some(code) if code == libc::EMFILE || code == libc::ENFILE);
+    if out_of_descriptors && admission.make_room() {
+        tracing::debug!("out of file descriptors: closed the longest-waiting connection");
+        let _ = tokio::time::timeout(ACCEPT_ERROR_PAUSE, admission.room()).await;
+        return;
+    }
+    tracing::error!("could not accept a connection: {e}");
+    tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+}
+
+/// The service one connection's requests go through: the router, with each body held to
+/// `limits::BODY_READ_TIMEOUT`, TLS marked, and each request marked serving (through
+/// `admission`) from its complete head until its response is written.
+fn connection_service(
+    router: axum::Router,
+    over_tls: bool,
+    peer: std::net::SocketAddr,
+    marker: admission::Marker,
+) -> TowerToHyperService<
+    impl tower::Service<
+        http::Request<hyper::body::Incoming>,
+        Response = http::Response<admission::Held<axum::body::Body>>,
+        Error = std::convert::Infallible,
+        Future = impl Send,
+    > + Clone,
+> {
+    TowerToHyperService::new(tower::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+        // hyper calls the service once the head is complete: from here the connection serves.
+        let serving = marker.serving();
+        let router = router.clone();
+        async move {
+            let mut req = req.map(|body| TimeoutBody::new(limits::BODY_READ_TIMEOUT, body));
+            // Where the request came from, for the web page's list of sessions.
+            req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            if over_tls {
+                req.extensions_mut().insert(tls::OverTls);
+            }
+            let response = router.oneshot(req).await?;
+            Ok(response.map(|body| admission::Held::new(body, serving)))
+        }
+    }))
 }
 
 /// Serves MCP over stdin and stdout until the client closes the stream.

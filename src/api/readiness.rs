@@ -2,9 +2,27 @@
 //! engine's status (the index phase, whether the index keeps up, the watcher, index.md and the
 //! store).
 
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::guard::refusal;
 use crate::engine::{Engine, Phase};
+use crate::error::{Error, ErrorCode};
+
+/// `GET /readyz`: 200 when ready, else 503, with the same body.
+pub(super) async fn answer(engine: Arc<Engine>, uptime_seconds: f64) -> Response {
+    // The store query can wait on a sync's transaction: off the async workers.
+    let Ok((ready, body)) =
+        tokio::task::spawn_blocking(move || readiness(&engine, uptime_seconds)).await
+    else {
+        return refusal(&Error::new(ErrorCode::InternalError, "the readiness check failed"));
+    };
+    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, axum::Json(body)).into_response()
+}
 
 /// The readiness report: one body shape for 200 and 503.
 pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {

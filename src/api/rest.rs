@@ -794,6 +794,7 @@ async fn tags_route(State(app): State<App>, Extension(target): Extension<Target>
 /// query, else each of its words; ignoring case) or whose path holds it, as the plugin answers,
 /// with each match in context. Ordered by mdvault's ranking: the notes the hybrid search ranks
 /// among its best passages first, in that order, then the rest by how often the query occurs.
+/// A client that leaves stops the scan at the next note.
 async fn simple_search_route(
     State(app): State<App>,
     Extension(target): Extension<Target>,
@@ -824,6 +825,10 @@ async fn simple_search_route(
             };
             let (engine, query_text) = (app.engine.clone(), text.to_string());
             let turn = app.searches.enter().await?;
+            // Dropped with this future, so a client that leaves stops the scan (and frees its
+            // turn) at the next note rather than after every note of a large vault.
+            let cancel = super::logic::Cancel::default();
+            let _stop_when_gone = cancel.on_drop();
             let found = blocking(move || {
                 let _turn = turn;
                 // The ranking is an order, not a filter: while the index cannot answer (a
@@ -833,12 +838,15 @@ async fn simple_search_route(
                     Err(_) => Vec::new(),
                 };
                 let notes = tools::all_notes(&engine, &target)?;
-                let mut hits: Vec<compat::SimpleHit> = notes
-                    .iter()
-                    .filter_map(|(path, text)| {
-                        compat::simple_matches(path, text, &query_text, context)
-                    })
-                    .collect();
+                let started = std::time::Instant::now();
+                tracing::debug!("a simple search started over {} notes", notes.len());
+                let mut hits: Vec<compat::SimpleHit> = Vec::new();
+                for (done, (path, text)) in notes.iter().enumerate() {
+                    if cancel.client_left("a simple search", done, notes.len(), started) {
+                        return Ok(Vec::new());
+                    }
+                    hits.extend(compat::simple_matches(path, text, &query_text, context));
+                }
                 let rank = |path: &str| ranked.iter().position(|p| p == path).unwrap_or(usize::MAX);
                 hits.sort_by(|a, b| {
                     rank(&a.filename)
@@ -991,15 +999,7 @@ fn reindex_body(text: &str) -> Result<(Option<String>, Option<bool>)> {
 }
 
 async fn readyz(State(app): State<App>) -> Response {
-    // The store query can wait on a sync's transaction: off the async workers.
-    let (engine, uptime) = (app.engine.clone(), app.started.elapsed().as_secs_f64());
-    let Ok((ready, body)) =
-        tokio::task::spawn_blocking(move || super::readiness::readiness(&engine, uptime)).await
-    else {
-        return refusal(&Error::new(ErrorCode::InternalError, "the readiness check failed"));
-    };
-    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (status, axum::Json(body)).into_response()
+    super::readiness::answer(app.engine.clone(), app.started.elapsed().as_secs_f64()).await
 }
 
 async fn healthz() -> Response {

@@ -185,22 +185,16 @@ impl Server {
     }
 
     fn spawn_in(vaults: &[String], env: &[(&str, &str)], data_dir: Option<&Path>) -> Server {
-        Server::spawn_wrapped(&[], vaults, env, data_dir)
+        Server::launch(vaults, env, &Launch { data_dir, ..Launch::default() })
     }
 
-    /// Starts the server as the last arguments of `wrapper` (a program that sets something up,
-    /// then runs its arguments), and waits only for the port.
-    pub fn spawn_wrapped(
-        wrapper: &[&str],
-        vaults: &[String],
-        env: &[(&str, &str)],
-        data_dir: Option<&Path>,
-    ) -> Server {
+    /// Starts the server as `launch` says and waits only for the port (`/healthz`).
+    pub fn launch(vaults: &[String], env: &[(&str, &str)], launch: &Launch) -> Server {
         let port = free_port();
         let data = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
         let bin = env!("CARGO_BIN_EXE_mdvault");
-        let mut cmd = match wrapper.split_first() {
+        let mut cmd = match launch.wrapper.split_first() {
             Some((program, args)) => {
                 let mut c = Command::new(program);
                 c.args(args).arg(bin);
@@ -212,7 +206,7 @@ impl Server {
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .arg("--data-dir")
-            .arg(data_dir.unwrap_or(data.path()));
+            .arg(launch.data_dir.unwrap_or(data.path()));
         for v in vaults {
             cmd.arg("--vault").arg(v);
         }
@@ -227,6 +221,24 @@ impl Server {
             .stderr(Stdio::inherit());
         for (k, v) in env {
             cmd.env(k, v);
+        }
+        if let Some(log) = launch.log {
+            cmd.stderr(std::fs::File::create(log).unwrap());
+        }
+        if let Some(limit) = launch.fd_limit {
+            use std::os::unix::process::CommandExt;
+            let lim = libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: limit as _ };
+            // SAFETY: between fork and exec the closure calls only setrlimit, which is
+            // async-signal-safe, on a value it owns. Lowering both limits needs no privilege.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
         }
         let child = cmd.spawn().unwrap();
         let s = Server { child, base: format!("http://127.0.0.1:{port}"), data, _home: home };
@@ -299,6 +311,21 @@ impl Server {
         let r = self.call("GET", path, &[], None);
         (r.status, r.body)
     }
+}
+
+/// How to start a server beyond its vaults and environment ([`Server::launch`]).
+#[derive(Default)]
+pub struct Launch<'a> {
+    /// Serve this data directory (shared with other processes) instead of a fresh one.
+    pub data_dir: Option<&'a Path>,
+    /// The open-file limit, soft and hard, the server starts under (as `ulimit -n` in a shell
+    /// would set it): the server can raise neither.
+    pub fd_limit: Option<u64>,
+    /// Write the server's log (its standard error) to this file instead of the test's.
+    pub log: Option<&'a Path>,
+    /// Start it as the last arguments of this program and its arguments (one that sets
+    /// something up, a mount namespace say, then runs the rest).
+    pub wrapper: &'a [&'a str],
 }
 
 impl Drop for Server {

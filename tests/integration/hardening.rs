@@ -233,3 +233,156 @@ fn a_request_that_does_not_name_exactly_one_server_is_refused() {
     let absolute = format!("GET {}/readyz HTTP/1.1\r\n{host}{auth}{close}\r\n", s.base);
     assert_eq!(raw_request(&s, &absolute).status, 200);
 }
+
+/// The open-file limit (soft and hard) of the flooded server: as small as a machine whose
+/// limit was never raised, so the server cannot raise it, and it holds only a few dozen
+/// connections (the rest is kept for the index and what requests open).
+const SMALL_FD_LIMIT: u64 = 256;
+
+/// How many half-sent requests the flood keeps open: several times the whole descriptor
+/// limit. Before admission gave way to new clients, the server took 16 of them at this limit
+/// (5 s each) and its accept queue 128 more, and every new client queued behind them.
+const FLOOD: usize = 1000;
+
+/// How long the ready client searches, flooded and not.
+const SEARCHING: Duration = Duration::from_secs(3);
+
+/// The longest one search may take beside the flood: unflooded it takes about a millisecond;
+/// before the fix the one search made beside the flood took some 40 s.
+const SEARCH_BOUND: Duration = Duration::from_secs(30);
+
+/// One search over a fresh connection (so every search must be admitted anew), held to
+/// [`SEARCH_BOUND`] from connecting to the last byte of the answer.
+fn bounded_search(s: &Server) {
+    let started = Instant::now();
+    let addr = authority(s).parse().unwrap();
+    let over = || panic!("a search was not answered within {SEARCH_BOUND:?} beside the flood");
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, SEARCH_BOUND) else { over() };
+    let head = format!(
+        "GET /search?q=boiler%20pressure&k=3 HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {KEY}\
+         \r\nConnection: close\r\n\r\n",
+        authority(s)
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let left = SEARCH_BOUND.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+    stream.set_read_timeout(Some(left)).unwrap();
+    let mut raw = Vec::new();
+    if stream.read_to_end(&mut raw).is_err() || started.elapsed() > SEARCH_BOUND {
+        over();
+    }
+    let r = parse_response(&raw);
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// Searches per second over [`SEARCHING`], one after another.
+fn search_rate(s: &Server) -> f64 {
+    let started = Instant::now();
+    let mut done = 0;
+    while started.elapsed() < SEARCHING {
+        bounded_search(s);
+        done += 1;
+    }
+    done as f64 / started.elapsed().as_secs_f64()
+}
+
+/// A client that keeps [`FLOOD`] half-sent requests open, opening a new one for each the
+/// server closes, until dropped.
+struct Flood {
+    state: std::sync::Arc<FloodState>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct FloodState {
+    stop: std::sync::atomic::AtomicBool,
+    /// How many half-sent requests were opened in all.
+    opened: std::sync::atomic::AtomicUsize,
+    /// Set once a connection attempt timed out: the server takes no more (its accept queue,
+    /// 128 deep, is full).
+    refused: std::sync::atomic::AtomicBool,
+}
+
+impl Flood {
+    fn start(s: &Server) -> Flood {
+        use std::sync::atomic::Ordering;
+        let state = std::sync::Arc::new(FloodState::default());
+        let addr: std::net::SocketAddr = authority(s).parse().unwrap();
+        let head = format!("GET /search?q=x HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: slow");
+        let thread = std::thread::spawn({
+            let state = state.clone();
+            move || {
+                let mut open: Vec<TcpStream> = Vec::new();
+                while !state.stop.load(Ordering::Relaxed) {
+                    // At most 50 new connections a round (some 1,000 a second): enough to keep
+                    // every connection the server holds taken, not so many that the flood is a
+                    // test of CPU time on a shared machine.
+                    for _ in 0..50.min(FLOOD - open.len()) {
+                        let Ok(mut c) = TcpStream::connect_timeout(&addr, Duration::from_secs(1))
+                        else {
+                            state.refused.store(true, Ordering::Relaxed);
+                            break;
+                        };
+                        if c.write_all(head.as_bytes()).is_ok() && c.set_nonblocking(true).is_ok() {
+                            open.push(c);
+                            state.opened.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    // Let go of those the server closed, to replace them next round.
+                    open.retain(
+                        |c| matches!(c.peek(&mut [0]), Err(e) if e.kind() == ErrorKind::WouldBlock),
+                    );
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        });
+        Flood { state, thread: Some(thread) }
+    }
+
+    fn opened(&self) -> usize {
+        self.state.opened.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the flood is in full swing: [`FLOOD`] half-sent requests opened, or as many as
+    /// the server would take.
+    fn full(&self) -> bool {
+        self.opened() >= FLOOD || self.state.refused.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for Flood {
+    fn drop(&mut self) {
+        self.state.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn half_sent_requests_at_a_small_file_limit_leave_a_ready_client_its_search_rate() {
+    let v = TempVault::fixture();
+    let launch = crate::common::Launch { fd_limit: Some(SMALL_FD_LIMIT), ..Default::default() };
+    let s = Server::launch(&[format!("fixture={}", v.root().display())], HASHING, &launch);
+    s.wait_ready();
+    search_answers(&s);
+    let unflooded = search_rate(&s);
+
+    let flood = Flood::start(&s);
+    let deadline = Instant::now() + BOUND;
+    while !flood.full() {
+        assert!(Instant::now() < deadline, "only {} half-sent requests opened", flood.opened());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let flooded = search_rate(&s);
+    let opened = flood.opened();
+    drop(flood);
+    eprintln!(
+        "searches a second: {unflooded:.1} alone, {flooded:.1} beside {FLOOD} half-sent \
+         requests at an open-file limit of {SMALL_FD_LIMIT} ({opened} opened in all)"
+    );
+    assert!(
+        flooded >= unflooded / 2.0,
+        "the flood cut the search rate from {unflooded:.1} to {flooded:.1} a second"
+    );
+    healthz_answers(&s);
+}

@@ -180,3 +180,94 @@ fn two_unicode_spellings_make_one_note_and_a_bidi_control_is_refused() {
     assert_eq!((r.status, r.code().as_str()), (400, "invalid_path"), "{}", r.body);
     assert_eq!(v.snapshot(), before);
 }
+
+/// The server's log so far.
+fn log_text(log: &std::path::Path) -> String {
+    std::fs::read_to_string(log).unwrap_or_default()
+}
+
+/// Waits (up to a minute) for a log line containing `needle`, and returns it.
+fn log_line(log: &std::path::Path, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(line) = log_text(log).lines().find(|l| l.contains(needle)) {
+            return line.to_string();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no log line with {needle:?} within a minute:\n{}",
+            log_text(log)
+        );
+        // Often: a request left once running must still be running when it is left.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Sends `head` and `body` on a new connection to `s`, waits until the server logs `started`
+/// (the request is running), leaves without reading the answer, and returns how the server
+/// logged the request's end: `(notes done, of notes, seconds)`, from "stopped after N of M
+/// notes and S s: its client went away".
+fn leave_once_running(
+    s: &Server,
+    log: &std::path::Path,
+    head: &str,
+    body: &str,
+    started: &str,
+    what: &str,
+) -> (usize, usize, f64) {
+    use std::io::Write;
+    let authority = s.base.trim_start_matches("http://");
+    let mut client = std::net::TcpStream::connect(authority).unwrap();
+    write!(
+        client,
+        "{head}\r\nHost: {authority}\r\nAuthorization: Bearer {}\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        crate::common::KEY,
+        body.len()
+    )
+    .unwrap();
+    log_line(log, started);
+    let left = std::time::Instant::now();
+    drop(client);
+    let stopped = log_line(log, &format!("{what} stopped after"));
+    eprintln!("{:?} after the client left: {stopped}", left.elapsed());
+    let tail = stopped.split(" stopped after ").nth(1).unwrap();
+    let words: Vec<&str> = tail.split_whitespace().collect();
+    (words[0].parse().unwrap(), words[2].parse().unwrap(), words[5].parse().unwrap())
+}
+
+#[test]
+fn a_search_whose_client_left_stops_long_before_it_would_have_finished() {
+    let v = heavy_vault();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("server.log");
+    let launch = crate::common::Launch { log: Some(&log), ..Default::default() };
+    let env = [HASHING, &[("MDVAULT_LOG", "warn,mdvault::api=debug")]].concat();
+    let s = Server::launch(&[format!("heavy={}", v.root().display())], &env, &launch);
+    s.wait_ready();
+
+    // A JsonLogic query that would run to its 10 s budget.
+    let (done, total, seconds) = leave_once_running(
+        &s,
+        &log,
+        "POST /search/ HTTP/1.1\r\nContent-Type: application/vnd.olrapi.jsonlogic+json",
+        &heavy_rule().to_string(),
+        "a JsonLogic search started over 500 notes",
+        "a JsonLogic search",
+    );
+    assert!(done < total, "{done} of {total}");
+    assert!(seconds < 8.0, "the evaluation ran {seconds} s of its 10 s budget");
+
+    // A simple search whose every note holds hundreds of matches (`word5`, `word50`, ...).
+    let (done, total, _) = leave_once_running(
+        &s,
+        &log,
+        "POST /search/simple/?query=word5 HTTP/1.1",
+        "",
+        "a simple search started over 500 notes",
+        "a simple search",
+    );
+    assert!(done < total, "{done} of {total}");
+    // Each left its core (and the search its turn in the queue) to the next request.
+    assert_eq!(s.call("GET", "/search?q=word5&k=3", &[], None).status, 200);
+}

@@ -60,7 +60,9 @@ impl Jailed {
         let work_arg = work.to_str().unwrap().to_string();
         let wrapper = ["unshare", "-rmpf", "--kill-child", "sh", "-c", SETUP, "sh", &work_arg];
         let vault = format!("full={}", work.join("vault").display());
-        let server = Server::spawn_wrapped(&wrapper, &[vault], &[], Some(&work.join("data")));
+        let data = work.join("data");
+        let launch = Launch { wrapper: &wrapper, data_dir: Some(&data), ..Launch::default() };
+        let server = Server::launch(&[vault], &[], &launch);
         server.wait_ready();
         let control = std::fs::OpenOptions::new().write(true).open(work.join("control")).unwrap();
         Some(Jailed { server, work, control })
