@@ -430,3 +430,32 @@ fn counts_are_read_from_words_and_digits() {
     assert_eq!(stated_count("tools"), None);
     assert_eq!(stated_count("twenty-x"), None);
 }
+
+/// The tunables table of `docs/internals.md`: each row names a constant, its value and its
+/// file, and the file still declares it with that value, so the page cannot drift from the code.
+#[test]
+fn the_internals_page_states_each_tunable_as_the_code_declares_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/internals.md")).unwrap();
+    let (mut rows, mut offences) = (0, Vec::new());
+    for line in page.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [_, name, value, file, ..] = cells[..] else { continue };
+        let (name, value, file) =
+            (name.trim_matches('`'), value.trim_matches('`'), file.trim_matches('`'));
+        rows += 1;
+        let Ok(code) = std::fs::read_to_string(root.join(file)) else {
+            offences.push(format!("{name}: {file} does not exist"));
+            continue;
+        };
+        let declared = non_test(&code).lines().any(|l| {
+            let l = l.trim();
+            l.contains(&format!("const {name}:")) && l.ends_with(&format!("= {value};"))
+        });
+        if !declared {
+            offences.push(format!("{name}: {file} does not declare it as {value}"));
+        }
+    }
+    assert!(rows >= 10, "the tunables table lost its rows ({rows} read)");
+    assert!(offences.is_empty(), "docs/internals.md is out of step:\n{}", offences.join("\n"));
+}
