@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use super::catalog::Catalog;
 use super::dense::{Dense, RowKey};
@@ -189,9 +190,12 @@ impl Index {
     pub(crate) fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
         self.writable()?;
         let total = self.store.texts_missing_vectors()?;
-        self.embed_pages(total, false, progress, |after| {
+        let done = self.embed_pages(total, false, progress, |after| {
             self.store.chunks_missing_vectors(after, EMBED_PAGE_CHUNKS)
-        })
+        })?;
+        // Only the indexer thread commits chunks, and it is here: none came in meanwhile.
+        self.texts_pending.store(false, Ordering::SeqCst);
+        Ok(done)
     }
 
     /// Embeds every text of one vault again, replacing the stored vectors; returns how many.

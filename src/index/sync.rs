@@ -9,6 +9,7 @@
 //! compares them with the store.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::store::{self, Batch, FileKind, FileStatus, FileUpdate, NewChunk};
@@ -283,7 +284,12 @@ impl Index {
         searchable(&report);
         // Every text still without a vector, not only these paths': during a first build this
         // job may be the one that embeds most of the vault, so it reports its progress too.
-        report.texts_embedded = self.embed_pending(progress)?;
+        // When none can be left (this job committed no chunk and the last embedding pass
+        // finished), it does not look: counting them reads every chunk row, and the watcher's
+        // echo of a write the write's own refresh already indexed would pay that each time.
+        if self.texts_pending.load(Ordering::SeqCst) {
+            report.texts_embedded = self.embed_pending(progress)?;
+        }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
@@ -383,6 +389,10 @@ impl Index {
         }
         let upserts = b.upserts.clone();
         let applied = self.store.apply(b)?;
+        if !applied.added.is_empty() {
+            // New chunks may bring texts with no vector; the next embedding pass looks.
+            self.texts_pending.store(true, Ordering::SeqCst);
+        }
         if upserts.is_empty() && applied.removed.is_empty() {
             // Only mtimes moved (the watcher seeing a write the indexer already took in): no
             // chunk changed, so there is no lexical commit to pay for (an fsync per event).
@@ -428,5 +438,105 @@ impl Index {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::embed::Embedder;
+    use crate::embed::hashing::HashingEmbedder;
+    use crate::index::IndexSettings;
+
+    /// Every progress event of a job, in order.
+    #[derive(Default)]
+    struct Events(Mutex<Vec<String>>);
+
+    impl Progress for Events {
+        fn files(&self, done: usize, total: usize) {
+            self.0.lock().unwrap().push(format!("files {done}/{total}"));
+        }
+        fn embedded(&self, done: usize, total: usize) {
+            self.0.lock().unwrap().push(format!("embedded {done}/{total}"));
+        }
+    }
+
+    impl Events {
+        fn embedding(&self) -> Vec<String> {
+            let all = self.0.lock().unwrap();
+            all.iter().filter(|e| e.starts_with("embedded")).cloned().collect()
+        }
+    }
+
+    fn vault(root: &std::path::Path) -> Vault {
+        let vs = crate::config::VaultSettings {
+            doc_suffixes: vec![".pdf".into()],
+            doc_files_dir: "Files".into(),
+            doc_ocr: false,
+            doc_max_bytes: 1 << 20,
+            timestamp_key: "timestamp".into(),
+        };
+        Vault::open("v", root, &vs).unwrap()
+    }
+
+    fn index(data: &std::path::Path) -> Index {
+        let embedder = Arc::new(Embedder::Hashing(HashingEmbedder::new(32)));
+        Index::open(data, vec!["v".into()], IndexSettings::for_tests(&[]), embedder).unwrap()
+    }
+
+    #[test]
+    fn the_watchers_echo_of_a_write_already_indexed_reads_and_hashes_the_file_and_does_nothing_else()
+     {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        for i in 0..5 {
+            std::fs::write(root.path().join(format!("n{i}.md")), format!("# N{i}\n\nText {i}.\n"))
+                .unwrap();
+        }
+        index.sync(&vault, Pass::Changed, &Silent).unwrap();
+
+        // The write's own refresh indexes and embeds the note.
+        vault.write("new.md", "# New\n\nThe heron waits by the weir.\n", false, None).unwrap();
+        let paths = vec!["new.md".to_string()];
+        let first = Events::default();
+        let report = index.update_paths(&vault, &paths, &mut |_| {}, &first).unwrap();
+        assert_eq!((report.files_chunked, report.texts_embedded), (1, 1));
+        assert!(!first.embedding().is_empty(), "the refresh embedded: {:?}", first.0);
+        let generation = index.store().generation().unwrap();
+        let row = index.store().files_at("v", &paths).unwrap();
+
+        // Then the watcher reports the same path.
+        let echo = Events::default();
+        let mut searchable = 0;
+        let report = index.update_paths(&vault, &paths, &mut |_| searchable += 1, &echo).unwrap();
+        assert_eq!(searchable, 1, "the waiting writer still hears it");
+        assert_eq!(report.files_unchanged, 1);
+        assert_eq!(report.files_chunked + report.chunks_written + report.texts_embedded, 0);
+        assert_eq!(echo.embedding(), Vec::<String>::new(), "no embedding pass, not even a count");
+        assert_eq!(index.store().generation().unwrap(), generation, "no chunk rewritten");
+        let again = index.store().files_at("v", &paths).unwrap();
+        assert_eq!(
+            again.iter().map(|r| (r.id, r.mtime_ns, &r.sha256)).collect::<Vec<_>>(),
+            row.iter().map(|r| (r.id, r.mtime_ns, &r.sha256)).collect::<Vec<_>>(),
+            "the row is as the refresh left it"
+        );
+    }
+
+    #[test]
+    fn a_job_that_writes_nothing_still_embeds_what_a_words_pass_left_without_vectors() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        for i in 0..3 {
+            std::fs::write(root.path().join(format!("n{i}.md")), format!("# N{i}\n\nText {i}.\n"))
+                .unwrap();
+        }
+        index.sync(&vault, Pass::Words, &Silent).unwrap();
+        assert_eq!(index.counts(), (3, 0));
+        let paths = vec!["n0.md".to_string()];
+        let report = index.update_paths(&vault, &paths, &mut |_| {}, &Silent).unwrap();
+        assert_eq!((report.files_chunked, report.texts_embedded), (0, 3));
+        assert_eq!(index.counts(), (3, 3));
     }
 }
