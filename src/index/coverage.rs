@@ -359,18 +359,7 @@ mod tests {
     use crate::index::{Index, Silent};
 
     fn settings(exclude: &[&str]) -> IndexSettings {
-        IndexSettings {
-            chunking: crate::index::chunker::ChunkConfig {
-                target_tokens: 400,
-                overlap_tokens: 60,
-                min_tokens: 120,
-            },
-            exclude_dirs: exclude.iter().map(|d| d.to_string()).collect(),
-            document_prefix: String::new(),
-            doc_suffixes: vec![".pdf".into()],
-            files_dir: "Files".into(),
-            extract: crate::docs::ExtractSettings::default(),
-        }
+        IndexSettings::for_tests(exclude)
     }
 
     fn vault(dir: &std::path::Path) -> Vault {

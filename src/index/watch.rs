@@ -5,7 +5,8 @@
 //! an editor is one re-index. A folder that appears (created, or moved in from outside) is
 //! expanded into every file beneath it, because a moved-in folder brings files that produced no
 //! event of their own. Hidden paths (temporary files of our atomic writes among them) are
-//! ignored.
+//! ignored, by the vault census's rule (`vault::census::hidden`); every other path is reported,
+//! and the callback's consumers classify it.
 //!
 //! This module only reports paths; what to do with them (re-index, refresh index.md) is the
 //! caller's callback. A periodic reconcile pass elsewhere catches anything the OS dropped.
@@ -17,6 +18,7 @@ use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::vault::census;
 
 /// Keeps the watches alive; dropping it stops them.
 pub struct Watcher {
@@ -84,7 +86,7 @@ fn watch_error(root: &Path, e: &dyn std::fmt::Display) -> Error {
 fn collect(root: &Path, abs: &Path, out: &mut Vec<String>) {
     let Ok(rel) = abs.strip_prefix(root) else { return };
     let rel = rel.to_string_lossy().replace('\\', "/");
-    if rel.is_empty() || rel.split('/').any(|p| p.starts_with('.')) {
+    if rel.is_empty() || census::hidden_path(&rel) {
         return;
     }
     match std::fs::symlink_metadata(abs) {
@@ -92,7 +94,7 @@ fn collect(root: &Path, abs: &Path, out: &mut Vec<String>) {
             let walker = walkdir::WalkDir::new(abs)
                 .follow_links(false)
                 .into_iter()
-                .filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'));
+                .filter_entry(|e| !census::hidden(&e.file_name().to_string_lossy()));
             for entry in walker.flatten().filter(|e| e.file_type().is_file()) {
                 if let Ok(r) = entry.path().strip_prefix(root) {
                     out.push(r.to_string_lossy().replace('\\', "/"));

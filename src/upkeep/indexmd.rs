@@ -24,12 +24,13 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::fmquery;
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::under;
 use crate::markdown::{self, Class};
+use crate::vault::census::{self, Counting, FileClass};
+use crate::vault::path::Suffixes;
 use crate::vault::{Vault, frontmatter, fs, headings, now_timestamp};
 
 /// The generated file, at the vault root.
-pub const INDEX_MD: &str = "index.md";
+pub const INDEX_MD: &str = census::ROOT_INDEX;
 
 /// The frontmatter key and value that mark an `index.md` as ours.
 const MARKER_KEY: &str = "generator";
@@ -127,13 +128,16 @@ fn cut(s: &str) -> String {
     format!("{}...", head[..at].trim_end())
 }
 
-/// True for a note the page lists: a `.md` outside hidden folders, `node_modules`, the root
-/// `index.md` and the excluded series.
+/// True for a note the page lists: a note the vault's census counts with the `exclude`
+/// folders (the series) left out, so never one in a hidden folder, `node_modules` or the root
+/// `index.md` itself.
 pub fn listed(path: &str, exclude: &[String]) -> bool {
-    path.to_ascii_lowercase().ends_with(".md")
-        && !path.eq_ignore_ascii_case(INDEX_MD)
-        && !path.split('/').any(|p| p.starts_with('.') || p.eq_ignore_ascii_case("node_modules"))
-        && !exclude.iter().any(|d| under(path, d))
+    lists(path, &Counting::new(&[], exclude))
+}
+
+/// [`listed`], with the counting already made.
+fn lists(path: &str, counting: &Counting) -> bool {
+    census::classify(path, counting) == FileClass::Note
 }
 
 /// The page body (everything after the frontmatter) for these entries. `series` are the
@@ -251,17 +255,15 @@ struct State {
 /// The generator for one vault.
 #[derive(Debug)]
 pub struct IndexMd {
-    exclude: Vec<String>,
+    /// Notes only, the excluded series left out.
+    counting: Counting,
     state: Mutex<State>,
 }
 
 impl IndexMd {
     /// A generator leaving out the `exclude` folders (root-relative, case-insensitive).
     pub fn new(exclude: &[String]) -> IndexMd {
-        IndexMd {
-            exclude: exclude.iter().map(|d| d.trim_matches('/').to_string()).collect(),
-            state: Mutex::new(State::default()),
-        }
+        IndexMd { counting: Counting::new(&[], exclude), state: Mutex::new(State::default()) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -328,8 +330,8 @@ impl IndexMd {
             // Someone edited the page itself: compare it with what it should say.
             return true;
         }
-        let series = self.exclude.iter().any(|d| d.eq_ignore_ascii_case(path));
-        if path.to_ascii_lowercase().ends_with(".md") && !vault.root().join(path).is_dir() {
+        let series = self.counting.excluded().iter().any(|d| d.eq_ignore_ascii_case(path));
+        if Suffixes::is_note(path) && !vault.root().join(path).is_dir() {
             let now = self.read_entry(vault, path);
             if now.as_ref() == entries.get(path) {
                 return false;
@@ -406,13 +408,11 @@ impl IndexMd {
         dir: &std::path::Path,
         strict: bool,
     ) -> std::result::Result<BTreeMap<String, Entry>, walkdir::Error> {
-        let walker =
-            walkdir::WalkDir::new(dir).follow_links(false).min_depth(1).into_iter().filter_entry(
-                |e| {
-                    let name = e.file_name().to_string_lossy();
-                    !name.starts_with('.') && !name.eq_ignore_ascii_case("node_modules")
-                },
-            );
+        let walker = walkdir::WalkDir::new(dir)
+            .follow_links(false)
+            .min_depth(1)
+            .into_iter()
+            .filter_entry(|e| !census::barren(&e.file_name().to_string_lossy()));
         let mut entries = BTreeMap::new();
         for item in walker {
             let item = match item {
@@ -436,7 +436,7 @@ impl IndexMd {
     /// A note that cannot be read still gets a line, titled by its file name: leaving it out
     /// would drop it from the page over a transient error.
     fn read_entry(&self, vault: &Vault, path: &str) -> Option<Entry> {
-        if !listed(path, &self.exclude) {
+        if !lists(path, &self.counting) {
             return None;
         }
         let abs = vault.root().join(path);
@@ -460,7 +460,7 @@ impl IndexMd {
     /// The excluded folders that exist, as written in the configuration.
     fn series(&self, vault: &Vault) -> Vec<String> {
         let mut out: BTreeSet<String> = BTreeSet::new();
-        for d in &self.exclude {
+        for d in self.counting.excluded() {
             if !d.is_empty() && vault.root().join(d).is_dir() {
                 out.insert(d.clone());
             }

@@ -27,6 +27,7 @@ pub mod survey;
 use std::time::Instant;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::vault::census::{self, Counting, FileClass};
 use crate::vault::{DocumentText, Vault, fs};
 use findings::{Declaration, Run, Source};
 
@@ -55,24 +56,25 @@ impl Settings {
 }
 
 /// The notes under `dir` (vault-relative; `""` for all) with their text, sorted by path: every
-/// `.md` outside hidden folders and `node_modules`, except a generated root `index.md`. A
-/// note that is not UTF-8 is read lossily; one that cannot be read is skipped.
+/// note the vault's census counts with no folder excluded (upkeep answers for the folders
+/// search leaves out), and a root `index.md` unless it is the generated page. A note that is
+/// not UTF-8 is read lossily; one that cannot be read is skipped.
 pub fn notes(vault: &Vault, dir: &str) -> Vec<(String, String)> {
+    let counting = Counting::notes_everywhere();
     let mut out = Vec::new();
     for path in vault.all_files() {
-        if !crate::index::under(&path, dir) {
+        if !census::under(&path, dir) {
             continue;
         }
-        if !path.to_ascii_lowercase().ends_with(".md")
-            || path.split('/').any(|p| p.eq_ignore_ascii_case("node_modules"))
-        {
+        let class = census::classify(&path, &counting);
+        if !matches!(class, FileClass::Note | FileClass::RootIndex) {
             continue;
         }
         match fs::read(&vault.root().join(&path)) {
             Ok(bytes) => {
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 // The generated page only repeats the notes; a hand-written one is a note.
-                if path.eq_ignore_ascii_case(indexmd::INDEX_MD) && indexmd::generated(&text) {
+                if class == FileClass::RootIndex && indexmd::generated(&text) {
                     continue;
                 }
                 out.push((path, text));

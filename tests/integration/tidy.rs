@@ -319,12 +319,44 @@ fn the_data_directorys_file_names_are_spelled_only_in_its_layout() {
     );
 }
 
+/// The files that may still read a leading dot outside `vault/census.rs`, each for a rule
+/// that is not which vault files count (or is waiting to be wired to the census).
+const DOT_READERS: &[(&str, &str)] = &[
+    ("src/vault/ops.rs", "list, delete_folder, scan and all_files: wired at merge"),
+    ("src/vault/path.rs", "the gate refuses a hidden component a caller names"),
+    ("src/vault/find.rs", "a case-insensitive lookup never offers a hidden entry"),
+    ("src/vault/sweep.rs", "the start-up sweep's own walk for our temporaries"),
+    ("src/upkeep/scripts.rs", "which files in .scripts/ are scripts"),
+    ("src/config/mod.rs", "a vault's name and a document suffix's dot"),
+    ("src/config/migrate.rs", "an old exclusion list's hidden folders, dropped as redundant"),
+];
+
+#[test]
+fn which_files_count_is_decided_only_in_the_census() {
+    let mut offences = Vec::new();
+    for (rel, text) in sources() {
+        if rel == "src/vault/census.rs" || DOT_READERS.iter().any(|(file, _)| *file == rel) {
+            continue;
+        }
+        for (n, line) in non_test(&text).lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("starts_with('.')") || code.contains("starts_with(\".\")") {
+                offences.push(format!("{rel}:{}", n + 1));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "a hidden-name rule outside src/vault/census.rs; ask vault::census (hidden, classify):\n{}",
+        offences.join("\n")
+    );
+}
+
 /// Files past the size one concept takes, each at most at its size when this ledger was
 /// written: they may shrink (and leave the ledger once under the limit), never grow.
 const OVERSIZED: &[(&str, usize)] = &[
     ("src/vault/ops.rs", 1752),
     ("src/api/rest.rs", 1359),
-    ("src/index/mod.rs", 1267),
     ("src/engine/mod.rs", 1070),
     ("src/vault/edit.rs", 1036),
 ];

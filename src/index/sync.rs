@@ -1,0 +1,542 @@
+//! Files into chunks: [`Index::sync`] walks one vault and brings its rows up to date, and
+//! [`Index::update_paths`] does the same for the paths a write or the watcher names. A file is
+//! re-chunked only when its size, mtime or chunker fingerprint moved and its bytes then hash
+//! differently from its row; changed files are committed in small transactions (the store,
+//! then the lexical index, the catalog and the dense rows), and the pass ends by embedding
+//! what has no vector yet (`embed`).
+//!
+//! Which files are indexed is the vault's census (`IndexSettings::class`); this module only
+//! compares them with the store.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::store::{self, Batch, FileKind, FileStatus, FileUpdate, NewChunk};
+use super::{Index, Silent, Slot, TextHash, chunker, coverage, hash_prefix, row_key, text_hash};
+use super::{Progress, under};
+use crate::error::{Error, ErrorCode, Result};
+use crate::vault::census::FileClass;
+use crate::vault::{FileStat, Vault};
+
+/// Files per store transaction during a sync: small enough that a crash loses little and
+/// lexical search sees progress, large enough that commits do not dominate.
+const FILES_PER_BATCH: usize = 64;
+
+/// What a sync or update did (also what the index's owner answers another process with, so
+/// it crosses the owner's socket as JSON).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SyncReport {
+    /// Files looked at.
+    pub files_seen: usize,
+    /// Files (re-)chunked.
+    pub files_chunked: usize,
+    /// Files whose bytes were unchanged (only the mtime moved, or nothing at all).
+    pub files_unchanged: usize,
+    /// Files removed from the index.
+    pub files_removed: usize,
+    /// Files that could not be indexed, with why.
+    pub failed: Vec<(String, String)>,
+    /// Chunks written.
+    pub chunks_written: usize,
+    /// Texts embedded (distinct embed texts that had no vector, or every text of the vault
+    /// for [`Pass::ReEmbed`]).
+    pub texts_embedded: usize,
+    /// Distinct embed texts of the chunks written that kept the vector already stored for
+    /// them (a `--full` pass over unchanged notes embeds nothing). Defaults to 0 when an older
+    /// owner answers without it.
+    #[serde(default)]
+    pub texts_reused: usize,
+    /// Seconds taken.
+    pub seconds: f64,
+}
+
+/// How much of a vault a pass redoes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pass {
+    /// Files whose size, mtime or chunker fingerprint changed (and, of those, whose bytes did).
+    Changed,
+    /// Every file is re-read and re-chunked and the lexical entries rewritten; vectors are
+    /// keyed by their text's hash, so only texts with no stored vector are embedded and an
+    /// interrupted full pass keeps every vector it made.
+    Full,
+    /// A full pass that also embeds every text of the vault again, replacing stored vectors:
+    /// for a model that changed in a way its identity does not show (weights swapped in place
+    /// under the same folder and size). Interrupted, it leaves old and new vectors mixed until
+    /// it is run again.
+    ReEmbed,
+    /// A [`Pass::Changed`] that stops before embedding: changed files are chunked and their
+    /// lexical entries committed, nothing is embedded. A first build runs it over every vault
+    /// before embedding anything, so every vault is searchable by words within seconds.
+    Words,
+}
+
+impl Pass {
+    /// `Full` when `full`, else `Changed`.
+    pub fn from_full(full: bool) -> Pass {
+        if full { Pass::Full } else { Pass::Changed }
+    }
+
+    /// Whether every file is re-read and re-chunked.
+    pub fn is_full(self) -> bool {
+        matches!(self, Pass::Full | Pass::ReEmbed)
+    }
+}
+
+impl Index {
+    /// Brings one vault up to date. A full pass re-reads and re-chunks every file of this vault
+    /// (and of no other); vectors are keyed by their text, so unchanged texts keep theirs and
+    /// only new texts are embedded, unless the pass is [`Pass::ReEmbed`]. Only the indexer
+    /// thread calls this.
+    pub(crate) fn sync(
+        &self,
+        vault: &Vault,
+        pass: Pass,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
+        self.writable()?;
+        let full = pass.is_full();
+        let started = Instant::now();
+        let mut report = SyncReport::default();
+        let files: Vec<FileStat> =
+            vault.scan().into_iter().filter(|f| self.settings.is_indexed(&f.path)).collect();
+        report.files_seen = files.len();
+        let known: HashMap<String, store::FileRow> =
+            self.store.files(vault.name())?.into_iter().map(|r| (r.path.clone(), r)).collect();
+        let seen: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        let fingerprint = self.settings.fingerprint();
+
+        let mut batch = Batch::default();
+        for (path, _) in known.iter().filter(|(p, _)| !seen.contains(p.as_str())) {
+            batch.deletes.push((vault.name().to_string(), path.clone()));
+            report.files_removed += 1;
+        }
+        let mut pending: Vec<(FileUpdate, Vec<String>)> = Vec::new();
+        // The distinct embed texts of the chunks this pass writes, to count those that keep
+        // their stored vector.
+        let mut written: HashSet<TextHash> = HashSet::new();
+        for (n, stat) in files.iter().enumerate() {
+            progress.files(n, files.len());
+            let row = known.get(&stat.path);
+            let same_fingerprint = row.is_some_and(|r| r.fingerprint == fingerprint);
+            if !full
+                && same_fingerprint
+                && row.is_some_and(|r| r.size == stat.size && r.mtime_ns == stat.mtime_ns)
+            {
+                report.files_unchanged += 1;
+                continue;
+            }
+            let stored = row.filter(|_| !full && same_fingerprint).map(|r| r.sha256.as_str());
+            match self.prepare(vault, stat, &fingerprint, stored) {
+                Ok(None) => {
+                    if let Some(r) = row {
+                        batch.touches.push((r.id, stat.mtime_ns));
+                    }
+                    report.files_unchanged += 1;
+                }
+                Ok(Some((update, lexical))) => {
+                    if update.status == FileStatus::Failed {
+                        report.failed.push((update.path.clone(), update.detail.clone()));
+                    }
+                    report.files_chunked += 1;
+                    report.chunks_written += update.chunks.len();
+                    written.extend(update.chunks.iter().map(|c| c.embed_hash));
+                    pending.push((update, lexical));
+                }
+                Err(e) => {
+                    // The file vanished or became unreadable between the walk and the read.
+                    report.failed.push((stat.path.clone(), e.message().to_string()));
+                }
+            }
+            if pending.len() >= FILES_PER_BATCH {
+                self.commit_files(&mut batch, &mut pending)?;
+            }
+        }
+        self.commit_files(&mut batch, &mut pending)?;
+        progress.files(files.len(), files.len());
+
+        if pass == Pass::Words {
+            // Not a build: the embedding pass that follows records the last build.
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
+        if pass == Pass::ReEmbed {
+            report.texts_embedded = self.re_embed(vault.name(), progress)?;
+            // Texts another vault's chunks still lack (not this pass's concern, but cheap).
+            self.embed_pending(&Silent)?;
+        } else {
+            let written: Vec<TextHash> = written.into_iter().collect();
+            report.texts_reused = self.store.present_vectors(&written)?.len();
+            report.texts_embedded = self.embed_pending(progress)?;
+        }
+        if full {
+            self.store.prune_vectors()?;
+            self.store.prune_extractions()?;
+        }
+        // The file is derived: failing to rewrite it costs memory, not correctness.
+        if let Err(e) = self.refresh_vectors_file() {
+            tracing::warn!("{e}");
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        let last = coverage::LastBuild {
+            at: crate::vault::now_timestamp(),
+            seconds: report.seconds,
+            files_seen: report.files_seen,
+            files_chunked: report.files_chunked,
+            files_removed: report.files_removed,
+            failed: report.failed.len(),
+            texts_embedded: report.texts_embedded,
+        };
+        if let Ok(json) = serde_json::to_string(&last) {
+            self.store.set_meta(&coverage::LastBuild::key(vault.name()), &json)?;
+        }
+        Ok(report)
+    }
+
+    /// Re-indexes some paths of a vault (a write, watcher events): changed files are
+    /// re-chunked, vanished ones removed, new vectors embedded. `searchable` is called once the
+    /// files' chunks and lexical entries are committed (a search finds their words from then
+    /// on) and before their texts are embedded, which for a large note takes seconds. Only the
+    /// indexer thread calls this.
+    pub(crate) fn update_paths(
+        &self,
+        vault: &Vault,
+        paths: &[String],
+        searchable: &mut dyn FnMut(&SyncReport),
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
+        self.writable()?;
+        self.update_paths_locked(vault, paths, searchable, progress)
+    }
+
+    /// Refuses a write on a read-only index: a reader's jobs go to the owner.
+    pub(super) fn writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::new(
+                ErrorCode::InternalError,
+                "this process opened the index read-only beside its owner and cannot write it; \
+                 this is a bug, please report it",
+            ));
+        }
+        Ok(())
+    }
+
+    fn update_paths_locked(
+        &self,
+        vault: &Vault,
+        paths: &[String],
+        searchable: &mut dyn FnMut(&SyncReport),
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
+        let started = Instant::now();
+        let mut report = SyncReport::default();
+        // Only these paths' rows (and a folder's files): a write's re-index must not read
+        // the vault's whole table.
+        let known: HashMap<String, store::FileRow> = self
+            .store
+            .files_at(vault.name(), paths)?
+            .into_iter()
+            .map(|r| (r.path.clone(), r))
+            .collect();
+        let fingerprint = self.settings.fingerprint();
+        let mut batch = Batch::default();
+        let mut pending = Vec::new();
+        let mut written: HashSet<TextHash> = HashSet::new();
+        for path in paths {
+            report.files_seen += 1;
+            let stat = vault.stat(path).filter(|s| self.settings.is_indexed(&s.path));
+            let Some(stat) = stat else {
+                // Gone, or a folder (whose files, if renamed away, are gone with it).
+                for gone in known.keys().filter(|k| *k == path || under(k, path)) {
+                    if !vault.stat(gone).is_some_and(|s| self.settings.is_indexed(&s.path))
+                        && !batch.deletes.iter().any(|(_, p)| p == gone)
+                    {
+                        batch.deletes.push((vault.name().to_string(), gone.clone()));
+                        report.files_removed += 1;
+                    }
+                }
+                continue;
+            };
+            let row = known.get(&stat.path);
+            let stored = row.filter(|r| r.fingerprint == fingerprint).map(|r| r.sha256.as_str());
+            match self.prepare(vault, &stat, &fingerprint, stored) {
+                Ok(None) => {
+                    if let Some(r) = row
+                        && r.mtime_ns != stat.mtime_ns
+                    {
+                        batch.touches.push((r.id, stat.mtime_ns));
+                    }
+                    report.files_unchanged += 1;
+                }
+                Ok(Some((update, lexical))) => {
+                    report.files_chunked += 1;
+                    report.chunks_written += update.chunks.len();
+                    written.extend(update.chunks.iter().map(|c| c.embed_hash));
+                    pending.push((update, lexical));
+                }
+                Err(e) => report.failed.push((stat.path.clone(), e.message().to_string())),
+            }
+        }
+        self.commit_files(&mut batch, &mut pending)?;
+        let written: Vec<TextHash> = written.into_iter().collect();
+        report.texts_reused = self.store.present_vectors(&written)?.len();
+        searchable(&report);
+        // Every text still without a vector, not only these paths': during a first build this
+        // job may be the one that embeds most of the vault, so it reports its progress too.
+        // When none can be left (this job committed no chunk and the last embedding pass
+        // finished), it does not look: counting them reads every chunk row, and the watcher's
+        // echo of a write the write's own refresh already indexed would pay that each time.
+        if self.texts_pending.load(Ordering::SeqCst) {
+            report.texts_embedded = self.embed_pending(progress)?;
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Reads and chunks one file. Returns the update and each chunk's lexical text, or `None`
+    /// when its bytes still hash to `stored` (the sha256 its row has, under this chunker's
+    /// fingerprint): a file a write's refresh already indexed, seen again by the watcher, is
+    /// then read and hashed but not chunked a second time.
+    fn prepare(
+        &self,
+        vault: &Vault,
+        stat: &FileStat,
+        fingerprint: &str,
+        stored: Option<&str>,
+    ) -> Result<Option<(FileUpdate, Vec<String>)>> {
+        let bytes = vault.read_bytes(&stat.path)?;
+        if stored.is_some_and(|sha| sha == crate::vault::content_hash(&bytes)) {
+            return Ok(None);
+        }
+        let mut update = FileUpdate {
+            vault: vault.name().to_string(),
+            path: stat.path.clone(),
+            kind: FileKind::Note,
+            size: stat.size,
+            mtime_ns: stat.mtime_ns,
+            sha256: String::new(),
+            title: String::new(),
+            description: String::new(),
+            status: FileStatus::Indexed,
+            detail: String::new(),
+            fingerprint: fingerprint.to_string(),
+            chunks: Vec::new(),
+        };
+        let note = if self.settings.class(&stat.path) == FileClass::Document {
+            let (sha256, extraction) = self.extraction(&stat.path, &bytes)?;
+            update.sha256 = sha256;
+            update.kind = FileKind::Document;
+            update.status = FileStatus::of_document(extraction.verdict.status);
+            update.detail = extraction.verdict.detail.clone();
+            chunker::chunk_document(
+                &stat.path,
+                &extraction.markdown,
+                &self.settings.files_dir,
+                &self.settings.chunking,
+            )
+        } else {
+            update.sha256 = crate::vault::content_hash(&bytes);
+            let Ok(text) = String::from_utf8(bytes) else {
+                update.status = FileStatus::Failed;
+                update.detail = "not valid UTF-8 text".to_string();
+                return Ok(Some((update, Vec::new())));
+            };
+            chunker::chunk_note(&stat.path, &text, &self.settings.chunking)
+        };
+        let mut lexical = Vec::with_capacity(note.chunks.len());
+        for c in &note.chunks {
+            let embed = chunker::embed_text(
+                &self.settings.document_prefix,
+                &note.title,
+                &note.description,
+                &c.breadcrumb,
+                &c.text,
+            );
+            lexical.push(chunker::lexical_text(&note.title, &c.breadcrumb, &c.text));
+            update.chunks.push(NewChunk {
+                breadcrumb: c.breadcrumb.clone(),
+                line: c.line,
+                text: c.text.clone(),
+                embed_hash: text_hash(&embed),
+            });
+        }
+        if update.chunks.is_empty() && update.kind == FileKind::Note {
+            update.status = FileStatus::Skipped;
+            update.detail = "no text to index".to_string();
+        }
+        update.title = note.title;
+        update.description = note.description;
+        Ok(Some((update, lexical)))
+    }
+
+    /// Commits the pending file changes in one transaction and applies them to the lexical
+    /// index, the catalog and the dense matrix.
+    fn commit_files(
+        &self,
+        batch: &mut Batch,
+        pending: &mut Vec<(FileUpdate, Vec<String>)>,
+    ) -> Result<()> {
+        if pending.is_empty() && batch.deletes.is_empty() && batch.touches.is_empty() {
+            return Ok(());
+        }
+        let mut b = std::mem::take(batch);
+        let work = std::mem::take(pending);
+        let mut lexical_texts = Vec::new();
+        for (update, lexical) in work {
+            lexical_texts.push(lexical);
+            b.upserts.push(update);
+        }
+        let upserts = b.upserts.clone();
+        let applied = self.store.apply(b)?;
+        if !applied.added.is_empty() {
+            // New chunks may bring texts with no vector; the next embedding pass looks.
+            self.texts_pending.store(true, Ordering::SeqCst);
+        }
+        if upserts.is_empty() && applied.removed.is_empty() {
+            // Only mtimes moved (the watcher seeing a write the indexer already took in): no
+            // chunk changed, so there is no lexical commit to pay for (an fsync per event).
+            return Ok(());
+        }
+
+        // Deletions are staged before additions, so a reused id could never delete its new chunk.
+        for id in &applied.removed {
+            self.lexical.delete(*id as u64)?;
+        }
+        // Map the new chunk ids back to their files, in insertion order.
+        let mut ids = applied.added.iter();
+        let mut new_slots: Vec<(i64, Slot)> = Vec::new();
+        for (update, lexical) in upserts.iter().zip(&lexical_texts) {
+            let file = self.file_meta(update.vault.clone(), &update.path, update.kind);
+            for (chunk, lex) in update.chunks.iter().zip(lexical) {
+                let Some(&id) = ids.next() else { break };
+                self.lexical.add(id as u64, &update.vault, &update.path, lex)?;
+                new_slots
+                    .push((id, Slot { file: file.clone(), hash: hash_prefix(&chunk.embed_hash) }));
+            }
+        }
+        self.lexical.commit(&applied.generation.to_string())?;
+
+        let vectors = self.store.chunk_vectors(&applied.added)?;
+        {
+            let mut catalog = self.catalog.write().unwrap_or_else(|p| p.into_inner());
+            for id in &applied.removed {
+                catalog.remove(*id);
+            }
+            for (id, slot) in &new_slots {
+                catalog.insert(*id, slot.clone());
+            }
+        }
+        let mut dense = self.dense.write().unwrap_or_else(|p| p.into_inner());
+        for id in &applied.removed {
+            dense.remove(*id);
+        }
+        let by_id: HashMap<i64, &Slot> = new_slots.iter().map(|(id, s)| (*id, s)).collect();
+        for (id, v) in vectors {
+            if let Some(slot) = by_id.get(&id) {
+                dense.insert(row_key(id, slot), &v);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::embed::Embedder;
+    use crate::embed::hashing::HashingEmbedder;
+    use crate::index::IndexSettings;
+
+    /// Every progress event of a job, in order.
+    #[derive(Default)]
+    struct Events(Mutex<Vec<String>>);
+
+    impl Progress for Events {
+        fn files(&self, done: usize, total: usize) {
+            self.0.lock().unwrap().push(format!("files {done}/{total}"));
+        }
+        fn embedded(&self, done: usize, total: usize) {
+            self.0.lock().unwrap().push(format!("embedded {done}/{total}"));
+        }
+    }
+
+    impl Events {
+        fn embedding(&self) -> Vec<String> {
+            let all = self.0.lock().unwrap();
+            all.iter().filter(|e| e.starts_with("embedded")).cloned().collect()
+        }
+    }
+
+    fn vault(root: &std::path::Path) -> Vault {
+        let vs = crate::config::VaultSettings {
+            doc_suffixes: vec![".pdf".into()],
+            doc_files_dir: "Files".into(),
+            doc_ocr: false,
+            doc_max_bytes: 1 << 20,
+            timestamp_key: "timestamp".into(),
+        };
+        Vault::open("v", root, &vs).unwrap()
+    }
+
+    fn index(data: &std::path::Path) -> Index {
+        let embedder = Arc::new(Embedder::Hashing(HashingEmbedder::new(32)));
+        Index::open(data, vec!["v".into()], IndexSettings::for_tests(&[]), embedder).unwrap()
+    }
+
+    #[test]
+    fn the_watchers_echo_of_a_write_already_indexed_reads_and_hashes_the_file_and_does_nothing_else()
+     {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        for i in 0..5 {
+            std::fs::write(root.path().join(format!("n{i}.md")), format!("# N{i}\n\nText {i}.\n"))
+                .unwrap();
+        }
+        index.sync(&vault, Pass::Changed, &Silent).unwrap();
+
+        // The write's own refresh indexes and embeds the note.
+        vault.write("new.md", "# New\n\nThe heron waits by the weir.\n", false, None).unwrap();
+        let paths = vec!["new.md".to_string()];
+        let first = Events::default();
+        let report = index.update_paths(&vault, &paths, &mut |_| {}, &first).unwrap();
+        assert_eq!((report.files_chunked, report.texts_embedded), (1, 1));
+        assert!(!first.embedding().is_empty(), "the refresh embedded: {:?}", first.0);
+        let generation = index.store().generation().unwrap();
+        let row = index.store().files_at("v", &paths).unwrap();
+
+        // Then the watcher reports the same path.
+        let echo = Events::default();
+        let mut searchable = 0;
+        let report = index.update_paths(&vault, &paths, &mut |_| searchable += 1, &echo).unwrap();
+        assert_eq!(searchable, 1, "the waiting writer still hears it");
+        assert_eq!(report.files_unchanged, 1);
+        assert_eq!(report.files_chunked + report.chunks_written + report.texts_embedded, 0);
+        assert_eq!(echo.embedding(), Vec::<String>::new(), "no embedding pass, not even a count");
+        assert_eq!(index.store().generation().unwrap(), generation, "no chunk rewritten");
+        let again = index.store().files_at("v", &paths).unwrap();
+        assert_eq!(
+            again.iter().map(|r| (r.id, r.mtime_ns, &r.sha256)).collect::<Vec<_>>(),
+            row.iter().map(|r| (r.id, r.mtime_ns, &r.sha256)).collect::<Vec<_>>(),
+            "the row is as the refresh left it"
+        );
+    }
+
+    #[test]
+    fn a_job_that_writes_nothing_still_embeds_what_a_words_pass_left_without_vectors() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        for i in 0..3 {
+            std::fs::write(root.path().join(format!("n{i}.md")), format!("# N{i}\n\nText {i}.\n"))
+                .unwrap();
+        }
+        index.sync(&vault, Pass::Words, &Silent).unwrap();
+        assert_eq!(index.counts(), (3, 0));
+        let paths = vec!["n0.md".to_string()];
+        let report = index.update_paths(&vault, &paths, &mut |_| {}, &Silent).unwrap();
+        assert_eq!((report.files_chunked, report.texts_embedded), (0, 3));
+        assert_eq!(index.counts(), (3, 3));
+    }
+}
