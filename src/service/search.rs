@@ -4,7 +4,8 @@
 use super::*;
 
 /// Searches; `k` of 0 or none is the vault's own `default_k` (a one-vault search), else
-/// `search.default_k`, then clamped to 1..=[`MAX_K`] (by [`SearchScope::resolve`]).
+/// `search.default_k`, then clamped to 1..=[`MAX_K`] (by
+/// [`crate::search::SearchScope::resolve`]).
 pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchResponse> {
     let asked = a.k;
     let mut resp = engine.search(&search_request(engine, t, a)?)?;
@@ -19,9 +20,9 @@ pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchRespon
 }
 
 /// The search a request means on every surface, resolved once here: the connection's vault
-/// rule with `all` ([`scope`]), then [`SearchScope::resolve`] (the empty-query refusal, the
-/// default and the clamp of `k`, the prefix). A surface with options of its own (the CLI's
-/// `--mode`) sets them on the result; the engine takes the scope as given.
+/// rule with `all` ([`scope`]), then [`crate::search::SearchScope::resolve`] (the empty-query
+/// refusal, the default and the clamp of `k`, the prefix). A surface with options of its own
+/// (the CLI's `--mode`) sets them on the result; the engine takes the scope as given.
 pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<ScopedSearch> {
     let mut req = SearchRequest::new(&a.query);
     req.k = a.k;
