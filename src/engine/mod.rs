@@ -11,9 +11,13 @@
 //! is decided when it opens; a reader that serves (`start_background`) takes over when the
 //! owner ends.
 
+mod background;
 pub mod indexer;
 pub mod light;
 pub mod owner;
+mod refresh;
+mod search;
+mod status;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -23,17 +27,17 @@ use crate::config::{Config, EmbeddingBackend};
 use crate::embed::hashing::HashingEmbedder;
 use crate::embed::{Embedder, http::HttpConfig, http::HttpEmbedder, local::LocalEmbedder};
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::coverage::{self, Coverage};
-use crate::index::watch::{self, Watcher};
-use crate::index::{Index, IndexSettings, Pass, Progress, SyncReport};
+use crate::index::coverage;
+use crate::index::{Index, IndexSettings};
 use crate::search::rerank::Reranker;
-use crate::search::{SearchRequest, SearchResponse, Searcher};
 use crate::upkeep::{self, indexmd};
-use crate::vault::{Indexed, VaultScope, Vaults};
+use crate::vault::Vaults;
 use indexer::{Indexer, IndexerThread};
 use owner::{Endpoint, OwnerClient, OwnerInfo, Ownership, VaultRoot};
 
+pub use background::{Background, Reconciler};
 pub use light::LightEngine;
+pub use status::{Phase, Readiness, Status};
 
 /// The index.md generator of each vault, by name (empty when `index.index_md` is off).
 type IndexMds = Arc<std::collections::HashMap<String, Arc<indexmd::IndexMd>>>;
@@ -82,137 +86,10 @@ enum Role {
     Reader { client: OwnerClient },
 }
 
-/// Where the background build stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// No background build was started (the CLI syncs in the foreground instead).
-    Idle,
-    /// The first build is running; search answers from what is indexed so far, and says so.
-    Building,
-    /// The index has been built at least once.
-    Ready,
-    /// Every build attempt failed.
-    Failed,
-}
-
-impl Phase {
-    /// `idle`, `building`, `ready` or `failed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Idle => "idle",
-            Phase::Building => "building",
-            Phase::Ready => "ready",
-            Phase::Failed => "failed",
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-struct ReadyState {
-    phase: Phase,
-    since: std::time::Instant,
-    attempts: u32,
-    built_at: Option<String>,
-    build_seconds: Option<f64>,
-    error: Option<String>,
-    watching: bool,
-}
-
-/// The background build's progress, shared by the build thread and whoever reports health.
-#[derive(Debug)]
-pub struct Readiness {
-    state: std::sync::Mutex<ReadyState>,
-}
-
-/// A snapshot of [`Readiness`], with the index's counts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Status {
-    /// The build phase.
-    pub phase: Phase,
-    /// Seconds since the phase began.
-    pub phase_seconds: f64,
-    /// Build attempts made so far.
-    pub attempts: u32,
-    /// When the last successful build finished (UTC, ISO seconds with `Z`).
-    pub built_at: Option<String>,
-    /// How long the last successful build took.
-    pub build_seconds: Option<f64>,
-    /// Why the last attempt failed.
-    pub error: Option<String>,
-    /// Whether file watching is running.
-    pub watching: bool,
-    /// Files in the store.
-    pub files: u64,
-    /// Chunks in the store.
-    pub chunks: u64,
-    /// Distinct vectors in the store.
-    pub vectors: u64,
-    /// Whether the store answered.
-    pub store_ok: bool,
-    /// Whether this process owns (writes) the index; a reader follows another process's.
-    pub owner: bool,
-    /// How far the pass this process's indexer runs now is (the first build's, say).
-    pub progress: Option<crate::index::PassProgress>,
-    /// Why the index is behind the vault: the last index job's failure (a full or read-only
-    /// data directory, say), until one succeeds.
-    pub behind: Option<String>,
-}
-
-impl Readiness {
-    fn new() -> Readiness {
-        Readiness {
-            state: std::sync::Mutex::new(ReadyState {
-                phase: Phase::Idle,
-                since: std::time::Instant::now(),
-                attempts: 0,
-                built_at: None,
-                build_seconds: None,
-                error: None,
-                watching: false,
-            }),
-        }
-    }
-
-    fn update(&self, f: impl FnOnce(&mut ReadyState)) {
-        f(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()));
-    }
-
-    fn set_phase(&self, phase: Phase) {
-        self.update(|s| {
-            s.phase = phase;
-            s.since = std::time::Instant::now();
-        });
-    }
-}
-
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine").field("vaults", &self.vaults.names()).finish()
     }
-}
-
-fn coverage_of(
-    config: &Config,
-    vaults: &Vaults,
-    store: &crate::index::store::Store,
-    vault: Option<&str>,
-    configured_model: std::result::Result<String, String>,
-) -> Result<coverage::Report> {
-    if let Some(name) = vault {
-        vaults.get(Some(name))?;
-    }
-    let settings = IndexSettings::from_config(config);
-    let vaults = vaults
-        .iter()
-        .filter(|v| vault.is_none_or(|n| n == v.name()))
-        .map(|v| coverage::coverage(store, &settings, v))
-        .collect::<Result<Vec<Coverage>>>()?;
-    let stored = store.meta("model")?;
-    Ok(coverage::Report {
-        model: coverage::ModelState::new(stored.as_deref(), configured_model),
-        vaults,
-        pass: None,
-    })
 }
 
 /// The id the configured embedding model would have, without loading it (a local model's
@@ -391,537 +268,6 @@ impl Engine {
         self.index.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Brings one vault (or, with `None`, every vault) up to date: `full` re-reads and
-    /// re-chunks every file of those vaults and of no other, reusing the vectors of unchanged
-    /// texts. An owner runs the passes on its indexer; a reader asks the owning process to
-    /// run them, and refuses for a vault the owner does not index.
-    pub fn sync(
-        &self,
-        vault: Option<&str>,
-        full: bool,
-        progress: &dyn Progress,
-    ) -> Result<Vec<(String, SyncReport)>> {
-        self.pass(vault, Pass::from_full(full), progress)
-    }
-
-    /// [`Engine::sync`] with the depth spelled out: [`Pass::ReEmbed`] also replaces every
-    /// stored vector of those vaults.
-    pub fn pass(
-        &self,
-        vault: Option<&str>,
-        pass: Pass,
-        progress: &dyn Progress,
-    ) -> Result<Vec<(String, SyncReport)>> {
-        if let Some(name) = vault {
-            self.vaults.get(Some(name))?;
-        }
-        let wanted: Vec<&Arc<crate::vault::Vault>> =
-            self.vaults.iter().filter(|v| vault.is_none_or(|n| n == v.name())).collect();
-        let mut out = Vec::new();
-        if let Some(indexer) = self.indexer() {
-            for v in wanted {
-                out.push((v.name().to_string(), indexer.sync(v.name(), pass, progress)?));
-            }
-            return Ok(out);
-        }
-        let client = OwnerClient::new(&self.config.data_dir);
-        for v in wanted {
-            let (info, theirs) = self.owner_name(&client, v)?;
-            let Some(name) = theirs else {
-                return Err(Error::new(
-                    ErrorCode::NotReady,
-                    format!(
-                        "mdvault `{}` (pid {}) owns the index in {} and does not index {} ({}); \
-                         stop it, add this vault to its configuration, or use another --data-dir",
-                        info.command,
-                        info.pid,
-                        self.config.data_dir.display(),
-                        v.name(),
-                        v.root().display()
-                    ),
-                ));
-            };
-            out.push((v.name().to_string(), client.sync(&name, pass)?));
-        }
-        Ok(out)
-    }
-
-    /// Re-indexes `paths` of `vault` now and waits for the report, however long a pass queued
-    /// before it takes (the benchmark's edit-to-searchable; surfaces use [`Engine::refresh`]).
-    pub fn update(&self, vault: &str, paths: &[String]) -> Result<SyncReport> {
-        let v = self.vaults.get(Some(vault))?;
-        if let Some(indexer) = self.indexer() {
-            return indexer.update(v.name(), paths.to_vec()).unwrap_or_else(|| {
-                Err(Error::new(ErrorCode::NotReady, "the index queue is full"))
-            });
-        }
-        let client = OwnerClient::new(&self.config.data_dir);
-        match self.owner_name(&client, v)?.1 {
-            Some(name) => client.update(&name, paths, Duration::from_secs(3600)),
-            None => Err(Error::new(
-                ErrorCode::NotReady,
-                format!("the process that owns the index does not index {vault}"),
-            )),
-        }
-    }
-
-    /// Who owns the index when this engine is a reader (`None` for the owner itself).
-    pub fn owner_info(&self) -> Option<OwnerInfo> {
-        if self.is_owner() {
-            return None;
-        }
-        OwnerClient::new(&self.config.data_dir).hello().ok()
-    }
-
-    /// Runs a search. While the first background build runs, search answers from what is in
-    /// the index so far (the build commits every vault's words before it embeds anything, so
-    /// the lexical arm is complete within seconds and the dense arm grows as texts are
-    /// embedded) and says how far the build is; only before the first words are committed is
-    /// it `not_ready`, since an empty answer then would read as "nothing matches". A restart
-    /// over a finished index says it is catching up instead. A build attempt that failed (the
-    /// embedder down, say) is named in the notice while the build retries; once every attempt
-    /// has failed search still answers from the committed words, saying why the meaning is
-    /// missing, and is `not_ready` only when not even the words were committed. A vault that
-    /// has never been indexed is `not_ready` too when it is all that was asked for, and a
-    /// notice when it is one of several.
-    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
-        let index = self.index();
-        // A reader first catches up with what the owner has committed.
-        index.follow_owner()?;
-        let mut catching_up = None;
-        let mut building = None;
-        // One look at the state: `status()` would also query a store the pass is writing.
-        let (phase, since, last_error) = {
-            let s = self.readiness.state.lock().unwrap_or_else(|p| p.into_inner());
-            (s.phase, s.since, s.error.clone())
-        };
-        let words_done = self.words_done.load(Ordering::SeqCst);
-        let mut failed = None;
-        match phase {
-            Phase::Building if self.warm.load(Ordering::SeqCst) => {
-                catching_up = Some(since.elapsed().as_secs_f64());
-            }
-            Phase::Building => building = Some(since.elapsed().as_secs_f64()),
-            // The words are in, so an answer by words is honest; the notice says what is not.
-            Phase::Failed if words_done => {
-                failed = Some(last_error.clone().unwrap_or_else(|| "unknown error".into()));
-            }
-            Phase::Failed => {
-                return Err(Error::new(
-                    ErrorCode::NotReady,
-                    format!(
-                        "the search index failed to build: {}; fix the cause and restart, \
-                         or use list and read meanwhile",
-                        last_error.as_deref().unwrap_or("unknown error")
-                    ),
-                ));
-            }
-            Phase::Idle | Phase::Ready => {}
-        }
-        let scope: Vec<&str> = match &req.scope {
-            VaultScope::One(name) => vec![self.vaults.get(Some(name))?.name()],
-            VaultScope::Every => self.vaults.names(),
-        };
-        let unbuilt: Vec<&str> =
-            scope.iter().copied().filter(|v| !ever_indexed(index.store(), v)).collect();
-        // Until every vault's words are committed an answer could silently miss notes.
-        let all_unbuilt = !unbuilt.is_empty() && unbuilt.len() == scope.len();
-        if let Some(seconds) = building
-            && (all_unbuilt || !words_done)
-        {
-            return Err(Error::new(
-                ErrorCode::NotReady,
-                format!(
-                    "the search index is still being built ({seconds:.0} s so far{}) and \
-                     has not taken in every note's words yet; retry in a few seconds, or use \
-                     list and read meanwhile",
-                    self.progress_note()
-                ),
-            ));
-        }
-        if all_unbuilt {
-            let list = unbuilt.join(", ");
-            return Err(Error::new(
-                ErrorCode::NotReady,
-                format!(
-                    "vault {list} has not been indexed yet, so there is nothing to search; run \
-                     `mdvault index --vault {}` (a running server indexes it by itself: retry \
-                     in a little while)",
-                    unbuilt[0]
-                ),
-            ));
-        }
-        let mut resp = Searcher {
-            index: &index,
-            settings: &self.config.search,
-            query_prefix: &self.config.embedding.query_prefix,
-            reranker: self.reranker.as_ref(),
-        }
-        .search(req)?;
-        if !unbuilt.is_empty() {
-            resp.notices.push(format!(
-                "vault {} has not been indexed yet, so its notes are missing from these results",
-                unbuilt.join(", ")
-            ));
-        }
-        if let Some(seconds) = catching_up {
-            resp.notices.push(format!(
-                "the index is catching up with changes made while the server was stopped \
-                 ({seconds:.0} s so far); a note edited in that time may be missing or stale \
-                 for a moment"
-            ));
-        }
-        if let Some(seconds) = building {
-            let (chunks, vectors) = index.counts();
-            // A retrying build says what went wrong, so "still being built" is not read as
-            // "wait" when the cause (the embedder down) needs a person.
-            let retrying = last_error
-                .map(|e| format!("; the last attempt failed ({e}) and the build is retrying"))
-                .unwrap_or_default();
-            resp.notices.push(format!(
-                "the search index is still being built ({seconds:.0} s so far{}{retrying}): \
-                 these results match the words of every note indexed so far, but the meaning \
-                 of only {vectors} of {chunks} passages; search again when the build ends for \
-                 the full answer",
-                self.progress_note()
-            ));
-        }
-        if let Some(error) = failed {
-            let (chunks, vectors) = index.counts();
-            resp.notices.push(format!(
-                "the search index failed to build its vectors ({error}): these results match \
-                 the words of every note, but the meaning of only {vectors} of {chunks} \
-                 passages; fix the cause and restart for the full answer"
-            ));
-        }
-        Ok(resp)
-    }
-
-    /// `; <vault>: 1200/19500 texts embedded, about 6 min left`, or nothing between passes.
-    fn progress_note(&self) -> String {
-        self.indexer()
-            .and_then(|i| i.progress())
-            .map(|p| format!("; {}", p.describe()))
-            .unwrap_or_default()
-    }
-
-    /// The build phase alone (cheap: no store query).
-    pub fn phase(&self) -> Phase {
-        self.readiness.state.lock().unwrap_or_else(|p| p.into_inner()).phase
-    }
-
-    /// What of each vault (or of one) is searchable, what is not and why: see
-    /// [`crate::index::coverage`].
-    pub fn coverage(&self, vault: Option<&str>) -> Result<coverage::Report> {
-        // The model in use is the one loaded at start; a config edited since (`mdvault model
-        // use`) takes effect at the next start, and `mdvault status` reports it as pending.
-        let index = self.index();
-        let loaded = Ok(index.embedder().model_id().to_string());
-        let mut report = coverage_of(&self.config, &self.vaults, index.store(), vault, loaded)?;
-        report.pass = match self.indexer() {
-            Some(indexer) => indexer.progress(),
-            None => OwnerClient::new(&self.config.data_dir).hello().ok().and_then(|o| o.progress),
-        };
-        Ok(report)
-    }
-
-    /// [`Engine::coverage`] without opening the engine (no model, no lexical index): for
-    /// `mdvault status`, which must work while a server holds the index or the model is
-    /// missing. Refuses when there is no index in the data directory yet.
-    pub fn coverage_offline(
-        config: &Config,
-        vaults: &Vaults,
-        vault: Option<&str>,
-    ) -> Result<coverage::Report> {
-        if !crate::config::DataDir::new(&config.data_dir).store().is_file() {
-            return Err(Error::new(
-                ErrorCode::NotReady,
-                format!(
-                    "there is no index in {} yet; run `mdvault index` (or start the server) to build one",
-                    config.data_dir.display()
-                ),
-            ));
-        }
-        let store = crate::index::store::Store::open(&config.data_dir)?;
-        let mut report = coverage_of(config, vaults, &store, vault, configured_model_id(config))?;
-        // A running owner says how far its pass is (nothing when none runs).
-        report.pass = OwnerClient::new(&config.data_dir).hello().ok().and_then(|o| o.progress);
-        Ok(report)
-    }
-
-    /// The build phase, the index's counts and whether watching runs.
-    pub fn status(&self) -> Status {
-        // Copy the state out first: the store query may wait on a sync's transaction.
-        let s = { self.readiness.state.lock().unwrap_or_else(|p| p.into_inner()).clone() };
-        let counts = self.index().store().counts();
-        let (files, chunks, vectors) = counts.as_ref().copied().unwrap_or((0, 0, 0));
-        Status {
-            phase: s.phase,
-            phase_seconds: s.since.elapsed().as_secs_f64(),
-            attempts: s.attempts,
-            built_at: s.built_at,
-            build_seconds: s.build_seconds,
-            error: s.error,
-            watching: s.watching,
-            files,
-            chunks,
-            vectors,
-            store_ok: counts.is_ok(),
-            owner: self.is_owner(),
-            progress: self.indexer().and_then(|i| i.progress()),
-            behind: self.indexer().and_then(|i| i.failing()),
-        }
-    }
-
-    /// Starts serving in the background. An owner starts at once: watching every vault (so
-    /// nothing changed during the build is missed), the first build with retries, then the
-    /// periodic reconcile pass and the index.md passes. A reader searches what the owner keeps
-    /// and waits on a thread of its own to take over when the owner ends, then starts the same.
-    /// Search answers from the first build's words (and the vectors made so far) while it
-    /// runs, with a notice. Dropping the handle stops the watcher and
-    /// the passes; the build thread finishes its current attempt.
-    pub fn start_background(self: &Arc<Self>) -> Background {
-        let work = Arc::new(Mutex::new(None));
-        let cancelled = Arc::new(AtomicBool::new(false));
-        if self.is_owner() {
-            *work.lock().unwrap_or_else(|p| p.into_inner()) = Some(self.owner_work());
-            return Background { work, cancelled, _successor: None };
-        }
-        self.readiness.set_phase(Phase::Ready);
-        let (engine, slot, stop) = (self.clone(), work.clone(), cancelled.clone());
-        let data_dir = self.config.data_dir.clone();
-        match OwnerClient::new(&data_dir).hello() {
-            Ok(o) => tracing::info!(
-                "mdvault `{}` (pid {}) owns the index in {}; searching beside it, and taking \
-                 over when it ends",
-                o.command,
-                o.pid,
-                data_dir.display()
-            ),
-            Err(e) => tracing::warn!("{e}"),
-        }
-        let successor = std::thread::Builder::new()
-            .name("mdvault-successor".into())
-            .spawn(move || {
-                let ownership = match owner::own_when_free(&data_dir) {
-                    Ok(o) => o,
-                    Err(e) => return tracing::warn!("cannot wait to own the index: {e}"),
-                };
-                if stop.load(Ordering::SeqCst) {
-                    return;
-                }
-                if let Err(e) = engine.take_over(ownership) {
-                    engine.readiness.update(|s| s.error = Some(e.to_string()));
-                    engine.readiness.set_phase(Phase::Failed);
-                    return tracing::error!("taking over the index failed: {e}");
-                }
-                let started = engine.owner_work();
-                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(started);
-            })
-            .map_err(|e| tracing::error!("cannot start the successor thread: {e}"))
-            .ok();
-        Background { work, cancelled, _successor: successor }
-    }
-
-    /// An owner's background work: watcher, first build, reconcile, index.md passes.
-    fn owner_work(self: &Arc<Self>) -> OwnerWork {
-        let watcher = match self.watch() {
-            Ok(w) => {
-                self.readiness.update(|s| s.watching = true);
-                Some(w)
-            }
-            Err(e) => {
-                tracing::warn!("file watching is off: {e}");
-                None
-            }
-        };
-        self.readiness.set_phase(Phase::Building);
-        let engine = self.clone();
-        let (tx, rx) = std::sync::mpsc::channel::<Reconciler>();
-        let builder = std::thread::Builder::new()
-            .name("mdvault-build".into())
-            .spawn(move || {
-                if engine.build_with_retries()
-                    && let Some(r) = engine.reconcile()
-                {
-                    let _ = tx.send(r);
-                }
-            })
-            .map_err(|e| tracing::error!("cannot start the index build: {e}"))
-            .ok();
-        let index_md = self.index_md_passes();
-        OwnerWork { _watcher: watcher, _reconciler: rx, _builder: builder, _index_md: index_md }
-    }
-
-    /// Starts the index.md passes on a thread of their own, apart from the index build (so
-    /// the page is kept while the embedder is down): a full scan now, then one every
-    /// `index.reconcile_seconds` to catch what the watcher missed. `None` when generation is
-    /// off.
-    fn index_md_passes(&self) -> Option<Reconciler> {
-        if self.index_md.is_empty() {
-            return None;
-        }
-        let seconds = self.config.index.reconcile_seconds;
-        let (stop, wait) = std::sync::mpsc::channel::<()>();
-        let (vaults, generators) = (self.vaults.clone(), self.index_md.clone());
-        let thread = std::thread::Builder::new()
-            .name("mdvault-index-md".into())
-            .spawn(move || {
-                loop {
-                    for vault in vaults.iter() {
-                        if let Some(g) = generators.get(vault.name())
-                            && let Err(e) = g.rebuild(vault)
-                        {
-                            tracing::warn!("index.md of {}: {e}", vault.name());
-                        }
-                    }
-                    let pause = if seconds > 0.0 {
-                        Duration::from_secs_f64(seconds)
-                    } else {
-                        Duration::MAX
-                    };
-                    match wait.recv_timeout(pause) {
-                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
-                        _ => break,
-                    }
-                }
-            })
-            .map_err(|e| tracing::error!("cannot start the index.md passes: {e}"))
-            .ok()?;
-        Some(Reconciler { stop: Some(stop), thread: Some(thread) })
-    }
-
-    /// The first build: every vault synced, retried with doubling waits.
-    fn build_with_retries(&self) -> bool {
-        let attempts = self.config.index.build_max_attempts.max(1);
-        let mut wait = self.config.index.build_retry_seconds.max(0.0);
-        for attempt in 1..=attempts {
-            self.readiness.update(|s| s.attempts = attempt);
-            let started = std::time::Instant::now();
-            // Every vault's words first (seconds), then the vectors (minutes): search answers
-            // by words for every vault while the embedding runs. A warm restart skips it, as
-            // its pass only catches up with a few changed files.
-            let words = if self.warm.load(Ordering::SeqCst) {
-                Ok(Vec::new())
-            } else {
-                self.pass(None, Pass::Words, &crate::index::Silent)
-            };
-            if words.is_ok() {
-                self.words_done.store(true, Ordering::SeqCst);
-            }
-            match words.and_then(|_| self.sync(None, false, &crate::index::Silent)) {
-                Ok(reports) => {
-                    let seconds = started.elapsed().as_secs_f64();
-                    for (name, r) in &reports {
-                        tracing::info!(
-                            "indexed {name}: {} files seen, {} chunked, {} embedded in {:.1} s",
-                            r.files_seen,
-                            r.files_chunked,
-                            r.texts_embedded,
-                            r.seconds
-                        );
-                    }
-                    self.readiness.update(|s| {
-                        s.phase = Phase::Ready;
-                        s.since = std::time::Instant::now();
-                        s.built_at = Some(crate::vault::now_timestamp());
-                        s.build_seconds = Some(seconds);
-                        s.error = None;
-                    });
-                    return true;
-                }
-                Err(e) => {
-                    tracing::warn!("index build attempt {attempt} of {attempts} failed: {e}");
-                    self.readiness.update(|s| s.error = Some(e.to_string()));
-                    if attempt < attempts {
-                        std::thread::sleep(Duration::from_secs_f64(wait));
-                        wait = (wait * 2.0).min(300.0);
-                    }
-                }
-            }
-        }
-        self.readiness.set_phase(Phase::Failed);
-        false
-    }
-
-    /// Re-indexes paths a surface just wrote, so a search right after the write sees it (the
-    /// watcher would, but only after its debounce). Failures are logged, never returned: the
-    /// write itself succeeded, and the watcher and reconcile pass will try again. The job is
-    /// queued behind any pass already running; the write waits for it at most
-    /// [`WRITE_INDEX_WAIT`] and the answer says how far it got. A reader asks the owning
-    /// process to do it, which can only say `Full` (confirmed in time) or `Queued`.
-    pub fn refresh(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
-        let v = self.vaults.get(Some(vault)).ok()?;
-        let role = {
-            let role = self.role.lock().unwrap_or_else(|p| p.into_inner());
-            match &*role {
-                Role::Owner { indexer, .. } => Ok(indexer.clone()),
-                Role::Reader { client } => Err(client.clone()),
-            }
-        };
-        match role {
-            Ok(indexer) => {
-                refresh_index_md(&self.vaults, &self.index_md, vault, paths);
-                match indexer.update_within(v.name(), paths.to_vec(), WRITE_INDEX_WAIT) {
-                    Err(e) => {
-                        tracing::warn!(
-                            "re-indexing {paths:?} in {vault} after a write failed: {e}"
-                        );
-                        Some(Indexed::Behind)
-                    }
-                    // Not reached in time while the index is failing: it will not be.
-                    Ok(Indexed::Queued) if indexer.failing().is_some() => Some(Indexed::Behind),
-                    Ok(reached) => {
-                        if reached != Indexed::Full {
-                            tracing::debug!(
-                                "{paths:?} in {vault}: {} after {WRITE_INDEX_WAIT:?}, the rest \
-                                 follows in the background",
-                                reached.as_str()
-                            );
-                        }
-                        Some(reached)
-                    }
-                }
-            }
-            // The owner's watcher keeps index.md; it is asked only for the index. A vault it
-            // does not index waits for this process to take over.
-            Err(client) => Some(match client.refresh(v.root(), vault, paths, WRITE_INDEX_WAIT) {
-                owner::Asked::Indexed => Indexed::Full,
-                owner::Asked::Unconfirmed | owner::Asked::NotTheirs => Indexed::Queued,
-            }),
-        }
-    }
-
-    /// Starts the periodic reconcile pass: every `index.reconcile_seconds` each vault gets a
-    /// pass on the indexer (a stat walk; only changed files are read), catching whatever the
-    /// watcher missed (events dropped by the OS, edits while the process was suspended). Stops
-    /// when the returned handle is dropped. `None` when the interval is 0 or this engine is not
-    /// the owner.
-    pub fn reconcile(&self) -> Option<Reconciler> {
-        let seconds = self.config.index.reconcile_seconds;
-        let indexer = self.indexer()?;
-        if seconds <= 0.0 {
-            return None;
-        }
-        let interval = Duration::from_secs_f64(seconds);
-        let (stop, wait) = std::sync::mpsc::channel::<()>();
-        let names: Vec<String> = self.vaults.names().iter().map(|s| s.to_string()).collect();
-        let thread = std::thread::Builder::new()
-            .name("mdvault-reconcile".into())
-            .spawn(move || {
-                // A message or a closed channel both mean stop; a timeout means work.
-                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                    wait.recv_timeout(interval)
-                {
-                    for name in &names {
-                        indexer.sync_later(name);
-                    }
-                }
-            })
-            .ok()?;
-        Some(Reconciler { stop: Some(stop), thread: Some(thread) })
-    }
-
     /// The upkeep settings drawn from the configuration.
     pub fn upkeep_settings(&self) -> upkeep::Settings {
         upkeep::Settings::from_config(&self.config)
@@ -938,28 +284,6 @@ impl Engine {
             .iter()
             .filter_map(|v| self.index_md.get(v.name()).map(|g| (v.name().to_string(), g.status())))
             .collect()
-    }
-
-    /// Watches every vault and queues changed paths on the indexer as they settle (owner
-    /// only).
-    pub fn watch(&self) -> Result<Watcher> {
-        let Some(indexer) = self.indexer() else {
-            return Err(Error::new(
-                ErrorCode::InternalError,
-                "only the process that owns the index watches the vaults",
-            ));
-        };
-        let roots: Vec<(String, std::path::PathBuf)> =
-            self.vaults.iter().map(|v| (v.name().to_string(), v.root().to_path_buf())).collect();
-        let vaults = self.vaults.clone();
-        let generators = self.index_md.clone();
-        let debounce = Duration::from_secs_f64(self.config.watch_debounce_seconds.max(0.05));
-        watch::watch(&roots, debounce, move |name, paths| {
-            // index.md first: it is cheap, and it must not wait for (or fail with) the
-            // embedder.
-            refresh_index_md(&vaults, &generators, name, &paths);
-            indexer.notify(name, paths);
-        })
     }
 }
 
@@ -1010,61 +334,52 @@ fn is_warm(vaults: &Vaults, index: &Index) -> bool {
     })
 }
 
-/// Whether a vault has ever been indexed into this store: a finished pass was recorded, or
-/// (a store from before passes were recorded) it has chunks.
-fn ever_indexed(store: &crate::index::store::Store, vault: &str) -> bool {
-    store.meta(&coverage::LastBuild::key(vault)).ok().flatten().is_some()
-        || store.vault_chunk_counts(vault).is_ok_and(|(chunks, _)| chunks > 0)
-}
+#[cfg(test)]
+pub(super) mod fixture {
+    //! Engines over temporary vaults with the hashing embedder, for the engine's unit tests.
 
-/// Re-reads changed notes into a vault's index.md, logging (never returning) failures: the
-/// change itself already happened, and the next pass retries.
-fn refresh_index_md(vaults: &Vaults, generators: &IndexMds, name: &str, paths: &[String]) {
-    let (Ok(vault), Some(g)) = (vaults.get(Some(name)), generators.get(name)) else { return };
-    if let Err(e) = g.refresh(vault, paths) {
-        tracing::warn!("index.md of {name}: {e}");
+    use super::*;
+    use crate::config::{Overrides, load};
+
+    /// Temporary vaults (`name`, notes as (path, text)) and a data directory, kept alive beside
+    /// the engines opened over them.
+    pub struct Vaults {
+        pub config: Config,
+        pub roots: Vec<tempfile::TempDir>,
+        _data: tempfile::TempDir,
     }
-}
 
-/// What [`Engine::start_background`] started; dropping it stops watching and reconciling.
-pub struct Background {
-    /// The owner's work, there from the start or once a reader has taken over.
-    work: Arc<Mutex<Option<OwnerWork>>>,
-    /// Tells a successor still waiting for ownership not to start anything.
-    cancelled: Arc<AtomicBool>,
-    // Left running when dropped: it waits on a lock that cannot be interrupted, and checks
-    // `cancelled` when it gets it.
-    _successor: Option<std::thread::JoinHandle<()>>,
-}
+    impl Vaults {
+        pub fn new(vaults: &[(&str, &[(&str, &str)])]) -> Vaults {
+            let data = tempfile::tempdir().unwrap();
+            let roots: Vec<tempfile::TempDir> =
+                vaults.iter().map(|_| tempfile::tempdir().unwrap()).collect();
+            for ((_, notes), root) in vaults.iter().zip(&roots) {
+                for (path, text) in *notes {
+                    let file = root.path().join(path);
+                    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+                    std::fs::write(file, text).unwrap();
+                }
+            }
+            let overrides = Overrides {
+                vaults: vaults
+                    .iter()
+                    .zip(&roots)
+                    .map(|((name, _), root)| format!("{name}={}", root.path().display()))
+                    .collect(),
+                data_dir: Some(data.path().join("data")),
+                config_file: Some(std::path::PathBuf::new()),
+            };
+            let home = data.path().to_str().unwrap().to_string();
+            let mut config = load(&overrides, &[("HOME", home.as_str())]).unwrap();
+            config.embedding.backend = EmbeddingBackend::Hashing { dims: 64 };
+            Vaults { config, roots, _data: data }
+        }
 
-impl Drop for Background {
-    fn drop(&mut self) {
-        self.cancelled.store(true, Ordering::SeqCst);
-        drop(self.work.lock().unwrap_or_else(|p| p.into_inner()).take());
-    }
-}
-
-/// An owner's background threads.
-struct OwnerWork {
-    _watcher: Option<Watcher>,
-    _index_md: Option<Reconciler>,
-    // The build thread sends the reconcile handle here once the first build succeeds; it
-    // lives in the channel until this value is dropped, which stops it.
-    _reconciler: std::sync::mpsc::Receiver<Reconciler>,
-    _builder: Option<std::thread::JoinHandle<()>>,
-}
-
-/// The running reconcile pass; dropping it stops the thread.
-pub struct Reconciler {
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Reconciler {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        /// An engine over these vaults: the owner when none runs, else a reader.
+        pub fn engine(&self) -> Engine {
+            Engine::with_embedder(self.config.clone(), Embedder::Hashing(HashingEmbedder::new(64)))
+                .unwrap()
         }
     }
 }

@@ -13,6 +13,7 @@
 pub mod eval;
 pub mod fusion;
 pub mod rerank;
+pub mod scope;
 pub mod select;
 
 use std::collections::{HashMap, HashSet};
@@ -25,6 +26,7 @@ use crate::index::{ChunkMeta, Index, chunker, lexical, tokenize, under};
 use crate::vault::VaultScope;
 pub use fusion::{Candidate, Matched};
 use rerank::Reranker;
+pub use scope::{Limit, MAX_K, Request, ScopedSearch, SearchScope};
 
 /// Which arms take part; the eval command compares them side by side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,16 +39,18 @@ pub enum Mode {
     Dense,
 }
 
-/// A validated search request.
+/// A search as its caller wrote it; nothing in it is decided yet. The front door resolves it
+/// into a [`ScopedSearch`] (see [`scope`]), which is what the searcher takes.
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     /// The query text.
     pub query: String,
-    /// How many results; `None` means the configured default.
+    /// How many results; `None` or 0 means the configured default.
     pub k: Option<usize>,
     /// Which vaults: every one, or one by name (decided by `Vaults::scope`).
     pub scope: VaultScope,
-    /// Only this folder (root-relative, case-insensitive, whole segments).
+    /// Only this folder (root-relative, case-insensitive, whole segments; slashes and spaces
+    /// around it are dropped).
     pub prefix: Option<String>,
     /// Rerank more candidates and order purely by the reranker.
     pub thorough: bool,
@@ -186,40 +190,106 @@ pub struct Searcher<'a> {
     pub reranker: Option<&'a Reranker>,
 }
 
+/// Where a search looks: the vault's position in the index (none: every vault), its name and
+/// the folder prefix, from the resolved scope.
+struct Filter<'s> {
+    vault_idx: Option<u32>,
+    vault_name: Option<&'s str>,
+    prefix: Option<&'s str>,
+}
+
+/// What the two arms found, and which of them took part.
+struct Arms {
+    tokens: Vec<String>,
+    lexical_ids: Vec<i64>,
+    dense_ids: Vec<i64>,
+    use_lexical: bool,
+    use_dense: bool,
+}
+
+/// The identifier lookup's outcome: the rarest query token's document frequency and the pins.
+struct Lookup {
+    rarest: u64,
+    pins: Vec<i64>,
+}
+
 impl Searcher<'_> {
-    /// Runs one search.
-    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+    /// Runs one search over a scope resolved before it got here (see [`scope`]): the query,
+    /// vaults, prefix and `k` are taken as given.
+    pub fn search(&self, req: &ScopedSearch) -> Result<SearchResponse> {
         let s = self.settings;
-        let query = req.query.trim();
-        if query.is_empty() {
-            return Err(Error::new(
-                ErrorCode::InvalidRequest,
-                "the query is empty; say what to look for",
-            ));
-        }
-        let k = req.k.filter(|k| *k > 0).unwrap_or(s.default_k).clamp(1, 100);
-        let vault_idx = match &req.scope {
-            VaultScope::Every => None,
-            VaultScope::One(name) => {
+        let scope = &req.scope;
+        let (query, k) = (scope.query(), scope.k());
+        let filter = self.filter(scope)?;
+        let per_arm = req.candidates.filter(|n| *n > 0).unwrap_or(s.candidates);
+        let mut notices = Vec::new();
+        let arms = self.retrieve(req, &filter, per_arm, &mut notices)?;
+
+        let weights = fusion::Weights {
+            rrf_k: s.rrf_k,
+            dense: if arms.use_dense { 1.0 } else { 0.0 },
+            lexical: if arms.use_lexical { s.lexical_weight } else { 0.0 },
+        };
+        let candidate_ids: Vec<i64> =
+            arms.dense_ids.iter().chain(&arms.lexical_ids).copied().collect();
+        let metas: HashMap<i64, ChunkMeta> = self.index.chunks(&candidate_ids)?;
+        let mut candidates = fusion::fuse(&arms.dense_ids, &arms.lexical_ids, &weights, |id| {
+            metas
+                .get(&id)
+                .map(|m| if m.kind == FileKind::Document { s.document_weight } else { 1.0 })
+        });
+
+        // Chunk texts are fetched only where a step needs them: the lexical candidates when the
+        // lookup may fire, the reranker's head, and the results.
+        let mut texts: HashMap<i64, String> = HashMap::new();
+        let lookup = self.lookup(&arms, &metas, &mut texts)?;
+        let rerank_state = self.rerank(req, &mut candidates, &mut texts, &mut notices)?;
+
+        let cap = select::cap(k);
+        let chosen = select::select(&candidates, &lookup.pins, k, cap, s.mmr_lambda, |id| {
+            metas.get(&id).map(note_key).unwrap_or_default()
+        });
+        let results = self.hits(chosen, &metas, &mut texts, query)?;
+
+        Ok(SearchResponse {
+            results,
+            k,
+            explain: Explain {
+                mode: req.mode,
+                rrf_k: s.rrf_k,
+                lexical_weight: s.lexical_weight,
+                candidates: per_arm,
+                document_weight: s.document_weight,
+                mmr_lambda: s.mmr_lambda,
+                cap,
+                tokens: arms.tokens,
+                rarest: lookup.rarest,
+                lookup_fired: !lookup.pins.is_empty(),
+                rerank: rerank_state,
+            },
+            notices,
+        })
+    }
+
+    /// The scope in the index's terms; a prefix under which nothing is indexed is `not_found`,
+    /// naming the top-level folders that are.
+    fn filter<'s>(&self, scope: &'s SearchScope) -> Result<Filter<'s>> {
+        let vault_name = scope.vaults().name();
+        // The index holds the configured vaults in order, so a resolved vault is always there.
+        let vault_idx = match vault_name {
+            None => None,
+            Some(name) => {
                 Some(self.index.vault_names().iter().position(|v| v == name).ok_or_else(|| {
                     Error::new(
-                        ErrorCode::NotFound,
-                        format!(
-                            "there is no vault named '{name}'; the vaults are: {}",
-                            self.index.vault_names().join(", ")
-                        ),
+                        ErrorCode::InternalError,
+                        format!("vault '{name}' is configured but not in the index"),
                     )
                 })? as u32)
             }
         };
-        let vault_name = vault_idx.map(|i| self.index.vault_names()[i as usize].clone());
-        let prefix = req
-            .prefix
-            .as_deref()
-            .map(|p| p.trim().trim_matches('/').to_string())
-            .filter(|p| !p.is_empty());
-        if let Some(p) = &prefix {
-            let folders = self.index.folders(vault_name.as_deref());
+        let prefix = scope.prefix();
+        if let Some(p) = prefix {
+            let folders = self.index.folders(vault_name);
             if !folders.iter().any(|f| f.eq_ignore_ascii_case(p)) {
                 let top: Vec<&String> = folders.iter().filter(|f| !f.contains('/')).collect();
                 return Err(Error::new(
@@ -235,25 +305,50 @@ impl Searcher<'_> {
                 ));
             }
         }
+        Ok(Filter { vault_idx, vault_name, prefix })
+    }
 
-        let per_arm = req.candidates.filter(|n| *n > 0).unwrap_or(s.candidates);
-        let tokens = unique(tokenize::tokenize(query));
-        let mut notices = Vec::new();
+    /// Both arms' candidates, each already narrowed to the vault and prefix.
+    fn retrieve(
+        &self,
+        req: &ScopedSearch,
+        filter: &Filter<'_>,
+        per_arm: usize,
+        notices: &mut Vec<String>,
+    ) -> Result<Arms> {
+        let tokens = unique(tokenize::tokenize(req.scope.query()));
         let use_lexical = req.mode != Mode::Dense && !tokens.is_empty();
-        let mut use_dense = req.mode != Mode::Lexical;
-
-        let lexical_hits = if use_lexical {
-            let filter = lexical::Filter {
-                vault: vault_name.as_deref(),
-                vaults: self.index.vault_names(),
-                prefix: prefix.as_deref(),
-            };
-            self.index.lexical().search(&tokens, per_arm, &filter)?
+        let lexical_ids = if use_lexical {
+            self.retrieve_lexical(&tokens, filter, per_arm, notices)?
         } else {
             Vec::new()
         };
-        let lexical_ids: Vec<i64> = lexical_hits.iter().map(|h| h.chunk_id as i64).collect();
-        if use_lexical && lexical_hits.is_empty() {
+        let (use_dense, dense_ids) = if req.mode != Mode::Lexical {
+            match self.retrieve_dense(req, filter, per_arm, notices)? {
+                Some(ids) => (true, ids),
+                None => (false, Vec::new()),
+            }
+        } else {
+            (false, Vec::new())
+        };
+        Ok(Arms { tokens, lexical_ids, dense_ids, use_lexical, use_dense })
+    }
+
+    /// The lexical arm: the BM25 top candidates.
+    fn retrieve_lexical(
+        &self,
+        tokens: &[String],
+        filter: &Filter<'_>,
+        per_arm: usize,
+        notices: &mut Vec<String>,
+    ) -> Result<Vec<i64>> {
+        let lexical_filter = lexical::Filter {
+            vault: filter.vault_name,
+            vaults: self.index.vault_names(),
+            prefix: filter.prefix,
+        };
+        let hits = self.index.lexical().search(tokens, per_arm, &lexical_filter)?;
+        if hits.is_empty() {
             // Without this, passages found by meaning alone read as if they held the words.
             notices.push(
                 "no passage contains any of the query words; the results (if any) match by \
@@ -261,127 +356,137 @@ impl Searcher<'_> {
                     .to_string(),
             );
         }
+        Ok(hits.iter().map(|h| h.chunk_id as i64).collect())
+    }
 
-        let mut dense_ids = Vec::new();
-        if use_dense {
-            let text = format!("{}{}", self.query_prefix, query);
-            let embedded = match &req.query_vector {
-                Some(v) => Ok(Arc::new(v.clone())),
-                None => self.index.embed_query(&text),
-            };
-            match embedded {
-                Ok(q) => {
-                    // The store may still hold chunks of a vault that is no longer configured
-                    // (the same data directory used with other `--vault`s): never results.
-                    let keep = |key: &crate::index::dense::RowKey| {
-                        key.vault != u32::MAX
-                            && vault_idx.is_none_or(|v| key.vault == v)
-                            && prefix.as_deref().is_none_or(|p| under(&key.path, p))
-                    };
-                    dense_ids = self
-                        .index
+    /// The dense arm: the exact cosine top candidates. `None` when the query could not be
+    /// embedded in a hybrid search, which then goes on lexically only and says so.
+    fn retrieve_dense(
+        &self,
+        req: &ScopedSearch,
+        filter: &Filter<'_>,
+        per_arm: usize,
+        notices: &mut Vec<String>,
+    ) -> Result<Option<Vec<i64>>> {
+        let text = format!("{}{}", self.query_prefix, req.scope.query());
+        let embedded = match &req.query_vector {
+            Some(v) => Ok(Arc::new(v.clone())),
+            None => self.index.embed_query(&text),
+        };
+        match embedded {
+            Ok(q) => {
+                // The store may still hold chunks of a vault that is no longer configured
+                // (the same data directory used with other `--vault`s): never results.
+                let keep = |key: &crate::index::dense::RowKey| {
+                    key.vault != u32::MAX
+                        && filter.vault_idx.is_none_or(|v| key.vault == v)
+                        && filter.prefix.is_none_or(|p| under(&key.path, p))
+                };
+                Ok(Some(
+                    self.index
                         .dense()
                         .top(&q, per_arm, &keep)
                         .into_iter()
                         .map(|(id, _)| id)
+                        .collect(),
+                ))
+            }
+            Err(e) if req.mode == Mode::Hybrid => {
+                tracing::warn!("query embedding failed, searching lexically only: {e}");
+                notices.push(format!(
+                    "the dense arm is unavailable ({e}); these are lexical results only"
+                ));
+                Ok(None)
+            }
+            Err(e) => Err(Error::new(
+                ErrorCode::NotReady,
+                format!("the embedder is unavailable: {e}; retry shortly"),
+            )),
+        }
+    }
+
+    /// The identifier lookup: when the rarest query token is rare enough, the lexical
+    /// candidates that hold every query token are pinned first (one per note).
+    fn lookup(
+        &self,
+        arms: &Arms,
+        metas: &HashMap<i64, ChunkMeta>,
+        texts: &mut HashMap<i64, String>,
+    ) -> Result<Lookup> {
+        let mut out = Lookup { rarest: 0, pins: Vec::new() };
+        if !arms.use_lexical || arms.lexical_ids.is_empty() {
+            return Ok(out);
+        }
+        let tokens = &arms.tokens;
+        out.rarest = tokens
+            .iter()
+            .map(|t| self.index.lexical().doc_freq(t))
+            .filter(|n| *n > 0)
+            .min()
+            .unwrap_or(0);
+        if self.settings.lookup && (1..=select::LOOKUP_MAX_MATCHES).contains(&out.rarest) {
+            texts.extend(self.index.store().chunk_texts(&arms.lexical_ids)?);
+            let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+            out.pins = select::lookup_pins(&arms.lexical_ids, |id| {
+                let meta = metas.get(&id)?;
+                let text = texts.get(&id)?;
+                let have: HashSet<String> =
+                    tokenize::tokenize(&chunker::lexical_text(&meta.title, &meta.breadcrumb, text))
+                        .into_iter()
                         .collect();
-                }
-                Err(e) if req.mode == Mode::Hybrid => {
-                    tracing::warn!("query embedding failed, searching lexically only: {e}");
-                    notices.push(format!(
-                        "the dense arm is unavailable ({e}); these are lexical results only"
-                    ));
-                    use_dense = false;
-                }
-                Err(e) => {
-                    return Err(Error::new(
-                        ErrorCode::NotReady,
-                        format!("the embedder is unavailable: {e}; retry shortly"),
-                    ));
-                }
-            }
+                let holds_all = wanted.iter().all(|t| have.contains(*t));
+                Some((note_key(meta), holds_all))
+            });
         }
+        Ok(out)
+    }
 
-        let weights = fusion::Weights {
-            rrf_k: s.rrf_k,
-            dense: if use_dense { 1.0 } else { 0.0 },
-            lexical: if use_lexical { s.lexical_weight } else { 0.0 },
+    /// The optional reranker over the head of the fused list; a failure keeps the fused order
+    /// and says so.
+    fn rerank(
+        &self,
+        req: &ScopedSearch,
+        candidates: &mut [Candidate],
+        texts: &mut HashMap<i64, String>,
+        notices: &mut Vec<String>,
+    ) -> Result<RerankState> {
+        let r = match (self.reranker, req.rerank && req.mode == Mode::Hybrid) {
+            (None, _) => return Ok(RerankState::NotConfigured),
+            (Some(_), false) => return Ok(RerankState::Off),
+            (Some(r), true) => r,
         };
-        let candidate_ids: Vec<i64> = dense_ids.iter().chain(&lexical_ids).copied().collect();
-        let metas: HashMap<i64, ChunkMeta> = self.index.chunks(&candidate_ids)?;
-        let mut candidates = fusion::fuse(&dense_ids, &lexical_ids, &weights, |id| {
-            metas
-                .get(&id)
-                .map(|m| if m.kind == FileKind::Document { s.document_weight } else { 1.0 })
-        });
-
-        // Chunk texts are fetched only where a step needs them: the lexical candidates when the
-        // lookup may fire, the reranker's head, and the results.
-        let mut texts: HashMap<i64, String> = HashMap::new();
-        let mut rarest = 0;
-        let mut pins = Vec::new();
-        if use_lexical && !lexical_ids.is_empty() {
-            rarest = tokens
-                .iter()
-                .map(|t| self.index.lexical().doc_freq(t))
-                .filter(|n| *n > 0)
-                .min()
-                .unwrap_or(0);
-            if s.lookup && (1..=select::LOOKUP_MAX_MATCHES).contains(&rarest) {
-                texts.extend(self.index.store().chunk_texts(&lexical_ids)?);
-                let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
-                pins = select::lookup_pins(&lexical_ids, |id| {
-                    let meta = metas.get(&id)?;
-                    let text = texts.get(&id)?;
-                    let have: HashSet<String> = tokenize::tokenize(&chunker::lexical_text(
-                        &meta.title,
-                        &meta.breadcrumb,
-                        text,
-                    ))
-                    .into_iter()
-                    .collect();
-                    let holds_all = wanted.iter().all(|t| have.contains(*t));
-                    Some((note_key(meta), holds_all))
-                });
+        let n = if req.thorough { r.thorough_candidates() } else { r.candidates() };
+        let head: Vec<i64> = candidates.iter().take(n).map(|c| c.id).collect();
+        let missing: Vec<i64> = head.iter().filter(|id| !texts.contains_key(id)).copied().collect();
+        texts.extend(self.index.store().chunk_texts(&missing)?);
+        let docs: Vec<&str> =
+            head.iter().map(|id| texts.get(id).map_or("", String::as_str)).collect();
+        Ok(match r.rerank(req.scope.query(), &docs) {
+            Ok(scores) => {
+                fusion::apply_rerank(
+                    candidates,
+                    &scores,
+                    if req.thorough { 0.0 } else { r.fusion_k() },
+                );
+                RerankState::Used
             }
-        }
-
-        let rerank_state = match (self.reranker, req.rerank && req.mode == Mode::Hybrid) {
-            (None, _) => RerankState::NotConfigured,
-            (Some(_), false) => RerankState::Off,
-            (Some(r), true) => {
-                let n = if req.thorough { r.thorough_candidates() } else { r.candidates() };
-                let head: Vec<i64> = candidates.iter().take(n).map(|c| c.id).collect();
-                let missing: Vec<i64> =
-                    head.iter().filter(|id| !texts.contains_key(id)).copied().collect();
-                texts.extend(self.index.store().chunk_texts(&missing)?);
-                let docs: Vec<&str> =
-                    head.iter().map(|id| texts.get(id).map_or("", String::as_str)).collect();
-                match r.rerank(query, &docs) {
-                    Ok(scores) => {
-                        fusion::apply_rerank(
-                            &mut candidates,
-                            &scores,
-                            if req.thorough { 0.0 } else { r.fusion_k() },
-                        );
-                        RerankState::Used
-                    }
-                    Err(e) => {
-                        tracing::warn!("reranker failed, keeping fused order: {e}");
-                        notices.push(format!(
-                            "the reranker is unavailable ({e}); results are in fused order"
-                        ));
-                        RerankState::FellBack(e.to_string())
-                    }
-                }
+            Err(e) => {
+                tracing::warn!("reranker failed, keeping fused order: {e}");
+                notices
+                    .push(format!("the reranker is unavailable ({e}); results are in fused order"));
+                RerankState::FellBack(e.to_string())
             }
-        };
+        })
+    }
 
-        let cap = select::cap(k);
-        let chosen = select::select(&candidates, &pins, k, cap, s.mmr_lambda, |id| {
-            metas.get(&id).map(note_key).unwrap_or_default()
-        });
-
+    /// The chosen candidates as results, with their texts and excerpts.
+    fn hits(
+        &self,
+        chosen: Vec<(Candidate, bool)>,
+        metas: &HashMap<i64, ChunkMeta>,
+        texts: &mut HashMap<i64, String>,
+        query: &str,
+    ) -> Result<Vec<Hit>> {
         let missing: Vec<i64> =
             chosen.iter().map(|(c, _)| c.id).filter(|id| !texts.contains_key(id)).collect();
         texts.extend(self.index.store().chunk_texts(&missing)?);
@@ -406,25 +511,7 @@ impl Searcher<'_> {
                 explain: cand,
             });
         }
-
-        Ok(SearchResponse {
-            results,
-            k,
-            explain: Explain {
-                mode: req.mode,
-                rrf_k: s.rrf_k,
-                lexical_weight: s.lexical_weight,
-                candidates: per_arm,
-                document_weight: s.document_weight,
-                mmr_lambda: s.mmr_lambda,
-                cap,
-                tokens,
-                rarest,
-                lookup_fired: !pins.is_empty(),
-                rerank: rerank_state,
-            },
-            notices,
-        })
+        Ok(results)
     }
 }
 

@@ -10,8 +10,8 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::vault::edit::Operation;
 use crate::vault::headings::Scope;
 
-/// The largest `k` a search may ask for.
-pub const MAX_K: usize = 20;
+/// The largest `k` a search may ask for (its home is the search scope's rules).
+pub use crate::search::MAX_K;
 
 fn default_true() -> bool {
     true

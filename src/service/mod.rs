@@ -24,7 +24,7 @@ use crate::docs::Verdict;
 use crate::engine::{Engine, LightEngine};
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::SyncReport;
-use crate::search::{SearchRequest, SearchResponse};
+use crate::search::{Limit, ScopedSearch, SearchRequest, SearchResponse};
 use crate::vault::Indexed;
 use crate::vault::{
     Change, DocumentText, Filed, FilingStatus, Listing, NoteMap, NoteRead, PatchRequest, Vault,

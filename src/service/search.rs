@@ -4,7 +4,8 @@
 use super::*;
 
 /// Searches; `k` of 0 or none is the vault's own `default_k` (a one-vault search), else
-/// `search.default_k`, then clamped to 1..=20.
+/// `search.default_k`, then clamped to 1..=[`MAX_K`] (by
+/// [`crate::search::SearchScope::resolve`]).
 pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchResponse> {
     let asked = a.k;
     let mut resp = engine.search(&search_request(engine, t, a)?)?;
@@ -18,31 +19,17 @@ pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchRespon
     Ok(resp)
 }
 
-/// The request a search means on every surface: the empty-query refusal, the default and the
-/// clamp of `k`, the vault rule with `all`, an empty prefix as none. A surface with options of
-/// its own (the CLI's `--mode`) sets them on the result.
-pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchRequest> {
-    if a.query.trim().is_empty() {
-        return Err(Error::new(
-            ErrorCode::InvalidRequest,
-            "the query is empty; pass some words, a question or an exact token",
-        ));
-    }
-    let scope = scope(engine, t, a.vault.as_deref())?;
-    // A search of one vault takes that vault's own default when it has one.
-    let search = &engine.config().search;
-    let k = match a.k {
-        None | Some(0) => scope.name().and_then(|v| search.vault_k.get(v)).copied(),
-        Some(k) => Some(k),
-    }
-    .unwrap_or(search.default_k)
-    .clamp(1, MAX_K);
+/// The search a request means on every surface, resolved once here: the connection's vault
+/// rule with `all` ([`scope`]), then [`crate::search::SearchScope::resolve`] (the empty-query
+/// refusal, the default and the clamp of `k`, the prefix). A surface with options of its own
+/// (the CLI's `--mode`) sets them on the result; the engine takes the scope as given.
+pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<ScopedSearch> {
     let mut req = SearchRequest::new(&a.query);
-    req.k = Some(k);
-    req.scope = scope;
-    req.prefix = a.prefix.filter(|p| !p.trim().is_empty());
+    req.k = a.k;
+    req.scope = scope(engine, t, a.vault.as_deref())?;
+    req.prefix = a.prefix;
     req.thorough = a.thorough;
-    Ok(req)
+    ScopedSearch::resolve(engine.vaults(), &engine.config().search, &req, Limit::Surface)
 }
 
 /// Where the words of a search's query occur in `text` (a hit's excerpt): the byte ranges of

@@ -290,6 +290,78 @@ fn only_the_store_speaks_sqlite() {
     );
 }
 
+/// The rules of a search's scope that a line of text shows: a clamp on `k`, a vault's own
+/// default `k`, the empty-query refusal. Each is a copy anywhere but `search/scope.rs`.
+fn scope_rule(line: &str) -> Option<&'static str> {
+    let code = line.split("//").next().unwrap_or("");
+    let words: Vec<&str> = code.split(|c: char| !c.is_alphanumeric() && c != '_').collect();
+    let names_k = words.iter().any(|w| {
+        *w == "k" || *w == "MAX_K" || w.ends_with("_k") && *w != "rrf_k" && *w != "fusion_k"
+    });
+    // A count is clamped from 1; a scale or a score is not.
+    if names_k && code.contains("clamp(1,") {
+        Some("a clamp on k")
+    } else if words.contains(&"vault_k") {
+        Some("a vault's own default k")
+    } else if code.contains("the query is empty") {
+        Some("the empty-query refusal")
+    } else {
+        None
+    }
+}
+
+/// Files (or folders) and what their line says, where [`scope_rule`] matches a rule that is
+/// not the search scope's.
+const SCOPE_RULE_ELSEWHERE: &[(&str, &str)] = &[
+    // The eval's own `--k`: how long a list a measurement ranks (its recall@100 needs a
+    // hundred), which the scope then takes as asked.
+    ("src/cli/eval.rs", "clamp(1, 100)"),
+    // The setting itself, read from the file.
+    ("src/config/", "vault_k"),
+];
+
+#[test]
+fn a_search_scope_is_resolved_only_in_its_one_home() {
+    let mut offences = Vec::new();
+    for (rel, text) in sources() {
+        if rel == "src/search/scope.rs" {
+            continue;
+        }
+        for (n, line) in non_test(&text).lines().enumerate() {
+            let Some(rule) = scope_rule(line) else { continue };
+            if SCOPE_RULE_ELSEWHERE
+                .iter()
+                .any(|(file, seen)| rel.starts_with(file) && line.contains(seen))
+            {
+                continue;
+            }
+            offences.push(format!("{rel}:{}: {rule}: {}", n + 1, line.trim()));
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "search scope rules outside src/search/scope.rs; resolve a SearchScope there and pass it \
+         down:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn the_scope_check_sees_a_copy_of_the_k_clamp() {
+    assert_eq!(scope_rule("    let k = a.k.unwrap_or(6).clamp(1, MAX_K);"), Some("a clamp on k"));
+    assert_eq!(
+        scope_rule("let k = req.k.filter(|k| *k > 0).unwrap_or(s.default_k).clamp(1, 100);"),
+        Some("a clamp on k")
+    );
+    assert_eq!(
+        scope_rule("        .map(|v| settings.vault_k.get(v))"),
+        Some("a vault's own default k")
+    );
+    assert_eq!(scope_rule("x.clamp(-127.0, 127.0) // k"), None);
+    assert_eq!(scope_rule("let rrf = s.rrf_k.clamp(1.0, 100.0);"), None);
+    assert_eq!(scope_rule("fn is_mdvault_kind(headers: &HeaderMap) -> bool {"), None);
+}
+
 #[test]
 fn the_data_directorys_file_names_are_spelled_only_in_its_layout() {
     const NAMES: &[&str] = &[
@@ -357,7 +429,6 @@ fn which_files_count_is_decided_only_in_the_census() {
 const OVERSIZED: &[(&str, usize)] = &[
     ("src/vault/ops.rs", 1752),
     ("src/api/rest.rs", 1359),
-    ("src/engine/mod.rs", 1070),
     ("src/vault/edit.rs", 1036),
 ];
 
