@@ -1,6 +1,6 @@
 //! The vault: Markdown notes and filed documents on disk, and every operation on them.
 //!
-//! [`Vault`] is one named root folder. Its operations (in `ops.rs`) are the only way mdvault
+//! [`Vault`] is one named root folder. Its operations (in `ops/`) are the only way mdvault
 //! reads or changes a vault: REST, MCP and the CLI all call them, so the path gate, the heading
 //! resolver, frontmatter surgery, timestamp bumps, conflict checks and atomic writes apply the
 //! same way however a caller arrives. [`Vaults`] holds the configured vaults, the default first.
