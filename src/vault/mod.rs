@@ -22,6 +22,7 @@ pub mod fs;
 pub mod headings;
 mod journal;
 pub mod links;
+pub(crate) mod literal;
 mod lock;
 mod move_plan;
 mod ops;

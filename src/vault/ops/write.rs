@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::error::{Error, ErrorCode, Result};
 use crate::vault::edit::{self};
 use crate::vault::path::Access;
-use crate::vault::{Vault, frontmatter, fs, text};
+use crate::vault::{Vault, frontmatter, fs, literal, text};
 
 use super::{Change, Lookup, NO_BUMP, Reach, content_hash, utf8};
 
@@ -245,7 +245,7 @@ impl Vault {
         let _guard = self.lock();
         let old = self.existing_text(&target, expected)?;
         let section = section.map(str::trim).filter(|s| !s.is_empty());
-        let (new, n) = edit::replace_text(&old, &target.rel, find, replace, section, count)?;
+        let (new, n) = literal::replace_text(&old, &target.rel, find, replace, section, count)?;
         let w = self.write_note(&target, &old, &new, true)?;
         let noun = if n == 1 { "occurrence" } else { "occurrences" };
         Ok(self.finish(&target, format!("replaced {n} {noun} of the text in {}", target.rel), w))
