@@ -150,8 +150,9 @@ pub struct Patched {
     pub replaced: Option<String>,
 }
 
-/// Patches one section, refusing first what would damage it silently: a replace with no
-/// content empties the section (or deletes the heading line), so it needs `allow_empty`.
+/// Patches one section and says what it replaced. An empty replace empties the section (or
+/// deletes the heading line); whether the caller may ask for that is the patch's rule
+/// (`patch::Edit::refuse_empty`), applied before this runs.
 pub fn patch(
     text: &str,
     note: &str,
@@ -159,39 +160,13 @@ pub fn patch(
     op: Operation,
     scope: Scope,
     content: &str,
-    allow_empty: bool,
 ) -> crate::Result<Patched> {
-    if op == Operation::Replace && is_empty(content) && !allow_empty {
-        let what = match scope {
-            Scope::Content => "empty the section",
-            Scope::Marker => "delete the heading line",
-            Scope::MarkerAndContent => "delete the heading and its section",
-        };
-        return Err(empty_refusal(&format!("`{target}`"), note, what));
-    }
     let replaced = match op {
         Operation::Replace => Some(region_text(text, note, target, scope)?),
         _ => None,
     };
     let (new, path) = patch_section(text, note, target, op, scope, content)?;
     Ok(Patched { text: new, path, replaced })
-}
-
-/// True for content that holds nothing but blank lines: a replace with it removes what it
-/// replaces, which is why it needs `allow_empty`.
-fn is_empty(content: &str) -> bool {
-    text::strip_blank_edges(&text::normalize(content)).is_empty()
-}
-
-/// The `empty_content` refusal of a replace that would remove `what` from `note` unasked.
-fn empty_refusal(region: &str, note: &str, what: &str) -> Error {
-    Error::new(
-        ErrorCode::EmptyContent,
-        format!(
-            "a replace of {region} in `{note}` with no content would {what}; pass the new \
-             content, or set allow_empty to true if that is what you mean"
-        ),
-    )
 }
 
 /// The lines a patch of `target` with `scope` addresses, blank edge lines left out, with LF
@@ -495,10 +470,10 @@ fn splice(text: &str, lines: &[&str], range: Range<usize>, with: &[Piece], style
 /// separated blocks of the section's own body (before its first subheading) from 0, or from
 /// the end when negative. With the content scope the new text is spliced literally onto the
 /// block (an append continues its last line, a prepend starts its first, so the caller owns
-/// the joint), a replace takes its place, and an empty replace removes it when `allow_empty`
-/// says so (else it is refused with `empty_content`, as every empty replace is); with
-/// markerAndContent an append or prepend adds a sibling block beside it.
-#[allow(clippy::too_many_arguments)]
+/// the joint), a replace takes its place, and an empty replace removes it (whether the caller
+/// may ask for that is the patch's rule, `patch::Edit::refuse_empty`); with markerAndContent
+/// an append or prepend adds a sibling block beside it. `target` names a heading (a patch
+/// refuses `within` on a block target when it is built).
 pub fn patch_within(
     text: &str,
     note: &str,
@@ -507,19 +482,9 @@ pub fn patch_within(
     op: Operation,
     scope: Scope,
     content: &str,
-    allow_empty: bool,
 ) -> crate::Result<(String, String)> {
     let all = headings::headings(text);
-    let blocks = headings::blocks(text);
-    let anchor = headings::locate(&all, &blocks, target, note)?;
-    let headings::Anchor::Heading(heading) = anchor else {
-        return Err(Error::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "within indexes the body blocks of a heading's section; `{target}` is a block, so patch it directly"
-            ),
-        ));
-    };
+    let heading = headings::resolve(&all, target, note)?;
     let lines = text::raw_lines(text);
     let section = headings::section_lines(lines.len(), &all, heading, Scope::Content);
     let own_end = all
@@ -562,11 +527,7 @@ pub fn patch_within(
     let mut out: Vec<String> = Vec::new();
     let sibling = scope == Scope::MarkerAndContent;
     match op {
-        Operation::Replace if is_empty(content) => {
-            if !allow_empty {
-                let region = format!("block {index} of `{target}`");
-                return Err(empty_refusal(&region, note, "delete the block"));
-            }
+        Operation::Replace if super::patch::is_empty(content) => {
             // The block goes, and the blank line after it (or before it, at the end).
             let mut cut = run.clone();
             if cut.end < lines.len() && between[cut.end] {
@@ -631,9 +592,10 @@ pub enum Slot {
 /// heading `parent` (`None`: the top level of the note) at `slot`, re-levelling it so its
 /// heading sits one level under the parent and its subheadings keep their nesting. Every
 /// other line keeps its bytes; one blank line is added where the moved section would
-/// otherwise touch text. Refused: a block target (a block has no subtree to carry), a parent
-/// or sibling inside the moved section (it would move into itself), and a sibling that is not
-/// a direct child of the parent. A level pushed past 6 is written and warned about, as
+/// otherwise touch text. `target` names a heading (a patch refuses a move of a block target
+/// when it is built: a block has no subtree to carry). Refused: a parent or sibling inside the
+/// moved section (it would move into itself), and a sibling that is not a direct child of the
+/// parent. A level pushed past 6 is written and warned about, as
 /// [`relevel`] does.
 pub fn move_section(
     text: &str,
@@ -643,16 +605,7 @@ pub fn move_section(
     slot: &Slot,
 ) -> crate::Result<Moved> {
     let all = headings::headings(text);
-    let blocks = headings::blocks(text);
-    let headings::Anchor::Heading(h) = headings::locate(&all, &blocks, target, note)? else {
-        return Err(Error::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "`{target}` in `{note}` is a block, and only a heading's section can be moved; \
-                 name a heading"
-            ),
-        ));
-    };
+    let h = headings::resolve(&all, target, note)?;
     let lines = text::raw_lines(text);
     let len = lines.len();
     let moved = headings::section_lines(len, &all, h, Scope::MarkerAndContent);
@@ -939,7 +892,7 @@ mod tests {
 
     #[test]
     fn within_edits_one_body_block_of_the_section_only() {
-        let at = |i, op, scope, c| patch_within(BLOCKS, "n.md", "A", i, op, scope, c, true);
+        let at = |i, op, scope, c| patch_within(BLOCKS, "n.md", "A", i, op, scope, c);
         let (out, _) = at(0, Operation::Append, Scope::Content, " more").unwrap();
         assert!(out.contains("One para. more ^p\n"), "{out}");
         let (out, _) = at(-1, Operation::Append, Scope::MarkerAndContent, "Third.").unwrap();
@@ -952,22 +905,9 @@ mod tests {
     }
 
     #[test]
-    fn within_refuses_an_empty_replace_unless_allowed_like_every_empty_replace() {
-        for (scope, content) in [(Scope::Content, ""), (Scope::MarkerAndContent, "\n  \n")] {
-            let err =
-                patch_within(BLOCKS, "n.md", "A", 0, Operation::Replace, scope, content, false)
-                    .unwrap_err();
-            assert_eq!(err.code(), ErrorCode::EmptyContent, "{scope}");
-            assert!(
-                err.message().contains("delete the block")
-                    && err.message().contains("set allow_empty to true"),
-                "{err}"
-            );
-        }
-        // Appending nothing removes nothing, so it needs no permission.
+    fn within_appending_nothing_leaves_the_note_as_it_was() {
         let (out, _) =
-            patch_within(BLOCKS, "n.md", "A", 0, Operation::Append, Scope::Content, "", false)
-                .unwrap();
+            patch_within(BLOCKS, "n.md", "A", 0, Operation::Append, Scope::Content, "").unwrap();
         assert_eq!(out, BLOCKS);
     }
 
@@ -977,7 +917,7 @@ mod tests {
         let mut out = Vec::new();
         for i in 0.. {
             let Ok((new, _)) =
-                patch_within(text, "n.md", "A", i, Operation::Replace, Scope::Content, "@@", true)
+                patch_within(text, "n.md", "A", i, Operation::Replace, Scope::Content, "@@")
             else {
                 break;
             };
@@ -1002,7 +942,7 @@ mod tests {
         assert_eq!(within_blocks(callout), ["> [!note]\n> ```\n> x\n>\n> y\n> ```\n", "End.\n"]);
         // Deleting the fence block leaves no fence open: the rest of the note is as it was.
         let (out, _) =
-            patch_within(backticks, "n.md", "A", 0, Operation::Replace, Scope::Content, "", true)
+            patch_within(backticks, "n.md", "A", 0, Operation::Replace, Scope::Content, "")
                 .unwrap();
         assert_eq!(out, "# A\n\nAfter.\n");
     }
@@ -1099,33 +1039,17 @@ mod tests {
     }
 
     #[test]
-    fn a_replace_with_no_content_is_refused_unless_allowed_and_reports_what_it_replaced() {
-        for scope in [Scope::Content, Scope::Marker, Scope::MarkerAndContent] {
-            let err =
-                super::patch(NOTE, "n.md", "Section", Operation::Replace, scope, "\n ", false)
-                    .unwrap_err();
-            assert_eq!(err.code(), ErrorCode::EmptyContent, "{scope}");
-            assert!(err.message().contains("set allow_empty to true"), "{}", err.message());
-        }
+    fn a_replace_reports_what_it_replaced() {
         let done =
-            super::patch(NOTE, "n.md", "Section", Operation::Replace, Scope::Content, "", true)
-                .unwrap();
+            super::patch(NOTE, "n.md", "Section", Operation::Replace, Scope::Content, "").unwrap();
         assert_eq!(done.text, "# Example\n\nIntro.\n\n## Section\n\n## Other\n\nMore.\n");
         assert_eq!(done.replaced.as_deref(), Some("First line.\n"));
-        let done = super::patch(
-            NOTE,
-            "n.md",
-            "Section",
-            Operation::Replace,
-            Scope::Content,
-            "New.",
-            false,
-        )
-        .unwrap();
+        let done =
+            super::patch(NOTE, "n.md", "Section", Operation::Replace, Scope::Content, "New.")
+                .unwrap();
         assert_eq!(done.replaced.as_deref(), Some("First line.\n"));
         let added =
-            super::patch(NOTE, "n.md", "Section", Operation::Append, Scope::Content, "", false)
-                .unwrap();
+            super::patch(NOTE, "n.md", "Section", Operation::Append, Scope::Content, "").unwrap();
         assert_eq!((added.text.as_str(), added.replaced), (NOTE, None), "nothing to add");
     }
 
@@ -1332,8 +1256,6 @@ mod tests {
             ErrorCode::InvalidRequest
         );
         assert_eq!(code(moved("Sub", Some("Nowhere"), Slot::Last)), ErrorCode::NoSuchHeading);
-        let err = move_section("x ^id\n# A\n", "n.md", "^id", None, &Slot::Last).unwrap_err();
-        assert!(err.message().contains("only a heading"), "{err}");
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub(crate) mod literal;
 mod lock;
 mod move_plan;
 mod ops;
+pub mod patch;
 pub mod path;
 pub mod periodic;
 pub(crate) mod sweep;
@@ -37,8 +38,9 @@ use std::sync::Arc;
 pub use filing::{Filed, FilingStatus};
 pub use ops::{
     Change, DocumentText, Entry, EntryKind, FileStat, HeadingEntry, Indexed, Listing, NoteMap,
-    NoteRead, PatchRequest, content_hash, now_timestamp,
+    NoteRead, content_hash, now_timestamp,
 };
+pub use patch::PatchRequest;
 
 use crate::config::{Config, VaultSettings};
 use crate::error::{Error, ErrorCode, Result};

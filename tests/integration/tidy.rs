@@ -321,11 +321,8 @@ fn the_data_directorys_file_names_are_spelled_only_in_its_layout() {
 
 /// Files past the size one concept takes, each at most at its size when this ledger was
 /// written: they may shrink (and leave the ledger once under the limit), never grow.
-const OVERSIZED: &[(&str, usize)] = &[
-    ("src/api/rest.rs", 1359),
-    ("src/index/mod.rs", 1267),
-    ("src/engine/mod.rs", 1070),
-];
+const OVERSIZED: &[(&str, usize)] =
+    &[("src/api/rest.rs", 1359), ("src/index/mod.rs", 1267), ("src/engine/mod.rs", 1070)];
 
 /// About what one concept takes, in lines before a file's tests.
 const MAX_LINES: usize = 1000;

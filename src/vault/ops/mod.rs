@@ -19,7 +19,6 @@ mod read;
 mod remove;
 mod write;
 
-pub use patch::PatchRequest;
 pub use read::{
     DocumentText, Entry, EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead,
 };
@@ -510,7 +509,6 @@ mod tests {
     use crate::config::VaultSettings;
     use crate::docs::Extraction;
     use crate::vault::edit::Operation;
-    use crate::vault::headings::Scope;
     use serde_json::Value;
 
     pub(super) fn snapshot(root: &std::path::Path) -> Vec<(String, Vec<u8>)> {
@@ -567,19 +565,9 @@ mod tests {
         (dir, vault)
     }
 
-    fn append(content: &str) -> PatchRequest<'_> {
-        PatchRequest {
-            target: "Log",
-            operation: Operation::Append,
-            scope: Scope::Content,
-            content,
-            allow_empty: false,
-            create_missing: false,
-            reject_if_present: false,
-            within: None,
-            relative_levels: false,
-            move_to: None,
-        }
+    fn append(content: &str) -> crate::vault::PatchRequest {
+        use crate::vault::patch::{PatchSpec, Spelling};
+        PatchSpec::new("Log", Operation::Append, content).build(&Spelling::TOOL).unwrap()
     }
 
     #[test]
