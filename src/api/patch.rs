@@ -65,7 +65,8 @@ const WARNINGS_HEADER: &str = "markdown-patch-warnings";
 /// The content type that marks a body as a 2.x instruction whatever else the request says.
 const INSTRUCTION_TYPE: &str = "application/vnd.olrapi.patch-instruction+json";
 
-/// The URL target kinds of raw-content mode, as path elements after the note's name.
+/// The plugin's target kinds: raw-content mode's URL path elements after the note's name, and
+/// the values of `Target-Type` and `targetType`.
 const URL_KINDS: [&str; 3] = ["heading", "block", "frontmatter"];
 
 /// One request, whatever its format, as the service will see it.
@@ -91,6 +92,13 @@ struct Instruction {
 
 fn invalid(msg: impl Into<String>) -> Error {
     bad(msg).with_compat(ERR_INSTRUCTION_INVALID)
+}
+
+/// True for the plugin's operation names, exactly as written (lowercase, untrimmed): the
+/// patch's own (`Operation`) and `delete`, which a typed patch spells as a replace with nothing
+/// (`PatchSpec::delete`).
+fn known_operation(name: &str) -> bool {
+    name == "delete" || name.parse::<Operation>().is_ok_and(|op| op.as_str() == name)
 }
 
 /// `note.md/heading/A/B` split into the note and its URL target, when the path has one.
@@ -259,7 +267,7 @@ pub(crate) async fn read(
         None if kind_header.is_none() => return Ok(None),
         None => {
             let kind = kind_header.unwrap_or("").to_ascii_lowercase();
-            if !matches!(kind.as_str(), "heading" | "block" | "frontmatter") {
+            if !URL_KINDS.contains(&kind.as_str()) {
                 return Err(bad(format!(
                     "unknown Target-Type {kind}; use heading, block or frontmatter"
                 ))
@@ -378,7 +386,7 @@ fn legacy_instruction(
         })?
         .trim()
         .to_ascii_lowercase();
-    if !matches!(operation.as_str(), "append" | "prepend" | "replace" | "delete") {
+    if !known_operation(&operation) {
         return Err(bad(format!(
             "unknown Operation {operation}; use append, prepend or replace (delete for a frontmatter key)"
         ))
@@ -392,7 +400,7 @@ fn legacy_instruction(
         })?
         .trim()
         .to_ascii_lowercase();
-    if !matches!(kind.as_str(), "heading" | "block" | "frontmatter") {
+    if !URL_KINDS.contains(&kind.as_str()) {
         return Err(bad(format!(
             "unknown Target-Type {kind}; use heading, block or frontmatter (or mdvault's body, text)"
         ))
@@ -635,7 +643,7 @@ fn parse(ins: &Instruction, names: &Spelling) -> Result<Parsed> {
         if ins.from_body { body.to_string() } else { header.to_string() }
     };
     let kind = ins.kind.to_ascii_lowercase();
-    if !matches!(kind.as_str(), "heading" | "block" | "frontmatter") {
+    if !URL_KINDS.contains(&kind.as_str()) {
         return Err(invalid(format!(
             "{} {} is not one of heading, block or frontmatter",
             field("targetType", "Target-Type"),
@@ -643,7 +651,7 @@ fn parse(ins: &Instruction, names: &Spelling) -> Result<Parsed> {
         )));
     }
     let operation = ins.operation.to_ascii_lowercase();
-    if !matches!(operation.as_str(), "append" | "prepend" | "replace" | "delete") {
+    if !known_operation(&operation) {
         return Err(invalid(format!(
             "{} {} is not one of append, prepend, replace or delete",
             names.operation, ins.operation
