@@ -5,12 +5,14 @@
 //!
 //! It owns the plugin's selection rules and refusals (which format a request is in, and the
 //! ambiguous or legacy requests it refuses with the plugin's numbers) and turns every format
-//! into one `PatchArgs`, `SetFrontmatterArgs` or `EntriesArgs`; targets are resolved by the one
-//! resolver in `vault::headings` behind `service::patch`, so `A::B`, `["A","B"]` and `^id`
-//! reach the same lines. The 2.x formats ask the engine for relative heading levels (and send
-//! its warnings as `Markdown-Patch-Warnings`), moves (`scope: parent` with a destination) and
-//! frontmatter key renames and inserts; 1.x keeps levels as sent. mdvault's own `Target-Type: body` and `text` stay in `rest.rs`. It does not read or
-//! write files itself: every vault access is a `crate::service` call.
+//! into one typed patch (`vault::patch::PatchSpec`, built there under the one set of rules,
+//! with the plugin's field names and its 40081), `SetFrontmatterArgs` or `EntriesArgs`;
+//! targets are resolved by the one resolver in `vault::headings` behind `service::patch_built`,
+//! so `A::B`, `["A","B"]` and `^id` reach the same lines. The 2.x formats ask the engine for
+//! relative heading levels (and send its warnings as `Markdown-Patch-Warnings`), moves (`scope:
+//! parent` with a destination) and frontmatter key renames and inserts; 1.x keeps levels as sent.
+//! mdvault's own `Target-Type: body` and `text` stay in `rest.rs`. It does not read or write files
+//! itself: every vault access is a `crate::service` call.
 
 use std::sync::Arc;
 
@@ -27,8 +29,10 @@ use super::compat;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
-use crate::vault::edit::{self, Operation};
+use crate::vault::PatchRequest;
+use crate::vault::edit::{self, Operation, Slot};
 use crate::vault::headings::{self, Scope};
+use crate::vault::patch::{MoveTo, PatchSpec, Spelling};
 
 /// The plugin's numbers for the PATCH refusals its clients route on.
 /// A 1.x request without `Target-Type`.
@@ -61,7 +65,8 @@ const WARNINGS_HEADER: &str = "markdown-patch-warnings";
 /// The content type that marks a body as a 2.x instruction whatever else the request says.
 const INSTRUCTION_TYPE: &str = "application/vnd.olrapi.patch-instruction+json";
 
-/// The URL target kinds of raw-content mode, as path elements after the note's name.
+/// The plugin's target kinds: raw-content mode's URL path elements after the note's name, and
+/// the values of `Target-Type` and `targetType`.
 const URL_KINDS: [&str; 3] = ["heading", "block", "frontmatter"];
 
 /// One request, whatever its format, as the service will see it.
@@ -87,6 +92,13 @@ struct Instruction {
 
 fn invalid(msg: impl Into<String>) -> Error {
     bad(msg).with_compat(ERR_INSTRUCTION_INVALID)
+}
+
+/// True for the plugin's operation names, exactly as written (lowercase, untrimmed): the
+/// patch's own (`Operation`) and `delete`, which a typed patch spells as a replace with nothing
+/// (`PatchSpec::delete`).
+fn known_operation(name: &str) -> bool {
+    name == "delete" || name.parse::<Operation>().is_ok_and(|op| op.as_str() == name)
 }
 
 /// `note.md/heading/A/B` split into the note and its URL target, when the path has one.
@@ -255,7 +267,7 @@ pub(crate) async fn read(
         None if kind_header.is_none() => return Ok(None),
         None => {
             let kind = kind_header.unwrap_or("").to_ascii_lowercase();
-            if !matches!(kind.as_str(), "heading" | "block" | "frontmatter") {
+            if !URL_KINDS.contains(&kind.as_str()) {
                 return Err(bad(format!(
                     "unknown Target-Type {kind}; use heading, block or frontmatter"
                 ))
@@ -374,7 +386,7 @@ fn legacy_instruction(
         })?
         .trim()
         .to_ascii_lowercase();
-    if !matches!(operation.as_str(), "append" | "prepend" | "replace" | "delete") {
+    if !known_operation(&operation) {
         return Err(bad(format!(
             "unknown Operation {operation}; use append, prepend or replace (delete for a frontmatter key)"
         ))
@@ -388,7 +400,7 @@ fn legacy_instruction(
         })?
         .trim()
         .to_ascii_lowercase();
-    if !matches!(kind.as_str(), "heading" | "block" | "frontmatter") {
+    if !URL_KINDS.contains(&kind.as_str()) {
         return Err(bad(format!(
             "unknown Target-Type {kind}; use heading, block or frontmatter (or mdvault's body, text)"
         ))
@@ -555,7 +567,7 @@ fn body_instruction(v: Value) -> Result<Instruction> {
 /// The plugin's destination object as mdvault's: `parent` a heading path array (or a `::`
 /// string, or null for the top level), `place` "first", "last", or `{"before": path}` /
 /// `{"after": path}`.
-fn destination(v: &Value) -> Result<tools::Destination> {
+fn destination(v: &Value) -> Result<MoveTo> {
     let path = |p: &Value| -> Option<String> {
         match p {
             Value::String(s) => Some(s.clone()),
@@ -577,18 +589,18 @@ fn destination(v: &Value) -> Result<tools::Destination> {
         None | Some(Value::Null) => None,
         Some(p) => Some(path(p).ok_or_else(shape)?),
     };
-    let place = match o.get("place") {
-        None => tools::Place::Last,
-        Some(Value::String(s)) if s == "first" => tools::Place::First,
-        Some(Value::String(s)) if s == "last" => tools::Place::Last,
+    let slot = match o.get("place") {
+        None => Slot::Last,
+        Some(Value::String(s)) if s == "first" => Slot::First,
+        Some(Value::String(s)) if s == "last" => Slot::Last,
         Some(Value::Object(p)) if p.len() == 1 => match p.iter().next() {
-            Some((k, h)) if k == "before" => tools::Place::Before(path(h).ok_or_else(shape)?),
-            Some((k, h)) if k == "after" => tools::Place::After(path(h).ok_or_else(shape)?),
+            Some((k, h)) if k == "before" => Slot::Before(path(h).ok_or_else(shape)?),
+            Some((k, h)) if k == "after" => Slot::After(path(h).ok_or_else(shape)?),
             _ => return Err(shape()),
         },
         Some(_) => return Err(shape()),
     };
-    Ok(tools::Destination { parent, place })
+    Ok(MoveTo { parent, slot })
 }
 
 /// A table row per inner array (`| a | b |`), or the lines of a list of strings: how a JSON
@@ -614,19 +626,24 @@ fn value_markdown(v: &Value) -> Option<String> {
     }
 }
 
-async fn apply(
-    engine: Arc<Engine>,
-    target: Target,
-    path: String,
-    headers: &HeaderMap,
-    ins: Instruction,
-    legacy: bool,
-) -> Result<Response> {
+/// What a request's syntax says, checked: the target kind and operation (lowercase), the
+/// scope, and whether it asks for a move (`scope: parent`, which needs a destination).
+struct Parsed {
+    kind: String,
+    operation: String,
+    scope: Scope,
+    moving: bool,
+}
+
+/// The plugin's syntax of an instruction, checked: the kind and operation among the names it
+/// knows, a scope mdvault reads, and a `parent` scope exactly when there is a destination.
+/// What those values may be combined into is the patch's own rule (`PatchSpec::build`).
+fn parse(ins: &Instruction, names: &Spelling) -> Result<Parsed> {
     let field = |body: &str, header: &str| {
         if ins.from_body { body.to_string() } else { header.to_string() }
     };
     let kind = ins.kind.to_ascii_lowercase();
-    if !matches!(kind.as_str(), "heading" | "block" | "frontmatter") {
+    if !URL_KINDS.contains(&kind.as_str()) {
         return Err(invalid(format!(
             "{} {} is not one of heading, block or frontmatter",
             field("targetType", "Target-Type"),
@@ -634,24 +651,23 @@ async fn apply(
         )));
     }
     let operation = ins.operation.to_ascii_lowercase();
-    if !matches!(operation.as_str(), "append" | "prepend" | "replace" | "delete") {
+    if !known_operation(&operation) {
         return Err(invalid(format!(
             "{} {} is not one of append, prepend, replace or delete",
-            field("operation", "Operation"),
-            ins.operation
+            names.operation, ins.operation
         )));
     }
     let moving = ins.scope.as_deref().is_some_and(|s| s.eq_ignore_ascii_case("parent"));
-    if (moving || ins.destination.is_some())
-        && (!moving || kind != "heading" || operation != "replace" || ins.destination.is_none())
-    {
+    // A frontmatter key has no section to carry; the patch's own rules (`PatchSpec::build`)
+    // take heading and block moves from here.
+    if moving != ins.destination.is_some() || (moving && kind == "frontmatter") {
         return Err(invalid(format!(
             "a move is {} parent with operation replace, a heading target and a {}; {} {} with {} {} is outside the operation×scope algebra",
-            field("scope", "Target-Scope"),
-            field("destination", "Destination header"),
+            names.scope,
+            names.destination,
             kind,
             field("target", "Target"),
-            field("operation", "Operation"),
+            names.operation,
             operation
         )));
     }
@@ -661,22 +677,74 @@ async fn apply(
         Some(s) => s.parse().map_err(|_| {
             invalid(format!(
                 "{} {s} is outside the operation×scope algebra mdvault supports: use content, marker or markerAndContent",
-                field("scope", "Target-Scope")
+                names.scope
             ))
         })?,
     };
-    if ins.within.is_some() {
-        if scope == Scope::Marker {
-            return Err(invalid(
-                "within addresses a body block, so a within-refined target has no marker; use scope content or markerAndContent",
-            ));
+    Ok(Parsed { kind, operation, scope, moving })
+}
+
+/// A heading or block instruction as the one typed patch: the content from `content` or a JSON
+/// `value`, the target joined as the resolver reads it, and the rules applied by
+/// `PatchSpec::build` (its refusals carry the plugin's 40081).
+fn section_patch(
+    ins: &Instruction,
+    p: &Parsed,
+    legacy: bool,
+    names: &Spelling,
+) -> Result<PatchRequest> {
+    let (kind, operation) = (&p.kind, &p.operation);
+    let content = match (&ins.content, &ins.value) {
+        (Some(c), _) => c.clone(),
+        (None, Some(v)) => value_markdown(v).ok_or_else(|| {
+            invalid(format!("a {kind} target takes {} as Markdown text, or a JSON value that is a string or an array of rows", names.content))
+        })?,
+        (None, None) if operation == "delete" || p.moving => String::new(),
+        (None, None) => {
+            return Err(invalid(format!(
+                "a {operation} of a {kind} target needs {}: the Markdown to put in",
+                if ins.from_body { "content" } else { "a body" }
+            )));
         }
-        if ins.create {
-            return Err(invalid(
-                "within and createTargetIfMissing cannot be combined: a created section has no blocks to index",
-            ));
-        }
-    }
+    };
+    let target = if kind == "block" {
+        let id = ins.target.join("");
+        format!("^{}", id.trim_start_matches('^'))
+    } else {
+        ins.target.iter().map(|s| s.trim()).collect::<Vec<_>>().join("::")
+    };
+    let delete = operation == "delete";
+    let spec = PatchSpec {
+        target,
+        operation: if delete { Operation::Replace } else { operation.parse()? },
+        delete,
+        scope: p.scope,
+        content,
+        allow_empty: ins.allow_empty,
+        create_missing: ins.create,
+        reject_if_present: ins.reject_if_present,
+        within: ins.within,
+        // 2.x content takes its heading levels relative to the target; 1.x as written.
+        relative_levels: !legacy,
+        move_to: ins.destination.as_ref().map(destination).transpose()?,
+    };
+    spec.build(names).map_err(|e| e.with_compat(ERR_INSTRUCTION_INVALID))
+}
+
+async fn apply(
+    engine: Arc<Engine>,
+    target: Target,
+    path: String,
+    headers: &HeaderMap,
+    ins: Instruction,
+    legacy: bool,
+) -> Result<Response> {
+    let names = if ins.from_body { &Spelling::JSON } else { &Spelling::HEADERS };
+    let parsed = parse(&ins, names)?;
+    let section = match parsed.kind.as_str() {
+        "frontmatter" => None,
+        _ => Some(section_patch(&ins, &parsed, legacy, names)?),
+    };
     // The version token a 2.x client sends (`ifMatch`, or `If-Match`) is the note's etag.
     let expected = ins.if_match.clone().or(if_match(headers)?);
     // 2.x answers in the plugin's statuses: a stale version is 412, a missing target 404.
@@ -691,52 +759,27 @@ async fn apply(
     if v2 {
         check_frontmatter(&engine, &target, &path).await?;
     }
-    let change = if kind == "frontmatter" {
-        frontmatter_patch(&engine, &target, &path, &ins, &operation, scope, expected).await
-    } else {
-        let content = match (&ins.content, &ins.value) {
-            (Some(c), _) => c.clone(),
-            (None, Some(v)) => value_markdown(v).ok_or_else(|| {
-                invalid(format!("a {kind} target takes {} as Markdown text, or a JSON value that is a string or an array of rows", field("content", "the body")))
-            })?,
-            (None, None) if operation == "delete" || moving => String::new(),
-            (None, None) => {
-                return Err(invalid(format!(
-                    "a {operation} of a {kind} target needs {}: the Markdown to put in",
-                    field("content", "a body")
-                )));
-            }
-        };
-        let joined = if kind == "block" {
-            let id = ins.target.join("");
-            format!("^{}", id.trim_start_matches('^'))
-        } else {
-            ins.target.iter().map(|s| s.trim()).collect::<Vec<_>>().join("::")
-        };
-        let (op, allow_empty, content) = match operation.as_str() {
-            "delete" => (Operation::Replace, true, String::new()),
-            other => (other.parse::<Operation>()?, ins.allow_empty, content),
-        };
-        let destination = ins.destination.as_ref().map(destination).transpose()?;
-        let a = tools::PatchArgs {
-            vault: None,
-            path: path.clone(),
-            target: joined,
-            operation: op,
-            content,
-            allow_empty,
-            target_scope: scope,
-            create_target_if_missing: ins.create,
-            reject_if_present: ins.reject_if_present,
-            within: ins.within,
-            // 2.x content takes its heading levels relative to the target; 1.x as written.
-            relative_levels: !legacy,
-            destination,
-        };
-        let (e, t) = (engine.clone(), target.clone());
-        blocking(move || tools::patch(&e, &t, a, expected.as_deref())).await
+    let change = match section {
+        None => frontmatter_patch(&engine, &target, &path, &ins, &parsed, expected).await,
+        Some(req) => {
+            let (e, t, p) = (engine.clone(), target.clone(), path.clone());
+            blocking(move || tools::patch_built(&e, &t, None, &p, &req, expected.as_deref())).await
+        }
     }
     .map_err(plugin_status)?;
+    respond(engine, target, path, headers, change, legacy).await
+}
+
+/// The answer to a PATCH: the confirmation when asked for, else the whole note as it now is
+/// (as the plugin answers), marked deprecated for 1.x and carrying the edit's warnings.
+async fn respond(
+    engine: Arc<Engine>,
+    target: Target,
+    path: String,
+    headers: &HeaderMap,
+    change: crate::vault::Change,
+    legacy: bool,
+) -> Result<Response> {
     let warned = warnings_header(&change.warnings);
     if wants_confirmation(headers) {
         let mut resp = change_response(headers, change);
@@ -797,12 +840,12 @@ async fn frontmatter_patch(
     target: &Target,
     path: &str,
     ins: &Instruction,
-    operation: &str,
-    scope: Scope,
+    parsed: &Parsed,
     expected: Option<String>,
 ) -> Result<crate::vault::Change> {
+    let operation = parsed.operation.as_str();
     let key = ins.target.join("");
-    match scope {
+    match parsed.scope {
         Scope::Content => {}
         Scope::Marker => {
             return rename_key(engine, target, path, ins, operation, key, expected).await;

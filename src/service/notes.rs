@@ -3,6 +3,7 @@
 //! choice, the path gate, the write scope and the re-index of what it wrote.
 
 use super::*;
+use crate::vault::patch::{MoveTo, PatchSpec, Spelling};
 
 /// Reads a note or one section.
 pub fn read(desk: &dyn Desk, t: &Target, a: ReadArgs) -> Result<NoteRead> {
@@ -23,23 +24,39 @@ pub fn map(desk: &dyn Desk, t: &Target, a: MapArgs) -> Result<NoteMap> {
     v.map(path, &*desk.documents())
 }
 
-/// Edits one section.
+/// Edits one section: `vault_patch`'s arguments (MCP, the CLI, the web editor) built into
+/// the one typed patch, its refusals worded in the tool's argument names.
 pub fn patch(desk: &dyn Desk, t: &Target, a: PatchArgs, expected: Option<&str>) -> Result<Change> {
-    let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
-    in_scope(v, t, path, false)?;
-    let req = PatchRequest {
-        target: &a.target,
+    let spec = PatchSpec {
+        target: a.target,
         operation: a.operation,
+        delete: false,
         scope: a.target_scope,
-        content: &a.content,
+        content: a.content,
         allow_empty: a.allow_empty,
         create_missing: a.create_target_if_missing,
         reject_if_present: a.reject_if_present,
         within: a.within,
         relative_levels: a.relative_levels,
-        move_to: a.destination.as_ref().map(|d| (d.parent.as_deref(), d.place.slot())),
+        move_to: a.destination.map(|d| MoveTo { parent: d.parent, slot: d.place.slot() }),
     };
-    Ok(refreshed(desk, v.patch(path, &req, expected)?, &[]))
+    let req = spec.build(&Spelling::TOOL)?;
+    patch_built(desk, t, a.vault.as_deref(), &a.path, &req, expected)
+}
+
+/// Executes a patch a surface has already built (REST builds its own, to word refusals in
+/// the plugin's field names).
+pub fn patch_built(
+    desk: &dyn Desk,
+    t: &Target,
+    vault: Option<&str>,
+    path: &str,
+    req: &PatchRequest,
+    expected: Option<&str>,
+) -> Result<Change> {
+    let (v, path) = locate(desk, t, vault, path)?;
+    in_scope(v, t, path, false)?;
+    Ok(refreshed(desk, v.patch(path, req, expected)?, &[]))
 }
 
 /// Replaces literal text.

@@ -1,4 +1,5 @@
-//! Edits of a note's text: section patches, appends, body replacement and literal replaces.
+//! Edits of a note's text: section patches, appends and body replacement (literal replaces are
+//! `literal.rs`).
 //!
 //! Every function here is pure: it takes the current text and returns the new text, or refuses
 //! without changing anything. An edit rewrites only the lines it changes: every other line
@@ -149,8 +150,9 @@ pub struct Patched {
     pub replaced: Option<String>,
 }
 
-/// Patches one section, refusing first what would damage it silently: a replace with no
-/// content empties the section (or deletes the heading line), so it needs `allow_empty`.
+/// Patches one section and says what it replaced. An empty replace empties the section (or
+/// deletes the heading line); whether the caller may ask for that is the patch's rule
+/// (`patch::Edit::refuse_empty`), applied before this runs.
 pub fn patch(
     text: &str,
     note: &str,
@@ -158,39 +160,13 @@ pub fn patch(
     op: Operation,
     scope: Scope,
     content: &str,
-    allow_empty: bool,
 ) -> crate::Result<Patched> {
-    if op == Operation::Replace && is_empty(content) && !allow_empty {
-        let what = match scope {
-            Scope::Content => "empty the section",
-            Scope::Marker => "delete the heading line",
-            Scope::MarkerAndContent => "delete the heading and its section",
-        };
-        return Err(empty_refusal(&format!("`{target}`"), note, what));
-    }
     let replaced = match op {
         Operation::Replace => Some(region_text(text, note, target, scope)?),
         _ => None,
     };
     let (new, path) = patch_section(text, note, target, op, scope, content)?;
     Ok(Patched { text: new, path, replaced })
-}
-
-/// True for content that holds nothing but blank lines: a replace with it removes what it
-/// replaces, which is why it needs `allow_empty`.
-fn is_empty(content: &str) -> bool {
-    text::strip_blank_edges(&text::normalize(content)).is_empty()
-}
-
-/// The `empty_content` refusal of a replace that would remove `what` from `note` unasked.
-fn empty_refusal(region: &str, note: &str, what: &str) -> Error {
-    Error::new(
-        ErrorCode::EmptyContent,
-        format!(
-            "a replace of {region} in `{note}` with no content would {what}; pass the new \
-             content, or set allow_empty to true if that is what you mean"
-        ),
-    )
 }
 
 /// The lines a patch of `target` with `scope` addresses, blank edge lines left out, with LF
@@ -494,10 +470,10 @@ fn splice(text: &str, lines: &[&str], range: Range<usize>, with: &[Piece], style
 /// separated blocks of the section's own body (before its first subheading) from 0, or from
 /// the end when negative. With the content scope the new text is spliced literally onto the
 /// block (an append continues its last line, a prepend starts its first, so the caller owns
-/// the joint), a replace takes its place, and an empty replace removes it when `allow_empty`
-/// says so (else it is refused with `empty_content`, as every empty replace is); with
-/// markerAndContent an append or prepend adds a sibling block beside it.
-#[allow(clippy::too_many_arguments)]
+/// the joint), a replace takes its place, and an empty replace removes it (whether the caller
+/// may ask for that is the patch's rule, `patch::Edit::refuse_empty`); with markerAndContent
+/// an append or prepend adds a sibling block beside it. `target` names a heading (a patch
+/// refuses `within` on a block target when it is built).
 pub fn patch_within(
     text: &str,
     note: &str,
@@ -506,19 +482,9 @@ pub fn patch_within(
     op: Operation,
     scope: Scope,
     content: &str,
-    allow_empty: bool,
 ) -> crate::Result<(String, String)> {
     let all = headings::headings(text);
-    let blocks = headings::blocks(text);
-    let anchor = headings::locate(&all, &blocks, target, note)?;
-    let headings::Anchor::Heading(heading) = anchor else {
-        return Err(Error::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "within indexes the body blocks of a heading's section; `{target}` is a block, so patch it directly"
-            ),
-        ));
-    };
+    let heading = headings::resolve(&all, target, note)?;
     let lines = text::raw_lines(text);
     let section = headings::section_lines(lines.len(), &all, heading, Scope::Content);
     let own_end = all
@@ -561,11 +527,7 @@ pub fn patch_within(
     let mut out: Vec<String> = Vec::new();
     let sibling = scope == Scope::MarkerAndContent;
     match op {
-        Operation::Replace if is_empty(content) => {
-            if !allow_empty {
-                let region = format!("block {index} of `{target}`");
-                return Err(empty_refusal(&region, note, "delete the block"));
-            }
+        Operation::Replace if super::patch::is_empty(content) => {
             // The block goes, and the blank line after it (or before it, at the end).
             let mut cut = run.clone();
             if cut.end < lines.len() && between[cut.end] {
@@ -630,9 +592,10 @@ pub enum Slot {
 /// heading `parent` (`None`: the top level of the note) at `slot`, re-levelling it so its
 /// heading sits one level under the parent and its subheadings keep their nesting. Every
 /// other line keeps its bytes; one blank line is added where the moved section would
-/// otherwise touch text. Refused: a block target (a block has no subtree to carry), a parent
-/// or sibling inside the moved section (it would move into itself), and a sibling that is not
-/// a direct child of the parent. A level pushed past 6 is written and warned about, as
+/// otherwise touch text. `target` names a heading (a patch refuses a move of a block target
+/// when it is built: a block has no subtree to carry). Refused: a parent or sibling inside the
+/// moved section (it would move into itself), and a sibling that is not a direct child of the
+/// parent. A level pushed past 6 is written and warned about, as
 /// [`relevel`] does.
 pub fn move_section(
     text: &str,
@@ -642,16 +605,7 @@ pub fn move_section(
     slot: &Slot,
 ) -> crate::Result<Moved> {
     let all = headings::headings(text);
-    let blocks = headings::blocks(text);
-    let headings::Anchor::Heading(h) = headings::locate(&all, &blocks, target, note)? else {
-        return Err(Error::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "`{target}` in `{note}` is a block, and only a heading's section can be moved; \
-                 name a heading"
-            ),
-        ));
-    };
+    let h = headings::resolve(&all, target, note)?;
     let lines = text::raw_lines(text);
     let len = lines.len();
     let moved = headings::section_lines(len, &all, h, Scope::MarkerAndContent);
@@ -846,7 +800,7 @@ pub fn section_text(text: &str, note: &str, target: &str) -> crate::Result<Strin
 }
 
 /// Byte offset of the start of every line, counted the way `str::lines` counts them.
-fn line_starts(text: &str) -> Vec<usize> {
+pub(super) fn line_starts(text: &str) -> Vec<usize> {
     let mut offset = 0;
     text.split_inclusive('\n')
         .map(|line| {
@@ -908,136 +862,10 @@ pub fn set_body(text: &str, body: &str) -> String {
     format!("{head}{separator}{}", style.endings(&body))
 }
 
-/// Literal find/replace, optionally inside one section (resolved like a patch target, heading
-/// line included); `count` is the expected number of non-overlapping occurrences. Returns
-/// the new text and the number replaced.
-///
-/// Only the body is searched: the frontmatter block is never touched, so a replace cannot
-/// corrupt the YAML (edit frontmatter values with the frontmatter operations instead). A
-/// refusal changes nothing. Only the matched bytes change. A line break in `find` matches
-/// either line ending, so text copied from a CRLF note matches with LF breaks and the other
-/// way round; line breaks in `replace` are written with the note's line ending.
-pub fn replace_text(
-    text: &str,
-    note: &str,
-    find: &str,
-    replace: &str,
-    section: Option<&str>,
-    count: usize,
-) -> crate::Result<(String, usize)> {
-    if find.is_empty() {
-        return Err(Error::new(
-            ErrorCode::InvalidRequest,
-            format!("`find` is empty for `{note}`; pass the exact text to replace"),
-        ));
-    }
-    if count == 0 {
-        return Err(Error::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "`count` is 0 for `{note}`; pass the number of times the text occurs \
-                 (1 for a single occurrence)"
-            ),
-        ));
-    }
-    let find = find.replace("\r\n", "\n");
-    let style = Style::of(text.as_bytes());
-    let replace = style.endings(&replace.replace("\r\n", "\n")).into_owned();
-    let bom = text::split_bom(text).0.len();
-    let body_start = frontmatter::locate(text).map_or(bom, |block| block.end);
-    let (range, place) = match section {
-        Some(target) => {
-            let all = headings::headings(text);
-            let blocks = headings::blocks(text);
-            let anchor = headings::locate(&all, &blocks, target, note)?;
-            let starts = line_starts(text);
-            let lines = headings::anchor_lines(starts.len(), &all, anchor, Scope::MarkerAndContent);
-            let end = starts.get(lines.end).copied().unwrap_or(text.len());
-            let place = format!("section `{}` of `{note}`", anchor.display());
-            (starts[lines.start].max(bom)..end, place)
-        }
-        None => (body_start..text.len(), format!("the body of `{note}`")),
-    };
-    let found = occurrences(&text[range.clone()], &find);
-    if found.is_empty() {
-        let shown: String = find.chars().take(80).collect();
-        let more = if shown.len() < find.len() { "…" } else { "" };
-        return Err(Error::new(
-            ErrorCode::NoSuchText,
-            format!(
-                "`{shown}{more}` does not occur in {place} (frontmatter is not searched); read \
-                 the note and copy the text exactly, including spaces and line breaks"
-            ),
-        ));
-    }
-    if found.len() != count {
-        let n = found.len();
-        return Err(Error::new(
-            ErrorCode::AmbiguousText,
-            format!(
-                "the text occurs {n} {} in {place} but `count` is {count}; pass count \
-                 {n} to replace every occurrence, or narrow the search with `section` or a \
-                 longer `find`",
-                if n == 1 { "time" } else { "times" }
-            ),
-        ));
-    }
-    let mut out = String::with_capacity(text.len() + found.len() * replace.len());
-    let mut copied = 0;
-    for hit in &found {
-        out.push_str(&text[copied..range.start + hit.start]);
-        out.push_str(&replace);
-        copied = range.start + hit.end;
-    }
-    out.push_str(&text[copied..]);
-    Ok((out, found.len()))
-}
-
-/// The non-overlapping occurrences of `find` (line breaks as LF) in `hay`, left to right, where
-/// each line break of `find` matches `\n` or `\r\n`.
-fn occurrences(hay: &str, find: &str) -> Vec<Range<usize>> {
-    let parts: Vec<&str> = find.split('\n').collect();
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < hay.len() {
-        let start = match hay[at..].find(parts[0]) {
-            Some(offset) => at + offset,
-            None => break,
-        };
-        match match_at(hay, start, &parts) {
-            Some(end) => {
-                out.push(start..end);
-                at = end;
-            }
-            None => at = start + hay[start..].chars().next().map_or(1, char::len_utf8),
-        }
-    }
-    out
-}
-
-/// Where a match of `parts` (the lines of `find`) starting at `start` ends, if there is one.
-fn match_at(hay: &str, start: usize, parts: &[&str]) -> Option<usize> {
-    let mut pos = start + parts[0].len();
-    for part in &parts[1..] {
-        let rest = &hay[pos..];
-        pos += if rest.starts_with("\r\n") {
-            2
-        } else if rest.starts_with('\n') {
-            1
-        } else {
-            return None;
-        };
-        if !hay[pos..].starts_with(part) {
-            return None;
-        }
-        pos += part.len();
-    }
-    Some(pos)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vault::literal::replace_text;
 
     const BLOCKS: &str = "# A\n\nOne para. ^p\n\nSecond para.\n\n## Sub\n\nsub text\n\n# T\n\n| a | b |\n|---|---|\n| 1 | 2 | ^tbl\n";
 
@@ -1064,7 +892,7 @@ mod tests {
 
     #[test]
     fn within_edits_one_body_block_of_the_section_only() {
-        let at = |i, op, scope, c| patch_within(BLOCKS, "n.md", "A", i, op, scope, c, true);
+        let at = |i, op, scope, c| patch_within(BLOCKS, "n.md", "A", i, op, scope, c);
         let (out, _) = at(0, Operation::Append, Scope::Content, " more").unwrap();
         assert!(out.contains("One para. more ^p\n"), "{out}");
         let (out, _) = at(-1, Operation::Append, Scope::MarkerAndContent, "Third.").unwrap();
@@ -1077,22 +905,9 @@ mod tests {
     }
 
     #[test]
-    fn within_refuses_an_empty_replace_unless_allowed_like_every_empty_replace() {
-        for (scope, content) in [(Scope::Content, ""), (Scope::MarkerAndContent, "\n  \n")] {
-            let err =
-                patch_within(BLOCKS, "n.md", "A", 0, Operation::Replace, scope, content, false)
-                    .unwrap_err();
-            assert_eq!(err.code(), ErrorCode::EmptyContent, "{scope}");
-            assert!(
-                err.message().contains("delete the block")
-                    && err.message().contains("set allow_empty to true"),
-                "{err}"
-            );
-        }
-        // Appending nothing removes nothing, so it needs no permission.
+    fn within_appending_nothing_leaves_the_note_as_it_was() {
         let (out, _) =
-            patch_within(BLOCKS, "n.md", "A", 0, Operation::Append, Scope::Content, "", false)
-                .unwrap();
+            patch_within(BLOCKS, "n.md", "A", 0, Operation::Append, Scope::Content, "").unwrap();
         assert_eq!(out, BLOCKS);
     }
 
@@ -1102,7 +917,7 @@ mod tests {
         let mut out = Vec::new();
         for i in 0.. {
             let Ok((new, _)) =
-                patch_within(text, "n.md", "A", i, Operation::Replace, Scope::Content, "@@", true)
+                patch_within(text, "n.md", "A", i, Operation::Replace, Scope::Content, "@@")
             else {
                 break;
             };
@@ -1127,7 +942,7 @@ mod tests {
         assert_eq!(within_blocks(callout), ["> [!note]\n> ```\n> x\n>\n> y\n> ```\n", "End.\n"]);
         // Deleting the fence block leaves no fence open: the rest of the note is as it was.
         let (out, _) =
-            patch_within(backticks, "n.md", "A", 0, Operation::Replace, Scope::Content, "", true)
+            patch_within(backticks, "n.md", "A", 0, Operation::Replace, Scope::Content, "")
                 .unwrap();
         assert_eq!(out, "# A\n\nAfter.\n");
     }
@@ -1224,33 +1039,17 @@ mod tests {
     }
 
     #[test]
-    fn a_replace_with_no_content_is_refused_unless_allowed_and_reports_what_it_replaced() {
-        for scope in [Scope::Content, Scope::Marker, Scope::MarkerAndContent] {
-            let err =
-                super::patch(NOTE, "n.md", "Section", Operation::Replace, scope, "\n ", false)
-                    .unwrap_err();
-            assert_eq!(err.code(), ErrorCode::EmptyContent, "{scope}");
-            assert!(err.message().contains("set allow_empty to true"), "{}", err.message());
-        }
+    fn a_replace_reports_what_it_replaced() {
         let done =
-            super::patch(NOTE, "n.md", "Section", Operation::Replace, Scope::Content, "", true)
-                .unwrap();
+            super::patch(NOTE, "n.md", "Section", Operation::Replace, Scope::Content, "").unwrap();
         assert_eq!(done.text, "# Example\n\nIntro.\n\n## Section\n\n## Other\n\nMore.\n");
         assert_eq!(done.replaced.as_deref(), Some("First line.\n"));
-        let done = super::patch(
-            NOTE,
-            "n.md",
-            "Section",
-            Operation::Replace,
-            Scope::Content,
-            "New.",
-            false,
-        )
-        .unwrap();
+        let done =
+            super::patch(NOTE, "n.md", "Section", Operation::Replace, Scope::Content, "New.")
+                .unwrap();
         assert_eq!(done.replaced.as_deref(), Some("First line.\n"));
         let added =
-            super::patch(NOTE, "n.md", "Section", Operation::Append, Scope::Content, "", false)
-                .unwrap();
+            super::patch(NOTE, "n.md", "Section", Operation::Append, Scope::Content, "").unwrap();
         assert_eq!((added.text.as_str(), added.replaced), (NOTE, None), "nothing to add");
     }
 
@@ -1457,8 +1256,6 @@ mod tests {
             ErrorCode::InvalidRequest
         );
         assert_eq!(code(moved("Sub", Some("Nowhere"), Slot::Last)), ErrorCode::NoSuchHeading);
-        let err = move_section("x ^id\n# A\n", "n.md", "^id", None, &Slot::Last).unwrap_err();
-        assert!(err.message().contains("only a heading"), "{err}");
     }
 
     #[test]
@@ -1576,79 +1373,6 @@ mod tests {
         assert_eq!(set_body("\u{feff}Old\r\n", ""), "");
         assert_eq!(set_body("---\na: 1\n---", "New"), "---\na: 1\n---\nNew\n");
         assert_eq!(set_body("---\na: 1\n---\n\n\nOld\n", ""), "---\na: 1\n---\n");
-    }
-
-    #[test]
-    fn replace_text_counts_exactly() {
-        let text = "one two one\n";
-        assert_eq!(
-            replace_text(text, "n.md", "one", "1", None, 2).unwrap(),
-            ("1 two 1\n".into(), 2)
-        );
-        let err = replace_text(text, "n.md", "one", "1", None, 1).unwrap_err();
-        assert_eq!(err.code(), ErrorCode::AmbiguousText);
-        assert_eq!(
-            err.message(),
-            "the text occurs 2 times in the body of `n.md` but `count` is 1; pass count 2 to \
-             replace every occurrence, or narrow the search with `section` or a longer `find`"
-        );
-        let err = replace_text(text, "n.md", "three", "3", None, 1).unwrap_err();
-        assert_eq!(err.code(), ErrorCode::NoSuchText);
-        assert_eq!(
-            err.message(),
-            "`three` does not occur in the body of `n.md` (frontmatter is not searched); read \
-             the note and copy the text exactly, including spaces and line breaks"
-        );
-        let long = "x".repeat(100);
-        let err = replace_text(text, "n.md", &long, "", None, 1).unwrap_err();
-        assert!(err.message().starts_with(&format!("`{}…` does not occur", "x".repeat(80))));
-    }
-
-    #[test]
-    fn replace_text_rejects_bad_requests() {
-        for (find, count) in [("", 1), ("one", 0)] {
-            let err = replace_text("one\n", "n.md", find, "x", None, count).unwrap_err();
-            assert_eq!(err.code(), ErrorCode::InvalidRequest);
-        }
-        let err = replace_text("# A\none\n", "n.md", "one", "x", Some("B"), 1).unwrap_err();
-        assert_eq!(err.code(), ErrorCode::NoSuchHeading);
-    }
-
-    #[test]
-    fn replace_text_stays_inside_its_section() {
-        let text = "# T\n## A\nsame\n### A1\nsame\n## B\nsame\n";
-        let (out, n) = replace_text(text, "n.md", "same", "new", Some("A"), 2).unwrap();
-        assert_eq!((out.as_str(), n), ("# T\n## A\nnew\n### A1\nnew\n## B\nsame\n", 2));
-        let (out, _) = replace_text(text, "n.md", "## B", "## C", Some("B"), 1).unwrap();
-        assert_eq!(out, "# T\n## A\nsame\n### A1\nsame\n## C\nsame\n");
-        let err = replace_text(text, "n.md", "same", "new", Some("B"), 3).unwrap_err();
-        assert!(err.message().contains("1 time in section `T::B` of `n.md`"));
-    }
-
-    #[test]
-    fn replace_text_never_touches_frontmatter() {
-        let text = "---\nstatus: draft\n---\nstatus: draft\n";
-        let (out, n) = replace_text(text, "n.md", "draft", "done", None, 1).unwrap();
-        assert_eq!((out.as_str(), n), ("---\nstatus: draft\n---\nstatus: done\n", 1));
-        let err = replace_text("---\nonly: here\n---\nbody\n", "n.md", "here", "x", None, 1);
-        assert_eq!(err.unwrap_err().code(), ErrorCode::NoSuchText);
-    }
-
-    #[test]
-    fn overlapping_occurrences_count_once_each() {
-        assert_eq!(replace_text("aaaa\n", "n.md", "aa", "b", None, 2).unwrap(), ("bb\n".into(), 2));
-        assert_eq!(replace_text("aaa\n", "n.md", "aa", "b", None, 1).unwrap(), ("ba\n".into(), 1));
-    }
-
-    #[test]
-    fn replace_text_matches_crlf_input() {
-        let (out, n) = replace_text("a\r\nb\r\n", "n.md", "a\r\nb", "c", None, 1).unwrap();
-        assert_eq!((out.as_str(), n), ("c\r\n", 1));
-        // A line break in `find` matches either ending; one in `replace` takes the note's.
-        let (out, n) = replace_text("a\r\nb\r\na\nb\r\n", "n.md", "a\nb", "x\ny", None, 2).unwrap();
-        assert_eq!((out.as_str(), n), ("x\r\ny\r\nx\r\ny\r\n", 2));
-        let err = replace_text("a\r\n\r\nb\r\n", "n.md", "a\nb", "c", None, 1).unwrap_err();
-        assert_eq!(err.code(), ErrorCode::NoSuchText);
     }
 
     /// A Windows note: BOM, CRLF, trailing whitespace, a section with trailing blank lines.

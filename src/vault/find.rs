@@ -8,7 +8,7 @@
 //! `links::resolve`, then `aliases`), and ranks existing paths for a refusal. It never decides
 //! that a path is safe: every candidate goes through the gate (`path::gate`) like any other
 //! caller's path, so a candidate cannot reach what the original could not. The operations
-//! (`ops.rs`) use it for reads and edits of existing files, never to pick the name of a file
+//! (`ops/`) use it for reads and edits of existing files, never to pick the name of a file
 //! being created.
 
 use std::path::Path;

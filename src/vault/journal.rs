@@ -29,7 +29,7 @@
 //! over the same vault with *another* data directory does not see the record. Serve a vault
 //! from one data directory.
 //!
-//! This module does not plan a move (`ops.rs` computes the new texts) and writes nothing itself:
+//! This module does not plan a move (`ops/moves.rs` computes the new texts) and writes nothing itself:
 //! every rename, link and unlink goes through `vault::fs`.
 
 use std::collections::BTreeSet;

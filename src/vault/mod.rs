@@ -1,6 +1,6 @@
 //! The vault: Markdown notes and filed documents on disk, and every operation on them.
 //!
-//! [`Vault`] is one named root folder. Its operations (in `ops.rs`) are the only way mdvault
+//! [`Vault`] is one named root folder. Its operations (in `ops/`) are the only way mdvault
 //! reads or changes a vault: REST, MCP and the CLI all call them, so the path gate, the heading
 //! resolver, frontmatter surgery, timestamp bumps, conflict checks and atomic writes apply the
 //! same way however a caller arrives. [`Vaults`] holds the configured vaults, the default first.
@@ -23,9 +23,11 @@ pub mod fs;
 pub mod headings;
 mod journal;
 pub mod links;
+pub(crate) mod literal;
 mod lock;
 mod move_plan;
 mod ops;
+pub mod patch;
 pub mod path;
 pub mod periodic;
 pub(crate) mod sweep;
@@ -37,8 +39,9 @@ use std::sync::Arc;
 pub use filing::{Filed, FilingStatus};
 pub use ops::{
     Change, DocumentText, Entry, EntryKind, FileStat, HeadingEntry, Indexed, Listing, NoteMap,
-    NoteRead, PatchRequest, content_hash, now_timestamp,
+    NoteRead, content_hash, now_timestamp,
 };
+pub use patch::PatchRequest;
 
 use crate::config::{Config, VaultSettings};
 use crate::error::{Error, ErrorCode, Result};

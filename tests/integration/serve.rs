@@ -980,3 +980,59 @@ fn vault_patch_within_keeps_a_fence_whole_and_refuses_an_empty_replace_unless_al
     assert!(!error, "{text}");
     assert_eq!(v.read("Setup.md"), "# Steps\n\nDone.\n");
 }
+
+#[test]
+fn the_patch_rules_refuse_alike_over_rest_and_mcp_in_each_one_s_own_words() {
+    let v = TempVault::empty();
+    v.write("Plan.md", "# A\n\nFirst.\n\nSecond. ^b\n\n# B\n\nMore.\n");
+    let s = Server::start(&[spec("notes", &v)], HASHING);
+    let before = v.snapshot();
+    let rest = |body: Value| {
+        let body = body.to_string();
+        let r = s.call(
+            "PATCH",
+            "/vault/Plan.md",
+            &[("Content-Type", "application/json")],
+            Some(body.as_bytes()),
+        );
+        assert_eq!((r.status, r.json()["errorCode"].as_u64()), (400, Some(40081)), "{}", r.body);
+        r.json()["message"].as_str().unwrap().to_string()
+    };
+    let mcp = |args: Value| {
+        let (error, text) = tool(&s, "/mcp", "vault_patch", args);
+        assert!(error && text.contains("invalid_request"), "{text}");
+        text
+    };
+
+    // `within` addresses a body block: no marker scope, no creation, no block target.
+    let said = rest(json!({"targetType": "heading", "target": ["A"], "operation": "replace",
+        "scope": "marker", "within": 0, "content": "x"}));
+    assert!(said.contains("within-refined target has no marker"), "{said}");
+    let said = mcp(json!({"path": "Plan.md", "target": "A", "operation": "replace",
+        "target_scope": "marker", "within": 0, "content": "x"}));
+    assert!(said.contains("within-refined target has no marker"), "{said}");
+    let said = rest(json!({"targetType": "heading", "target": ["A"], "operation": "append",
+        "within": 0, "content": "x", "createTargetIfMissing": true}));
+    assert!(said.contains("within and createTargetIfMissing cannot be combined"), "{said}");
+    let said = mcp(json!({"path": "Plan.md", "target": "A", "operation": "append",
+        "within": 0, "content": "x", "create_target_if_missing": true}));
+    assert!(said.contains("within and create_target_if_missing cannot be combined"), "{said}");
+    let said = rest(json!({"targetType": "block", "target": "b", "operation": "append",
+        "within": 0, "content": "x"}));
+    assert!(said.contains("`^b` is a block"), "{said}");
+
+    // A move carries a heading's section and nothing else.
+    let said = rest(json!({"targetType": "block", "target": "b", "operation": "replace",
+        "scope": "parent", "destination": {"parent": ["B"], "place": "last"}}));
+    assert!(said.contains("`^b` is a block"), "{said}");
+    let said = mcp(json!({"path": "Plan.md", "target": "^b", "operation": "replace",
+        "destination": {"parent": "B"}}));
+    assert!(said.contains("`^b` is a block"), "{said}");
+    let said = rest(json!({"targetType": "heading", "target": ["A"], "operation": "delete",
+        "scope": "parent", "destination": {"parent": ["B"], "place": "last"}}));
+    assert!(said.contains("drop operation delete"), "{said}");
+    let said = mcp(json!({"path": "Plan.md", "target": "A", "operation": "replace",
+        "within": 0, "destination": {"parent": "B"}}));
+    assert!(said.contains("drop within"), "{said}");
+    assert_eq!(v.snapshot(), before);
+}

@@ -5,6 +5,7 @@ use mdvault::ErrorCode;
 use mdvault::config::VaultEntry;
 use mdvault::vault::edit::Operation;
 use mdvault::vault::headings::Scope;
+use mdvault::vault::patch::{PatchSpec, Spelling};
 use mdvault::vault::{PatchRequest, Vault, Vaults};
 use serde_json::json;
 
@@ -49,19 +50,8 @@ fn small_vault() -> TempVault {
     v
 }
 
-fn patch<'a>(target: &'a str, op: Operation, content: &'a str) -> PatchRequest<'a> {
-    PatchRequest {
-        target,
-        operation: op,
-        scope: Scope::Content,
-        content,
-        allow_empty: false,
-        create_missing: false,
-        reject_if_present: false,
-        within: None,
-        relative_levels: false,
-        move_to: None,
-    }
+fn patch(target: &str, op: Operation, content: &str) -> PatchRequest {
+    PatchSpec::new(target, op, content).build(&Spelling::TOOL).unwrap()
 }
 
 /// Runs `f`, expects refusal `code`, and checks nothing on disk changed.
