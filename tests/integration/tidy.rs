@@ -208,15 +208,21 @@ fn the_api_files_use_only_the_files_below_them() {
             continue;
         };
         // Inside `api/web/`, a submodule's `super::` is the page's own `mod.rs`; only that
-        // file's `super::` reaches the other api files.
-        let file = match file.strip_prefix("web/") {
-            Some("mod") => "web",
-            Some(_) => continue,
-            None => file,
+        // file's `super::` reaches the other api files. Inside `api/rest/`, a handler file's
+        // `super::` is the router, and it reaches the other api files as `crate::api::`.
+        let (file, prefix) = match (file.strip_prefix("web/"), file.strip_prefix("rest/")) {
+            (Some("mod"), _) => ("web", "super::"),
+            (Some(_), _) => continue,
+            (_, Some("mod")) => ("rest", "super::"),
+            (_, Some(_)) => ("rest", "crate::api::"),
+            _ => (file, "super::"),
         };
         let mine = API_LAYERS.iter().position(|f| *f == file).expect("every api file is listed");
         let body = text.split("#[cfg(test)]").next().unwrap_or("");
-        for (line, used) in references(body, "super::") {
+        if prefix == "crate::api::" && body.contains("super::super::") {
+            offences.push(format!("{rel}: reaches the api files through super::super::"));
+        }
+        for (line, used) in references(body, prefix) {
             match API_LAYERS.iter().position(|f| *f == used) {
                 Some(theirs) if theirs < mine => {}
                 _ => offences.push(format!("{rel}:{line}: `{file}` uses `{used}`")),
@@ -323,7 +329,6 @@ fn the_data_directorys_file_names_are_spelled_only_in_its_layout() {
 /// written: they may shrink (and leave the ledger once under the limit), never grow.
 const OVERSIZED: &[(&str, usize)] = &[
     ("src/vault/ops.rs", 1752),
-    ("src/api/rest.rs", 1359),
     ("src/index/mod.rs", 1267),
     ("src/engine/mod.rs", 1070),
     ("src/vault/edit.rs", 1036),
@@ -430,3 +435,4 @@ fn counts_are_read_from_words_and_digits() {
     assert_eq!(stated_count("tools"), None);
     assert_eq!(stated_count("twenty-x"), None);
 }
+
