@@ -436,3 +436,74 @@ fn counts_are_read_from_words_and_digits() {
     assert_eq!(stated_count("twenty-x"), None);
 }
 
+/// The router's public-route list as the prose states it: a probe by its path (any method
+/// goes), a read as `GET <path>`, joined as a sentence ("`a`, `b` and `c`").
+fn public_routes_in_words() -> String {
+    use mdvault::api::guard::Access;
+    let named: Vec<String> = mdvault::api::rest::PUBLIC
+        .iter()
+        .map(|(path, access)| match access {
+            Access::Probe => format!("`{path}`"),
+            Access::Read => format!("`GET {path}`"),
+        })
+        .collect();
+    match named.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// Whether a paragraph states which routes go without the key: the two phrasings the prose
+/// uses for that list ("every route but ... needs the key", "only ... go without").
+fn states_the_public_routes(paragraph: &str) -> bool {
+    let p = paragraph.to_ascii_lowercase();
+    p.contains("every route but") || p.contains("go without")
+}
+
+#[test]
+fn the_prose_states_the_public_routes_the_router_serves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let want = public_routes_in_words();
+    let mut prose = vec!["README.md".to_string(), "ARCHITECTURE.md".to_string()];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            prose.push(path.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    let (mut stated, mut offences) = (0, Vec::new());
+    for rel in prose {
+        let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+        // A paragraph is lines between blank ones; a table row or list item stands alone.
+        let mut paragraphs: Vec<String> = vec![String::new()];
+        for line in text.lines() {
+            let t = line.trim_start();
+            if t.is_empty() || t.starts_with('|') || t.starts_with("- ") {
+                paragraphs.push(String::new());
+            }
+            let last = paragraphs.last_mut().unwrap();
+            last.push(' ');
+            last.push_str(line);
+        }
+        for p in paragraphs.iter().filter(|p| states_the_public_routes(p)) {
+            stated += 1;
+            let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
+            if !p.contains(&want) {
+                offences.push(format!("{rel}: \"{p}\"\n  should name exactly {want}"));
+            }
+        }
+    }
+    assert!(stated > 0, "no prose states the public routes any more; drop this test or restate it");
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
+}
+
+#[test]
+fn the_public_routes_read_as_one_sentence() {
+    assert_eq!(
+        public_routes_in_words(),
+        "`/healthz`, `GET /`, `GET /openapi.yaml` and `GET /obsidian-local-rest-api.crt`"
+    );
+    assert!(states_the_public_routes("Every route but `/healthz` needs the key"));
+    assert!(!states_the_public_routes("`/readyz` needs the key"));
+}
