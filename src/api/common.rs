@@ -6,7 +6,6 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 
 use super::compat;
 use super::guard::refusal;
@@ -18,7 +17,7 @@ pub(super) fn text(s: impl Into<String>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], s.into()).into_response()
 }
 
-pub(super) fn json_body(v: Value) -> Response {
+pub(super) fn json_body(v: impl serde::Serialize) -> Response {
     axum::Json(v).into_response()
 }
 

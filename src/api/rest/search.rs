@@ -8,7 +8,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Extension, RawQuery, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{App, finish, refusal};
 use crate::api::common::{bad, blocking, body_text, flag, header_str, json_body, pairs, param};
@@ -261,21 +261,7 @@ pub(super) async fn reindex_route(
     finish(
         blocking(move || tools::reindex(&engine, &target, args))
             .await
-            .map(|reports| {
-                json_body(json!({
-                    "vaults": reports.iter().map(|(name, r)| json!({
-                        "vault": name,
-                        "files_seen": r.files_seen,
-                        "files_chunked": r.files_chunked,
-                        "files_removed": r.files_removed,
-                        "chunks_written": r.chunks_written,
-                        "texts_embedded": r.texts_embedded,
-                        "texts_reused": r.texts_reused,
-                        "failed": r.failed.iter().map(|(p, why)| json!({"path": p, "error": why})).collect::<Vec<_>>(),
-                        "seconds": (r.seconds * 100.0).round() / 100.0,
-                    })).collect::<Vec<_>>()
-                }))
-            }),
+            .map(|reports| json_body(wire::reindexed(&reports))),
     )
 }
 

@@ -10,7 +10,6 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Extension, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 use super::{App, finish, method_not_allowed, refusal};
 use crate::api::accept::NoteForm;
@@ -305,9 +304,10 @@ async fn read_route(
         Ok::<Response, Error>(if as_text {
             text(l.render())
         } else {
-            let mut v = wire::listing(&l);
-            v["files"] = json!(compat::listing_files(&l));
-            json_body(v)
+            json_body(wire::VaultListing {
+                listing: wire::listing(&l),
+                files: compat::listing_files(&l),
+            })
         })
     };
     if form == NoteForm::DocumentMap && !(path.is_empty() || path.ends_with('/')) {
@@ -323,7 +323,7 @@ async fn read_route(
         // The 2.x map's `version` is the token a PATCH sends back as `If-Match`/`ifMatch`:
         // mdvault's etag, so the version check is the etag check.
         if !v1 {
-            map["version"] = json!(r.etag);
+            map["version"] = serde_json::Value::from(r.etag.as_str());
         }
         let mut resp = json_body(map);
         if v1 {
