@@ -381,3 +381,143 @@ pub fn sessions(list: &[crate::auth::sessions::Session]) -> Value {
         .collect();
     json!({ "sessions": list })
 }
+
+// ---- REST answers as typed shapes --------------------------------------------------------
+// The REST routes' own answers, as `#[derive(Serialize)]` structs rather than `json!`: a
+// field's place in its struct is its key's place in the body, and an `Option` without
+// `skip_serializing_if` is `null` when absent, so each reads as the body it writes.
+
+/// A folder listing read at `/vault/<folder>/`: [`listing`]'s object with the Local REST API
+/// plugin's `files` (its names, a folder's ending in `/`) after mdvault's entries.
+#[derive(serde::Serialize)]
+pub(crate) struct VaultListing {
+    #[serde(flatten)]
+    pub(crate) listing: Value,
+    pub(crate) files: Vec<String>,
+}
+
+/// `POST /reindex`: what each vault's pass did.
+#[derive(serde::Serialize)]
+pub(crate) struct Reindexed<'a> {
+    pub(crate) vaults: Vec<ReindexedVault<'a>>,
+}
+
+/// One vault's pass in [`Reindexed`].
+#[derive(serde::Serialize)]
+pub(crate) struct ReindexedVault<'a> {
+    pub(crate) vault: &'a str,
+    pub(crate) files_seen: usize,
+    pub(crate) files_chunked: usize,
+    pub(crate) files_removed: usize,
+    pub(crate) chunks_written: usize,
+    pub(crate) texts_embedded: usize,
+    pub(crate) texts_reused: usize,
+    pub(crate) failed: Vec<FailedFile<'a>>,
+    /// Rounded to hundredths.
+    pub(crate) seconds: f64,
+}
+
+/// A file a pass could not index, and why.
+#[derive(serde::Serialize)]
+pub(crate) struct FailedFile<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) error: &'a str,
+}
+
+/// `POST /reindex`'s answer for the passes run, one per vault.
+pub(crate) fn reindexed(reports: &[(String, crate::index::SyncReport)]) -> Reindexed<'_> {
+    let vaults = reports
+        .iter()
+        .map(|(name, r)| ReindexedVault {
+            vault: name,
+            files_seen: r.files_seen,
+            files_chunked: r.files_chunked,
+            files_removed: r.files_removed,
+            chunks_written: r.chunks_written,
+            texts_embedded: r.texts_embedded,
+            texts_reused: r.texts_reused,
+            failed: r.failed.iter().map(|(path, error)| FailedFile { path, error }).collect(),
+            seconds: (r.seconds * 100.0).round() / 100.0,
+        })
+        .collect();
+    Reindexed { vaults }
+}
+
+/// `GET /readyz`: one body for 200 (ready) and 503 (not yet, or failed).
+#[derive(serde::Serialize)]
+pub(crate) struct Readiness {
+    /// `ready`, `degraded`, or the index phase while not ready.
+    pub(crate) status: &'static str,
+    pub(crate) version: &'static str,
+    pub(crate) revision: &'static str,
+    pub(crate) uptime_seconds: f64,
+    pub(crate) vaults: Vec<ReadyVault>,
+    pub(crate) index: ReadyIndex,
+    pub(crate) watcher: ReadyWatcher,
+    /// A reader searches the index another mdvault process keeps (and watches for).
+    pub(crate) indexer: ReadyIndexer,
+    pub(crate) index_md: ReadyIndexMd,
+    pub(crate) store: ReadyStore,
+}
+
+/// A configured vault in [`Readiness`].
+#[derive(serde::Serialize)]
+pub(crate) struct ReadyVault {
+    pub(crate) name: String,
+    pub(crate) root: String,
+}
+
+/// The index in [`Readiness`].
+#[derive(serde::Serialize)]
+pub(crate) struct ReadyIndex {
+    pub(crate) ok: bool,
+    pub(crate) phase: &'static str,
+    pub(crate) building: bool,
+    pub(crate) attempts: u32,
+    pub(crate) error: Option<String>,
+    pub(crate) files: u64,
+    pub(crate) chunks: u64,
+    pub(crate) vectors: u64,
+    pub(crate) built_at: Option<String>,
+    pub(crate) build_seconds: Option<f64>,
+    pub(crate) model: String,
+    pub(crate) progress: Option<crate::index::PassProgress>,
+    pub(crate) behind: bool,
+    pub(crate) behind_error: Option<String>,
+}
+
+/// Whether file watching runs, in [`Readiness`].
+#[derive(serde::Serialize)]
+pub(crate) struct ReadyWatcher {
+    pub(crate) ok: bool,
+}
+
+/// Whether this process writes the index, in [`Readiness`].
+#[derive(serde::Serialize)]
+pub(crate) struct ReadyIndexer {
+    pub(crate) owner: bool,
+}
+
+/// The generated `index.md` pages in [`Readiness`].
+#[derive(serde::Serialize)]
+pub(crate) struct ReadyIndexMd {
+    pub(crate) enabled: bool,
+    pub(crate) vaults: Vec<ReadyIndexMdVault>,
+}
+
+/// One vault's `index.md` in [`ReadyIndexMd`].
+#[derive(serde::Serialize)]
+pub(crate) struct ReadyIndexMdVault {
+    pub(crate) vault: String,
+    pub(crate) ok: bool,
+    pub(crate) scanned: bool,
+    pub(crate) entries: usize,
+    pub(crate) error: Option<String>,
+}
+
+/// The store in [`Readiness`].
+#[derive(serde::Serialize)]
+pub(crate) struct ReadyStore {
+    pub(crate) ok: bool,
+    pub(crate) path: String,
+}

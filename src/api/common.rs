@@ -1,12 +1,11 @@
 //! The small HTTP helpers every REST route shares: headers, query pairs, bodies held to
 //! their limits, `ETag`s, the 204-or-confirmation answer of a write, and the refusals of a
-//! file verb on a folder. Shapes only; the routes that use them are `rest.rs` and `patch.rs`.
+//! file verb on a folder. Shapes only; the routes that use them are `rest/` and `patch.rs`.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 
 use super::compat;
 use super::guard::refusal;
@@ -18,7 +17,7 @@ pub(super) fn text(s: impl Into<String>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], s.into()).into_response()
 }
 
-pub(super) fn json_body(v: Value) -> Response {
+pub(super) fn json_body(v: impl serde::Serialize) -> Response {
     axum::Json(v).into_response()
 }
 
@@ -200,4 +199,25 @@ pub(super) fn change_response(h: &HeaderMap, c: crate::vault::Change) -> Respons
     let etag = c.etag.clone();
     let resp = if wants_json(h) { json_body(wire::change(&c)) } else { text(c.message + "\n") };
     with_etag(resp, etag.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_flags_follow_the_predecessor() {
+        let q = pairs(&Some("a&b=&c=YES&d=0&e=on+&f=maybe&g=%31".into())).unwrap();
+        let set: Vec<bool> =
+            ["a", "b", "c", "d", "e", "f", "g", "h"].iter().map(|n| flag(&q, n)).collect();
+        assert_eq!(set, [true, true, true, false, true, false, true, false]);
+    }
+
+    #[test]
+    fn a_query_parameter_given_twice_is_refused_rather_than_guessed() {
+        let e = pairs(&Some("q=a&k=&k=5".into())).unwrap_err();
+        assert_eq!(e.code().as_str(), "invalid_request");
+        assert!(e.message().contains("k is given more than once"), "{}", e.message());
+        assert_eq!(pairs(&Some("q=a&k=5".into())).unwrap().len(), 2);
+    }
 }

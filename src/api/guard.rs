@@ -2,8 +2,10 @@
 //! bearer auth, and the `/v/<name>/` vault prefix.
 //!
 //! It runs before routing, so an unknown route is still authenticated (an attacker learns
-//! nothing from a 404 they could not have had) and `/healthz` is exempt, by exact path only,
-//! from the key and from the Host allowlist (not from the one-Host rule or the Origin check).
+//! nothing from a 404 they could not have had). Which routes go without the key is not decided
+//! here: the router's list (`rest::PUBLIC`) arrives in the [`Policy`], each route by exact path
+//! with its [`Access`]; a probe (`/healthz`) is exempt from the key and from the Host allowlist
+//! (not from the one-Host rule or the Origin check).
 //! The Host check defeats DNS rebinding (a web page whose name resolves to 127.0.0.1 sends its
 //! own name as Host); the Origin check stops a browser page on another site from driving the
 //! server. Requests without an Origin (scripts, agents, curl) are never refused for it. Both
@@ -25,6 +27,17 @@ use crate::service::Target;
 #[derive(Debug, Clone, Copy)]
 pub struct Authenticated(pub bool);
 
+/// How a public route is served without the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Any method, without the key and from any Host: a probe that reads no state and answers
+    /// a constant, so a rebinding page learns nothing from it.
+    Probe,
+    /// GET and HEAD without the key (any other method needs it); the route is told, as
+    /// [`Authenticated`], whether the key it carried was right.
+    Read,
+}
+
 /// What the gate checks against, fixed at startup.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -36,6 +49,8 @@ pub struct Policy {
     pub allowed_origins: Vec<String>,
     /// The configured vault names, to answer an unknown `/v/<name>/` with the list.
     pub vaults: Vec<String>,
+    /// The routes served without the key, by exact path: the router's `rest::PUBLIC`.
+    pub public: &'static [(&'static str, Access)],
 }
 
 /// Compares without an early exit, so response time says nothing about how much matched.
@@ -141,6 +156,11 @@ fn the_host(req: &Request<Body>) -> Result<&str, Error> {
 }
 
 impl Policy {
+    /// How `path` is served without the key, if it is public.
+    fn access(&self, path: &str) -> Option<Access> {
+        self.public.iter().find(|(p, _)| *p == path).map(|(_, a)| *a)
+    }
+
     fn host_allowed(&self, authority: &str) -> bool {
         let host = host_part(authority);
         is_loopback(host)
@@ -174,16 +194,16 @@ impl Policy {
     }
 
     /// The checks that say which site a request is for and from, without the key: one Host on
-    /// the allowlist (skipped for `/healthz`) and at most one Origin, an allowed one. The web
+    /// the allowlist (skipped for a probe, `/healthz`) and at most one Origin, an allowed one. The web
     /// page (`api/web`) runs these too, then asks for its session instead of the bearer key.
     pub fn site_checks(&self, req: &Request<Body>) -> Result<(), Error> {
         let host = the_host(req)?;
-        // `/healthz` reads no state and answers a constant, so a container's probe by IP
-        // address or a peer reaching the server by its service name gets it without an
+        // A probe (`/healthz`) reads no state and answers a constant, so a container's probe
+        // by IP address or a peer reaching the server by its service name gets it without an
         // allowlist entry; a rebinding page learns nothing from it. Every other route keeps
         // the Host check.
-        let health = req.uri().path() == "/healthz";
-        if !health && !self.host_allowed(host) {
+        let probe = self.access(req.uri().path()) == Some(Access::Probe);
+        if !probe && !self.host_allowed(host) {
             return Err(Error::new(
                 ErrorCode::Forbidden,
                 format!(
@@ -214,18 +234,14 @@ impl Policy {
     /// Checks one request; on success returns it with its [`Target`] and prefix stripped.
     pub fn admit(&self, mut req: Request<Body>) -> Result<Request<Body>, Error> {
         self.site_checks(&req)?;
-        if req.uri().path() == "/healthz" {
-            return Ok(req);
-        }
-        // The Local REST API's status object, the API document and the TLS certificate are
-        // public, as in the plugin; they name no note. The status says whether the key was
-        // right.
-        if matches!(req.uri().path(), "/" | "/openapi.yaml" | "/obsidian-local-rest-api.crt")
-            && matches!(*req.method(), Method::GET | Method::HEAD)
-        {
-            let authenticated = Authenticated(self.authorized(req.headers()));
-            req.extensions_mut().insert(authenticated);
-            return Ok(req);
+        match self.access(req.uri().path()) {
+            Some(Access::Probe) => return Ok(req),
+            Some(Access::Read) if matches!(*req.method(), Method::GET | Method::HEAD) => {
+                let authenticated = Authenticated(self.authorized(req.headers()));
+                req.extensions_mut().insert(authenticated);
+                return Ok(req);
+            }
+            _ => {}
         }
         if !self.authorized(req.headers()) {
             return Err(Error::new(
@@ -322,6 +338,7 @@ mod tests {
             allowed_hosts: vec!["notes.lan".into()],
             allowed_origins: vec!["https://app.example".into()],
             vaults: vec!["main".into(), "work".into()],
+            public: crate::api::rest::PUBLIC,
         }
     }
 
@@ -392,7 +409,7 @@ mod tests {
     fn the_status_object_and_the_document_are_public_for_get_only() {
         let p = policy();
         let host = ("host", "127.0.0.1:8080");
-        for path in ["/", "/openapi.yaml"] {
+        for path in ["/", "/openapi.yaml", "/obsidian-local-rest-api.crt"] {
             let req = p.admit(request(path, &[host])).unwrap();
             assert!(!req.extensions().get::<Authenticated>().unwrap().0, "{path}");
             let auth = ("authorization", "Bearer sekrit");

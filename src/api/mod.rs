@@ -72,6 +72,7 @@ pub fn policy(engine: &Engine, api_key: &str, listen: &str) -> guard::Policy {
         allowed_hosts,
         allowed_origins: server.allowed_origins.clone(),
         vaults: engine.vaults().names().iter().map(|s| s.to_string()).collect(),
+        public: rest::PUBLIC,
     }
 }
 

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
 
 use super::guard::refusal;
 use crate::engine::{Engine, Phase};
 use crate::error::{Error, ErrorCode};
+use crate::wire;
 
 /// `GET /readyz`: 200 when ready, else 503, with the same body.
 pub(super) async fn answer(engine: Arc<Engine>, uptime_seconds: f64) -> Response {
@@ -25,7 +25,7 @@ pub(super) async fn answer(engine: Arc<Engine>, uptime_seconds: f64) -> Response
 }
 
 /// The readiness report: one body shape for 200 and 503.
-pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
+pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, wire::Readiness) {
     let s = engine.status();
     let ready = s.phase == Phase::Ready && s.store_ok;
     // A failing index.md (a hand-written one in the way, say) degrades the server but does
@@ -41,41 +41,55 @@ pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, Value) {
         _ => s.phase.as_str(),
     };
     let round = |x: f64, p: f64| (x * p).round() / p;
-    let body = json!({
-        "status": status,
-        "version": env!("CARGO_PKG_VERSION"),
-        "revision": option_env!("MDVAULT_REVISION").unwrap_or("unknown"),
-        "uptime_seconds": round(uptime_seconds, 10.0),
-        "vaults": engine.vaults().iter().map(|v| json!({
-            "name": v.name(), "root": v.root().display().to_string(),
-        })).collect::<Vec<_>>(),
-        "index": {
-            "ok": s.phase == Phase::Ready,
-            "phase": s.phase.as_str(),
-            "building": s.phase == Phase::Building,
-            "attempts": s.attempts,
-            "error": s.error,
-            "files": s.files,
-            "chunks": s.chunks,
-            "vectors": s.vectors,
-            "built_at": s.built_at,
-            "build_seconds": s.build_seconds.map(|x| round(x, 100.0)),
-            "model": engine.index().embedder().model_id(),
-            "progress": s.progress,
-            "behind": s.behind.is_some(),
-            "behind_error": s.behind,
+    let body = wire::Readiness {
+        status,
+        version: env!("CARGO_PKG_VERSION"),
+        revision: option_env!("MDVAULT_REVISION").unwrap_or("unknown"),
+        uptime_seconds: round(uptime_seconds, 10.0),
+        vaults: engine
+            .vaults()
+            .iter()
+            .map(|v| wire::ReadyVault {
+                name: v.name().to_string(),
+                root: v.root().display().to_string(),
+            })
+            .collect(),
+        index: wire::ReadyIndex {
+            ok: s.phase == Phase::Ready,
+            phase: s.phase.as_str(),
+            building: s.phase == Phase::Building,
+            attempts: s.attempts,
+            error: s.error,
+            files: s.files,
+            chunks: s.chunks,
+            vectors: s.vectors,
+            built_at: s.built_at,
+            build_seconds: s.build_seconds.map(|x| round(x, 100.0)),
+            model: engine.index().embedder().model_id().to_string(),
+            progress: s.progress,
+            behind: s.behind.is_some(),
+            behind_error: s.behind,
         },
-        "watcher": { "ok": s.watching },
+        watcher: wire::ReadyWatcher { ok: s.watching },
         // A reader searches the index another mdvault process keeps (and watches for).
-        "indexer": { "owner": s.owner },
-        "index_md": {
-            "enabled": engine.config().index.index_md,
-            "vaults": index_md.iter().map(|(name, st)| json!({
-                "vault": name, "ok": st.ok, "scanned": st.scanned, "entries": st.entries,
-                "error": st.error,
-            })).collect::<Vec<_>>(),
+        indexer: wire::ReadyIndexer { owner: s.owner },
+        index_md: wire::ReadyIndexMd {
+            enabled: engine.config().index.index_md,
+            vaults: index_md
+                .into_iter()
+                .map(|(vault, st)| wire::ReadyIndexMdVault {
+                    vault,
+                    ok: st.ok,
+                    scanned: st.scanned,
+                    entries: st.entries,
+                    error: st.error,
+                })
+                .collect(),
         },
-        "store": { "ok": s.store_ok, "path": engine.index().store().path().display().to_string() },
-    });
+        store: wire::ReadyStore {
+            ok: s.store_ok,
+            path: engine.index().store().path().display().to_string(),
+        },
+    };
     (ready, body)
 }

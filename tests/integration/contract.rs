@@ -18,7 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use mdvault::ErrorCode;
-use mdvault::api::rest::{OPENAPI, ROUTES};
+use mdvault::api::guard::Access;
+use mdvault::api::rest::{OPENAPI, PUBLIC as PUBLIC_ROUTES, ROUTES};
 use serde_json::{Value, json};
 
 use crate::common::{Reply, Server, TempVault, http_call};
@@ -160,8 +161,16 @@ fn the_documented_routes_are_the_route_table() {
     );
 }
 
-/// The paths answered without a key besides `/healthz` (with one, `/` says so).
-const PUBLIC: &[&str] = &["/", "/openapi.yaml", "/obsidian-local-rest-api.crt"];
+/// The paths the router serves without the key for GET and HEAD (with one, `/` says so): its
+/// public list's `Access::Read` routes.
+fn public_reads() -> Vec<&'static str> {
+    PUBLIC_ROUTES.iter().filter(|(_, a)| *a == Access::Read).map(|(p, _)| *p).collect()
+}
+
+/// The router's probes: any method, no key (`/healthz`).
+fn probes() -> Vec<&'static str> {
+    PUBLIC_ROUTES.iter().filter(|(_, a)| *a == Access::Probe).map(|(p, _)| *p).collect()
+}
 
 /// Operations only a server with `server.tls` answers with success; this plain-HTTP server
 /// answers them 404 `not_found` (as documented), and `tls.rs` drives them over HTTPS.
@@ -183,19 +192,21 @@ fn the_servers_and_security_are_as_served() {
         (scheme["type"].as_str(), scheme["scheme"].as_str()),
         (Some("http"), Some("bearer"))
     );
+    let (probes, public) = (probes(), public_reads());
+    assert_eq!(probes, ["/healthz"], "the router's probes");
     for (path, method, op) in operations(&doc) {
-        let open = path == "/healthz";
+        let open = probes.contains(&path.as_str());
         assert_eq!(
             op.get("security") == Some(&json!([])),
             open,
-            "{method} {path}: only /healthz is documented as needing no auth"
+            "{method} {path}: only {probes:?} are documented as needing no auth"
         );
         // The Local REST API's status object and this document take the key but do not need it.
-        let public = PUBLIC.contains(&path.as_str());
+        let public = public.contains(&path.as_str()) && method == "get";
         assert_eq!(
             op.get("security") == Some(&json!([{}, {"bearerAuth": []}])),
             public,
-            "{method} {path}: only {PUBLIC:?} are documented as public with an optional key"
+            "{method} {path}: only GET {public:?} are documented as public with an optional key"
         );
     }
 }
@@ -493,12 +504,12 @@ fn a_live_server_routes_exactly_the_documented_operations() {
     assert_eq!((open.status, open.body.as_str()), (200, "ok\n"));
     let mut anonymous: Vec<(String, String)> = operations(&doc)
         .into_iter()
-        .filter(|(path, _, _)| path != "/healthz" && !PUBLIC.contains(&path.as_str()))
+        .filter(|(path, _, _)| path != "/healthz" && !public_reads().contains(&path.as_str()))
         .map(|(path, method, _)| (concrete(&path), method.to_ascii_uppercase()))
         .collect();
-    for public in PUBLIC {
+    for public in public_reads() {
         let r = http_call(&s.base, "GET", public, None, &[], None);
-        let want = if TLS_ONLY.contains(public) { 404 } else { 200 };
+        let want = if TLS_ONLY.contains(&public) { 404 } else { 200 };
         assert_eq!(r.status, want, "GET {public} without a key: {}", r.body);
         // Only GET is public: anything else still needs the key.
         let r = http_call(&s.base, "POST", public, None, &[], None);
