@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::search::Report;
 use super::{Failure, print, print_json};
@@ -17,6 +17,9 @@ use crate::config::{Config, VaultEntry};
 use crate::engine::Engine;
 use crate::search::eval::{self, Arm, Baseline, Comparison, QuerySet, Scored, Summary};
 use crate::search::{Mode, SearchRequest};
+use crate::wire::{
+    EvalBaseline, EvalMode, EvalQuery, EvalReport, EvalSummary, ForeignOrigin, Latency,
+};
 
 /// `mdvault eval`.
 #[derive(Debug, Args)]
@@ -596,62 +599,58 @@ fn render(ctx: &Finished) -> String {
     out
 }
 
-fn to_json(ctx: &Finished) -> Value {
+fn to_json(ctx: &Finished) -> EvalReport {
     let Finished { set, engine, k, embedder, runs, comparison, foreign, saved, args: _ } = *ctx;
     let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
-    let modes: Vec<Value> = runs
+    let modes = runs
         .iter()
         .map(|r| {
-            let queries: Vec<Value> = set
+            let queries = set
                 .queries
                 .iter()
                 .zip(&r.outcomes)
-                .map(|(q, o)| {
-                    json!({
-                        "id": q.id,
-                        "arm": q.arm.as_str(),
-                        "scored": o.scored,
-                        "rank": o.rank,
-                        "mrr10": o.result.mrr10,
-                        "ndcg10": o.result.ndcg10,
-                        "recall": o.result.recall,
-                        "recall100": graded.then_some(o.result.recall100),
-                        "max_per_note": o.result.max_per_note,
-                        "leaks": o.result.leaks,
-                        "top": o.top.iter().take(3).collect::<Vec<_>>(),
-                    })
+                .map(|(q, o)| EvalQuery {
+                    id: q.id.clone(),
+                    arm: q.arm.as_str(),
+                    scored: o.scored,
+                    rank: o.rank,
+                    mrr10: o.result.mrr10,
+                    ndcg10: o.result.ndcg10,
+                    recall: o.result.recall,
+                    recall100: graded.then_some(o.result.recall100),
+                    max_per_note: o.result.max_per_note,
+                    leaks: o.result.leaks.clone(),
+                    top: o.top.iter().take(3).cloned().collect(),
                 })
                 .collect();
-            let mut summary = json!(r.summary);
-            if !graded {
-                summary["recall100"] = Value::Null;
+            EvalMode {
+                mode: r.way.name,
+                summary: EvalSummary::new(&r.summary, graded),
+                latency_ms: Latency { p50: r.p50_ms, p95: r.p95_ms },
+                queries,
             }
-            json!({
-                "mode": r.way.name,
-                "summary": summary,
-                "latency_ms": {"p50": r.p50_ms, "p95": r.p95_ms},
-                "queries": queries,
-            })
         })
         .collect();
-    let mut out = json!({
-        "queries": set.name,
-        "count": set.queries.len(),
-        "k": k,
-        "embedder": embedder,
-        "vaults": engine.vaults().iter().map(|v| v.name().to_string()).collect::<Vec<_>>(),
-        "modes": modes,
-        "leaks": runs.iter().map(|r| r.summary.leaks).sum::<usize>(),
-    });
-    if let Some(c) = comparison {
-        out["baseline"] = json!(c);
-        if let Some(f) = foreign {
-            out["baseline"]["source"] = json!("vault MCP server (read-only)");
-            out["baseline"]["recorded_k"] = json!(f.k);
-            out["baseline"]["recorded_embedder"] = json!(f.embedder);
-        }
-    } else if let Some(p) = saved {
-        out["baseline"] = json!({ "recorded": p });
+    let baseline = match (comparison, saved) {
+        (Some(c), _) => Some(EvalBaseline::Compared {
+            comparison: c.clone(),
+            foreign: foreign.map(|f| ForeignOrigin {
+                source: "vault MCP server (read-only)",
+                recorded_k: f.k,
+                recorded_embedder: f.embedder.clone(),
+            }),
+        }),
+        (None, Some(p)) => Some(EvalBaseline::Recorded { recorded: p.to_path_buf() }),
+        (None, None) => None,
+    };
+    EvalReport {
+        queries: set.name.clone(),
+        count: set.queries.len(),
+        k,
+        embedder: embedder.to_string(),
+        vaults: engine.vaults().iter().map(|v| v.name().to_string()).collect(),
+        modes,
+        leaks: runs.iter().map(|r| r.summary.leaks).sum(),
+        baseline,
     }
-    out
 }

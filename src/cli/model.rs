@@ -10,11 +10,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Failure, print, print_json};
 use crate::config::{self, Config, EmbeddingBackend, Overrides, edit};
+use crate::embed::http::EmbeddingRequest;
 use crate::embed::install;
+use crate::wire::{ModelList, ModelRow};
 
 /// `mdvault model`.
 #[derive(Debug, Subcommand)]
@@ -96,20 +98,20 @@ fn list(config: &Config, json: bool) -> Result<(), Failure> {
         EmbeddingBackend::Local { model_dir } => Some(model_dir.clone()),
         _ => None,
     };
-    let mut rows: Vec<Value> = Vec::new();
+    let mut rows: Vec<ModelRow> = Vec::new();
     let state = match install::verify(&default_dir) {
         Ok(()) => "installed".to_string(),
         Err(_) if !default_dir.exists() => "not installed: run `mdvault model fetch`".to_string(),
         Err(e) => format!("damaged ({e}): run `mdvault model fetch`"),
     };
-    rows.push(json!({
-        "name": "default",
-        "backend": "local",
-        "location": default_dir,
-        "dims": 384,
-        "state": state,
-        "active": active_dir.as_deref() == Some(default_dir.as_path()),
-    }));
+    rows.push(ModelRow {
+        name: "default".into(),
+        backend: "local",
+        location: default_dir.display().to_string(),
+        dims: Some(384),
+        state,
+        active: active_dir.as_deref() == Some(default_dir.as_path()),
+    });
     let mut folders: Vec<PathBuf> =
         std::fs::read_dir(crate::config::DataDir::new(&config.data_dir).models())
             .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
@@ -129,49 +131,49 @@ fn list(config: &Config, json: bool) -> Result<(), Failure> {
                 None,
             ),
         };
-        rows.push(json!({
-            "name": dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            "backend": "local",
-            "location": dir,
-            "dims": dims,
-            "state": format!("{state} ({kind})"),
-            "active": active_dir.as_deref() == Some(dir.as_path()),
-        }));
+        rows.push(ModelRow {
+            name: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            backend: "local",
+            location: dir.display().to_string(),
+            dims: dims.map(|d| d as usize),
+            state: format!("{state} ({kind})"),
+            active: active_dir.as_deref() == Some(dir.as_path()),
+        });
     }
     match &config.embedding.backend {
-        EmbeddingBackend::Http { url, model, dims } => rows.push(json!({
-            "name": if model.is_empty() { "http".to_string() } else { model.clone() },
-            "backend": "http",
-            "location": url,
-            "dims": dims,
-            "state": "configured",
-            "active": true,
-        })),
-        EmbeddingBackend::Hashing { dims } => rows.push(json!({
-            "name": "hashing",
-            "backend": "hashing",
-            "location": "(built in; words, not meaning)",
-            "dims": dims,
-            "state": "configured",
-            "active": true,
-        })),
+        EmbeddingBackend::Http { url, model, dims } => rows.push(ModelRow {
+            name: if model.is_empty() { "http".to_string() } else { model.clone() },
+            backend: "http",
+            location: url.clone(),
+            dims: Some(*dims),
+            state: "configured".into(),
+            active: true,
+        }),
+        EmbeddingBackend::Hashing { dims } => rows.push(ModelRow {
+            name: "hashing".into(),
+            backend: "hashing",
+            location: "(built in; words, not meaning)".into(),
+            dims: Some(*dims),
+            state: "configured".into(),
+            active: true,
+        }),
         EmbeddingBackend::Local { .. } => {}
     }
     let stored = stored_model(config);
     if json {
-        print_json(&json!({ "models": rows, "index_model": stored }));
+        print_json(&ModelList { models: rows, index_model: stored });
         return Ok(());
     }
     let mut out = String::new();
     for r in &rows {
         out.push_str(&format!(
             "{} {:<22} {:<8} {:>5}  {}  {}\n",
-            if r["active"] == true { "*" } else { " " },
-            r["name"].as_str().unwrap_or(""),
-            r["backend"].as_str().unwrap_or(""),
-            r["dims"].as_u64().map_or("?".to_string(), |d| d.to_string()),
-            r["location"].as_str().unwrap_or(""),
-            r["state"].as_str().unwrap_or("")
+            if r.active { "*" } else { " " },
+            r.name,
+            r.backend,
+            r.dims.map_or("?".to_string(), |d| d.to_string()),
+            r.location,
+            r.state
         ));
     }
     if let Some(m) = stored {
@@ -344,7 +346,7 @@ fn probe_dims(url: &str, model: &str) -> Result<usize, Failure> {
         req = req.header("Authorization", &format!("Bearer {key}"));
     }
     let body: Value = req
-        .send_json(json!({ "model": model, "input": ["dimension probe"] }))
+        .send_json(EmbeddingRequest { model, input: &["dimension probe"] })
         .map_err(|e| fail(format!("cannot ask {url} for its vector length ({e}); pass --dims")))?
         .body_mut()
         .read_json()

@@ -462,7 +462,8 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             after,
             common,
         } => {
-            let list = |items: Vec<String>| (!items.is_empty()).then(|| serde_json::json!(items));
+            let list =
+                |items: Vec<String>| (!items.is_empty()).then(|| serde_json::Value::from(items));
             let (add, remove) = (list(add), list(remove));
             let value = match (value, json_value, delete) {
                 _ if add.is_some() || remove.is_some() || rename_to.is_some() => None,
