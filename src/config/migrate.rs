@@ -383,25 +383,46 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A vault MCP server setting as that server resolved it: where the value came from, and the
+/// value.
+type Resolved = (&'static Old, Layer, Value);
+
 fn plan_vault_mcp(
     plan: &mut Plan,
     text: Option<&str>,
     base: Option<&Path>,
     env: &dyn Env,
 ) -> Result<(), ConfigError> {
+    let tree = vault_mcp_tree(plan, text)?;
+    let resolved = resolve_vault_mcp(&tree, env);
+    unknown_vault_mcp_keys(plan, &tree);
+    let home = env.var("HOME").map(PathBuf::from);
+    let carry =
+        McpCarry { resolved: &resolved, defaults: mdvault_defaults(), base, home: home.as_deref() };
+    for (o, layer, value) in resolved.iter().cloned() {
+        carry.setting(plan, o, layer, value);
+    }
+    vault_mcp_built_ins(plan, env);
+    plan.http_mcp = true;
+    Ok(())
+}
+
+/// The vault MCP server's file as a tree of sections (empty without a file).
+fn vault_mcp_tree(plan: &Plan, text: Option<&str>) -> Result<Map<String, Value>, ConfigError> {
     let source = plan.source.clone().unwrap_or_default();
-    let tree = match text {
+    Ok(match text {
         Some(t) if !t.trim().is_empty() => match serde_saphyr::from_str::<Value>(t) {
             Ok(Value::Object(m)) => m,
             Ok(_) => return Err(err(format!("{} is not a mapping of sections", source.display()))),
             Err(e) => return Err(err(format!("{} is not valid YAML: {e}", source.display()))),
         },
         _ => Map::new(),
-    };
-    let defaults = mdvault_defaults();
-    let home = env.var("HOME").map(PathBuf::from);
-    // Resolve every setting as the predecessor did: default < file < variable.
-    let mut resolved: Vec<(&Old, Layer, Value)> = Vec::new();
+    })
+}
+
+/// Resolves every setting as the predecessor did: default < file < variable.
+fn resolve_vault_mcp(tree: &Map<String, Value>, env: &dyn Env) -> Vec<Resolved> {
+    let mut resolved: Vec<Resolved> = Vec::new();
     for o in VAULT_MCP {
         let (section, key) = o.key.split_once('.').unwrap_or((o.key, ""));
         let from_env = env.var(o.env);
@@ -413,8 +434,12 @@ fn plan_vault_mcp(
         };
         resolved.push((o, layer, value));
     }
-    // Keys of the file the predecessor did not know.
-    for (section, body) in &tree {
+    resolved
+}
+
+/// A row for each key of the file the predecessor did not know.
+fn unknown_vault_mcp_keys(plan: &mut Plan, tree: &Map<String, Value>) {
+    for (section, body) in tree {
         let keys: Vec<String> = match body {
             Value::Object(m) => m.keys().map(|k| format!("{section}.{k}")).collect(),
             _ => vec![section.clone()],
@@ -433,13 +458,25 @@ fn plan_vault_mcp(
             }
         }
     }
-    let get = |key: &str| resolved.iter().find(|(o, _, _)| o.key == key).cloned();
-    let label = |o: &Old| format!("{} / {}", o.key, o.env);
+}
 
-    for (o, layer, value) in resolved.iter().cloned() {
+/// What carrying one vault MCP server setting over needs to know besides the setting.
+struct McpCarry<'a> {
+    /// Every setting, for those that combine two (host and port).
+    resolved: &'a [Resolved],
+    defaults: Map<String, Value>,
+    /// The predecessor's config folder, which its relative `vault.path` was read against.
+    base: Option<&'a Path>,
+    home: Option<&'a Path>,
+}
+
+impl McpCarry<'_> {
+    /// Carries one setting: its row, and the mdvault settings it needs. The keys that change
+    /// form on the way have a step of their own below.
+    fn setting(&self, plan: &mut Plan, o: &Old, layer: Layer, value: Value) {
         let explicit = layer != Layer::Default;
         let mut row = Row {
-            old: label(o),
+            old: format!("{} / {}", o.key, o.env),
             layer,
             value: show(&value),
             new: o.key.to_string(),
@@ -447,105 +484,11 @@ fn plan_vault_mcp(
             why: String::new(),
         };
         match o.key {
-            "vault.path" => {
-                let raw = show(&value);
-                let path = super::expand(raw.trim(), base, home.as_deref());
-                let name = name_from_folder(&path);
-                row.new = format!("vaults.{name}");
-                row.outcome = Outcome::Changed;
-                row.why = format!(
-                    "one vault named after its folder; mdvault serves several, at /v/{name}/ too"
-                );
-                plan.settings.push(Setting::new(
-                    "vaults",
-                    &name,
-                    Value::String(path.display().to_string()),
-                ));
-            }
-            "server.host" => {
-                let host = show(&value);
-                let (_, port_layer, port) = get("server.port").expect("server.port is listed");
-                let port = show(&port);
-                let host = if host.contains(':') && !host.starts_with('[') {
-                    format!("[{host}]")
-                } else {
-                    host
-                };
-                let listen = format!("{}:{}", host.trim(), port.trim());
-                row.old = "server.host + server.port / BIND_HOST + BIND_PORT".into();
-                row.value = listen.clone();
-                row.layer = if port_layer != Layer::Default { port_layer } else { layer };
-                row.new = "server.listen".into();
-                row.outcome = Outcome::Changed;
-                row.why = "one host:port; MDVAULT_LISTEN or --listen override it".into();
-                let mdvault = default_of(&defaults, "server.listen");
-                if explicit
-                    || port_layer != Layer::Default
-                    || mdvault.is_none_or(|d| show(&d) != listen)
-                {
-                    plan.settings.push(Setting::new("server", "listen", Value::String(listen)));
-                }
-            }
-            "server.port" => continue,
-            "server.allowed_hosts" => {
-                let (loopback, kept): (Vec<String>, Vec<String>) =
-                    list(&value).into_iter().partition(|h| is_loopback_authority(h));
-                if !loopback.is_empty() {
-                    row.outcome = Outcome::Changed;
-                    row.why = format!(
-                        "{} dropped: mdvault always accepts loopback hosts on any port",
-                        loopback.join(", ")
-                    );
-                }
-                if !kept.is_empty() || explicit {
-                    plan.settings.push(Setting::new(
-                        "server",
-                        "allowed_hosts",
-                        Value::Array(kept.into_iter().map(Value::String).collect()),
-                    ));
-                }
-            }
-            "embedding.ollama_url" => {
-                let url = format!("{}/embeddings", show(&value).trim().trim_end_matches('/'));
-                row.new = "embedding.backend: http + embedding.url".into();
-                row.outcome = Outcome::Changed;
-                row.why = format!(
-                    "mdvault takes the whole endpoint ({url}); the prompts it prefixed are \
-                     below"
-                );
-                plan.settings.push(Setting::new("embedding", "backend", "http".into()));
-                plan.settings.push(Setting::new("embedding", "url", Value::String(url)));
-                // The server put nomic's prompts before every text; mdvault sends only what
-                // it is told to, so say so explicitly.
-                plan.rows.push(row);
-                plan.rows.push(Row {
-                    old: "(built in) \"search_query: \" before queries".into(),
-                    layer: Layer::Default,
-                    value: NOMIC_QUERY_PREFIX.into(),
-                    new: "embedding.query_prefix".into(),
-                    outcome: Outcome::Mapped,
-                    why: String::new(),
-                });
-                plan.rows.push(Row {
-                    old: "(built in) \"search_document: \" before chunks".into(),
-                    layer: Layer::Default,
-                    value: NOMIC_DOCUMENT_PREFIX.into(),
-                    new: "embedding.document_prefix".into(),
-                    outcome: Outcome::Mapped,
-                    why: String::new(),
-                });
-                plan.settings.push(Setting::new(
-                    "embedding",
-                    "query_prefix",
-                    NOMIC_QUERY_PREFIX.into(),
-                ));
-                plan.settings.push(Setting::new(
-                    "embedding",
-                    "document_prefix",
-                    NOMIC_DOCUMENT_PREFIX.into(),
-                ));
-                continue;
-            }
+            "vault.path" => self.vault_path(plan, &mut row, &value),
+            "server.host" => self.listen(plan, &mut row, &value, layer),
+            "server.port" => return,
+            "server.allowed_hosts" => allowed_hosts(plan, &mut row, &value, explicit),
+            "embedding.ollama_url" => return ollama(plan, row, &value),
             "embedding.model" | "embedding.dims" => {
                 // The HTTP backend is what the server used, so its model and width always go.
                 plan.settings.push(Setting::new("embedding", &o.key[10..], value.clone()));
@@ -564,7 +507,7 @@ fn plan_vault_mcp(
                     );
                 }
                 let kept = Value::Array(kept.into_iter().map(Value::String).collect());
-                if !push_if_needed(plan, &defaults, "search.exclude_dirs", kept, explicit) {
+                if !push_if_needed(plan, &self.defaults, "search.exclude_dirs", kept, explicit) {
                     row.why = SAME_DEFAULT.into();
                 }
             }
@@ -576,7 +519,7 @@ fn plan_vault_mcp(
                     .into();
             }
             key => {
-                if !push_if_needed(plan, &defaults, key, value.clone(), explicit) {
+                if !push_if_needed(plan, &self.defaults, key, value.clone(), explicit) {
                     row.why = SAME_DEFAULT.into();
                 }
             }
@@ -584,6 +527,105 @@ fn plan_vault_mcp(
         plan.rows.push(row);
     }
 
+    /// `vault.path`: one vault, named after its folder.
+    fn vault_path(&self, plan: &mut Plan, row: &mut Row, value: &Value) {
+        let raw = show(value);
+        let path = super::expand(raw.trim(), self.base, self.home);
+        let name = name_from_folder(&path);
+        row.new = format!("vaults.{name}");
+        row.outcome = Outcome::Changed;
+        row.why =
+            format!("one vault named after its folder; mdvault serves several, at /v/{name}/ too");
+        plan.settings.push(Setting::new(
+            "vaults",
+            &name,
+            Value::String(path.display().to_string()),
+        ));
+    }
+
+    /// `server.host` and `server.port` together: one `server.listen`.
+    fn listen(&self, plan: &mut Plan, row: &mut Row, value: &Value, layer: Layer) {
+        let explicit = layer != Layer::Default;
+        let host = show(value);
+        let (_, port_layer, port) = self
+            .resolved
+            .iter()
+            .find(|(o, _, _)| o.key == "server.port")
+            .cloned()
+            .expect("server.port is listed");
+        let port = show(&port);
+        let host =
+            if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host };
+        let listen = format!("{}:{}", host.trim(), port.trim());
+        row.old = "server.host + server.port / BIND_HOST + BIND_PORT".into();
+        row.value = listen.clone();
+        row.layer = if port_layer != Layer::Default { port_layer } else { layer };
+        row.new = "server.listen".into();
+        row.outcome = Outcome::Changed;
+        row.why = "one host:port; MDVAULT_LISTEN or --listen override it".into();
+        let mdvault = default_of(&self.defaults, "server.listen");
+        if explicit || port_layer != Layer::Default || mdvault.is_none_or(|d| show(&d) != listen) {
+            plan.settings.push(Setting::new("server", "listen", Value::String(listen)));
+        }
+    }
+}
+
+/// `server.allowed_hosts`: loopback hosts go (mdvault always accepts them).
+fn allowed_hosts(plan: &mut Plan, row: &mut Row, value: &Value, explicit: bool) {
+    let (loopback, kept): (Vec<String>, Vec<String>) =
+        list(value).into_iter().partition(|h| is_loopback_authority(h));
+    if !loopback.is_empty() {
+        row.outcome = Outcome::Changed;
+        row.why = format!(
+            "{} dropped: mdvault always accepts loopback hosts on any port",
+            loopback.join(", ")
+        );
+    }
+    if !kept.is_empty() || explicit {
+        plan.settings.push(Setting::new(
+            "server",
+            "allowed_hosts",
+            Value::Array(kept.into_iter().map(Value::String).collect()),
+        ));
+    }
+}
+
+/// `embedding.ollama_url`: the HTTP backend at the whole endpoint, with the prompts the server
+/// put before every text; pushes its row and the prompts' rows.
+fn ollama(plan: &mut Plan, mut row: Row, value: &Value) {
+    let url = format!("{}/embeddings", show(value).trim().trim_end_matches('/'));
+    row.new = "embedding.backend: http + embedding.url".into();
+    row.outcome = Outcome::Changed;
+    row.why =
+        format!("mdvault takes the whole endpoint ({url}); the prompts it prefixed are below");
+    plan.settings.push(Setting::new("embedding", "backend", "http".into()));
+    plan.settings.push(Setting::new("embedding", "url", Value::String(url)));
+    // The server put nomic's prompts before every text; mdvault sends only what
+    // it is told to, so say so explicitly.
+    plan.rows.push(row);
+    plan.rows.push(Row {
+        old: "(built in) \"search_query: \" before queries".into(),
+        layer: Layer::Default,
+        value: NOMIC_QUERY_PREFIX.into(),
+        new: "embedding.query_prefix".into(),
+        outcome: Outcome::Mapped,
+        why: String::new(),
+    });
+    plan.rows.push(Row {
+        old: "(built in) \"search_document: \" before chunks".into(),
+        layer: Layer::Default,
+        value: NOMIC_DOCUMENT_PREFIX.into(),
+        new: "embedding.document_prefix".into(),
+        outcome: Outcome::Mapped,
+        why: String::new(),
+    });
+    plan.settings.push(Setting::new("embedding", "query_prefix", NOMIC_QUERY_PREFIX.into()));
+    plan.settings.push(Setting::new("embedding", "document_prefix", NOMIC_DOCUMENT_PREFIX.into()));
+}
+
+/// The rows for what the server had outside its settings: the key (environment only), the
+/// generated index.md, and its routes.
+fn vault_mcp_built_ins(plan: &mut Plan, env: &dyn Env) {
     // The key was in the environment only; it stays there under its new name.
     let key_row = match env.var(VAULT_MCP_KEY_VAR) {
         Some(_) => {
@@ -631,8 +673,6 @@ fn plan_vault_mcp(
         outcome: Outcome::Mapped,
         why: "same bearer key; add the Host clients use to server.allowed_hosts".into(),
     });
-    plan.http_mcp = true;
-    Ok(())
 }
 
 /// Adds `key` unless it came from the predecessor's default and that equals mdvault's; says
@@ -683,6 +723,36 @@ fn plan_vault_search(
     base: Option<&Path>,
     env: &dyn Env,
 ) -> Result<(), ConfigError> {
+    vault_search_vaults(plan, text, base, env)?;
+    vault_search_embedder(plan, env);
+    vault_search_reranker(plan, env);
+    vault_search_built_ins(plan);
+    Ok(())
+}
+
+/// One table row.
+fn row(old: &str, layer: Layer, value: &str, new: &str, outcome: Outcome, why: &str) -> Row {
+    Row { old: old.into(), layer, value: value.into(), new: new.into(), outcome, why: why.into() }
+}
+
+/// A vault-search variable as it read it: the environment's value, else its default.
+fn vault_search_var(env: &dyn Env, name: &str) -> (Layer, String) {
+    match env.var(name) {
+        Some(v) => (Layer::Env, v),
+        None => {
+            let default = VAULT_SEARCH.iter().find(|(v, _)| *v == name).map_or("", |d| d.1);
+            (Layer::Default, default.to_string())
+        }
+    }
+}
+
+/// `vaults.json`: each name and folder, one vault each.
+fn vault_search_vaults(
+    plan: &mut Plan,
+    text: &str,
+    base: Option<&Path>,
+    env: &dyn Env,
+) -> Result<(), ConfigError> {
     let source = plan.source.clone().unwrap_or_default();
     let home = env.var("HOME").map(PathBuf::from);
     let Ok(Value::Object(vaults)) = serde_json::from_str::<Value>(text) else {
@@ -707,23 +777,13 @@ fn plan_vault_search(
         });
         plan.settings.push(Setting::new("vaults", name, Value::String(root.display().to_string())));
     }
-    let var = |name: &str, default: &str| -> (Layer, String) {
-        match env.var(name) {
-            Some(v) => (Layer::Env, v),
-            None => (Layer::Default, default.to_string()),
-        }
-    };
-    let row = |old: &str, layer: Layer, value: &str, new: &str, outcome: Outcome, why: &str| Row {
-        old: old.into(),
-        layer,
-        value: value.into(),
-        new: new.into(),
-        outcome,
-        why: why.into(),
-    };
-    let default = |name: &str| VAULT_SEARCH.iter().find(|(v, _)| *v == name).map_or("", |d| d.1);
+    Ok(())
+}
 
-    let (layer, db) = var("VAULT_SEARCH_DB", default("VAULT_SEARCH_DB"));
+/// The old index file (not carried), and the embedding endpoint with EmbeddingGemma's width
+/// and prompts, which vault-search built in.
+fn vault_search_embedder(plan: &mut Plan, env: &dyn Env) {
+    let (layer, db) = vault_search_var(env, "VAULT_SEARCH_DB");
     plan.rows.push(row(
         "VAULT_SEARCH_DB",
         layer,
@@ -734,7 +794,7 @@ fn plan_vault_search(
          first index run rebuilds it and the old file can be deleted",
     ));
 
-    let (layer, url) = var("VAULT_EMBED_URL", default("VAULT_EMBED_URL"));
+    let (layer, url) = vault_search_var(env, "VAULT_EMBED_URL");
     plan.rows.push(row(
         "VAULT_EMBED_URL",
         layer,
@@ -780,11 +840,14 @@ fn plan_vault_search(
         "document_prefix",
         EMBEDDINGGEMMA_DOCUMENT_TEMPLATE.into(),
     ));
+}
 
+/// The reranker and its two figures.
+fn vault_search_reranker(plan: &mut Plan, env: &dyn Env) {
     // Only a reranker the user pointed vault-search at is carried. Its built-in default
     // (a local port) names a service that may never have run: vault-search fell back in
     // silence when nothing answered there, while mdvault says so on every search.
-    let (layer, rerank) = var("VAULT_RERANK_URL", default("VAULT_RERANK_URL"));
+    let (layer, rerank) = vault_search_var(env, "VAULT_RERANK_URL");
     if layer == Layer::Default {
         plan.rows.push(row(
             "VAULT_RERANK_URL",
@@ -819,12 +882,17 @@ fn plan_vault_search(
         ("VAULT_RERANK_CANDIDATES", "rerank.candidates"),
         ("VAULT_RERANK_FUSION_K", "rerank.fusion_k"),
     ] {
-        let (layer, value) = var(name, default(name));
+        let (layer, value) = vault_search_var(env, name);
         let written =
             push_if_needed(plan, &defaults, key, scalar(value.trim()), layer == Layer::Env);
         let why = if written { "" } else { SAME_DEFAULT };
         plan.rows.push(row(name, layer, &value, key, Outcome::Mapped, why));
     }
+}
+
+/// What vault-search built in rather than read: its k, its skipped folder, its chunking, its
+/// per-note cap, its MCP tools and its stdio server.
+fn vault_search_built_ins(plan: &mut Plan) {
     plan.rows.push(row(
         "(built in) k = 8 results",
         Layer::Default,
@@ -879,7 +947,6 @@ fn plan_vault_search(
         Outcome::Changed,
         "`mdvault serve` is the HTTP server; stdio MCP is `mdvault mcp`",
     ));
-    Ok(())
 }
 
 /// The outcome of laying a plan's settings into a config file's text.
