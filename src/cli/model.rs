@@ -210,9 +210,69 @@ fn workload(config: &Config, n: usize) -> (u64, Vec<String>) {
 }
 
 fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), Failure> {
+    let Choice { next, keys, label } = choose(config, &args)?;
+
+    // Load the new model for real: a switch to something that cannot embed is refused here,
+    // not discovered by the next server start.
+    let embedder = crate::engine::load_embedder(&next)
+        .map_err(|e| fail(format!("{label} cannot be used: {}", e.message())))?;
+    let new_id = format!("{}#{}", embedder.model_id(), embedder.dims());
+    let configured =
+        crate::engine::load_embedder(config).ok().map(|e| format!("{}#{}", e.model_id(), e.dims()));
+    if configured.as_deref() == Some(new_id.as_str())
+        && stored_model(config).is_none_or(|m| m == new_id)
+    {
+        print(&format!("the index already uses {label}; nothing to change"));
+        return Ok(());
+    }
+    let cost = cost(config, &embedder);
+    print(&format!(
+        "Switching to {label} {cost}. Chunks are kept; vectors are recomputed when the server \
+         next starts (restart a running one: systemctl --user restart mdvault, or start.sh \
+         again) or by `mdvault index` when no server runs; search is lexical-only for a chunk \
+         until then."
+    ));
+
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(fail("not switched: pass --yes to switch without a question"));
+        }
+        eprint!("Switch? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            print("not switched");
+            return Ok(());
+        }
+    }
+    write_config(config, overrides, &keys)?;
+    let overridden: Vec<String> =
+        std::env::vars().map(|(k, _)| k).filter(|k| k.starts_with("MDVAULT_EMBEDDING__")).collect();
+    if !overridden.is_empty() {
+        eprintln!(
+            "warning: {} set in this environment override the config file; unset them for the \
+             switch to take effect",
+            overridden.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The configuration a `model use` target makes: the whole config with the new backend, the
+/// `embedding.*` keys to write for it, and how to name it.
+struct Choice {
+    next: Config,
+    keys: Vec<(&'static str, String)>,
+    label: String,
+}
+
+/// Reads `model use`'s target: `default`, an endpoint URL (its vector length probed unless
+/// `--dims` says), or a model folder (which must hold a model).
+fn choose(config: &Config, args: &UseArgs) -> Result<Choice, Failure> {
     let target = args.target.trim();
     let mut next = config.clone();
-    let keys: Vec<(&str, String)>;
+    let keys: Vec<(&'static str, String)>;
     let label;
     if target == "default" {
         next.embedding.backend =
@@ -254,20 +314,12 @@ fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), F
         ];
         label = dir.display().to_string();
     }
+    Ok(Choice { next, keys, label })
+}
 
-    // Load the new model for real: a switch to something that cannot embed is refused here,
-    // not discovered by the next server start.
-    let embedder = crate::engine::load_embedder(&next)
-        .map_err(|e| fail(format!("{label} cannot be used: {}", e.message())))?;
-    let new_id = format!("{}#{}", embedder.model_id(), embedder.dims());
-    let configured =
-        crate::engine::load_embedder(config).ok().map(|e| format!("{}#{}", e.model_id(), e.dims()));
-    if configured.as_deref() == Some(new_id.as_str())
-        && stored_model(config).is_none_or(|m| m == new_id)
-    {
-        print(&format!("the index already uses {label}; nothing to change"));
-        return Ok(());
-    }
+/// What the switch costs: the texts to embed again, and how long at the rate the new model
+/// manages on a sample of this vault's chunks.
+fn cost(config: &Config, embedder: &crate::embed::Embedder) -> String {
     let (vectors, sample) = workload(config, 32);
     let sample: Vec<String> = if sample.is_empty() {
         vec![
@@ -280,7 +332,7 @@ fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), F
     };
     let refs: Vec<&str> = sample.iter().map(String::as_str).collect();
     let started = Instant::now();
-    let cost = match embedder.embed(&refs) {
+    match embedder.embed(&refs) {
         Ok(_) => {
             let rate = refs.len() as f64 / started.elapsed().as_secs_f64().max(1e-3);
             let minutes = vectors as f64 / rate / 60.0;
@@ -299,38 +351,7 @@ fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), F
             "re-embeds {vectors} texts; the cost cannot be estimated because a test embedding \
              failed ({e})"
         ),
-    };
-    print(&format!(
-        "Switching to {label} {cost}. Chunks are kept; vectors are recomputed when the server \
-         next starts (restart a running one: systemctl --user restart mdvault, or start.sh \
-         again) or by `mdvault index` when no server runs; search is lexical-only for a chunk \
-         until then."
-    ));
-
-    if !args.yes {
-        if !std::io::stdin().is_terminal() {
-            return Err(fail("not switched: pass --yes to switch without a question"));
-        }
-        eprint!("Switch? [y/N] ");
-        let _ = std::io::stderr().flush();
-        let mut answer = String::new();
-        let _ = std::io::stdin().read_line(&mut answer);
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            print("not switched");
-            return Ok(());
-        }
     }
-    write_config(config, overrides, &keys)?;
-    let overridden: Vec<String> =
-        std::env::vars().map(|(k, _)| k).filter(|k| k.starts_with("MDVAULT_EMBEDDING__")).collect();
-    if !overridden.is_empty() {
-        eprintln!(
-            "warning: {} set in this environment override the config file; unset them for the \
-             switch to take effect",
-            overridden.join(", ")
-        );
-    }
-    Ok(())
 }
 
 /// Asks an endpoint for one vector to learn its length.
