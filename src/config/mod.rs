@@ -14,11 +14,15 @@ mod datadir;
 pub mod edit;
 pub(crate) mod legacy;
 pub(crate) mod migrate;
+mod raw;
 
 use std::path::{Path, PathBuf};
 
 pub use datadir::DataDir;
-use serde::Deserialize;
+use raw::{
+    RawCallouts, RawChunking, RawConfig, RawEmbedding, RawIndex, RawMaintenance, RawRerank,
+    RawSearch, RawServer, RawVault, StringList,
+};
 use serde_json::{Map, Value};
 
 /// A configuration problem; the binary exits with status 2 on one.
@@ -289,23 +293,6 @@ impl<const N: usize> Env for [(&str, &str); N] {
     }
 }
 
-/// A YAML sequence of strings, or one comma-separated string.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-enum StringList {
-    List(Vec<String>),
-    Comma(String),
-}
-
-impl StringList {
-    fn into_vec(self) -> Vec<String> {
-        match self {
-            StringList::List(v) => v,
-            StringList::Comma(s) => split_commas(&s),
-        }
-    }
-}
-
 fn split_commas(s: &str) -> Vec<String> {
     s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
@@ -338,129 +325,6 @@ pub fn split_vault_list(s: &str) -> Vec<String> {
 /// The inverse of [`split_vault_list`] for one entry.
 pub fn escape_vault_entry(s: &str) -> String {
     s.replace('\\', "\\\\").replace(',', "\\,")
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    vaults: Option<Map<String, Value>>,
-    #[serde(default)]
-    vault: RawVault,
-    #[serde(default)]
-    embedding: RawEmbedding,
-    #[serde(default)]
-    chunking: RawChunking,
-    #[serde(default)]
-    search: RawSearch,
-    #[serde(default)]
-    rerank: RawRerank,
-    #[serde(default)]
-    index: RawIndex,
-    #[serde(default)]
-    watch: RawWatch,
-    #[serde(default)]
-    maintenance: RawMaintenance,
-    #[serde(default)]
-    callouts: RawCallouts,
-    #[serde(default)]
-    server: RawServer,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawServer {
-    listen: Option<String>,
-    allowed_hosts: Option<StringList>,
-    allowed_origins: Option<StringList>,
-    max_body_bytes: Option<u64>,
-    tls: Option<bool>,
-    strict_patch_version: Option<bool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVault {
-    doc_suffixes: Option<StringList>,
-    doc_files_dir: Option<String>,
-    doc_ocr: Option<bool>,
-    doc_max_bytes: Option<u64>,
-    timestamp_key: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawEmbedding {
-    backend: Option<String>,
-    model_dir: Option<String>,
-    url: Option<String>,
-    model: Option<String>,
-    dims: Option<usize>,
-    batch_size: Option<usize>,
-    max_attempts: Option<u32>,
-    backoff_seconds: Option<f64>,
-    backoff_max_seconds: Option<f64>,
-    query_prefix: Option<String>,
-    document_prefix: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawChunking {
-    target_tokens: Option<usize>,
-    overlap_tokens: Option<usize>,
-    min_tokens: Option<usize>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSearch {
-    default_k: Option<usize>,
-    exclude_dirs: Option<StringList>,
-    candidates: Option<usize>,
-    rrf_k: Option<f64>,
-    lexical_weight: Option<f64>,
-    document_weight: Option<f64>,
-    mmr_lambda: Option<f64>,
-    lookup: Option<bool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRerank {
-    url: Option<String>,
-    model: Option<String>,
-    candidates: Option<usize>,
-    fusion_k: Option<f64>,
-    thorough_candidates: Option<usize>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawIndex {
-    exclude_dirs: Option<StringList>,
-    build_max_attempts: Option<u32>,
-    build_retry_seconds: Option<f64>,
-    reconcile_seconds: Option<f64>,
-    index_md: Option<bool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMaintenance {
-    python: Option<String>,
-    timeout_seconds: Option<f64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCallouts {
-    open_types: Option<StringList>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWatch {
-    debounce_seconds: Option<f64>,
 }
 
 /// Environment variables with these names are settings of their own, not `section.key` paths.
@@ -791,7 +655,7 @@ fn vault_entries(
         }
         // Compared as the folders they are on disk, not as text: `x/../Notes/.idx` and a
         // symlink into the vault both put the index inside it.
-        let (real_root, real_data) = (on_disk(&root), on_disk(&data_dir));
+        let (real_root, real_data) = (on_disk(&root), on_disk(data_dir));
         if real_root.starts_with(&real_data) || real_data.starts_with(&real_root) {
             return Err(err(format!(
                 "the data directory {} ({}) and the vault {} ({}) overlap; the index must live \
