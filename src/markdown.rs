@@ -280,30 +280,7 @@ impl Classifier {
         let mut cur = Cursor::new(raw);
         let mut quotes = Quotes { depth: 0, ends: [0; MAX_NESTING] };
 
-        // Which open containers does this line continue?
-        let mut matched = 0;
-        for container in &self.containers {
-            match *container {
-                Container::Quote => {
-                    if cur.indent() >= CODE_INDENT || cur.peek_after_indent() != Some(b'>') {
-                        break;
-                    }
-                    cur.quote_marker(&mut quotes);
-                }
-                Container::Item { content, empty } => {
-                    if cur.is_blank() {
-                        if empty {
-                            break;
-                        }
-                    } else if cur.indent() >= content {
-                        cur.advance_columns(content);
-                    } else {
-                        break;
-                    }
-                }
-            }
-            matched += 1;
-        }
+        let mut matched = self.continued(&mut cur, &mut quotes);
         let all_matched = matched == self.containers.len();
 
         // Inside a fence, nothing starts: the line closes the fence or is code.
@@ -401,6 +378,35 @@ impl Classifier {
             }
         };
         self.finish(raw, class, quotes, blank, item_opened)
+    }
+
+    /// Which open containers this line continues: how many, from the outermost, with their
+    /// markers and indentation consumed from `cur`.
+    fn continued(&self, cur: &mut Cursor, quotes: &mut Quotes) -> usize {
+        let mut matched = 0;
+        for container in &self.containers {
+            match *container {
+                Container::Quote => {
+                    if cur.indent() >= CODE_INDENT || cur.peek_after_indent() != Some(b'>') {
+                        break;
+                    }
+                    cur.quote_marker(quotes);
+                }
+                Container::Item { content, empty } => {
+                    if cur.is_blank() {
+                        if empty {
+                            break;
+                        }
+                    } else if cur.indent() >= content {
+                        cur.advance_columns(content);
+                    } else {
+                        break;
+                    }
+                }
+            }
+            matched += 1;
+        }
+        matched
     }
 
     /// Closes the containers this line did not continue (and with them the open leaf block).

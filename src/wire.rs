@@ -521,3 +521,378 @@ pub(crate) struct ReadyStore {
     pub(crate) ok: bool,
     pub(crate) path: String,
 }
+
+// ---------------------------------------------------------------------------------------------
+// The CLI's own `--json` reports (doctor, model list, eval, bench, bench --load) and the MCP
+// client entries `migrate` prints. Typed, so a report's keys, nesting and nulls are read here
+// rather than scattered through the commands that fill them. Field order is key order.
+// ---------------------------------------------------------------------------------------------
+
+use serde::Serialize;
+
+/// Serializes `(key, value)` pairs as an object in their order (a label-keyed map whose order
+/// is the order things were measured in).
+fn pairs_as_object<S: serde::Serializer, T: Serialize>(
+    pairs: &[(String, T)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+/// `mdvault doctor --json`.
+#[derive(Debug, Serialize)]
+pub(crate) struct DoctorReport {
+    /// No check failed (warnings allowed).
+    pub(crate) ok: bool,
+    pub(crate) checks: Vec<DoctorCheck>,
+}
+
+/// One doctor check; `fix` is null when there is nothing to do.
+#[derive(Debug, Serialize)]
+pub(crate) struct DoctorCheck {
+    /// `ok`, `warn` or `fail`.
+    pub(crate) level: String,
+    pub(crate) area: &'static str,
+    pub(crate) what: String,
+    pub(crate) fix: Option<String>,
+}
+
+/// `mdvault model list --json`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ModelList {
+    pub(crate) models: Vec<ModelRow>,
+    /// The model the index's vectors were made with; null without an index.
+    pub(crate) index_model: Option<String>,
+}
+
+/// One embedding model `model list` knows of; `dims` is null when a folder does not say.
+#[derive(Debug, Serialize)]
+pub(crate) struct ModelRow {
+    pub(crate) name: String,
+    pub(crate) backend: &'static str,
+    /// A folder, a URL, or a description of the built-in embedder.
+    pub(crate) location: String,
+    pub(crate) dims: Option<usize>,
+    pub(crate) state: String,
+    pub(crate) active: bool,
+}
+
+/// `mdvault eval --json`.
+#[derive(Debug, Serialize)]
+pub(crate) struct EvalReport {
+    /// The query set's name.
+    pub(crate) queries: String,
+    pub(crate) count: usize,
+    pub(crate) k: usize,
+    pub(crate) embedder: String,
+    pub(crate) vaults: Vec<String>,
+    pub(crate) modes: Vec<EvalMode>,
+    pub(crate) leaks: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) baseline: Option<EvalBaseline>,
+}
+
+/// One mode's figures in `eval --json`.
+#[derive(Debug, Serialize)]
+pub(crate) struct EvalMode {
+    pub(crate) mode: &'static str,
+    pub(crate) summary: EvalSummary,
+    pub(crate) latency_ms: Latency,
+    pub(crate) queries: Vec<EvalQuery>,
+}
+
+/// p50 and p95 in milliseconds.
+#[derive(Debug, Serialize)]
+pub(crate) struct Latency {
+    pub(crate) p50: f64,
+    pub(crate) p95: f64,
+}
+
+/// A mode's means: [`crate::search::eval::Summary`], with `recall100` null when no query is
+/// graded (R@100 means nothing for substring judgments).
+#[derive(Debug, Serialize)]
+pub(crate) struct EvalSummary {
+    pub(crate) scored: usize,
+    pub(crate) hit1: f64,
+    pub(crate) hit5: f64,
+    pub(crate) hit10: f64,
+    pub(crate) recall: f64,
+    pub(crate) mrr10: f64,
+    pub(crate) ndcg10: f64,
+    pub(crate) recall100: Option<f64>,
+    pub(crate) mean_max_per_note: f64,
+    pub(crate) worst_max_per_note: usize,
+    pub(crate) leaks: usize,
+}
+
+impl EvalSummary {
+    pub(crate) fn new(s: &crate::search::eval::Summary, graded: bool) -> EvalSummary {
+        EvalSummary {
+            scored: s.scored,
+            hit1: s.hit1,
+            hit5: s.hit5,
+            hit10: s.hit10,
+            recall: s.recall,
+            mrr10: s.mrr10,
+            ndcg10: s.ndcg10,
+            recall100: graded.then_some(s.recall100),
+            mean_max_per_note: s.mean_max_per_note,
+            worst_max_per_note: s.worst_max_per_note,
+            leaks: s.leaks,
+        }
+    }
+}
+
+/// One query's outcome in one mode; `rank` is null for a miss, `recall100` when ungraded.
+#[derive(Debug, Serialize)]
+pub(crate) struct EvalQuery {
+    pub(crate) id: String,
+    pub(crate) arm: &'static str,
+    pub(crate) scored: bool,
+    pub(crate) rank: Option<usize>,
+    pub(crate) mrr10: f64,
+    pub(crate) ndcg10: f64,
+    pub(crate) recall: f64,
+    pub(crate) recall100: Option<f64>,
+    pub(crate) max_per_note: usize,
+    pub(crate) leaks: Vec<String>,
+    /// The first three distinct notes returned.
+    pub(crate) top: Vec<String>,
+}
+
+/// What `eval --json` says of a baseline: the comparison with it, or where this run was
+/// recorded as the new one.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum EvalBaseline {
+    Compared {
+        #[serde(flatten)]
+        comparison: crate::search::eval::Comparison,
+        /// Set when the baseline is the vault MCP server's (read-only, informs and never fails).
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        foreign: Option<ForeignOrigin>,
+    },
+    Recorded {
+        recorded: std::path::PathBuf,
+    },
+}
+
+/// Where a foreign baseline came from, and what it was recorded with (null where it says not).
+#[derive(Debug, Serialize)]
+pub(crate) struct ForeignOrigin {
+    pub(crate) source: &'static str,
+    pub(crate) recorded_k: Option<usize>,
+    pub(crate) recorded_embedder: Option<String>,
+}
+
+/// `mdvault bench --json`: each part present when it was measured.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct BenchReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) machine: Option<BenchMachine>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) documents: Option<BenchDocuments>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) embedder: Option<BenchEmbedder>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) indexing: Option<BenchIndexing>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) edit_to_searchable_ms: Option<BenchEditToSearchable>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) model_load_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) scales: Option<Vec<BenchScale>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) real_vault: Option<BenchColdStart>,
+    /// Per vault label (`synthetic`, then the real vault's path), in that order.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "upkeep_object")]
+    pub(crate) upkeep: Option<Vec<(String, BenchUpkeep)>>,
+}
+
+fn upkeep_object<S: serde::Serializer>(
+    v: &Option<Vec<(String, BenchUpkeep)>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    pairs_as_object(v.as_deref().unwrap_or_default(), s)
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchMachine {
+    pub(crate) cores: usize,
+    pub(crate) os: &'static str,
+    pub(crate) arch: &'static str,
+}
+
+/// The local embedder alone, and sentence-transformers beside it when asked: its rate and the
+/// ratio, or (`python`) why it did not run.
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchEmbedder {
+    pub(crate) chunks_per_s: f64,
+    pub(crate) query_p50_ms: f64,
+    pub(crate) query_p95_ms: f64,
+    pub(crate) precision: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) python_chunks_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) python: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchIndexing {
+    pub(crate) chunks: usize,
+    pub(crate) seconds: f64,
+    pub(crate) chunks_per_s: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchEditToSearchable {
+    pub(crate) p50: f64,
+    pub(crate) max: Option<f64>,
+}
+
+/// One synthetic scale point.
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchScale {
+    pub(crate) chunks: usize,
+    pub(crate) hybrid_p50_ms_with_embedding: f64,
+    pub(crate) hybrid_p95_ms_with_embedding: f64,
+    pub(crate) hybrid_p50_ms_without_embedding: f64,
+    pub(crate) hybrid_p95_ms_without_embedding: f64,
+    pub(crate) build_seconds: f64,
+    pub(crate) warm_start_ms: f64,
+    pub(crate) peak_rss_mib: f64,
+    pub(crate) rss_mib: f64,
+    pub(crate) build_peak_rss_mib: f64,
+    pub(crate) search_peak_rss_mib: f64,
+    pub(crate) reused: bool,
+}
+
+/// `bench --real-vault`: cold and warm starts of a server over a copy of a real vault.
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchColdStart {
+    pub(crate) path: String,
+    pub(crate) chunks: u64,
+    pub(crate) vectors: u64,
+    pub(crate) cold_first_answer_s: f64,
+    pub(crate) cold_ready_s: f64,
+    pub(crate) chunks_per_s: f64,
+    pub(crate) warm_first_answer_s: f64,
+    pub(crate) warm_ready_s: f64,
+    pub(crate) rest_p50_ms: f64,
+    pub(crate) rest_p95_ms: f64,
+    pub(crate) store_bytes: u64,
+}
+
+/// The upkeep passes over one vault.
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchUpkeep {
+    pub(crate) notes: usize,
+    pub(crate) index_md_first_ms: f64,
+    pub(crate) index_md_unchanged_ms: f64,
+    pub(crate) index_md_edit_p50_ms: f64,
+    pub(crate) index_md_body_edit_p50_ms: f64,
+    pub(crate) checks_ms: f64,
+    pub(crate) findings: usize,
+    pub(crate) callouts_ms: f64,
+    pub(crate) expiries_ms: f64,
+}
+
+/// Document extraction: generated pages through the text layer and OCR, and any real PDFs.
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchDocuments {
+    pub(crate) text_pages_per_s: f64,
+    pub(crate) text_pages: usize,
+    pub(crate) ocr: BenchOcr,
+    pub(crate) files: Vec<BenchPdf>,
+}
+
+/// OCR's figures, or why it could not run.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum BenchOcr {
+    Unavailable { unavailable: String },
+    Measured { pages_per_s: f64, pages: usize, word_recall: f64 },
+}
+
+/// One `--pdf` file; `word_recall` is null without `pdftotext`.
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchPdf {
+    pub(crate) path: String,
+    pub(crate) status: &'static str,
+    pub(crate) pages: u32,
+    pub(crate) chars: usize,
+    pub(crate) headings: usize,
+    pub(crate) seconds: f64,
+    pub(crate) word_recall: Option<f64>,
+}
+
+/// `mdvault bench --load --json`.
+#[derive(Debug, Serialize)]
+pub(crate) struct LoadReport {
+    pub(crate) load: Load,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Load {
+    pub(crate) url: String,
+    pub(crate) searchers: usize,
+    pub(crate) writers: usize,
+    pub(crate) distinct_queries: bool,
+    pub(crate) seconds: f64,
+    /// Per kind of request (`search`, `put`, `append`).
+    #[serde(serialize_with = "pairs_as_object")]
+    pub(crate) kinds: Vec<(String, LoadKind)>,
+    pub(crate) errors: usize,
+    /// How far each write's re-index had got when it answered, counted by `indexed` value.
+    pub(crate) indexed: std::collections::BTreeMap<String, usize>,
+    pub(crate) acknowledged_writes: usize,
+    pub(crate) lost_writes: usize,
+    pub(crate) lost: Vec<String>,
+    pub(crate) searched: usize,
+    pub(crate) found: usize,
+}
+
+/// One kind of request under load: counts by HTTP status, and latency in milliseconds.
+#[derive(Debug, Serialize)]
+pub(crate) struct LoadKind {
+    pub(crate) requests: usize,
+    pub(crate) per_second: f64,
+    pub(crate) status: std::collections::BTreeMap<String, usize>,
+    pub(crate) ms: LoadMs,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct LoadMs {
+    pub(crate) p50: f64,
+    pub(crate) p95: f64,
+    pub(crate) p99: f64,
+    pub(crate) max: f64,
+}
+
+/// An MCP client's configuration for mdvault: `{"mcpServers": {"mdvault": ...}}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct McpClientConfig {
+    #[serde(rename = "mcpServers")]
+    pub(crate) mcp_servers: McpServers,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct McpServers {
+    pub(crate) mdvault: McpServer,
+}
+
+/// How a client reaches the server: it starts `command` (stdio), or connects to `url`.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum McpServer {
+    Stdio { command: &'static str, args: Vec<String> },
+    Http { url: String, headers: McpHeaders },
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct McpHeaders {
+    #[serde(rename = "Authorization")]
+    pub(crate) authorization: &'static str,
+}

@@ -18,7 +18,7 @@ use datalogic_rs::bumpalo::Bump;
 use datalogic_rs::operator::EvalContext;
 use datalogic_rs::{ArenaExt, CustomOperator, DataValue};
 use regex::Regex;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
 
@@ -219,6 +219,14 @@ fn invalid(msg: impl std::fmt::Display) -> Error {
     )
 }
 
+/// One note a JsonLogic rule matched, in the plugin's shape; `result` is whatever the rule
+/// evaluated to. The router answers a list of `Value`s, so each match becomes one here.
+#[derive(serde::Serialize)]
+struct Match<'a> {
+    filename: &'a str,
+    result: Value,
+}
+
 /// Runs a JsonLogic rule over each note's data; the notes whose result is truthy, as the
 /// plugin's `[{"filename", "result"}]`. Stops with a refusal past `budget`, and with
 /// `not_ready`-free silence (an empty answer nobody reads) once `cancel` is set.
@@ -261,13 +269,15 @@ pub(crate) fn search(
         }
         let result: Value =
             serde_json::from_str(&got.to_json_string()).unwrap_or(Value::Bool(true));
-        out.push(json!({ "filename": path, "result": result }));
+        out.push(serde_json::to_value(Match { filename: path, result }).map_err(invalid)?);
     }
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn notes() -> Vec<(String, Value)> {

@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Failure, print, print_json};
 use crate::config::{Config, EmbeddingBackend};
@@ -25,6 +25,10 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::index::Silent;
 use crate::search::SearchRequest;
+use crate::wire::{
+    BenchDocuments, BenchEditToSearchable, BenchEmbedder, BenchIndexing, BenchMachine, BenchOcr,
+    BenchPdf, BenchReport, BenchScale, BenchUpkeep,
+};
 
 /// `mdvault bench`.
 #[derive(Debug, Args)]
@@ -259,14 +263,17 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         // A server does the work; this process needs neither the model nor the index.
         return super::load::run(config, &args.load, args.json);
     }
-    let mut report = serde_json::Map::new();
     let model = model_dir(config)?;
     let local = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    report.insert(
-        "machine".into(),
-        json!({ "cores": threads, "os": std::env::consts::OS, "arch": std::env::consts::ARCH }),
-    );
+    let mut report = BenchReport {
+        machine: Some(BenchMachine {
+            cores: threads,
+            os: std::env::consts::OS,
+            arch: std::env::consts::ARCH,
+        }),
+        ..BenchReport::default()
+    };
     let say = |line: String| {
         if !args.json {
             print(&line);
@@ -278,28 +285,60 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
     say(format!("machine: {threads} cores; model {}; encoder {precision}{hint}", local.model_id()));
 
     if args.scales_only {
-        report.insert("scales".into(), scale_points(config, &args, &local, &say)?);
-        if args.json {
-            print_json(&Value::Object(report));
-        }
-        return Ok(());
+        report.scales = Some(scale_points(config, &args, &local, &say)?);
+        return finish(&args, &report);
     }
     if args.upkeep_only {
-        report.insert("upkeep".into(), upkeep(config, &args, &say)?);
-        if args.json {
-            print_json(&Value::Object(report));
-        }
-        return Ok(());
+        report.upkeep = Some(upkeep(config, &args, &say)?);
+        return finish(&args, &report);
     }
-    report.insert("documents".into(), documents(config, &args, &say)?);
+    report.documents = Some(documents(config, &args, &say)?);
     if args.documents_only {
-        if args.json {
-            print_json(&Value::Object(report));
-        }
-        return Ok(());
+        return finish(&args, &report);
     }
 
     // 1. The embedder alone, on 64 paragraphs of about 300 words.
+    report.embedder = Some(embedder(&local, &model, threads, args.compare_python, &say)?);
+
+    // 2. Indexing throughput and edit-to-searchable on a small real-looking vault.
+    let (indexing, edits) = indexing(config, &model, &say)?;
+    report.indexing = Some(indexing);
+    report.edit_to_searchable_ms = Some(edits);
+
+    // 3. Scale points: search latency, build time, warm start, memory.
+    let scales = scale_points(config, &args, &local, &say)?;
+    let t = Instant::now();
+    let _ = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;
+    let load_ms = ms(t.elapsed());
+    say(format!("local model load: {load_ms:.0} ms (add it to a warm start with the local model)"));
+    report.model_load_ms = Some(load_ms);
+    report.scales = Some(scales);
+
+    if let Some(real) = &args.real_vault {
+        report.real_vault = Some(super::coldstart::run(&model, real, &say)?);
+    }
+
+    report.upkeep = Some(upkeep(config, &args, &say)?);
+    finish(&args, &report)
+}
+
+/// Prints the report when `--json` asked for it (the lines went out as they were measured).
+fn finish(args: &BenchArgs, report: &BenchReport) -> Result<(), Failure> {
+    if args.json {
+        print_json(report);
+    }
+    Ok(())
+}
+
+/// The local embedder's throughput (the median of five passes) and one query's latency, and
+/// sentence-transformers on the same texts when `with_python` asks.
+fn embedder(
+    local: &LocalEmbedder,
+    model: &Path,
+    threads: usize,
+    with_python: bool,
+    say: &dyn Fn(String),
+) -> Result<BenchEmbedder, Failure> {
     let mut corpus = Corpus::new();
     let paragraphs: Vec<String> = (0..64).map(|_| corpus.paragraph(1800)).collect();
     let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
@@ -327,38 +366,53 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         percentile(&query_ms, 0.5),
         percentile(&query_ms, 0.95)
     ));
-    let mut embed_json = json!({
-        "chunks_per_s": rate,
-        "query_p50_ms": percentile(&query_ms, 0.5),
-        "query_p95_ms": percentile(&query_ms, 0.95),
-        "precision": local.precision(),
-    });
-    if args.compare_python {
-        match compare_python(&model, &paragraphs, threads) {
+    let mut figures = BenchEmbedder {
+        chunks_per_s: rate,
+        query_p50_ms: percentile(&query_ms, 0.5),
+        query_p95_ms: percentile(&query_ms, 0.95),
+        precision: local.precision().to_string(),
+        python_chunks_per_s: None,
+        ratio: None,
+        python: None,
+    };
+    if with_python {
+        match compare_python(model, &paragraphs, threads) {
             Ok(theirs) => {
                 say(format!(
                     "sentence-transformers on the same texts and {threads} threads (its best batch size, median of 5): {theirs:.1} chunks/s; mdvault/python = {:.2}",
                     rate / theirs
                 ));
-                embed_json["python_chunks_per_s"] = json!(theirs);
-                embed_json["ratio"] = json!(rate / theirs);
+                figures.python_chunks_per_s = Some(theirs);
+                figures.ratio = Some(rate / theirs);
             }
             Err(why) => {
                 say(format!("sentence-transformers comparison skipped: {why}"));
-                embed_json["python"] = json!(why);
+                figures.python = Some(why);
             }
         }
     }
-    report.insert("embedder".into(), embed_json);
+    Ok(figures)
+}
 
-    // 2. Indexing throughput and edit-to-searchable on a small real-looking vault.
+/// Indexing throughput with the local model on a small real-looking vault, then the time from
+/// an edit to the edited words being found.
+fn indexing(
+    config: &Config,
+    model: &Path,
+    say: &dyn Fn(String),
+) -> Result<(BenchIndexing, BenchEditToSearchable), Failure> {
     let scratch = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
     let vault = scratch.path().join("vault");
     write_vault(&vault, &mut Corpus::new(), 40).map_err(|e| fail(e.to_string()))?;
     let data = scratch.path().join("data-local");
     let engine = Engine::with_embedder(
-        bench_config(config, &vault, &data, EmbeddingBackend::Local { model_dir: model.clone() }),
-        Embedder::Local(LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?),
+        bench_config(
+            config,
+            &vault,
+            &data,
+            EmbeddingBackend::Local { model_dir: model.to_path_buf() },
+        ),
+        Embedder::Local(LocalEmbedder::load(model).map_err(|e| fail(e.to_string()))?),
     )?;
     let t = Instant::now();
     let sync = engine.sync(None, false, &Silent)?;
@@ -368,10 +422,7 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         "indexing with the local model: {chunks} chunks in {secs:.1} s = {:.1} chunks/s",
         chunks as f64 / secs
     ));
-    report.insert(
-        "indexing".into(),
-        json!({ "chunks": chunks, "seconds": secs, "chunks_per_s": chunks as f64 / secs }),
-    );
+    let indexing = BenchIndexing { chunks, seconds: secs, chunks_per_s: chunks as f64 / secs };
 
     let mut edit_ms = Vec::new();
     let bench_vault = engine.vaults().get(None)?.clone();
@@ -398,30 +449,9 @@ pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         percentile(&edit_ms, 0.5),
         edit_ms.last().copied().unwrap_or(0.0)
     ));
-    report.insert(
-        "edit_to_searchable_ms".into(),
-        json!({ "p50": percentile(&edit_ms, 0.5), "max": edit_ms.last() }),
-    );
-    drop(engine);
-
-    // 3. Scale points: search latency, build time, warm start, memory.
-    let scales = scale_points(config, &args, &local, &say)?;
-    let t = Instant::now();
-    let _ = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;
-    let load_ms = ms(t.elapsed());
-    say(format!("local model load: {load_ms:.0} ms (add it to a warm start with the local model)"));
-    report.insert("model_load_ms".into(), json!(load_ms));
-    report.insert("scales".into(), scales);
-
-    if let Some(real) = &args.real_vault {
-        report.insert("real_vault".into(), super::coldstart::run(&model, real, &say)?);
-    }
-
-    report.insert("upkeep".into(), upkeep(config, &args, &say)?);
-    if args.json {
-        print_json(&Value::Object(report));
-    }
-    Ok(())
+    let edits =
+        BenchEditToSearchable { p50: percentile(&edit_ms, 0.5), max: edit_ms.last().copied() };
+    Ok((indexing, edits))
 }
 
 /// The synthetic scale points: search latency with and without the query embedding, build
@@ -432,7 +462,7 @@ fn scale_points(
     args: &BenchArgs,
     local: &LocalEmbedder,
     say: &dyn Fn(String),
-) -> Result<Value, Failure> {
+) -> Result<Vec<BenchScale>, Failure> {
     let mut scales = Vec::new();
     for &target in &args.scales {
         let notes = target.div_ceil(5);
@@ -510,28 +540,32 @@ fn scale_points(
             percentile(&excluded, 0.5),
             percentile(&excluded, 0.95)
         ));
-        scales.push(json!({
-            "chunks": chunks,
-            "hybrid_p50_ms_with_embedding": percentile(&included, 0.5),
-            "hybrid_p95_ms_with_embedding": percentile(&included, 0.95),
-            "hybrid_p50_ms_without_embedding": percentile(&excluded, 0.5),
-            "hybrid_p95_ms_without_embedding": percentile(&excluded, 0.95),
-            "build_seconds": build_s,
-            "warm_start_ms": warm,
-            "peak_rss_mib": peak,
-            "rss_mib": rss,
-            "build_peak_rss_mib": build_peak,
-            "search_peak_rss_mib": serving_peak,
-            "reused": reused,
-        }));
+        scales.push(BenchScale {
+            chunks,
+            hybrid_p50_ms_with_embedding: percentile(&included, 0.5),
+            hybrid_p95_ms_with_embedding: percentile(&included, 0.95),
+            hybrid_p50_ms_without_embedding: percentile(&excluded, 0.5),
+            hybrid_p95_ms_without_embedding: percentile(&excluded, 0.95),
+            build_seconds: build_s,
+            warm_start_ms: warm,
+            peak_rss_mib: peak,
+            rss_mib: rss,
+            build_peak_rss_mib: build_peak,
+            search_peak_rss_mib: serving_peak,
+            reused,
+        });
     }
-    Ok(Value::Array(scales))
+    Ok(scales)
 }
 
 /// The upkeep features over the files: index.md (first write, an unchanged pass, one edited
 /// note), the built-in maintenance checks, callouts and expiries, on a synthetic vault and,
 /// with `--real-vault`, on a copy of that vault (index.md writes into the vault).
-fn upkeep(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<Value, Failure> {
+fn upkeep(
+    config: &Config,
+    args: &BenchArgs,
+    say: &dyn Fn(String),
+) -> Result<Vec<(String, BenchUpkeep)>, Failure> {
     let io = |e: std::io::Error| fail(format!("cannot prepare the upkeep vault: {e}"));
     let synthetic = tempfile::tempdir().map_err(io)?;
     let mut corpus = Corpus::new();
@@ -553,7 +587,7 @@ fn upkeep(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<Val
         let tail = "\n> [!todo] Follow up\n> Call back about it.\n";
         std::fs::write(&path, format!("{head}{body}{tail}")).map_err(io)?;
     }
-    let mut out = serde_json::Map::new();
+    let mut out = Vec::new();
     let mut vaults = vec![("synthetic".to_string(), synthetic.path().to_path_buf(), None)];
     if let Some(real) = &args.real_vault {
         let copy = tempfile::tempdir().map_err(io)?;
@@ -616,22 +650,22 @@ fn upkeep(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<Val
             callouts.callouts.len(),
             dates.entries.len()
         ));
-        out.insert(
+        out.push((
             label.clone(),
-            json!({
-                "notes": notes,
-                "index_md_first_ms": first,
-                "index_md_unchanged_ms": unchanged,
-                "index_md_edit_p50_ms": percentile(&rewrite, 0.5),
-                "index_md_body_edit_p50_ms": percentile(&untouched, 0.5),
-                "checks_ms": checks,
-                "findings": summary.errors + summary.warnings + summary.infos,
-                "callouts_ms": callouts_ms,
-                "expiries_ms": expiries_ms,
-            }),
-        );
+            BenchUpkeep {
+                notes,
+                index_md_first_ms: first,
+                index_md_unchanged_ms: unchanged,
+                index_md_edit_p50_ms: percentile(&rewrite, 0.5),
+                index_md_body_edit_p50_ms: percentile(&untouched, 0.5),
+                checks_ms: checks,
+                findings: summary.errors + summary.warnings + summary.infos,
+                callouts_ms,
+                expiries_ms,
+            },
+        ));
     }
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
 pub(super) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -650,7 +684,11 @@ pub(super) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// Document extraction: pages/s from a text layer and through OCR, on generated PDFs of known
 /// text, and on any real PDFs given with `--pdf` (with their word recall against `pdftotext`).
-fn documents(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<Value, Failure> {
+fn documents(
+    config: &Config,
+    args: &BenchArgs,
+    say: &dyn Fn(String),
+) -> Result<BenchDocuments, Failure> {
     let ex = Extractor::new(ExtractSettings { ocr: true, ..ExtractSettings::default() });
     let mut corpus = Corpus::new();
     let page = |corpus: &mut Corpus| -> Vec<String> {
@@ -687,14 +725,13 @@ fn documents(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<
         pages.len(),
         pdf.len() / 1024
     ));
-    let mut out = json!({ "text_pages_per_s": text_rate, "text_pages": pages.len() });
 
     let ocr_pages = 4usize;
     let ocr_pdf = docs::pdf::sample(&pages[..ocr_pages]);
-    match ex.ocr_unavailable() {
+    let ocr = match ex.ocr_unavailable() {
         Some(why) => {
             say(format!("PDF OCR: not measured ({why})"));
-            out["ocr"] = json!({ "unavailable": why });
+            BenchOcr::Unavailable { unavailable: why.to_string() }
         }
         None => {
             let t = Instant::now();
@@ -705,11 +742,13 @@ fn documents(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<
                 "PDF OCR (pdftoppm 300 dpi + tesseract, one page per core): {:.2} pages/s ({ocr_pages} pages in {secs:.1} s; word recall {recall:.3})",
                 ocr_pages as f64 / secs
             ));
-            out["ocr"] = json!({
-                "pages_per_s": ocr_pages as f64 / secs, "pages": ocr_pages, "word_recall": recall,
-            });
+            BenchOcr::Measured {
+                pages_per_s: ocr_pages as f64 / secs,
+                pages: ocr_pages,
+                word_recall: recall,
+            }
         }
-    }
+    };
 
     let mut real = Vec::new();
     for path in &args.pdf {
@@ -735,14 +774,17 @@ fn documents(config: &Config, args: &BenchArgs, say: &dyn Fn(String)) -> Result<
             e.verdict.pages as f64 / secs,
             recall.map_or("n/a (pdftotext missing or failed)".to_string(), |r| format!("{r:.3}"))
         ));
-        real.push(json!({
-            "path": path.display().to_string(), "status": e.verdict.status.as_str(),
-            "pages": e.verdict.pages, "chars": e.verdict.extracted_chars, "headings": headings,
-            "seconds": secs, "word_recall": recall,
-        }));
+        real.push(BenchPdf {
+            path: path.display().to_string(),
+            status: e.verdict.status.as_str(),
+            pages: e.verdict.pages,
+            chars: e.verdict.extracted_chars,
+            headings,
+            seconds: secs,
+            word_recall: recall,
+        });
     }
-    out["files"] = Value::Array(real);
-    Ok(out)
+    Ok(BenchDocuments { text_pages_per_s: text_rate, text_pages: pages.len(), ocr, files: real })
 }
 
 /// The share of `reference`'s distinct words (lowercase letter and digit runs) that `text`

@@ -15,9 +15,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
 use super::{Failure, bench};
+use crate::wire::BenchColdStart;
 
 /// How often the moments are polled: well under the figures' resolution (seconds).
 const POLL: Duration = Duration::from_millis(100);
@@ -36,7 +35,11 @@ struct Start {
 }
 
 /// Serves `real` from nothing and again warm; prints and returns the figures.
-pub(super) fn run(model: &Path, real: &Path, say: &dyn Fn(String)) -> Result<Value, Failure> {
+pub(super) fn run(
+    model: &Path,
+    real: &Path,
+    say: &dyn Fn(String),
+) -> Result<BenchColdStart, Failure> {
     let work = tempfile::tempdir().map_err(|e| bench::fail(e.to_string()))?;
     let (vault, data) = (work.path().join("vault"), work.path().join("data"));
     bench::copy_tree(real, &vault)
@@ -85,19 +88,19 @@ pub(super) fn run(model: &Path, real: &Path, say: &dyn Fn(String)) -> Result<Val
         bench::percentile(&lat, 0.95),
         store as f64 / 1048576.0
     ));
-    Ok(json!({
-        "path": real.display().to_string(),
-        "chunks": chunks,
-        "vectors": vectors,
-        "cold_first_answer_s": cold.first_answer_s,
-        "cold_ready_s": cold.ready_s,
-        "chunks_per_s": chunks as f64 / cold.ready_s,
-        "warm_first_answer_s": warm.first_answer_s,
-        "warm_ready_s": warm.ready_s,
-        "rest_p50_ms": bench::percentile(&lat, 0.5),
-        "rest_p95_ms": bench::percentile(&lat, 0.95),
-        "store_bytes": store,
-    }))
+    Ok(BenchColdStart {
+        path: real.display().to_string(),
+        chunks,
+        vectors,
+        cold_first_answer_s: cold.first_answer_s,
+        cold_ready_s: cold.ready_s,
+        chunks_per_s: chunks as f64 / cold.ready_s,
+        warm_first_answer_s: warm.first_answer_s,
+        warm_ready_s: warm.ready_s,
+        rest_p50_ms: bench::percentile(&lat, 0.5),
+        rest_p95_ms: bench::percentile(&lat, 0.95),
+        store_bytes: store,
+    })
 }
 
 /// One start to ready, then a clean stop (so the next start is a warm restart, not recovery).

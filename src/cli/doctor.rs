@@ -11,14 +11,13 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::json;
 
 use super::{Failure, print, print_json};
 use crate::config::{Config, ConfigError, EmbeddingBackend};
 use crate::engine::Engine;
 use crate::upkeep::indexmd;
 use crate::vault::Vaults;
-use crate::wire;
+use crate::wire::{self, DoctorCheck, DoctorReport};
 
 /// `mdvault status`.
 #[derive(Debug, Args)]
@@ -120,15 +119,18 @@ pub fn doctor(loaded: Result<Config, ConfigError>, args: DoctorArgs) -> Result<(
     }
     let worst = checks.iter().map(|c| c.level).max().unwrap_or(Level::Ok);
     if args.json {
-        print_json(&json!({
-            "ok": worst != Level::Fail,
-            "checks": checks.iter().map(|c| json!({
-                "level": c.level.as_str().to_ascii_lowercase(),
-                "area": c.area,
-                "what": c.what,
-                "fix": c.fix,
-            })).collect::<Vec<_>>(),
-        }));
+        print_json(&DoctorReport {
+            ok: worst != Level::Fail,
+            checks: checks
+                .iter()
+                .map(|c| DoctorCheck {
+                    level: c.level.as_str().to_ascii_lowercase(),
+                    area: c.area,
+                    what: c.what.clone(),
+                    fix: c.fix.clone(),
+                })
+                .collect(),
+        });
     } else {
         let colour = super::colour(std::io::stdout().is_terminal());
         let mut out = String::new();

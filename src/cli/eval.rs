@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::search::Report;
 use super::{Failure, print, print_json};
@@ -17,6 +17,9 @@ use crate::config::{Config, VaultEntry};
 use crate::engine::Engine;
 use crate::search::eval::{self, Arm, Baseline, Comparison, QuerySet, Scored, Summary};
 use crate::search::{Mode, SearchRequest};
+use crate::wire::{
+    EvalBaseline, EvalMode, EvalQuery, EvalReport, EvalSummary, ForeignOrigin, Latency,
+};
 
 /// `mdvault eval`.
 #[derive(Debug, Args)]
@@ -194,6 +197,81 @@ pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Fa
     let embedder = engine.index().embedder().model_id().to_string();
 
     // Everything that can refuse the comparison is checked before the (possibly long) sync.
+    let (recorded_before, foreign) = read_baseline(&args)?;
+    let header = Baseline {
+        queries: set.name.clone(),
+        k,
+        embedder: embedder.clone(),
+        ranks: Default::default(),
+        judgments: set.queries.iter().map(|q| (q.id.clone(), q.judgment())).collect(),
+        summaries: Default::default(),
+    };
+    if let Some(old) = recorded_before.as_ref().filter(|_| !args.update_baseline) {
+        comparable(old, &header, &ways, &args)?;
+    }
+
+    let report = Report::new();
+    let synced = engine.sync(only, false, &report).map_err(setup)?;
+    report.finish();
+    for (vault, r) in &synced {
+        eprintln!(
+            "{vault}: {} files ({} re-chunked, {} failed), {} texts embedded",
+            r.files_seen,
+            r.files_chunked,
+            r.failed.len(),
+            r.texts_embedded
+        );
+    }
+
+    // The dense arm is judged only with a real model: hashed vectors know no paraphrase.
+    let real_model = !embedder.starts_with("hashing");
+    let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
+    let mut runs = Vec::new();
+    for way in &ways {
+        runs.push(run_mode(&engine, only, &set, *way, k, graded, real_model)?);
+    }
+    let mut recorded = record(header, &set, &runs);
+
+    let leaks: usize = runs.iter().map(|r| r.summary.leaks).sum();
+    let (mut comparison, saved) = settle_baseline(&args, recorded_before, &mut recorded, leaks)?;
+
+    // The old server's ranks inform and never fail: another engine ranks differently by
+    // design, and the user is here to see how.
+    if let Some(f) = &foreign {
+        let main = recorded.ranks.get("hybrid").or_else(|| recorded.ranks.values().next());
+        let mode = if recorded.ranks.contains_key("hybrid") { "hybrid" } else { "first mode" };
+        comparison = main.map(|ranks| eval::compare_foreign(f, mode, ranks));
+    }
+    let regressions =
+        if foreign.is_some() { 0 } else { comparison.as_ref().map_or(0, |c| c.regressions.len()) };
+    let ctx = Finished {
+        set: &set,
+        engine: &engine,
+        k,
+        embedder: &embedder,
+        runs: &runs,
+        comparison: comparison.as_ref(),
+        foreign: foreign.as_ref(),
+        saved: saved.as_deref(),
+        args: &args,
+    };
+    if args.json {
+        print_json(&to_json(&ctx));
+    } else {
+        print(&render(&ctx));
+    }
+    if leaks > 0 || regressions > 0 {
+        return Err(Failure::Exit(1));
+    }
+    Ok(())
+}
+
+/// The `--baseline` file: mdvault's own (to compare with, or to keep modes this run skips
+/// when recording), or the vault MCP server's (to inform; never written). Neither when there
+/// is none yet to record over.
+fn read_baseline(
+    args: &EvalArgs,
+) -> Result<(Option<Baseline>, Option<eval::ForeignBaseline>), Failure> {
     let mut foreign = None;
     let recorded_before = match &args.baseline {
         Some(path) if path.exists() || !args.update_baseline => {
@@ -232,52 +310,37 @@ pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Fa
         }
         _ => None,
     };
-    let header = Baseline {
-        queries: set.name.clone(),
-        k,
-        embedder: embedder.clone(),
-        ranks: Default::default(),
-        judgments: set.queries.iter().map(|q| (q.id.clone(), q.judgment())).collect(),
-        summaries: Default::default(),
-    };
-    if let Some(old) = recorded_before.as_ref().filter(|_| !args.update_baseline) {
-        old.comparable(&header).map_err(setup)?;
-        let missing: Vec<&String> = old
-            .ranks
-            .keys()
-            .filter(|m| !ways.iter().any(|w| w.name == m.as_str()))
-            .filter(|_| args.modes.is_empty())
-            .collect();
-        if !missing.is_empty() {
-            return Err(fail(format!(
-                "the baseline has the mode(s) {} and this run cannot run them (is rerank.url \
-                 set?); pass --modes to compare the others, or record with --update-baseline",
-                missing.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ")
-            )));
-        }
-    }
+    Ok((recorded_before, foreign))
+}
 
-    let report = Report::new();
-    let synced = engine.sync(only, false, &report).map_err(setup)?;
-    report.finish();
-    for (vault, r) in &synced {
-        eprintln!(
-            "{vault}: {} files ({} re-chunked, {} failed), {} texts embedded",
-            r.files_seen,
-            r.files_chunked,
-            r.failed.len(),
-            r.texts_embedded
-        );
+/// Refuses a comparison that would mean nothing: another query file, k or embedder, or a
+/// baseline mode this run cannot run (unless `--modes` narrowed the run on purpose).
+fn comparable(
+    old: &Baseline,
+    header: &Baseline,
+    ways: &[Way],
+    args: &EvalArgs,
+) -> Result<(), Failure> {
+    old.comparable(header).map_err(setup)?;
+    let missing: Vec<&String> = old
+        .ranks
+        .keys()
+        .filter(|m| !ways.iter().any(|w| w.name == m.as_str()))
+        .filter(|_| args.modes.is_empty())
+        .collect();
+    if !missing.is_empty() {
+        return Err(fail(format!(
+            "the baseline has the mode(s) {} and this run cannot run them (is rerank.url \
+             set?); pass --modes to compare the others, or record with --update-baseline",
+            missing.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ")
+        )));
     }
+    Ok(())
+}
 
-    // The dense arm is judged only with a real model: hashed vectors know no paraphrase.
-    let real_model = !embedder.starts_with("hashing");
-    let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
-    let mut runs = Vec::new();
-    for way in &ways {
-        runs.push(run_mode(&engine, only, &set, *way, k, graded, real_model)?);
-    }
-
+/// This run as a baseline: per mode, the rank of every query the mode is held to, and the
+/// means.
+fn record(header: Baseline, set: &QuerySet, runs: &[ModeRun]) -> Baseline {
     let mut recorded = header;
     recorded.ranks = runs
         .iter()
@@ -293,15 +356,24 @@ pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Fa
         })
         .collect();
     recorded.summaries = runs.iter().map(|r| (r.way.name.to_string(), r.summary.clone())).collect();
+    recorded
+}
 
-    let leaks: usize = runs.iter().map(|r| r.summary.leaks).sum();
+/// Compares with the baseline, or records this run as it (only without leaks); the
+/// comparison, and where it was recorded.
+fn settle_baseline(
+    args: &EvalArgs,
+    recorded_before: Option<Baseline>,
+    recorded: &mut Baseline,
+    leaks: usize,
+) -> Result<(Option<Comparison>, Option<PathBuf>), Failure> {
     let mut comparison = None;
     let mut saved = None;
     if let Some(path) = &args.baseline {
         if args.update_baseline {
             if leaks == 0 {
                 // Modes this run skipped (`--modes`) keep their recorded ranks.
-                if let Some(old) = recorded_before.filter(|old| old.comparable(&recorded).is_ok()) {
+                if let Some(old) = recorded_before.filter(|old| old.comparable(recorded).is_ok()) {
                     for (mode, ranks) in old.ranks {
                         if !recorded.ranks.contains_key(&mode) {
                             recorded.ranks.insert(mode.clone(), ranks);
@@ -311,45 +383,16 @@ pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Fa
                         }
                     }
                 }
-                let text = serde_json::to_string_pretty(&recorded).unwrap_or_default();
+                let text = serde_json::to_string_pretty(recorded).unwrap_or_default();
                 std::fs::write(path, text + "\n")
                     .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
                 saved = Some(path.clone());
             }
         } else if let Some(old) = &recorded_before {
-            comparison = Some(eval::compare(old, &recorded).map_err(setup)?);
+            comparison = Some(eval::compare(old, recorded).map_err(setup)?);
         }
     }
-
-    // The old server's ranks inform and never fail: another engine ranks differently by
-    // design, and the user is here to see how.
-    if let Some(f) = &foreign {
-        let main = recorded.ranks.get("hybrid").or_else(|| recorded.ranks.values().next());
-        let mode = if recorded.ranks.contains_key("hybrid") { "hybrid" } else { "first mode" };
-        comparison = main.map(|ranks| eval::compare_foreign(f, mode, ranks));
-    }
-    let regressions =
-        if foreign.is_some() { 0 } else { comparison.as_ref().map_or(0, |c| c.regressions.len()) };
-    let ctx = Finished {
-        set: &set,
-        engine: &engine,
-        k,
-        embedder: &embedder,
-        runs: &runs,
-        comparison: comparison.as_ref(),
-        foreign: foreign.as_ref(),
-        saved: saved.as_deref(),
-        args: &args,
-    };
-    if args.json {
-        print_json(&to_json(&ctx));
-    } else {
-        print(&render(&ctx));
-    }
-    if leaks > 0 || regressions > 0 {
-        return Err(Failure::Exit(1));
-    }
-    Ok(())
+    Ok((comparison, saved))
 }
 
 /// Runs one query in one way; a notice (an arm or the reranker fell back) means the run would
@@ -459,7 +502,7 @@ struct Finished<'a> {
 }
 
 fn render(ctx: &Finished) -> String {
-    let Finished { set, engine, k, embedder, runs, comparison, foreign, saved, args } = *ctx;
+    let Finished { set, engine, k, embedder, runs, args, .. } = *ctx;
     let scored = runs.first().map_or(0, |r| r.summary.scored);
     let mut out = format!(
         "{}: {} queries, {} scored · k={k} · embedder {embedder} · vaults: {}\n\n",
@@ -469,6 +512,24 @@ fn render(ctx: &Finished) -> String {
         vault_list(engine)
     );
     let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
+    render_table(&mut out, runs, k, graded);
+    // Where the default mode fell short, query by query (not for a thousand BEIR queries).
+    if !graded {
+        render_misses(&mut out, set, runs);
+    }
+    render_baseline(&mut out, ctx);
+    let leaks: usize = runs.iter().map(|r| r.summary.leaks).sum();
+    if leaks > 0 {
+        out.push_str(&format!(
+            "\nFAILED: {leaks} never-leaks (a path that must never appear did){}\n",
+            if args.update_baseline { "; the baseline was not recorded" } else { "" }
+        ));
+    }
+    out
+}
+
+/// The side-by-side table: one row per figure, one column per mode.
+fn render_table(out: &mut String, runs: &[ModeRun], k: usize, graded: bool) {
     let mut labels: Vec<String> =
         ["hit@1", "hit@5", "hit@10", &format!("recall@{k}"), "MRR@10", "nDCG@10"]
             .iter()
@@ -508,35 +569,40 @@ fn render(ctx: &Finished) -> String {
         }
         out.push('\n');
     }
+}
 
-    // Where the default mode fell short, query by query (not for a thousand BEIR queries).
-    if let Some(main) = runs.iter().find(|r| r.way.name == "hybrid").or(runs.first())
-        && !graded
-    {
-        let mut lines = Vec::new();
-        for (q, o) in set.queries.iter().zip(&main.outcomes) {
-            let first = o.top.first().map_or("(nothing)", String::as_str);
-            if !o.result.leaks.is_empty() {
-                lines.push(format!("  LEAK  {:?}: returned {}", q.text, o.result.leaks.join(", ")));
-            } else if o.scored && o.rank != Some(1) {
-                let rank = o.rank;
-                lines.push(format!(
-                    "  {:<5} {:?} [{}]: {}; first was {first}",
-                    rank.map_or("miss".to_string(), |r| format!("#{r}")),
-                    q.text,
-                    q.arm.as_str(),
-                    if rank.is_some() { "found lower down" } else { "not found" },
-                ));
-            }
-        }
-        if !lines.is_empty() {
-            out.push_str(&format!("\n{} queries not answered first:\n", main.way.name));
-            out.push_str(&lines.join("\n"));
-            out.push('\n');
+/// The default mode's queries that were not answered first: leaks, lower ranks and misses.
+fn render_misses(out: &mut String, set: &QuerySet, runs: &[ModeRun]) {
+    let Some(main) = runs.iter().find(|r| r.way.name == "hybrid").or(runs.first()) else {
+        return;
+    };
+    let mut lines = Vec::new();
+    for (q, o) in set.queries.iter().zip(&main.outcomes) {
+        let first = o.top.first().map_or("(nothing)", String::as_str);
+        if !o.result.leaks.is_empty() {
+            lines.push(format!("  LEAK  {:?}: returned {}", q.text, o.result.leaks.join(", ")));
+        } else if o.scored && o.rank != Some(1) {
+            let rank = o.rank;
+            lines.push(format!(
+                "  {:<5} {:?} [{}]: {}; first was {first}",
+                rank.map_or("miss".to_string(), |r| format!("#{r}")),
+                q.text,
+                q.arm.as_str(),
+                if rank.is_some() { "found lower down" } else { "not found" },
+            ));
         }
     }
+    if !lines.is_empty() {
+        out.push_str(&format!("\n{} queries not answered first:\n", main.way.name));
+        out.push_str(&lines.join("\n"));
+        out.push('\n');
+    }
+}
 
-    let leaks: usize = runs.iter().map(|r| r.summary.leaks).sum();
+/// What the baseline said: the comparison (a foreign one informs only), or where this run was
+/// recorded.
+fn render_baseline(out: &mut String, ctx: &Finished) {
+    let Finished { k, comparison, foreign, saved, .. } = *ctx;
     if let Some(c) = comparison {
         out.push('\n');
         let show = |c: &eval::Change| {
@@ -587,71 +653,60 @@ fn render(ctx: &Finished) -> String {
     } else if let Some(p) = saved {
         out.push_str(&format!("\nrecorded this run as the baseline in {}\n", p.display()));
     }
-    if leaks > 0 {
-        out.push_str(&format!(
-            "\nFAILED: {leaks} never-leaks (a path that must never appear did){}\n",
-            if args.update_baseline { "; the baseline was not recorded" } else { "" }
-        ));
-    }
-    out
 }
 
-fn to_json(ctx: &Finished) -> Value {
+fn to_json(ctx: &Finished) -> EvalReport {
     let Finished { set, engine, k, embedder, runs, comparison, foreign, saved, args: _ } = *ctx;
     let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
-    let modes: Vec<Value> = runs
+    let modes = runs
         .iter()
         .map(|r| {
-            let queries: Vec<Value> = set
+            let queries = set
                 .queries
                 .iter()
                 .zip(&r.outcomes)
-                .map(|(q, o)| {
-                    json!({
-                        "id": q.id,
-                        "arm": q.arm.as_str(),
-                        "scored": o.scored,
-                        "rank": o.rank,
-                        "mrr10": o.result.mrr10,
-                        "ndcg10": o.result.ndcg10,
-                        "recall": o.result.recall,
-                        "recall100": graded.then_some(o.result.recall100),
-                        "max_per_note": o.result.max_per_note,
-                        "leaks": o.result.leaks,
-                        "top": o.top.iter().take(3).collect::<Vec<_>>(),
-                    })
+                .map(|(q, o)| EvalQuery {
+                    id: q.id.clone(),
+                    arm: q.arm.as_str(),
+                    scored: o.scored,
+                    rank: o.rank,
+                    mrr10: o.result.mrr10,
+                    ndcg10: o.result.ndcg10,
+                    recall: o.result.recall,
+                    recall100: graded.then_some(o.result.recall100),
+                    max_per_note: o.result.max_per_note,
+                    leaks: o.result.leaks.clone(),
+                    top: o.top.iter().take(3).cloned().collect(),
                 })
                 .collect();
-            let mut summary = json!(r.summary);
-            if !graded {
-                summary["recall100"] = Value::Null;
+            EvalMode {
+                mode: r.way.name,
+                summary: EvalSummary::new(&r.summary, graded),
+                latency_ms: Latency { p50: r.p50_ms, p95: r.p95_ms },
+                queries,
             }
-            json!({
-                "mode": r.way.name,
-                "summary": summary,
-                "latency_ms": {"p50": r.p50_ms, "p95": r.p95_ms},
-                "queries": queries,
-            })
         })
         .collect();
-    let mut out = json!({
-        "queries": set.name,
-        "count": set.queries.len(),
-        "k": k,
-        "embedder": embedder,
-        "vaults": engine.vaults().iter().map(|v| v.name().to_string()).collect::<Vec<_>>(),
-        "modes": modes,
-        "leaks": runs.iter().map(|r| r.summary.leaks).sum::<usize>(),
-    });
-    if let Some(c) = comparison {
-        out["baseline"] = json!(c);
-        if let Some(f) = foreign {
-            out["baseline"]["source"] = json!("vault MCP server (read-only)");
-            out["baseline"]["recorded_k"] = json!(f.k);
-            out["baseline"]["recorded_embedder"] = json!(f.embedder);
-        }
-    } else if let Some(p) = saved {
-        out["baseline"] = json!({ "recorded": p });
+    let baseline = match (comparison, saved) {
+        (Some(c), _) => Some(EvalBaseline::Compared {
+            comparison: c.clone(),
+            foreign: foreign.map(|f| ForeignOrigin {
+                source: "vault MCP server (read-only)",
+                recorded_k: f.k,
+                recorded_embedder: f.embedder.clone(),
+            }),
+        }),
+        (None, Some(p)) => Some(EvalBaseline::Recorded { recorded: p.to_path_buf() }),
+        (None, None) => None,
+    };
+    EvalReport {
+        queries: set.name.clone(),
+        count: set.queries.len(),
+        k,
+        embedder: embedder.to_string(),
+        vaults: engine.vaults().iter().map(|v| v.name().to_string()).collect(),
+        modes,
+        leaks: runs.iter().map(|r| r.summary.leaks).sum(),
+        baseline,
     }
-    out
 }

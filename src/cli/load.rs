@@ -21,12 +21,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{Failure, print, print_json};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
+use crate::wire::{Load, LoadKind, LoadMs, LoadReport};
 
 /// The load options of `mdvault bench`.
 #[derive(Debug, Args)]
@@ -301,99 +302,166 @@ pub fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failu
         if args.distinct_queries { ", each made distinct" } else { "" }
     ));
 
+    let clients = Clients { base: &base, key: &key, queries: &queries, folder: &folder, run: &run };
+    let (log, elapsed) = drive(args, &clients);
+    let (kinds, errors) = per_kind(&log, elapsed, &say);
+    let indexed: Vec<String> = log.indexed.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    say(format!("writes' `indexed` when answered: {}", indexed.join(", ")));
+    let lost = lost_writes(&client, &log);
+    say(format!(
+        "acknowledged writes: {}; lost: {}{}",
+        log.acks.len(),
+        lost.len(),
+        lost.iter().take(5).map(|l| format!("\n  {l}")).collect::<String>()
+    ));
+    let (searched, found) = searchable(&client, &log);
+    say(format!("search finds {found} of {searched} sampled acknowledged writes"));
+    say(format!("errors (non-2xx or no answer): {errors}"));
+
+    let (status, _) =
+        client.call("DELETE", &format!("/folder/{}?recursive=1", encode_path(&folder)), None, true);
+    if !(200..300).contains(&status) {
+        say(format!("could not delete the scratch folder {folder}/ ({status}); remove it by hand"));
+    }
+    // The parent goes too when no other run's folder is left in it.
+    let _ = client.call("DELETE", "/folder/mdvault-load", None, true);
+    if json_out {
+        print_json(&LoadReport {
+            load: Load {
+                url: base.clone(),
+                searchers: args.searchers,
+                writers: args.writers,
+                distinct_queries: args.distinct_queries,
+                seconds: elapsed,
+                kinds,
+                errors,
+                indexed: log.indexed,
+                acknowledged_writes: log.acks.len(),
+                lost_writes: lost.len(),
+                lost,
+                searched,
+                found,
+            },
+        });
+    }
+    Ok(())
+}
+
+/// What every client thread shares: where to send, the queries, and this run's scratch folder
+/// and stamp.
+struct Clients<'a> {
+    base: &'a str,
+    key: &'a str,
+    queries: &'a [String],
+    folder: &'a str,
+    run: &'a str,
+}
+
+/// Runs the searchers and writers until `--seconds` have passed; what they logged, and the
+/// seconds it took.
+fn drive(args: &LoadArgs, clients: &Clients) -> (Log, f64) {
     let log = Mutex::new(Log::default());
     let seq = std::sync::atomic::AtomicUsize::new(0);
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(args.seconds.max(0.0));
     std::thread::scope(|scope| {
         for s in 0..args.searchers {
-            let (log, queries, base, key) = (&log, &queries, &base, &key);
+            let log = &log;
             let distinct = args.distinct_queries;
-            scope.spawn(move || {
-                let client = Client::new(base, key);
-                let mut i = s * 7919;
-                while Instant::now() < until {
-                    let q = if distinct {
-                        format!("{} {s}x{i}", queries[i % queries.len()])
-                    } else {
-                        queries[i % queries.len()].clone()
-                    };
-                    i += 1;
-                    let t = Instant::now();
-                    let (status, _) = client.call(
-                        "GET",
-                        &format!("/search?q={}&k={SEARCH_K}", encode(&q)),
-                        None,
-                        true,
-                    );
-                    let micros = t.elapsed().as_micros() as u64;
-                    let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
-                    l.samples.push(Sample { kind: Kind::Search, status, micros });
-                }
-            });
+            scope.spawn(move || search_loop(clients, s, distinct, until, log));
         }
         for w in 0..args.writers {
-            let (log, seq, base, key, folder, run) = (&log, &seq, &base, &key, &folder, &run);
-            let queries = &queries;
-            scope.spawn(move || {
-                let client = Client::new(base, key);
-                let mut n = 0usize;
-                let mut last: Option<String> = None;
-                while Instant::now() < until {
-                    n += 1;
-                    let token = format!("ld{run}w{w}n{n}");
-                    // Every third write appends to the writer's last note; the rest are new.
-                    let (kind, path, text) = match &last {
-                        Some(p) if n.is_multiple_of(3) => {
-                            (Kind::Append, p.clone(), format!("- {token} appended line\n"))
-                        }
-                        _ => {
-                            let path = format!("{folder}/w{w}-{n}.md");
-                            let topic = &queries[(w * 31 + n) % queries.len()];
-                            let text = format!(
-                                "# Load note {token}\n\nWriter {w} wrote note {n} about {topic}: \
-                                 {token}.\n"
-                            );
-                            (Kind::Put, path, text)
-                        }
-                    };
-                    let method = if kind == Kind::Put { "PUT" } else { "POST" };
-                    let t = Instant::now();
-                    let (status, body) = client.call(
-                        method,
-                        &format!("/vault/{}", encode_path(&path)),
-                        Some(&text),
-                        true,
-                    );
-                    let micros = t.elapsed().as_micros() as u64;
-                    let reply: Value = serde_json::from_str(&body).unwrap_or_default();
-                    let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
-                    l.samples.push(Sample { kind, status, micros });
-                    if (200..300).contains(&status) {
-                        let indexed = reply["indexed"].as_str().unwrap_or("absent").to_string();
-                        *l.indexed.entry(indexed).or_default() += 1;
-                        let seq = seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        let etag = reply["etag"].as_str().unwrap_or_default().to_string();
-                        l.acks.push(Ack { path: path.clone(), kind, token, text, etag, seq });
-                        if kind == Kind::Put {
-                            last = Some(path);
-                        }
-                    }
-                }
-            });
+            let (log, seq) = (&log, &seq);
+            scope.spawn(move || write_loop(clients, w, until, log, seq));
         }
     });
     let elapsed = started.elapsed().as_secs_f64();
-    let log = log.into_inner().unwrap_or_else(|p| p.into_inner());
+    (log.into_inner().unwrap_or_else(|p| p.into_inner()), elapsed)
+}
 
-    // Per kind: the status histogram and the latency percentiles.
+/// One searcher: the queries in turn (from its own starting point), until `until`.
+fn search_loop(clients: &Clients, s: usize, distinct: bool, until: Instant, log: &Mutex<Log>) {
+    let queries = clients.queries;
+    let client = Client::new(clients.base, clients.key);
+    let mut i = s * 7919;
+    while Instant::now() < until {
+        let q = if distinct {
+            format!("{} {s}x{i}", queries[i % queries.len()])
+        } else {
+            queries[i % queries.len()].clone()
+        };
+        i += 1;
+        let t = Instant::now();
+        let (status, _) =
+            client.call("GET", &format!("/search?q={}&k={SEARCH_K}", encode(&q)), None, true);
+        let micros = t.elapsed().as_micros() as u64;
+        let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
+        l.samples.push(Sample { kind: Kind::Search, status, micros });
+    }
+}
+
+/// One writer: new notes under the scratch folder, every third write an append to its last
+/// note, until `until`; each acknowledged write is remembered to be read back.
+fn write_loop(
+    clients: &Clients,
+    w: usize,
+    until: Instant,
+    log: &Mutex<Log>,
+    seq: &std::sync::atomic::AtomicUsize,
+) {
+    let (queries, folder, run) = (clients.queries, clients.folder, clients.run);
+    let client = Client::new(clients.base, clients.key);
+    let mut n = 0usize;
+    let mut last: Option<String> = None;
+    while Instant::now() < until {
+        n += 1;
+        let token = format!("ld{run}w{w}n{n}");
+        // Every third write appends to the writer's last note; the rest are new.
+        let (kind, path, text) = match &last {
+            Some(p) if n.is_multiple_of(3) => {
+                (Kind::Append, p.clone(), format!("- {token} appended line\n"))
+            }
+            _ => {
+                let path = format!("{folder}/w{w}-{n}.md");
+                let topic = &queries[(w * 31 + n) % queries.len()];
+                let text = format!(
+                    "# Load note {token}\n\nWriter {w} wrote note {n} about {topic}: \
+                     {token}.\n"
+                );
+                (Kind::Put, path, text)
+            }
+        };
+        let method = if kind == Kind::Put { "PUT" } else { "POST" };
+        let t = Instant::now();
+        let (status, body) =
+            client.call(method, &format!("/vault/{}", encode_path(&path)), Some(&text), true);
+        let micros = t.elapsed().as_micros() as u64;
+        let reply: Value = serde_json::from_str(&body).unwrap_or_default();
+        let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
+        l.samples.push(Sample { kind, status, micros });
+        if (200..300).contains(&status) {
+            let indexed = reply["indexed"].as_str().unwrap_or("absent").to_string();
+            *l.indexed.entry(indexed).or_default() += 1;
+            let seq = seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let etag = reply["etag"].as_str().unwrap_or_default().to_string();
+            l.acks.push(Ack { path: path.clone(), kind, token, text, etag, seq });
+            if kind == Kind::Put {
+                last = Some(path);
+            }
+        }
+    }
+}
+
+/// Per kind: the status histogram and the latency percentiles (printed as they are
+/// summarised), and the requests that were not answered with a 2xx.
+fn per_kind(log: &Log, elapsed: f64, say: &dyn Fn(String)) -> (Vec<(String, LoadKind)>, usize) {
     let mut kinds: BTreeMap<Kind, (BTreeMap<u16, usize>, Vec<u64>)> = BTreeMap::new();
     for s in &log.samples {
         let entry = kinds.entry(s.kind).or_default();
         *entry.0.entry(s.status).or_default() += 1;
         entry.1.push(s.micros);
     }
-    let mut per_kind = serde_json::Map::new();
+    let mut per_kind = Vec::new();
     let mut errors = 0;
     for (kind, (statuses, mut micros)) in kinds {
         micros.sort_unstable();
@@ -414,23 +482,23 @@ pub fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failu
             micros.len() as f64 / elapsed,
             histogram.join(", ")
         ));
-        per_kind.insert(
-            kind.name().into(),
-            json!({
-                "requests": micros.len(),
-                "per_second": micros.len() as f64 / elapsed,
-                "status": statuses.iter().map(|(s, n)| (s.to_string(), json!(n)))
-                    .collect::<serde_json::Map<_, _>>(),
-                "ms": {"p50": p50, "p95": p95, "p99": p99, "max": max},
-            }),
-        );
+        per_kind.push((
+            kind.name().to_string(),
+            LoadKind {
+                requests: micros.len(),
+                per_second: micros.len() as f64 / elapsed,
+                status: statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+                ms: LoadMs { p50, p95, p99, max },
+            },
+        ));
     }
-    let indexed: Vec<String> = log.indexed.iter().map(|(k, n)| format!("{k}: {n}")).collect();
-    say(format!("writes' `indexed` when answered: {}", indexed.join(", ")));
+    (per_kind, errors)
+}
 
-    // Read back every acknowledged write: a note's bytes must hold each of its writes, equal
-    // the last put's bytes when nothing was appended after it, and hash to the last answer's
-    // etag.
+/// Reads back every acknowledged write: a note's bytes must hold each of its writes, equal
+/// the last put's bytes when nothing was appended after it, and hash to the last answer's
+/// etag. What is missing, one line each.
+fn lost_writes(client: &Client, log: &Log) -> Vec<String> {
     let mut by_path: HashMap<&str, Vec<&Ack>> = HashMap::new();
     for a in &log.acks {
         by_path.entry(a.path.as_str()).or_default().push(a);
@@ -466,14 +534,12 @@ pub fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failu
             lost.push(format!("{path}: the bytes differ from the last acknowledged write's etag"));
         }
     }
-    say(format!(
-        "acknowledged writes: {}; lost: {}{}",
-        log.acks.len(),
-        lost.len(),
-        lost.iter().take(5).map(|l| format!("\n  {l}")).collect::<String>()
-    ));
+    lost
+}
 
-    // A sample of the acknowledged writes must be searchable by their token.
+/// A sample of the acknowledged writes must be searchable by their token: how many were
+/// searched for, and how many found.
+fn searchable(client: &Client, log: &Log) -> (usize, usize) {
     let step = (log.acks.len() / SEARCH_SAMPLE).max(1);
     let sample: Vec<&Ack> = log.acks.iter().step_by(step).take(SEARCH_SAMPLE).collect();
     let mut found = 0;
@@ -485,34 +551,5 @@ pub fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failu
             found += 1;
         }
     }
-    say(format!("search finds {found} of {} sampled acknowledged writes", sample.len()));
-    say(format!("errors (non-2xx or no answer): {errors}"));
-
-    let (status, _) =
-        client.call("DELETE", &format!("/folder/{}?recursive=1", encode_path(&folder)), None, true);
-    if !(200..300).contains(&status) {
-        say(format!("could not delete the scratch folder {folder}/ ({status}); remove it by hand"));
-    }
-    // The parent goes too when no other run's folder is left in it.
-    let _ = client.call("DELETE", "/folder/mdvault-load", None, true);
-    if json_out {
-        print_json(&json!({
-            "load": {
-                "url": base,
-                "searchers": args.searchers,
-                "writers": args.writers,
-                "distinct_queries": args.distinct_queries,
-                "seconds": elapsed,
-                "kinds": per_kind,
-                "errors": errors,
-                "indexed": log.indexed,
-                "acknowledged_writes": log.acks.len(),
-                "lost_writes": lost.len(),
-                "lost": lost,
-                "searched": sample.len(),
-                "found": found,
-            }
-        }));
-    }
-    Ok(())
+    (sample.len(), found)
 }

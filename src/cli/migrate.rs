@@ -11,11 +11,11 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::json;
 
 use super::{Failure, print};
 use crate::config::migrate::{self, Merged, Plan};
 use crate::config::{self, Env, Overrides, ProcessEnv};
+use crate::wire::{McpClientConfig, McpHeaders, McpServer, McpServers};
 
 /// `mdvault migrate`.
 #[derive(Debug, Args)]
@@ -219,11 +219,11 @@ fn render(plan: &Plan, target: &Path, custom: bool) -> String {
     if !plan.unset.is_empty() {
         out.push_str(&format!("  unset {}\n", plan.unset.join(" ")));
     }
-    let mut args = vec![json!("mcp")];
+    let mut args = vec!["mcp".to_string()];
     if custom {
-        args.extend([json!("--config"), json!(target.display().to_string())]);
+        args.extend(["--config".to_string(), target.display().to_string()]);
     }
-    let stdio = json!({"mcpServers": {"mdvault": {"command": "mdvault", "args": args}}});
+    let stdio = client_config(McpServer::Stdio { command: "mdvault", args });
     out.push_str("\nMCP client (stdio: the client starts `mdvault mcp` itself):\n");
     out.push_str(&format!("  {stdio}\n"));
     if plan.http_mcp {
@@ -234,14 +234,20 @@ fn render(plan: &Plan, target: &Path, custom: bool) -> String {
             .and_then(|s| s.value.as_str().map(str::to_string))
             .unwrap_or_else(|| "127.0.0.1:8080".into());
         let listen = listen.replace("0.0.0.0", "127.0.0.1");
-        let http = json!({"mcpServers": {"mdvault": {
-            "url": format!("http://{listen}/mcp"),
-            "headers": {"Authorization": "Bearer ${MDVAULT_API_KEY}"}
-        }}});
+        let http = client_config(McpServer::Http {
+            url: format!("http://{listen}/mcp"),
+            headers: McpHeaders { authorization: "Bearer ${MDVAULT_API_KEY}" },
+        });
         out.push_str("MCP client (HTTP, as before: `mdvault serve` answers at /mcp):\n");
         out.push_str(&format!("  {http}\n"));
     }
     out
+}
+
+/// An MCP client's `mcpServers` entry for mdvault, as one line of JSON to paste.
+fn client_config(mdvault: McpServer) -> String {
+    let config = McpClientConfig { mcp_servers: McpServers { mdvault } };
+    serde_json::to_string(&config).unwrap_or_default()
 }
 
 /// A long value cut for the table (the written file has it whole).

@@ -374,7 +374,7 @@ fn print(text: &str) {
     let _ = out.flush();
 }
 
-fn print_json(value: &serde_json::Value) {
+fn print_json(value: &impl serde::Serialize) {
     print(&serde_json::to_string_pretty(value).unwrap_or_default());
 }
 

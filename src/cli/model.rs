@@ -10,11 +10,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Failure, print, print_json};
 use crate::config::{self, Config, EmbeddingBackend, Overrides, edit};
+use crate::embed::http::EmbeddingRequest;
 use crate::embed::install;
+use crate::wire::{ModelList, ModelRow};
 
 /// `mdvault model`.
 #[derive(Debug, Subcommand)]
@@ -96,20 +98,20 @@ fn list(config: &Config, json: bool) -> Result<(), Failure> {
         EmbeddingBackend::Local { model_dir } => Some(model_dir.clone()),
         _ => None,
     };
-    let mut rows: Vec<Value> = Vec::new();
+    let mut rows: Vec<ModelRow> = Vec::new();
     let state = match install::verify(&default_dir) {
         Ok(()) => "installed".to_string(),
         Err(_) if !default_dir.exists() => "not installed: run `mdvault model fetch`".to_string(),
         Err(e) => format!("damaged ({e}): run `mdvault model fetch`"),
     };
-    rows.push(json!({
-        "name": "default",
-        "backend": "local",
-        "location": default_dir,
-        "dims": 384,
-        "state": state,
-        "active": active_dir.as_deref() == Some(default_dir.as_path()),
-    }));
+    rows.push(ModelRow {
+        name: "default".into(),
+        backend: "local",
+        location: default_dir.display().to_string(),
+        dims: Some(384),
+        state,
+        active: active_dir.as_deref() == Some(default_dir.as_path()),
+    });
     let mut folders: Vec<PathBuf> =
         std::fs::read_dir(crate::config::DataDir::new(&config.data_dir).models())
             .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
@@ -129,49 +131,49 @@ fn list(config: &Config, json: bool) -> Result<(), Failure> {
                 None,
             ),
         };
-        rows.push(json!({
-            "name": dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            "backend": "local",
-            "location": dir,
-            "dims": dims,
-            "state": format!("{state} ({kind})"),
-            "active": active_dir.as_deref() == Some(dir.as_path()),
-        }));
+        rows.push(ModelRow {
+            name: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            backend: "local",
+            location: dir.display().to_string(),
+            dims: dims.map(|d| d as usize),
+            state: format!("{state} ({kind})"),
+            active: active_dir.as_deref() == Some(dir.as_path()),
+        });
     }
     match &config.embedding.backend {
-        EmbeddingBackend::Http { url, model, dims } => rows.push(json!({
-            "name": if model.is_empty() { "http".to_string() } else { model.clone() },
-            "backend": "http",
-            "location": url,
-            "dims": dims,
-            "state": "configured",
-            "active": true,
-        })),
-        EmbeddingBackend::Hashing { dims } => rows.push(json!({
-            "name": "hashing",
-            "backend": "hashing",
-            "location": "(built in; words, not meaning)",
-            "dims": dims,
-            "state": "configured",
-            "active": true,
-        })),
+        EmbeddingBackend::Http { url, model, dims } => rows.push(ModelRow {
+            name: if model.is_empty() { "http".to_string() } else { model.clone() },
+            backend: "http",
+            location: url.clone(),
+            dims: Some(*dims),
+            state: "configured".into(),
+            active: true,
+        }),
+        EmbeddingBackend::Hashing { dims } => rows.push(ModelRow {
+            name: "hashing".into(),
+            backend: "hashing",
+            location: "(built in; words, not meaning)".into(),
+            dims: Some(*dims),
+            state: "configured".into(),
+            active: true,
+        }),
         EmbeddingBackend::Local { .. } => {}
     }
     let stored = stored_model(config);
     if json {
-        print_json(&json!({ "models": rows, "index_model": stored }));
+        print_json(&ModelList { models: rows, index_model: stored });
         return Ok(());
     }
     let mut out = String::new();
     for r in &rows {
         out.push_str(&format!(
             "{} {:<22} {:<8} {:>5}  {}  {}\n",
-            if r["active"] == true { "*" } else { " " },
-            r["name"].as_str().unwrap_or(""),
-            r["backend"].as_str().unwrap_or(""),
-            r["dims"].as_u64().map_or("?".to_string(), |d| d.to_string()),
-            r["location"].as_str().unwrap_or(""),
-            r["state"].as_str().unwrap_or("")
+            if r.active { "*" } else { " " },
+            r.name,
+            r.backend,
+            r.dims.map_or("?".to_string(), |d| d.to_string()),
+            r.location,
+            r.state
         ));
     }
     if let Some(m) = stored {
@@ -208,9 +210,69 @@ fn workload(config: &Config, n: usize) -> (u64, Vec<String>) {
 }
 
 fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), Failure> {
+    let Choice { next, keys, label } = choose(config, &args)?;
+
+    // Load the new model for real: a switch to something that cannot embed is refused here,
+    // not discovered by the next server start.
+    let embedder = crate::engine::load_embedder(&next)
+        .map_err(|e| fail(format!("{label} cannot be used: {}", e.message())))?;
+    let new_id = format!("{}#{}", embedder.model_id(), embedder.dims());
+    let configured =
+        crate::engine::load_embedder(config).ok().map(|e| format!("{}#{}", e.model_id(), e.dims()));
+    if configured.as_deref() == Some(new_id.as_str())
+        && stored_model(config).is_none_or(|m| m == new_id)
+    {
+        print(&format!("the index already uses {label}; nothing to change"));
+        return Ok(());
+    }
+    let cost = cost(config, &embedder);
+    print(&format!(
+        "Switching to {label} {cost}. Chunks are kept; vectors are recomputed when the server \
+         next starts (restart a running one: systemctl --user restart mdvault, or start.sh \
+         again) or by `mdvault index` when no server runs; search is lexical-only for a chunk \
+         until then."
+    ));
+
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(fail("not switched: pass --yes to switch without a question"));
+        }
+        eprint!("Switch? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            print("not switched");
+            return Ok(());
+        }
+    }
+    write_config(config, overrides, &keys)?;
+    let overridden: Vec<String> =
+        std::env::vars().map(|(k, _)| k).filter(|k| k.starts_with("MDVAULT_EMBEDDING__")).collect();
+    if !overridden.is_empty() {
+        eprintln!(
+            "warning: {} set in this environment override the config file; unset them for the \
+             switch to take effect",
+            overridden.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The configuration a `model use` target makes: the whole config with the new backend, the
+/// `embedding.*` keys to write for it, and how to name it.
+struct Choice {
+    next: Config,
+    keys: Vec<(&'static str, String)>,
+    label: String,
+}
+
+/// Reads `model use`'s target: `default`, an endpoint URL (its vector length probed unless
+/// `--dims` says), or a model folder (which must hold a model).
+fn choose(config: &Config, args: &UseArgs) -> Result<Choice, Failure> {
     let target = args.target.trim();
     let mut next = config.clone();
-    let keys: Vec<(&str, String)>;
+    let keys: Vec<(&'static str, String)>;
     let label;
     if target == "default" {
         next.embedding.backend =
@@ -252,20 +314,12 @@ fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), F
         ];
         label = dir.display().to_string();
     }
+    Ok(Choice { next, keys, label })
+}
 
-    // Load the new model for real: a switch to something that cannot embed is refused here,
-    // not discovered by the next server start.
-    let embedder = crate::engine::load_embedder(&next)
-        .map_err(|e| fail(format!("{label} cannot be used: {}", e.message())))?;
-    let new_id = format!("{}#{}", embedder.model_id(), embedder.dims());
-    let configured =
-        crate::engine::load_embedder(config).ok().map(|e| format!("{}#{}", e.model_id(), e.dims()));
-    if configured.as_deref() == Some(new_id.as_str())
-        && stored_model(config).is_none_or(|m| m == new_id)
-    {
-        print(&format!("the index already uses {label}; nothing to change"));
-        return Ok(());
-    }
+/// What the switch costs: the texts to embed again, and how long at the rate the new model
+/// manages on a sample of this vault's chunks.
+fn cost(config: &Config, embedder: &crate::embed::Embedder) -> String {
     let (vectors, sample) = workload(config, 32);
     let sample: Vec<String> = if sample.is_empty() {
         vec![
@@ -278,7 +332,7 @@ fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), F
     };
     let refs: Vec<&str> = sample.iter().map(String::as_str).collect();
     let started = Instant::now();
-    let cost = match embedder.embed(&refs) {
+    match embedder.embed(&refs) {
         Ok(_) => {
             let rate = refs.len() as f64 / started.elapsed().as_secs_f64().max(1e-3);
             let minutes = vectors as f64 / rate / 60.0;
@@ -297,38 +351,7 @@ fn switch(config: &Config, overrides: &Overrides, args: UseArgs) -> Result<(), F
             "re-embeds {vectors} texts; the cost cannot be estimated because a test embedding \
              failed ({e})"
         ),
-    };
-    print(&format!(
-        "Switching to {label} {cost}. Chunks are kept; vectors are recomputed when the server \
-         next starts (restart a running one: systemctl --user restart mdvault, or start.sh \
-         again) or by `mdvault index` when no server runs; search is lexical-only for a chunk \
-         until then."
-    ));
-
-    if !args.yes {
-        if !std::io::stdin().is_terminal() {
-            return Err(fail("not switched: pass --yes to switch without a question"));
-        }
-        eprint!("Switch? [y/N] ");
-        let _ = std::io::stderr().flush();
-        let mut answer = String::new();
-        let _ = std::io::stdin().read_line(&mut answer);
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            print("not switched");
-            return Ok(());
-        }
     }
-    write_config(config, overrides, &keys)?;
-    let overridden: Vec<String> =
-        std::env::vars().map(|(k, _)| k).filter(|k| k.starts_with("MDVAULT_EMBEDDING__")).collect();
-    if !overridden.is_empty() {
-        eprintln!(
-            "warning: {} set in this environment override the config file; unset them for the \
-             switch to take effect",
-            overridden.join(", ")
-        );
-    }
-    Ok(())
 }
 
 /// Asks an endpoint for one vector to learn its length.
@@ -344,7 +367,7 @@ fn probe_dims(url: &str, model: &str) -> Result<usize, Failure> {
         req = req.header("Authorization", &format!("Bearer {key}"));
     }
     let body: Value = req
-        .send_json(json!({ "model": model, "input": ["dimension probe"] }))
+        .send_json(EmbeddingRequest { model, input: &["dimension probe"] })
         .map_err(|e| fail(format!("cannot ask {url} for its vector length ({e}); pass --dims")))?
         .body_mut()
         .read_json()

@@ -87,42 +87,7 @@ pub enum NoteCommand {
     #[command(
         after_help = "Examples:\n  mdvault patch Home/Boiler.md --target 'Servicing' --operation replace --content 'Booked for May.'\n  mdvault patch Home/Boiler.md --target 'Boiler::Log' --operation append --file entry.md\n  mdvault patch Home/Boiler.md --target '^parts-table' --operation append --content '| valve | 12 |'"
     )]
-    Patch {
-        /// The note ([VAULT:]path).
-        path: String,
-        /// The heading target (`Section`, or `Parent::Section` when the leaf is ambiguous), or
-        /// a block id (`^id`).
-        #[arg(long, short)]
-        target: String,
-        /// replace, prepend or append (required: a replace by mistake loses the section).
-        #[arg(long, short)]
-        operation: String,
-        /// Allow a replace with empty content, which empties the section.
-        #[arg(long)]
-        allow_empty: bool,
-        /// Create the heading first when the target names none.
-        #[arg(long)]
-        create: bool,
-        /// content (below the heading), marker (the heading line) or markerAndContent.
-        #[arg(long, default_value = "content")]
-        scope: String,
-        /// Read the content's heading levels as relative to the target: `# X` under a content
-        /// target becomes its direct child (warns when a level passes 6).
-        #[arg(long)]
-        relative_levels: bool,
-        /// Move the target's section under this heading instead of editing it ('' for the
-        /// top level); with --operation replace and no content.
-        #[arg(long, value_name = "HEADING")]
-        move_under: Option<String>,
-        /// Where a moved section goes among the new parent's subsections: first, last (the
-        /// default), before:HEADING or after:HEADING.
-        #[arg(long, requires = "move_under")]
-        place: Option<String>,
-        #[command(flatten)]
-        content: ContentArgs,
-        #[command(flatten)]
-        common: WriteArgs,
-    },
+    Patch(PatchCommand),
     /// Replace a note's body, keeping its frontmatter block byte for byte.
     #[command(after_help = "Example:\n  mdvault set-body Inbox/Idea.md --file new-body.md")]
     SetBody {
@@ -137,38 +102,7 @@ pub enum NoteCommand {
     #[command(
         after_help = "Examples:\n  mdvault set-frontmatter Home/Boiler.md status serviced\n  mdvault set-frontmatter Home/Boiler.md tags --json-value '[\"home\", \"heating\"]'\n  mdvault set-frontmatter Home/Boiler.md status --delete"
     )]
-    SetFrontmatter {
-        /// The note ([VAULT:]path).
-        path: String,
-        /// The key.
-        key: String,
-        /// The value, as a string.
-        #[arg(conflicts_with_all = ["json_value", "delete"])]
-        value: Option<String>,
-        /// The value as JSON (a number, true/false, a list), e.g. '[1, 2]'.
-        #[arg(long, value_name = "JSON", conflicts_with = "delete")]
-        json_value: Option<String>,
-        /// Remove the key.
-        #[arg(long)]
-        delete: bool,
-        /// Add this item to the list under the key (repeat for more), e.g. --add car.
-        #[arg(long, value_name = "ITEM", conflicts_with_all = ["value", "json_value", "delete"])]
-        add: Vec<String>,
-        /// Remove this item from the list under the key (repeat for more).
-        #[arg(long, value_name = "ITEM", conflicts_with_all = ["value", "json_value", "delete"])]
-        remove: Vec<String>,
-        /// Rename the key to NEW, keeping its value as written (refused if NEW is set).
-        #[arg(long, value_name = "NEW", conflicts_with_all = ["value", "json_value", "delete", "add", "remove"])]
-        rename_to: Option<String>,
-        /// Insert the key as a new entry just before this existing key.
-        #[arg(long, value_name = "KEY", conflicts_with_all = ["delete", "add", "remove", "after"])]
-        before: Option<String>,
-        /// Insert the key as a new entry just after this existing key.
-        #[arg(long, value_name = "KEY", conflicts_with_all = ["delete", "add", "remove"])]
-        after: Option<String>,
-        #[command(flatten)]
-        common: WriteArgs,
-    },
+    SetFrontmatter(SetFrontmatterCommand),
     /// Replace literal text, refusing unless it occurs exactly --count times.
     #[command(
         after_help = "Example:\n  mdvault replace-text Home/Boiler.md --find '1.2 bar' --replace '1.4 bar' --section Settings"
@@ -292,6 +226,80 @@ pub enum NoteCommand {
     },
 }
 
+/// `mdvault patch`'s flags.
+#[derive(Debug, Args)]
+pub struct PatchCommand {
+    /// The note ([VAULT:]path).
+    path: String,
+    /// The heading target (`Section`, or `Parent::Section` when the leaf is ambiguous), or
+    /// a block id (`^id`).
+    #[arg(long, short)]
+    target: String,
+    /// replace, prepend or append (required: a replace by mistake loses the section).
+    #[arg(long, short)]
+    operation: String,
+    /// Allow a replace with empty content, which empties the section.
+    #[arg(long)]
+    allow_empty: bool,
+    /// Create the heading first when the target names none.
+    #[arg(long)]
+    create: bool,
+    /// content (below the heading), marker (the heading line) or markerAndContent.
+    #[arg(long, default_value = "content")]
+    scope: String,
+    /// Read the content's heading levels as relative to the target: `# X` under a content
+    /// target becomes its direct child (warns when a level passes 6).
+    #[arg(long)]
+    relative_levels: bool,
+    /// Move the target's section under this heading instead of editing it ('' for the
+    /// top level); with --operation replace and no content.
+    #[arg(long, value_name = "HEADING")]
+    move_under: Option<String>,
+    /// Where a moved section goes among the new parent's subsections: first, last (the
+    /// default), before:HEADING or after:HEADING.
+    #[arg(long, requires = "move_under")]
+    place: Option<String>,
+    #[command(flatten)]
+    content: ContentArgs,
+    #[command(flatten)]
+    common: WriteArgs,
+}
+
+/// `mdvault set-frontmatter`'s flags.
+#[derive(Debug, Args)]
+pub struct SetFrontmatterCommand {
+    /// The note ([VAULT:]path).
+    path: String,
+    /// The key.
+    key: String,
+    /// The value, as a string.
+    #[arg(conflicts_with_all = ["json_value", "delete"])]
+    value: Option<String>,
+    /// The value as JSON (a number, true/false, a list), e.g. '[1, 2]'.
+    #[arg(long, value_name = "JSON", conflicts_with = "delete")]
+    json_value: Option<String>,
+    /// Remove the key.
+    #[arg(long)]
+    delete: bool,
+    /// Add this item to the list under the key (repeat for more), e.g. --add car.
+    #[arg(long, value_name = "ITEM", conflicts_with_all = ["value", "json_value", "delete"])]
+    add: Vec<String>,
+    /// Remove this item from the list under the key (repeat for more).
+    #[arg(long, value_name = "ITEM", conflicts_with_all = ["value", "json_value", "delete"])]
+    remove: Vec<String>,
+    /// Rename the key to NEW, keeping its value as written (refused if NEW is set).
+    #[arg(long, value_name = "NEW", conflicts_with_all = ["value", "json_value", "delete", "add", "remove"])]
+    rename_to: Option<String>,
+    /// Insert the key as a new entry just before this existing key.
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["delete", "add", "remove", "after"])]
+    before: Option<String>,
+    /// Insert the key as a new entry just after this existing key.
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["delete", "add", "remove"])]
+    after: Option<String>,
+    #[command(flatten)]
+    common: WriteArgs,
+}
+
 /// Where the new content comes from.
 #[derive(Debug, Args)]
 pub struct ContentArgs {
@@ -373,27 +381,15 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
     match cmd {
         NoteCommand::Read { path, section, json } => {
             let note = service::read(desk, t, service::ReadArgs { vault: vault(), path, section })?;
-            if json {
-                print_json(&wire::note(&note));
-            } else {
-                print(&note.content);
-            }
+            show(json, || wire::note(&note), &note.content);
         }
         NoteCommand::Map { path, json } => {
             let map = service::map(desk, t, service::MapArgs { vault: vault(), path })?;
-            if json {
-                print_json(&wire::map(&map));
-            } else {
-                print(&map.render());
-            }
+            show(json, || wire::map(&map), &map.render());
         }
         NoteCommand::Ls { path, json } => {
             let listing = service::list(desk, t, service::ListArgs { vault: vault(), path })?;
-            if json {
-                print_json(&wire::listing(&listing));
-            } else {
-                print(&listing.render());
-            }
+            show(json, || wire::listing(&listing), &listing.render());
         }
         NoteCommand::Write { path, content, overwrite, common } => {
             let a =
@@ -409,91 +405,12 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             };
             confirm(service::append(desk, t, a, common.if_match.as_deref())?, common.json);
         }
-        NoteCommand::Patch {
-            path,
-            target,
-            operation,
-            allow_empty,
-            create,
-            scope,
-            relative_levels,
-            move_under,
-            place,
-            content,
-            common,
-        } => {
-            let destination = match move_under {
-                None => None,
-                Some(parent) => Some(service::Destination {
-                    parent: Some(parent),
-                    place: place_arg(place.as_deref())?,
-                }),
-            };
-            let a = service::PatchArgs {
-                vault: vault(),
-                path,
-                target,
-                operation: operation.parse()?,
-                content: content.read()?,
-                allow_empty,
-                target_scope: scope.parse()?,
-                create_target_if_missing: create,
-                reject_if_present: false,
-                within: None,
-                relative_levels,
-                destination,
-            };
-            confirm(service::patch(desk, t, a, common.if_match.as_deref())?, common.json);
-        }
+        NoteCommand::Patch(p) => patch(desk, t, vault(), p)?,
         NoteCommand::SetBody { path, content, common } => {
             let a = service::SetBodyArgs { vault: vault(), path, content: content.read()? };
             confirm(service::set_body(desk, t, a, common.if_match.as_deref())?, common.json);
         }
-        NoteCommand::SetFrontmatter {
-            path,
-            key,
-            value,
-            json_value,
-            delete,
-            add,
-            remove,
-            rename_to,
-            before,
-            after,
-            common,
-        } => {
-            let list = |items: Vec<String>| (!items.is_empty()).then(|| serde_json::json!(items));
-            let (add, remove) = (list(add), list(remove));
-            let value = match (value, json_value, delete) {
-                _ if add.is_some() || remove.is_some() || rename_to.is_some() => None,
-                (_, _, true) => None,
-                (Some(v), None, false) => Some(serde_json::Value::String(v)),
-                (None, Some(j), false) => Some(serde_json::from_str(&j).map_err(|e| {
-                    Error::new(
-                        ErrorCode::InvalidRequest,
-                        format!("--json-value is not JSON ({e}); quote strings, e.g. '\"done\"'"),
-                    )
-                })?),
-                _ => {
-                    return Err(Failure::Config(
-                        "give a VALUE, --json-value JSON, or --delete".into(),
-                    ));
-                }
-            };
-            let a = service::SetFrontmatterArgs {
-                vault: vault(),
-                path,
-                key,
-                value,
-                delete,
-                add,
-                remove,
-                rename_to,
-                before,
-                after,
-            };
-            confirm(service::set_frontmatter(desk, t, a, common.if_match.as_deref())?, common.json);
-        }
+        NoteCommand::SetFrontmatter(f) => set_frontmatter(desk, t, vault(), f)?,
         NoteCommand::ReplaceText { path, find, replace, section, count, common } => {
             let a =
                 service::ReplaceTextArgs { vault: vault(), path, find, replace, section, count };
@@ -526,37 +443,11 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
                 limit,
                 offset,
             };
-            let r = service::grep(desk, t, a)?;
-            if json {
-                print_json(&wire::grep(&r));
-            } else {
-                for h in &r.hits {
-                    print(&format!("{}:{}: {}", h.path, h.line, h.text));
-                }
-                let shown = r.offset + r.hits.len();
-                eprintln!(
-                    "{} matching line(s) in {} file(s); showing up to {shown}",
-                    r.total, r.files
-                );
-            }
+            print_grep(&service::grep(desk, t, a)?, json);
         }
         NoteCommand::Links { path, json } => {
             let r = service::links(desk, t, service::LinksArgs { vault: vault(), path })?;
-            if json {
-                print_json(&wire::links(&r));
-            } else {
-                for l in &r.outgoing {
-                    let to = match (&l.resolved, l.external) {
-                        (_, true) => "external".to_string(),
-                        (Some(p), _) => p.clone(),
-                        (None, _) => "BROKEN".to_string(),
-                    };
-                    print(&format!("-> {}:{} {} ({to})", r.path, l.line, l.target));
-                }
-                for b in &r.backlinks {
-                    print(&format!("<- {}:{} {}", b.from, b.line, b.written));
-                }
-            }
+            print_links(&r, json);
         }
         NoteCommand::Rmdir { path, recursive, json } => {
             let a = service::DeleteFolderArgs { vault: vault(), path, recursive };
@@ -566,24 +457,178 @@ pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(
             let bytes = std::fs::read(&local)
                 .map_err(|e| Failure::Config(format!("cannot read {}: {e}", local.display())))?;
             let (filed, v) = service::file_document(desk, t, only, &path, &bytes, overwrite)?;
-            if json {
-                print_json(&wire::upload(&filed, &v));
-            } else {
-                let mut line = format!(
-                    "{} {} ({} bytes): {}, {} page(s), {} characters extracted",
-                    filed.status.as_str(),
-                    filed.path,
-                    filed.size,
-                    v.status.as_str(),
-                    v.pages,
-                    v.extracted_chars
-                );
-                if !v.detail.is_empty() {
-                    line.push_str(&format!("; {}", v.detail));
-                }
-                print(&line);
-            }
+            print_filed(&filed, &v, json);
         }
     }
     Ok(())
+}
+
+/// `patch`: the flags as the front door's patch, a section move when `--move-under` asks.
+fn patch(
+    desk: &LightEngine,
+    t: &Target,
+    vault: Option<String>,
+    p: PatchCommand,
+) -> Result<(), Failure> {
+    let PatchCommand {
+        path,
+        target,
+        operation,
+        allow_empty,
+        create,
+        scope,
+        relative_levels,
+        move_under,
+        place,
+        content,
+        common,
+    } = p;
+    let destination = match move_under {
+        None => None,
+        Some(parent) => {
+            Some(service::Destination { parent: Some(parent), place: place_arg(place.as_deref())? })
+        }
+    };
+    let a = service::PatchArgs {
+        vault,
+        path,
+        target,
+        operation: operation.parse()?,
+        content: content.read()?,
+        allow_empty,
+        target_scope: scope.parse()?,
+        create_target_if_missing: create,
+        reject_if_present: false,
+        within: None,
+        relative_levels,
+        destination,
+    };
+    confirm(service::patch(desk, t, a, common.if_match.as_deref())?, common.json);
+    Ok(())
+}
+
+/// `set-frontmatter`: one of set, delete, add, remove or rename, as the flags say.
+fn set_frontmatter(
+    desk: &LightEngine,
+    t: &Target,
+    vault: Option<String>,
+    f: SetFrontmatterCommand,
+) -> Result<(), Failure> {
+    let SetFrontmatterCommand {
+        path,
+        key,
+        value,
+        json_value,
+        delete,
+        add,
+        remove,
+        rename_to,
+        before,
+        after,
+        common,
+    } = f;
+    let list = |items: Vec<String>| (!items.is_empty()).then(|| serde_json::Value::from(items));
+    let (add, remove) = (list(add), list(remove));
+    let other_operation = add.is_some() || remove.is_some() || rename_to.is_some();
+    let value = frontmatter_value(value, json_value, delete, other_operation)?;
+    let a = service::SetFrontmatterArgs {
+        vault,
+        path,
+        key,
+        value,
+        delete,
+        add,
+        remove,
+        rename_to,
+        before,
+        after,
+    };
+    confirm(service::set_frontmatter(desk, t, a, common.if_match.as_deref())?, common.json);
+    Ok(())
+}
+
+/// An answer as `--json` asked, or as its text.
+fn show(json: bool, wire: impl FnOnce() -> serde_json::Value, text: &str) {
+    if json {
+        print_json(&wire());
+    } else {
+        print(text);
+    }
+}
+
+/// `set-frontmatter`'s value: none when another operation (add, remove, rename) or a delete
+/// is asked for, else the VALUE as a string or `--json-value` as JSON.
+fn frontmatter_value(
+    value: Option<String>,
+    json_value: Option<String>,
+    delete: bool,
+    other_operation: bool,
+) -> Result<Option<serde_json::Value>, Failure> {
+    Ok(match (value, json_value, delete) {
+        _ if other_operation => None,
+        (_, _, true) => None,
+        (Some(v), None, false) => Some(serde_json::Value::String(v)),
+        (None, Some(j), false) => Some(serde_json::from_str(&j).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidRequest,
+                format!("--json-value is not JSON ({e}); quote strings, e.g. '\"done\"'"),
+            )
+        })?),
+        _ => {
+            return Err(Failure::Config("give a VALUE, --json-value JSON, or --delete".into()));
+        }
+    })
+}
+
+/// `grep`'s hits, one `path:line: text` each, and the counts on stderr.
+fn print_grep(r: &crate::upkeep::survey::GrepReport, json: bool) {
+    if json {
+        print_json(&wire::grep(r));
+        return;
+    }
+    for h in &r.hits {
+        print(&format!("{}:{}: {}", h.path, h.line, h.text));
+    }
+    let shown = r.offset + r.hits.len();
+    eprintln!("{} matching line(s) in {} file(s); showing up to {shown}", r.total, r.files);
+}
+
+/// `links`: each outgoing link with where it resolves, then each backlink.
+fn print_links(r: &crate::upkeep::survey::LinkReport, json: bool) {
+    if json {
+        print_json(&wire::links(r));
+        return;
+    }
+    for l in &r.outgoing {
+        let to = match (&l.resolved, l.external) {
+            (_, true) => "external".to_string(),
+            (Some(p), _) => p.clone(),
+            (None, _) => "BROKEN".to_string(),
+        };
+        print(&format!("-> {}:{} {} ({to})", r.path, l.line, l.target));
+    }
+    for b in &r.backlinks {
+        print(&format!("<- {}:{} {}", b.from, b.line, b.written));
+    }
+}
+
+/// A filed document: where it went and what extraction made of it.
+fn print_filed(filed: &crate::vault::Filed, v: &crate::docs::Verdict, json: bool) {
+    if json {
+        print_json(&wire::upload(filed, v));
+        return;
+    }
+    let mut line = format!(
+        "{} {} ({} bytes): {}, {} page(s), {} characters extracted",
+        filed.status.as_str(),
+        filed.path,
+        filed.size,
+        v.status.as_str(),
+        v.pages,
+        v.extracted_chars
+    );
+    if !v.detail.is_empty() {
+        line.push_str(&format!("; {}", v.detail));
+    }
+    print(&line);
 }

@@ -26,6 +26,8 @@ use serde_json::{Map, Value};
 use super::edit::{set_keys, yaml_string};
 use super::{ConfigError, Env, err, name_from_folder, split_commas};
 
+mod vault_search;
+
 /// Which predecessor a setup belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Predecessor {
@@ -238,15 +240,6 @@ pub fn predecessor_vars() -> Vec<&'static str> {
     out
 }
 
-/// vault-search's results per query when the caller did not say.
-const VAULT_SEARCH_DEFAULT_K: u64 = 8;
-/// The vector length of EmbeddingGemma, the model vault-search was built and tested with; its
-/// setup never recorded one, so the migration assumes this and says so.
-const EMBEDDINGGEMMA_DIMS: u64 = 768;
-/// EmbeddingGemma's asymmetric prompts as vault-search sent them: a task line before queries,
-/// and a title/text template around documents.
-const EMBEDDINGGEMMA_QUERY_PREFIX: &str = "task: search result | query: ";
-const EMBEDDINGGEMMA_DOCUMENT_TEMPLATE: &str = "title: {title} | text: {text}";
 /// nomic-embed-text's prompts, which the vault MCP server put before every query and chunk.
 const NOMIC_QUERY_PREFIX: &str = "search_query: ";
 const NOMIC_DOCUMENT_PREFIX: &str = "search_document: ";
@@ -317,7 +310,7 @@ pub fn plan(
     match predecessor {
         Predecessor::VaultMcp => plan_vault_mcp(&mut plan, text.as_deref(), base.as_deref(), env)?,
         Predecessor::VaultSearch => {
-            plan_vault_search(&mut plan, text.as_deref().unwrap_or("{}"), base.as_deref(), env)?
+            vault_search::plan(&mut plan, text.as_deref().unwrap_or("{}"), base.as_deref(), env)?
         }
     }
     for var in predecessor_vars() {
@@ -383,25 +376,46 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A vault MCP server setting as that server resolved it: where the value came from, and the
+/// value.
+type Resolved = (&'static Old, Layer, Value);
+
 fn plan_vault_mcp(
     plan: &mut Plan,
     text: Option<&str>,
     base: Option<&Path>,
     env: &dyn Env,
 ) -> Result<(), ConfigError> {
+    let tree = vault_mcp_tree(plan, text)?;
+    let resolved = resolve_vault_mcp(&tree, env);
+    unknown_vault_mcp_keys(plan, &tree);
+    let home = env.var("HOME").map(PathBuf::from);
+    let carry =
+        McpCarry { resolved: &resolved, defaults: mdvault_defaults(), base, home: home.as_deref() };
+    for (o, layer, value) in resolved.iter().cloned() {
+        carry.setting(plan, o, layer, value);
+    }
+    vault_mcp_built_ins(plan, env);
+    plan.http_mcp = true;
+    Ok(())
+}
+
+/// The vault MCP server's file as a tree of sections (empty without a file).
+fn vault_mcp_tree(plan: &Plan, text: Option<&str>) -> Result<Map<String, Value>, ConfigError> {
     let source = plan.source.clone().unwrap_or_default();
-    let tree = match text {
+    Ok(match text {
         Some(t) if !t.trim().is_empty() => match serde_saphyr::from_str::<Value>(t) {
             Ok(Value::Object(m)) => m,
             Ok(_) => return Err(err(format!("{} is not a mapping of sections", source.display()))),
             Err(e) => return Err(err(format!("{} is not valid YAML: {e}", source.display()))),
         },
         _ => Map::new(),
-    };
-    let defaults = mdvault_defaults();
-    let home = env.var("HOME").map(PathBuf::from);
-    // Resolve every setting as the predecessor did: default < file < variable.
-    let mut resolved: Vec<(&Old, Layer, Value)> = Vec::new();
+    })
+}
+
+/// Resolves every setting as the predecessor did: default < file < variable.
+fn resolve_vault_mcp(tree: &Map<String, Value>, env: &dyn Env) -> Vec<Resolved> {
+    let mut resolved: Vec<Resolved> = Vec::new();
     for o in VAULT_MCP {
         let (section, key) = o.key.split_once('.').unwrap_or((o.key, ""));
         let from_env = env.var(o.env);
@@ -413,8 +427,12 @@ fn plan_vault_mcp(
         };
         resolved.push((o, layer, value));
     }
-    // Keys of the file the predecessor did not know.
-    for (section, body) in &tree {
+    resolved
+}
+
+/// A row for each key of the file the predecessor did not know.
+fn unknown_vault_mcp_keys(plan: &mut Plan, tree: &Map<String, Value>) {
+    for (section, body) in tree {
         let keys: Vec<String> = match body {
             Value::Object(m) => m.keys().map(|k| format!("{section}.{k}")).collect(),
             _ => vec![section.clone()],
@@ -433,13 +451,25 @@ fn plan_vault_mcp(
             }
         }
     }
-    let get = |key: &str| resolved.iter().find(|(o, _, _)| o.key == key).cloned();
-    let label = |o: &Old| format!("{} / {}", o.key, o.env);
+}
 
-    for (o, layer, value) in resolved.iter().cloned() {
+/// What carrying one vault MCP server setting over needs to know besides the setting.
+struct McpCarry<'a> {
+    /// Every setting, for those that combine two (host and port).
+    resolved: &'a [Resolved],
+    defaults: Map<String, Value>,
+    /// The predecessor's config folder, which its relative `vault.path` was read against.
+    base: Option<&'a Path>,
+    home: Option<&'a Path>,
+}
+
+impl McpCarry<'_> {
+    /// Carries one setting: its row, and the mdvault settings it needs. The keys that change
+    /// form on the way have a step of their own below.
+    fn setting(&self, plan: &mut Plan, o: &Old, layer: Layer, value: Value) {
         let explicit = layer != Layer::Default;
         let mut row = Row {
-            old: label(o),
+            old: format!("{} / {}", o.key, o.env),
             layer,
             value: show(&value),
             new: o.key.to_string(),
@@ -447,105 +477,11 @@ fn plan_vault_mcp(
             why: String::new(),
         };
         match o.key {
-            "vault.path" => {
-                let raw = show(&value);
-                let path = super::expand(raw.trim(), base, home.as_deref());
-                let name = name_from_folder(&path);
-                row.new = format!("vaults.{name}");
-                row.outcome = Outcome::Changed;
-                row.why = format!(
-                    "one vault named after its folder; mdvault serves several, at /v/{name}/ too"
-                );
-                plan.settings.push(Setting::new(
-                    "vaults",
-                    &name,
-                    Value::String(path.display().to_string()),
-                ));
-            }
-            "server.host" => {
-                let host = show(&value);
-                let (_, port_layer, port) = get("server.port").expect("server.port is listed");
-                let port = show(&port);
-                let host = if host.contains(':') && !host.starts_with('[') {
-                    format!("[{host}]")
-                } else {
-                    host
-                };
-                let listen = format!("{}:{}", host.trim(), port.trim());
-                row.old = "server.host + server.port / BIND_HOST + BIND_PORT".into();
-                row.value = listen.clone();
-                row.layer = if port_layer != Layer::Default { port_layer } else { layer };
-                row.new = "server.listen".into();
-                row.outcome = Outcome::Changed;
-                row.why = "one host:port; MDVAULT_LISTEN or --listen override it".into();
-                let mdvault = default_of(&defaults, "server.listen");
-                if explicit
-                    || port_layer != Layer::Default
-                    || mdvault.is_none_or(|d| show(&d) != listen)
-                {
-                    plan.settings.push(Setting::new("server", "listen", Value::String(listen)));
-                }
-            }
-            "server.port" => continue,
-            "server.allowed_hosts" => {
-                let (loopback, kept): (Vec<String>, Vec<String>) =
-                    list(&value).into_iter().partition(|h| is_loopback_authority(h));
-                if !loopback.is_empty() {
-                    row.outcome = Outcome::Changed;
-                    row.why = format!(
-                        "{} dropped: mdvault always accepts loopback hosts on any port",
-                        loopback.join(", ")
-                    );
-                }
-                if !kept.is_empty() || explicit {
-                    plan.settings.push(Setting::new(
-                        "server",
-                        "allowed_hosts",
-                        Value::Array(kept.into_iter().map(Value::String).collect()),
-                    ));
-                }
-            }
-            "embedding.ollama_url" => {
-                let url = format!("{}/embeddings", show(&value).trim().trim_end_matches('/'));
-                row.new = "embedding.backend: http + embedding.url".into();
-                row.outcome = Outcome::Changed;
-                row.why = format!(
-                    "mdvault takes the whole endpoint ({url}); the prompts it prefixed are \
-                     below"
-                );
-                plan.settings.push(Setting::new("embedding", "backend", "http".into()));
-                plan.settings.push(Setting::new("embedding", "url", Value::String(url)));
-                // The server put nomic's prompts before every text; mdvault sends only what
-                // it is told to, so say so explicitly.
-                plan.rows.push(row);
-                plan.rows.push(Row {
-                    old: "(built in) \"search_query: \" before queries".into(),
-                    layer: Layer::Default,
-                    value: NOMIC_QUERY_PREFIX.into(),
-                    new: "embedding.query_prefix".into(),
-                    outcome: Outcome::Mapped,
-                    why: String::new(),
-                });
-                plan.rows.push(Row {
-                    old: "(built in) \"search_document: \" before chunks".into(),
-                    layer: Layer::Default,
-                    value: NOMIC_DOCUMENT_PREFIX.into(),
-                    new: "embedding.document_prefix".into(),
-                    outcome: Outcome::Mapped,
-                    why: String::new(),
-                });
-                plan.settings.push(Setting::new(
-                    "embedding",
-                    "query_prefix",
-                    NOMIC_QUERY_PREFIX.into(),
-                ));
-                plan.settings.push(Setting::new(
-                    "embedding",
-                    "document_prefix",
-                    NOMIC_DOCUMENT_PREFIX.into(),
-                ));
-                continue;
-            }
+            "vault.path" => self.vault_path(plan, &mut row, &value),
+            "server.host" => self.listen(plan, &mut row, &value, layer),
+            "server.port" => return,
+            "server.allowed_hosts" => allowed_hosts(plan, &mut row, &value, explicit),
+            "embedding.ollama_url" => return ollama(plan, row, &value),
             "embedding.model" | "embedding.dims" => {
                 // The HTTP backend is what the server used, so its model and width always go.
                 plan.settings.push(Setting::new("embedding", &o.key[10..], value.clone()));
@@ -564,7 +500,7 @@ fn plan_vault_mcp(
                     );
                 }
                 let kept = Value::Array(kept.into_iter().map(Value::String).collect());
-                if !push_if_needed(plan, &defaults, "search.exclude_dirs", kept, explicit) {
+                if !push_if_needed(plan, &self.defaults, "search.exclude_dirs", kept, explicit) {
                     row.why = SAME_DEFAULT.into();
                 }
             }
@@ -576,7 +512,7 @@ fn plan_vault_mcp(
                     .into();
             }
             key => {
-                if !push_if_needed(plan, &defaults, key, value.clone(), explicit) {
+                if !push_if_needed(plan, &self.defaults, key, value.clone(), explicit) {
                     row.why = SAME_DEFAULT.into();
                 }
             }
@@ -584,6 +520,105 @@ fn plan_vault_mcp(
         plan.rows.push(row);
     }
 
+    /// `vault.path`: one vault, named after its folder.
+    fn vault_path(&self, plan: &mut Plan, row: &mut Row, value: &Value) {
+        let raw = show(value);
+        let path = super::expand(raw.trim(), self.base, self.home);
+        let name = name_from_folder(&path);
+        row.new = format!("vaults.{name}");
+        row.outcome = Outcome::Changed;
+        row.why =
+            format!("one vault named after its folder; mdvault serves several, at /v/{name}/ too");
+        plan.settings.push(Setting::new(
+            "vaults",
+            &name,
+            Value::String(path.display().to_string()),
+        ));
+    }
+
+    /// `server.host` and `server.port` together: one `server.listen`.
+    fn listen(&self, plan: &mut Plan, row: &mut Row, value: &Value, layer: Layer) {
+        let explicit = layer != Layer::Default;
+        let host = show(value);
+        let (_, port_layer, port) = self
+            .resolved
+            .iter()
+            .find(|(o, _, _)| o.key == "server.port")
+            .cloned()
+            .expect("server.port is listed");
+        let port = show(&port);
+        let host =
+            if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host };
+        let listen = format!("{}:{}", host.trim(), port.trim());
+        row.old = "server.host + server.port / BIND_HOST + BIND_PORT".into();
+        row.value = listen.clone();
+        row.layer = if port_layer != Layer::Default { port_layer } else { layer };
+        row.new = "server.listen".into();
+        row.outcome = Outcome::Changed;
+        row.why = "one host:port; MDVAULT_LISTEN or --listen override it".into();
+        let mdvault = default_of(&self.defaults, "server.listen");
+        if explicit || port_layer != Layer::Default || mdvault.is_none_or(|d| show(&d) != listen) {
+            plan.settings.push(Setting::new("server", "listen", Value::String(listen)));
+        }
+    }
+}
+
+/// `server.allowed_hosts`: loopback hosts go (mdvault always accepts them).
+fn allowed_hosts(plan: &mut Plan, row: &mut Row, value: &Value, explicit: bool) {
+    let (loopback, kept): (Vec<String>, Vec<String>) =
+        list(value).into_iter().partition(|h| is_loopback_authority(h));
+    if !loopback.is_empty() {
+        row.outcome = Outcome::Changed;
+        row.why = format!(
+            "{} dropped: mdvault always accepts loopback hosts on any port",
+            loopback.join(", ")
+        );
+    }
+    if !kept.is_empty() || explicit {
+        plan.settings.push(Setting::new(
+            "server",
+            "allowed_hosts",
+            Value::Array(kept.into_iter().map(Value::String).collect()),
+        ));
+    }
+}
+
+/// `embedding.ollama_url`: the HTTP backend at the whole endpoint, with the prompts the server
+/// put before every text; pushes its row and the prompts' rows.
+fn ollama(plan: &mut Plan, mut row: Row, value: &Value) {
+    let url = format!("{}/embeddings", show(value).trim().trim_end_matches('/'));
+    row.new = "embedding.backend: http + embedding.url".into();
+    row.outcome = Outcome::Changed;
+    row.why =
+        format!("mdvault takes the whole endpoint ({url}); the prompts it prefixed are below");
+    plan.settings.push(Setting::new("embedding", "backend", "http".into()));
+    plan.settings.push(Setting::new("embedding", "url", Value::String(url)));
+    // The server put nomic's prompts before every text; mdvault sends only what
+    // it is told to, so say so explicitly.
+    plan.rows.push(row);
+    plan.rows.push(Row {
+        old: "(built in) \"search_query: \" before queries".into(),
+        layer: Layer::Default,
+        value: NOMIC_QUERY_PREFIX.into(),
+        new: "embedding.query_prefix".into(),
+        outcome: Outcome::Mapped,
+        why: String::new(),
+    });
+    plan.rows.push(Row {
+        old: "(built in) \"search_document: \" before chunks".into(),
+        layer: Layer::Default,
+        value: NOMIC_DOCUMENT_PREFIX.into(),
+        new: "embedding.document_prefix".into(),
+        outcome: Outcome::Mapped,
+        why: String::new(),
+    });
+    plan.settings.push(Setting::new("embedding", "query_prefix", NOMIC_QUERY_PREFIX.into()));
+    plan.settings.push(Setting::new("embedding", "document_prefix", NOMIC_DOCUMENT_PREFIX.into()));
+}
+
+/// The rows for what the server had outside its settings: the key (environment only), the
+/// generated index.md, and its routes.
+fn vault_mcp_built_ins(plan: &mut Plan, env: &dyn Env) {
     // The key was in the environment only; it stays there under its new name.
     let key_row = match env.var(VAULT_MCP_KEY_VAR) {
         Some(_) => {
@@ -631,8 +666,6 @@ fn plan_vault_mcp(
         outcome: Outcome::Mapped,
         why: "same bearer key; add the Host clients use to server.allowed_hosts".into(),
     });
-    plan.http_mcp = true;
-    Ok(())
 }
 
 /// Adds `key` unless it came from the predecessor's default and that equals mdvault's; says
@@ -675,211 +708,6 @@ fn is_loopback_authority(authority: &str) -> bool {
     };
     host.eq_ignore_ascii_case("localhost")
         || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-fn plan_vault_search(
-    plan: &mut Plan,
-    text: &str,
-    base: Option<&Path>,
-    env: &dyn Env,
-) -> Result<(), ConfigError> {
-    let source = plan.source.clone().unwrap_or_default();
-    let home = env.var("HOME").map(PathBuf::from);
-    let Ok(Value::Object(vaults)) = serde_json::from_str::<Value>(text) else {
-        return Err(err(format!(
-            "{} is not a JSON object of vault names and folders, like {{\"notes\": \
-             \"~/Notes\"}}",
-            source.display()
-        )));
-    };
-    for (name, path) in &vaults {
-        let Value::String(path) = path else {
-            return Err(err(format!("{}: vault {name:?} must be a folder path", source.display())));
-        };
-        let root = super::expand(path.trim(), base, home.as_deref());
-        plan.rows.push(Row {
-            old: format!("vaults.json: {name}"),
-            layer: Layer::File,
-            value: path.clone(),
-            new: format!("vaults.{name}"),
-            outcome: Outcome::Mapped,
-            why: String::new(),
-        });
-        plan.settings.push(Setting::new("vaults", name, Value::String(root.display().to_string())));
-    }
-    let var = |name: &str, default: &str| -> (Layer, String) {
-        match env.var(name) {
-            Some(v) => (Layer::Env, v),
-            None => (Layer::Default, default.to_string()),
-        }
-    };
-    let row = |old: &str, layer: Layer, value: &str, new: &str, outcome: Outcome, why: &str| Row {
-        old: old.into(),
-        layer,
-        value: value.into(),
-        new: new.into(),
-        outcome,
-        why: why.into(),
-    };
-    let default = |name: &str| VAULT_SEARCH.iter().find(|(v, _)| *v == name).map_or("", |d| d.1);
-
-    let (layer, db) = var("VAULT_SEARCH_DB", default("VAULT_SEARCH_DB"));
-    plan.rows.push(row(
-        "VAULT_SEARCH_DB",
-        layer,
-        &db,
-        "MDVAULT_DATA_DIR",
-        Outcome::NotCarried,
-        "mdvault builds its own index (a different format) under its data directory; the \
-         first index run rebuilds it and the old file can be deleted",
-    ));
-
-    let (layer, url) = var("VAULT_EMBED_URL", default("VAULT_EMBED_URL"));
-    plan.rows.push(row(
-        "VAULT_EMBED_URL",
-        layer,
-        &url,
-        "embedding.backend: http + embedding.url",
-        Outcome::Mapped,
-        "",
-    ));
-    plan.settings.push(Setting::new("embedding", "backend", "http".into()));
-    plan.settings.push(Setting::new("embedding", "url", Value::String(url.trim().to_string())));
-    plan.rows.push(row(
-        "(built in) EmbeddingGemma's vector length",
-        Layer::Default,
-        &EMBEDDINGGEMMA_DIMS.to_string(),
-        "embedding.dims",
-        Outcome::Changed,
-        "mdvault checks the width; 768 assumes EmbeddingGemma, change it for another model",
-    ));
-    plan.settings.push(Setting::new("embedding", "dims", EMBEDDINGGEMMA_DIMS.into()));
-    plan.rows.push(row(
-        "(built in) query prompt",
-        Layer::Default,
-        EMBEDDINGGEMMA_QUERY_PREFIX,
-        "embedding.query_prefix",
-        Outcome::Mapped,
-        "",
-    ));
-    plan.settings.push(Setting::new(
-        "embedding",
-        "query_prefix",
-        EMBEDDINGGEMMA_QUERY_PREFIX.into(),
-    ));
-    plan.rows.push(row(
-        "(built in) document prompt",
-        Layer::Default,
-        EMBEDDINGGEMMA_DOCUMENT_TEMPLATE,
-        "embedding.document_prefix",
-        Outcome::Mapped,
-        "a template: {title} is the note's title, {text} the chunk",
-    ));
-    plan.settings.push(Setting::new(
-        "embedding",
-        "document_prefix",
-        EMBEDDINGGEMMA_DOCUMENT_TEMPLATE.into(),
-    ));
-
-    // Only a reranker the user pointed vault-search at is carried. Its built-in default
-    // (a local port) names a service that may never have run: vault-search fell back in
-    // silence when nothing answered there, while mdvault says so on every search.
-    let (layer, rerank) = var("VAULT_RERANK_URL", default("VAULT_RERANK_URL"));
-    if layer == Layer::Default {
-        plan.rows.push(row(
-            "VAULT_RERANK_URL",
-            layer,
-            &rerank,
-            "rerank.url",
-            Outcome::NotCarried,
-            "not set, so no reranker is configured; if one runs there, set rerank.url to it",
-        ));
-    } else if rerank.trim().is_empty() {
-        plan.rows.push(row(
-            "VAULT_RERANK_URL",
-            layer,
-            "",
-            "rerank.url",
-            Outcome::Mapped,
-            "empty: no reranking, mdvault's default",
-        ));
-    } else {
-        plan.rows.push(row(
-            "VAULT_RERANK_URL",
-            layer,
-            &rerank,
-            "rerank.url",
-            Outcome::Mapped,
-            "like before, search falls back to its own order when the reranker fails",
-        ));
-        plan.settings.push(Setting::new("rerank", "url", Value::String(rerank.trim().into())));
-    }
-    let defaults = mdvault_defaults();
-    for (name, key) in [
-        ("VAULT_RERANK_CANDIDATES", "rerank.candidates"),
-        ("VAULT_RERANK_FUSION_K", "rerank.fusion_k"),
-    ] {
-        let (layer, value) = var(name, default(name));
-        let written =
-            push_if_needed(plan, &defaults, key, scalar(value.trim()), layer == Layer::Env);
-        let why = if written { "" } else { SAME_DEFAULT };
-        plan.rows.push(row(name, layer, &value, key, Outcome::Mapped, why));
-    }
-    plan.rows.push(row(
-        "(built in) k = 8 results",
-        Layer::Default,
-        "8",
-        "search.default_k",
-        Outcome::Mapped,
-        "",
-    ));
-    plan.settings.push(Setting::new("search", "default_k", VAULT_SEARCH_DEFAULT_K.into()));
-    plan.rows.push(row(
-        "(built in) skips node_modules",
-        Layer::Default,
-        "node_modules",
-        "search.exclude_dirs",
-        Outcome::Changed,
-        "only at a vault's root; dotted folders (.obsidian, .trash, .git) are never indexed",
-    ));
-    plan.settings.push(Setting::new(
-        "search",
-        "exclude_dirs",
-        Value::Array(vec!["node_modules".into()]),
-    ));
-    plan.rows.push(row(
-        "(built in) ~1,400-character chunks",
-        Layer::Default,
-        "",
-        "chunking.*",
-        Outcome::NotCarried,
-        "mdvault's heading-aware chunker sizes by tokens (400, about 1,440 characters)",
-    ));
-    plan.rows.push(row(
-        "(built in) at most 2 chunks per note",
-        Layer::Default,
-        "",
-        "search.mmr_lambda",
-        Outcome::NotCarried,
-        "mdvault keeps results varied with a diversity pass instead of a cap",
-    ));
-    plan.rows.push(row(
-        "MCP tools vault_search, vault_reindex",
-        Layer::Default,
-        "",
-        "vault_search, vault_reindex",
-        Outcome::Mapped,
-        "same names; vault_search takes query, k, vault and thorough, and answers with a score",
-    ));
-    plan.rows.push(row(
-        "`vault_search.py serve` (stdio MCP)",
-        Layer::Default,
-        "",
-        "mdvault mcp",
-        Outcome::Changed,
-        "`mdvault serve` is the HTTP server; stdio MCP is `mdvault mcp`",
-    ));
-    Ok(())
 }
 
 /// The outcome of laying a plan's settings into a config file's text.

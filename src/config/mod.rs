@@ -14,11 +14,15 @@ mod datadir;
 pub mod edit;
 pub(crate) mod legacy;
 pub(crate) mod migrate;
+mod raw;
 
 use std::path::{Path, PathBuf};
 
 pub use datadir::DataDir;
-use serde::Deserialize;
+use raw::{
+    RawCallouts, RawChunking, RawConfig, RawEmbedding, RawIndex, RawMaintenance, RawRerank,
+    RawSearch, RawServer, RawVault, StringList,
+};
 use serde_json::{Map, Value};
 
 /// A configuration problem; the binary exits with status 2 on one.
@@ -289,23 +293,6 @@ impl<const N: usize> Env for [(&str, &str); N] {
     }
 }
 
-/// A YAML sequence of strings, or one comma-separated string.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-enum StringList {
-    List(Vec<String>),
-    Comma(String),
-}
-
-impl StringList {
-    fn into_vec(self) -> Vec<String> {
-        match self {
-            StringList::List(v) => v,
-            StringList::Comma(s) => split_commas(&s),
-        }
-    }
-}
-
 fn split_commas(s: &str) -> Vec<String> {
     s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
@@ -340,134 +327,14 @@ pub fn escape_vault_entry(s: &str) -> String {
     s.replace('\\', "\\\\").replace(',', "\\,")
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    vaults: Option<Map<String, Value>>,
-    #[serde(default)]
-    vault: RawVault,
-    #[serde(default)]
-    embedding: RawEmbedding,
-    #[serde(default)]
-    chunking: RawChunking,
-    #[serde(default)]
-    search: RawSearch,
-    #[serde(default)]
-    rerank: RawRerank,
-    #[serde(default)]
-    index: RawIndex,
-    #[serde(default)]
-    watch: RawWatch,
-    #[serde(default)]
-    maintenance: RawMaintenance,
-    #[serde(default)]
-    callouts: RawCallouts,
-    #[serde(default)]
-    server: RawServer,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawServer {
-    listen: Option<String>,
-    allowed_hosts: Option<StringList>,
-    allowed_origins: Option<StringList>,
-    max_body_bytes: Option<u64>,
-    tls: Option<bool>,
-    strict_patch_version: Option<bool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVault {
-    doc_suffixes: Option<StringList>,
-    doc_files_dir: Option<String>,
-    doc_ocr: Option<bool>,
-    doc_max_bytes: Option<u64>,
-    timestamp_key: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawEmbedding {
-    backend: Option<String>,
-    model_dir: Option<String>,
-    url: Option<String>,
-    model: Option<String>,
-    dims: Option<usize>,
-    batch_size: Option<usize>,
-    max_attempts: Option<u32>,
-    backoff_seconds: Option<f64>,
-    backoff_max_seconds: Option<f64>,
-    query_prefix: Option<String>,
-    document_prefix: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawChunking {
-    target_tokens: Option<usize>,
-    overlap_tokens: Option<usize>,
-    min_tokens: Option<usize>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSearch {
-    default_k: Option<usize>,
-    exclude_dirs: Option<StringList>,
-    candidates: Option<usize>,
-    rrf_k: Option<f64>,
-    lexical_weight: Option<f64>,
-    document_weight: Option<f64>,
-    mmr_lambda: Option<f64>,
-    lookup: Option<bool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRerank {
-    url: Option<String>,
-    model: Option<String>,
-    candidates: Option<usize>,
-    fusion_k: Option<f64>,
-    thorough_candidates: Option<usize>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawIndex {
-    exclude_dirs: Option<StringList>,
-    build_max_attempts: Option<u32>,
-    build_retry_seconds: Option<f64>,
-    reconcile_seconds: Option<f64>,
-    index_md: Option<bool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMaintenance {
-    python: Option<String>,
-    timeout_seconds: Option<f64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCallouts {
-    open_types: Option<StringList>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWatch {
-    debounce_seconds: Option<f64>,
-}
-
 /// Environment variables with these names are settings of their own, not `section.key` paths.
 const SPECIAL_ENV: &[&str] =
     &["MDVAULT_API_KEY", "MDVAULT_CONFIG", "MDVAULT_DATA_DIR", "MDVAULT_VAULTS", "MDVAULT_LISTEN"];
 
 /// Loads the configuration: defaults < file < environment < overrides.
+///
+/// Each section is read by its own step below, in this order; the order is the order of the
+/// checks, so a file with two mistakes is always told of the same one first.
 pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError> {
     let (file, mut tree) = read_file(overrides, env)?;
     overlay_env(&mut tree, env)?;
@@ -482,18 +349,66 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
     })?;
     let file_dir = file.as_deref().and_then(Path::parent).map(Path::to_path_buf);
     let home = env.var("HOME").map(PathBuf::from);
+    // Relative paths in the file are the file's; `~` is the home folder.
+    let paths = Paths { file_dir: file_dir.as_deref(), home: home.as_deref() };
 
-    let data_dir = match (&overrides.data_dir, env.var("MDVAULT_DATA_DIR")) {
+    let data_dir = data_dir(overrides, env, home.as_deref())?;
+    let vault = vault_settings(raw.vault)?;
+    let embedding = embedding_settings(raw.embedding, paths, &data_dir)?;
+    let chunking = chunking_settings(raw.chunking)?;
+    let mut search = search_settings(raw.search)?;
+    let rerank = rerank_settings(raw.rerank)?;
+    let maintenance = maintenance_settings(raw.maintenance)?;
+    let index = index_settings(raw.index)?;
+    let callouts = callout_settings(raw.callouts);
+    let specs = vault_specs(overrides, env, raw.vaults, paths, &mut search.vault_k)?;
+    let vaults = vault_entries(specs, &data_dir)?;
+    let server = server_settings(raw.server, env);
+
+    Ok(Config {
+        vaults,
+        vault,
+        embedding,
+        chunking,
+        search,
+        rerank,
+        index,
+        maintenance,
+        callouts,
+        watch_debounce_seconds: raw.watch.debounce_seconds.unwrap_or(2.0),
+        server,
+        data_dir,
+        file,
+    })
+}
+
+/// The folders a path in the configuration is read against.
+#[derive(Clone, Copy)]
+struct Paths<'a> {
+    /// The config file's folder, for relative paths written in it.
+    file_dir: Option<&'a Path>,
+    home: Option<&'a Path>,
+}
+
+/// The data directory: `--data-dir`, else `MDVAULT_DATA_DIR`, else the XDG data folder.
+fn data_dir(
+    overrides: &Overrides,
+    env: &dyn Env,
+    home: Option<&Path>,
+) -> Result<PathBuf, ConfigError> {
+    Ok(match (&overrides.data_dir, env.var("MDVAULT_DATA_DIR")) {
         (Some(d), _) => absolute(d.clone()),
-        (None, Some(d)) if !d.trim().is_empty() => expand(&d, None, home.as_deref()),
-        _ => match (env.var("XDG_DATA_HOME").filter(|s| !s.is_empty()), &home) {
+        (None, Some(d)) if !d.trim().is_empty() => expand(&d, None, home),
+        _ => match (env.var("XDG_DATA_HOME").filter(|s| !s.is_empty()), home) {
             (Some(x), _) => PathBuf::from(x).join("mdvault"),
             (None, Some(h)) => h.join(".local/share/mdvault"),
             (None, None) => return Err(err("cannot find a data directory: set MDVAULT_DATA_DIR")),
         },
-    };
+    })
+}
 
-    let v = raw.vault;
+/// `vault:`: what every vault holds besides notes (documents, the timestamp key).
+fn vault_settings(v: RawVault) -> Result<VaultSettings, ConfigError> {
     let mut vault = VaultSettings {
         doc_suffixes: v.doc_suffixes.map_or_else(|| vec![".pdf".to_string()], StringList::into_vec),
         doc_files_dir: v.doc_files_dir.unwrap_or_else(|| "Files".to_string()),
@@ -521,13 +436,20 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
     if vault.doc_files_dir.is_empty() || vault.doc_files_dir.contains('/') {
         return Err(err("vault.doc_files_dir must be a single folder name such as Files"));
     }
+    Ok(vault)
+}
 
-    let e = raw.embedding;
+/// `embedding:`: the backend (a local model folder by default) and how batches are sent.
+fn embedding_settings(
+    e: RawEmbedding,
+    paths: Paths,
+    data_dir: &Path,
+) -> Result<EmbeddingSettings, ConfigError> {
     let backend = match e.backend.as_deref().map(str::trim).unwrap_or("local") {
         "local" => EmbeddingBackend::Local {
             model_dir: match e.model_dir.filter(|s| !s.trim().is_empty()) {
-                Some(d) => expand(&d, file_dir.as_deref(), home.as_deref()),
-                None => Config::default_model_dir(&data_dir),
+                Some(d) => expand(&d, paths.file_dir, paths.home),
+                None => Config::default_model_dir(data_dir),
             },
         },
         "http" => {
@@ -550,7 +472,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
             return Err(err(format!("embedding.backend is {other:?}; use local or http")));
         }
     };
-    let embedding = EmbeddingSettings {
+    Ok(EmbeddingSettings {
         backend,
         batch_size: positive("embedding.batch_size", e.batch_size.unwrap_or(64))?,
         max_attempts: e.max_attempts.unwrap_or(5).max(1),
@@ -558,9 +480,11 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         backoff_max_seconds: e.backoff_max_seconds.unwrap_or(30.0),
         query_prefix: e.query_prefix.unwrap_or_default(),
         document_prefix: e.document_prefix.unwrap_or_default(),
-    };
+    })
+}
 
-    let c = raw.chunking;
+/// `chunking:`.
+fn chunking_settings(c: RawChunking) -> Result<ChunkingSettings, ConfigError> {
     let chunking = ChunkingSettings {
         target_tokens: positive("chunking.target_tokens", c.target_tokens.unwrap_or(400))?,
         overlap_tokens: c.overlap_tokens.unwrap_or(60),
@@ -569,9 +493,12 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
     if chunking.overlap_tokens >= chunking.target_tokens {
         return Err(err("chunking.overlap_tokens must be smaller than chunking.target_tokens"));
     }
+    Ok(chunking)
+}
 
-    let s = raw.search;
-    let mut search = SearchSettings {
+/// `search:`; the per-vault `default_k`s are added from `vaults:` later.
+fn search_settings(s: RawSearch) -> Result<SearchSettings, ConfigError> {
+    let search = SearchSettings {
         default_k: positive("search.default_k", s.default_k.unwrap_or(6))?,
         exclude_dirs: clean_dirs(s.exclude_dirs),
         candidates: positive("search.candidates", s.candidates.unwrap_or(50))?,
@@ -585,9 +512,12 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
     if !(0.0..=1.0).contains(&search.mmr_lambda) {
         return Err(err("search.mmr_lambda must be between 0 and 1"));
     }
+    Ok(search)
+}
 
-    let r = raw.rerank;
-    let rerank = RerankSettings {
+/// `rerank:` (off while `url` is empty).
+fn rerank_settings(r: RawRerank) -> Result<RerankSettings, ConfigError> {
+    Ok(RerankSettings {
         url: r.url.unwrap_or_default().trim().to_string(),
         model: r.model.unwrap_or_default(),
         candidates: positive("rerank.candidates", r.candidates.unwrap_or(20))?,
@@ -596,20 +526,11 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
             "rerank.thorough_candidates",
             r.thorough_candidates.unwrap_or(40),
         )?,
-    };
+    })
+}
 
-    let i = raw.index;
-    let index = IndexSettings {
-        exclude_dirs: clean_dirs(i.exclude_dirs),
-        build_max_attempts: i.build_max_attempts.unwrap_or(5).max(1),
-        build_retry_seconds: i.build_retry_seconds.unwrap_or(5.0),
-        reconcile_seconds: i.reconcile_seconds.unwrap_or(900.0),
-        // Off unless asked for: nothing appears in a user's vault that they did not ask for
-        // (`migrate` from the vault MCP server, which always wrote one, turns it on).
-        index_md: i.index_md.unwrap_or(false),
-    };
-
-    let m = raw.maintenance;
+/// `maintenance:`: the Python that runs vault scripts, and how long one may take.
+fn maintenance_settings(m: RawMaintenance) -> Result<MaintenanceSettings, ConfigError> {
     let maintenance = MaintenanceSettings {
         python: m
             .python
@@ -623,11 +544,30 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
             "maintenance.timeout_seconds must be more than 0 and at most 86400 (a day)",
         ));
     }
+    Ok(maintenance)
+}
+
+/// `index:`.
+fn index_settings(i: RawIndex) -> Result<IndexSettings, ConfigError> {
+    let index = IndexSettings {
+        exclude_dirs: clean_dirs(i.exclude_dirs),
+        build_max_attempts: i.build_max_attempts.unwrap_or(5).max(1),
+        build_retry_seconds: i.build_retry_seconds.unwrap_or(5.0),
+        reconcile_seconds: i.reconcile_seconds.unwrap_or(900.0),
+        // Off unless asked for: nothing appears in a user's vault that they did not ask for
+        // (`migrate` from the vault MCP server, which always wrote one, turns it on).
+        index_md: i.index_md.unwrap_or(false),
+    };
     if !(index.reconcile_seconds >= 0.0 && index.reconcile_seconds <= 31_536_000.0) {
         return Err(err("index.reconcile_seconds must be between 0 (off) and 31536000 (a year)"));
     }
-    let callouts = CalloutSettings {
-        open_types: match raw.callouts.open_types {
+    Ok(index)
+}
+
+/// `callouts:`: which callout types count as open.
+fn callout_settings(c: RawCallouts) -> CalloutSettings {
+    CalloutSettings {
+        open_types: match c.open_types {
             Some(list) => list
                 .into_vec()
                 .into_iter()
@@ -636,18 +576,29 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
                 .collect(),
             None => DEFAULT_OPEN_CALLOUTS.iter().map(|t| t.to_string()).collect(),
         },
-    };
+    }
+}
 
+/// The vaults as (name if given, folder): `--vault` flags, else `MDVAULT_VAULTS`, else the
+/// file's `vaults:` (whose per-vault `default_k` goes into `vault_k`). Flags and the variable
+/// replace the file's list rather than adding to it.
+fn vault_specs(
+    overrides: &Overrides,
+    env: &dyn Env,
+    file_vaults: Option<Map<String, Value>>,
+    paths: Paths,
+    vault_k: &mut std::collections::BTreeMap<String, usize>,
+) -> Result<Vec<(Option<String>, PathBuf)>, ConfigError> {
     let mut specs: Vec<(Option<String>, PathBuf)> = Vec::new();
     if !overrides.vaults.is_empty() {
         for spec in &overrides.vaults {
-            specs.push(parse_vault_spec(spec, home.as_deref()));
+            specs.push(parse_vault_spec(spec, paths.home));
         }
     } else if let Some(list) = env.var("MDVAULT_VAULTS").filter(|s| !s.trim().is_empty()) {
         for spec in split_vault_list(&list) {
-            specs.push(parse_vault_spec(&spec, home.as_deref()));
+            specs.push(parse_vault_spec(&spec, paths.home));
         }
-    } else if let Some(map) = raw.vaults {
+    } else if let Some(map) = file_vaults {
         for (name, value) in map {
             // A path, or a mapping with the path and the vault's own settings.
             let path = match value {
@@ -665,7 +616,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
                         let k = k.as_u64().filter(|k| *k > 0).ok_or_else(|| {
                             err(format!("vaults.{name}.default_k must be a whole number from 1"))
                         })?;
-                        search.vault_k.insert(name.clone(), k as usize);
+                        vault_k.insert(name.clone(), k as usize);
                     }
                     if let Some(other) = m.keys().next() {
                         return Err(err(format!(
@@ -682,9 +633,17 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
                     )));
                 }
             };
-            specs.push((Some(name), expand(&path, file_dir.as_deref(), home.as_deref())));
+            specs.push((Some(name), expand(&path, paths.file_dir, paths.home)));
         }
     }
+    Ok(specs)
+}
+
+/// The vaults named and checked: unique names, and none overlapping the data directory.
+fn vault_entries(
+    specs: Vec<(Option<String>, PathBuf)>,
+    data_dir: &Path,
+) -> Result<Vec<VaultEntry>, ConfigError> {
     let mut vaults: Vec<VaultEntry> = Vec::new();
     for (name, root) in specs {
         let name = name.unwrap_or_else(|| name_from_folder(&root));
@@ -696,7 +655,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         }
         // Compared as the folders they are on disk, not as text: `x/../Notes/.idx` and a
         // symlink into the vault both put the index inside it.
-        let (real_root, real_data) = (on_disk(&root), on_disk(&data_dir));
+        let (real_root, real_data) = (on_disk(&root), on_disk(data_dir));
         if real_root.starts_with(&real_data) || real_data.starts_with(&real_root) {
             return Err(err(format!(
                 "the data directory {} ({}) and the vault {} ({}) overlap; the index must live \
@@ -709,8 +668,11 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         }
         vaults.push(VaultEntry { name, root });
     }
+    Ok(vaults)
+}
 
-    let sv = raw.server;
+/// `server:`; `MDVAULT_LISTEN` beats the file's `listen`.
+fn server_settings(sv: RawServer, env: &dyn Env) -> ServerSettings {
     let listen = env
         .var("MDVAULT_LISTEN")
         .filter(|s| !s.trim().is_empty())
@@ -718,30 +680,14 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
         .unwrap_or_else(|| "127.0.0.1:8080".to_string())
         .trim()
         .to_string();
-    let server = ServerSettings {
+    ServerSettings {
         listen,
         allowed_hosts: sv.allowed_hosts.map(StringList::into_vec).unwrap_or_default(),
         allowed_origins: sv.allowed_origins.map(StringList::into_vec).unwrap_or_default(),
         max_body_bytes: sv.max_body_bytes.unwrap_or(64 * 1024 * 1024).max(1024),
         tls: sv.tls.unwrap_or(false),
         strict_patch_version: sv.strict_patch_version.unwrap_or(false),
-    };
-
-    Ok(Config {
-        vaults,
-        vault,
-        embedding,
-        chunking,
-        search,
-        rerank,
-        index,
-        maintenance,
-        callouts,
-        watch_debounce_seconds: raw.watch.debounce_seconds.unwrap_or(2.0),
-        server,
-        data_dir,
-        file,
-    })
+    }
 }
 
 fn positive(key: &str, n: usize) -> Result<usize, ConfigError> {

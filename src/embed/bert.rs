@@ -56,11 +56,12 @@ use std::fmt;
 
 use gemm::Parallelism;
 use rayon::prelude::*;
-use safetensors::{Dtype, SafeTensors};
-use serde::Deserialize;
 
 use super::lowp;
 pub use super::lowp::Precision;
+use checkpoint::{Config, Tensors};
+
+mod checkpoint;
 
 /// Tokens per batch when a call holds many texts. Measured on 2 cores with 256-token texts,
 /// 256 to 2048 tokens perform within noise of each other; a middling size keeps the per-batch
@@ -75,37 +76,6 @@ const BALANCE: (usize, usize) = (9, 8);
 /// Output columns per weight panel (see [`Linear`]). 64 to 192 measured alike for large batches;
 /// all are about twice as fast as unpanelled weights for a 12-token query.
 const PANEL: usize = 128;
-
-/// The parts of a Hugging Face BERT `config.json` the forward pass depends on.
-#[derive(Debug, Deserialize)]
-struct Config {
-    hidden_size: usize,
-    num_attention_heads: usize,
-    num_hidden_layers: usize,
-    intermediate_size: usize,
-    max_position_embeddings: usize,
-    vocab_size: usize,
-    #[serde(default = "default_type_vocab")]
-    type_vocab_size: usize,
-    #[serde(default = "default_eps")]
-    layer_norm_eps: f64,
-    #[serde(default = "default_act")]
-    hidden_act: String,
-    #[serde(default)]
-    position_embedding_type: Option<String>,
-}
-
-fn default_type_vocab() -> usize {
-    2
-}
-
-fn default_eps() -> f64 {
-    1e-12
-}
-
-fn default_act() -> String {
-    "gelu".into()
-}
 
 /// Sizes of the model, checked once at load time.
 #[derive(Debug, Clone, Copy)]
@@ -274,116 +244,21 @@ impl Encoder {
         } else {
             None
         };
-        let act = |l: usize, j: usize| act_max.as_ref().map(|a: &Vec<[Vec<f32>; 4]>| &a[l][j][..]);
-        if c.hidden_act != "gelu" {
-            return Err(format!(
-                "`config.json`: hidden_act {:?} is not supported (only \"gelu\", the exact-erf one)",
-                c.hidden_act
-            ));
-        }
-        if let Some(p) = &c.position_embedding_type
-            && p != "absolute"
-        {
-            return Err(format!("`config.json`: position_embedding_type {p:?} is not supported"));
-        }
-        if c.num_attention_heads == 0 || !c.hidden_size.is_multiple_of(c.num_attention_heads) {
-            return Err(format!(
-                "`config.json`: hidden_size {} is not a multiple of num_attention_heads {}",
-                c.hidden_size, c.num_attention_heads
-            ));
-        }
-        if c.type_vocab_size == 0 {
-            return Err("`config.json`: type_vocab_size is 0".into());
-        }
-        let d = Dims {
-            hidden: c.hidden_size,
-            heads: c.num_attention_heads,
-            head_dim: c.hidden_size / c.num_attention_heads,
-            inter: c.intermediate_size,
-            max_pos: c.max_position_embeddings,
-            vocab: c.vocab_size,
-            eps: c.layer_norm_eps as f32,
-        };
-        let st = SafeTensors::deserialize(bytes)
-            .map_err(|e| format!("`model.safetensors` is not a safetensors file: {e}"))?;
-        // Checkpoints saved from `BertModel` have bare names; ones from a task model, `bert.`.
-        let prefix =
-            if st.names().contains(&"embeddings.word_embeddings.weight") { "" } else { "bert." };
-        let get = |name: &str, shape: &[usize]| -> Result<Vec<f32>, String> {
-            let full = format!("{prefix}{name}");
-            let view = st.tensor(&full).map_err(|_| {
-                format!("`model.safetensors` has no tensor `{full}` (is this a BERT model?)")
-            })?;
-            if view.shape() != shape {
-                return Err(format!(
-                    "`model.safetensors`: `{full}` has shape {:?}, but `config.json` implies \
-                     {shape:?}",
-                    view.shape()
-                ));
-            }
-            if view.dtype() != Dtype::F32 {
-                return Err(format!(
-                    "`model.safetensors`: `{full}` is {:?}; only F32 weights are supported",
-                    view.dtype()
-                ));
-            }
-            Ok(view
-                .data()
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect())
-        };
-        let (h, i) = (d.hidden, d.inter);
-        let word = get("embeddings.word_embeddings.weight", &[d.vocab, h])?;
-        let mut pos_type = get("embeddings.position_embeddings.weight", &[d.max_pos, h])?;
-        let types = get("embeddings.token_type_embeddings.weight", &[c.type_vocab_size, h])?;
+        let d = Dims::of(c)?;
+        let t = Tensors::read(bytes)?;
+        let h = d.hidden;
+        let word = t.get("embeddings.word_embeddings.weight", &[d.vocab, h])?;
+        let mut pos_type = t.get("embeddings.position_embeddings.weight", &[d.max_pos, h])?;
+        let types = t.get("embeddings.token_type_embeddings.weight", &[c.type_vocab_size, h])?;
         for row in pos_type.chunks_exact_mut(h) {
             row.iter_mut().zip(&types[..h]).for_each(|(p, t)| *p += t);
         }
-        let emb_ln_g = get("embeddings.LayerNorm.weight", &[h])?;
-        let emb_ln_b = get("embeddings.LayerNorm.bias", &[h])?;
-
-        // Folding the scale into Q changes one rounding per weight (none when head_dim is a
-        // power of 4); the cosine to the reference stays at 1 - 1e-7.
-        let scale = 1.0 / (d.head_dim as f32).sqrt();
+        let emb_ln_g = t.get("embeddings.LayerNorm.weight", &[h])?;
+        let emb_ln_b = t.get("embeddings.LayerNorm.bias", &[h])?;
         let mut layers = Vec::with_capacity(c.num_hidden_layers);
         for l in 0..c.num_hidden_layers {
-            let p = format!("encoder.layer.{l}.");
-            let w = |name: &str, n_out: usize, n_in: usize| {
-                Ok::<_, String>((
-                    get(&format!("{p}{name}.weight"), &[n_out, n_in])?,
-                    get(&format!("{p}{name}.bias"), &[n_out])?,
-                ))
-            };
-            let lin = |name: &str, n_in: usize, n_out: usize, j: usize| {
-                let (w, b) = w(name, n_out, n_in)?;
-                Ok::<_, String>(Linear::from_torch(&w, b, n_in, n_out, precision, act(l, j)))
-            };
-            let (mut qkv_w, mut qkv_b) = w("attention.self.query", h, h)?;
-            qkv_w.iter_mut().chain(qkv_b.iter_mut()).for_each(|x| *x *= scale);
-            for name in ["attention.self.key", "attention.self.value"] {
-                let (w, b) = w(name, h, h)?;
-                qkv_w.extend(w);
-                qkv_b.extend(b);
-            }
-            let ln = |name: &str| {
-                Ok::<_, String>((
-                    get(&format!("{p}{name}.weight"), &[h])?,
-                    get(&format!("{p}{name}.bias"), &[h])?,
-                ))
-            };
-            let (ln1_g, ln1_b) = ln("attention.output.LayerNorm")?;
-            let (ln2_g, ln2_b) = ln("output.LayerNorm")?;
-            layers.push(Layer {
-                qkv: Linear::from_torch(&qkv_w, qkv_b, h, 3 * h, precision, act(l, 0)),
-                out: lin("attention.output.dense", h, h, 1)?,
-                ln1_g,
-                ln1_b,
-                up: lin("intermediate.dense", h, i, 2)?,
-                down: lin("output.dense", i, h, 3)?,
-                ln2_g,
-                ln2_b,
-            });
+            let act = act_max.as_ref().map(|a: &Vec<[Vec<f32>; 4]>| &a[l]);
+            layers.push(Layer::read(&t, l, d, precision, act)?);
         }
         Ok(Encoder {
             d,
@@ -987,6 +862,8 @@ impl Kernels {
 
 #[cfg(test)]
 mod tests {
+    use safetensors::Dtype;
+
     use super::*;
 
     /// A small deterministic generator (xorshift) for test data.

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{EmbedError, l2_normalise};
 
@@ -64,6 +64,14 @@ enum Failure {
     Refused(String),
     /// The reply is wrong in a way that repeating will not fix.
     Fatal(EmbedError),
+}
+
+/// The body of an OpenAI-compatible embeddings request: `{"model", "input": [texts]}`. `model
+/// list`'s dimension probe sends the same.
+#[derive(Serialize)]
+pub(crate) struct EmbeddingRequest<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) input: &'a [&'a str],
 }
 
 #[derive(Deserialize)]
@@ -162,7 +170,7 @@ impl HttpEmbedder {
 
     /// One request for one batch, classified.
     fn attempt(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Failure> {
-        let body = serde_json::json!({ "model": self.cfg.model, "input": texts });
+        let body = EmbeddingRequest { model: &self.cfg.model, input: texts };
         let mut request = self.agent.post(&self.cfg.url);
         if let Some(key) = &self.cfg.api_key {
             request = request.header("Authorization", format!("Bearer {key}"));

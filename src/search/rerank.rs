@@ -50,12 +50,8 @@ impl Reranker {
         if documents.is_empty() {
             return Ok(Vec::new());
         }
-        let body = serde_json::json!({
-            "model": self.settings.model,
-            "query": query,
-            "documents": documents,
-            "top_n": documents.len(),
-        });
+        let body =
+            RerankRequest { model: &self.settings.model, query, documents, top_n: documents.len() };
         let mut resp = self
             .agent
             .post(&self.settings.url)
@@ -68,6 +64,15 @@ impl Reranker {
         }
         parse_scores(&text, documents.len())
     }
+}
+
+/// The `/v1/rerank` request: the query, the passages, and a score for every one of them.
+#[derive(serde::Serialize)]
+struct RerankRequest<'a> {
+    model: &'a str,
+    query: &'a str,
+    documents: &'a [&'a str],
+    top_n: usize,
 }
 
 /// Reads `{"results": [{"index", "relevance_score" | "score"}]}` into scores by document index.

@@ -635,3 +635,29 @@ fn the_public_routes_read_as_one_sentence() {
     assert!(states_the_public_routes("Every route but `/healthz` needs the key"));
     assert!(!states_the_public_routes("`/readyz` needs the key"));
 }
+
+/// Where a JSON document may be spelled with `json!`: the wire shapes and the Local REST API
+/// plugin's own shapes. Everywhere else a shape is a typed struct, so its keys are decided in
+/// one place and a typo is a compile error.
+const JSON_MACRO_HOMES: &[&str] = &["src/wire.rs", "src/api/compat.rs"];
+
+#[test]
+fn json_documents_are_spelled_only_in_the_wire_shapes() {
+    let mut offences = Vec::new();
+    for (rel, text) in sources() {
+        if JSON_MACRO_HOMES.contains(&rel.as_str()) {
+            continue;
+        }
+        for (n, line) in non_test(&text).lines().enumerate() {
+            if line.split("//").next().unwrap_or("").contains("json!") {
+                offences.push(format!("{rel}:{}", n + 1));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "json! outside src/wire.rs and src/api/compat.rs; give the shape a #[derive(Serialize)] \
+         struct in src/wire.rs (or beside the client that sends it):\n{}",
+        offences.join("\n")
+    );
+}
