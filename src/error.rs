@@ -144,18 +144,18 @@ pub struct Error {
 
 impl Error {
     /// A refusal with this code and message.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Error {
         Error { code, message: message.into(), compat: None }
     }
 
     /// The same refusal, carrying the Local REST API plugin's number for it.
-    pub fn with_compat(mut self, number: u32) -> Error {
+    pub(crate) fn with_compat(mut self, number: u32) -> Error {
         self.compat = Some(number);
         self
     }
 
     /// The plugin's number attached by [`Error::with_compat`], if any.
-    pub fn compat(&self) -> Option<u32> {
+    pub(crate) fn compat(&self) -> Option<u32> {
         self.compat
     }
 
@@ -170,7 +170,7 @@ impl Error {
     }
 
     /// Maps an I/O failure while reading `what` to `not_found` or `unreadable`.
-    pub fn read_io(what: &str, err: &std::io::Error) -> Error {
+    pub(crate) fn read_io(what: &str, err: &std::io::Error) -> Error {
         match err.kind() {
             std::io::ErrorKind::NotFound => {
                 Error::new(ErrorCode::NotFound, format!("{what} does not exist"))
@@ -189,7 +189,7 @@ impl Error {
     /// Maps an I/O failure while writing `what`: a full disk to `disk_full`, a read-only one
     /// (or a permission refused) to `read_only`, anything else to `internal_error`. Every
     /// write's failure passes through here, so this is the one place the rule is decided.
-    pub fn write_io(what: &str, err: &std::io::Error) -> Error {
+    pub(crate) fn write_io(what: &str, err: &std::io::Error) -> Error {
         use std::io::ErrorKind as K;
         match err.kind() {
             K::StorageFull | K::QuotaExceeded | K::FileTooLarge => Error::new(

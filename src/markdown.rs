@@ -60,13 +60,13 @@ pub(crate) const MAX_NESTING: usize = 32;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrontmatterBlock {
     /// Byte offset of the opening fence (3 after a UTF-8 BOM, else 0).
-    pub start: usize,
+    pub(crate) start: usize,
     /// Byte offset of the first YAML byte (the line after the opening fence).
-    pub yaml_start: usize,
+    pub(crate) yaml_start: usize,
     /// Byte offset of the closing fence line.
-    pub yaml_end: usize,
+    pub(crate) yaml_end: usize,
     /// Byte offset just past the closing fence line (and its newline, if any).
-    pub end: usize,
+    pub(crate) end: usize,
     /// 0-based line index of the closing fence.
     pub close_line: usize,
 }

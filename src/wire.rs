@@ -15,7 +15,7 @@ const PLUGIN_AUTH_NUMBER: u32 = 40101;
 
 /// The plugin's `errorCode` for a refusal: the number the REST layer attached, else the
 /// status times 100, which is how the plugin numbers every refusal it has no name for.
-pub fn error_number(e: &Error) -> u32 {
+pub(crate) fn error_number(e: &Error) -> u32 {
     match e.compat() {
         Some(n) => n,
         None if e.code() == crate::error::ErrorCode::Unauthorized => PLUGIN_AUTH_NUMBER,
@@ -24,7 +24,7 @@ pub fn error_number(e: &Error) -> u32 {
 }
 
 /// A refusal: `{"code", "error", "errorCode", "message"}`.
-pub fn error(e: &Error) -> Value {
+pub(crate) fn error(e: &Error) -> Value {
     // `errorCode` and `message` are the Local REST API plugin's names, which its clients read.
     json!({
         "code": e.code().as_str(),
@@ -35,7 +35,7 @@ pub fn error(e: &Error) -> Value {
 }
 
 /// A note read (whole or one section).
-pub fn note(r: &NoteRead) -> Value {
+pub(crate) fn note(r: &NoteRead) -> Value {
     let mut v = json!({
         "vault": r.vault,
         "path": r.path,
@@ -54,7 +54,7 @@ pub fn note(r: &NoteRead) -> Value {
 }
 
 /// A document's extraction verdict.
-pub fn verdict(v: &Verdict) -> Value {
+pub(crate) fn verdict(v: &Verdict) -> Value {
     json!({
         "status": v.status.as_str(),
         "pages": v.pages,
@@ -65,7 +65,7 @@ pub fn verdict(v: &Verdict) -> Value {
 }
 
 /// An upload: what filing did and what extraction made of the bytes.
-pub fn upload(f: &Filed, v: &Verdict) -> Value {
+pub(crate) fn upload(f: &Filed, v: &Verdict) -> Value {
     json!({
         "vault": f.vault,
         "path": f.path,
@@ -81,7 +81,7 @@ pub fn upload(f: &Filed, v: &Verdict) -> Value {
 }
 
 /// A note's map.
-pub fn map(m: &NoteMap) -> Value {
+pub(crate) fn map(m: &NoteMap) -> Value {
     let mut v = json!({
         "vault": m.vault,
         "path": m.path,
@@ -99,7 +99,7 @@ pub fn map(m: &NoteMap) -> Value {
 }
 
 /// A folder listing.
-pub fn listing(l: &Listing) -> Value {
+pub(crate) fn listing(l: &Listing) -> Value {
     json!({
         "vault": l.vault,
         "path": l.path,
@@ -119,7 +119,7 @@ pub fn listing(l: &Listing) -> Value {
 }
 
 /// A write's confirmation.
-pub fn change(c: &Change) -> Value {
+pub(crate) fn change(c: &Change) -> Value {
     let mut v = json!({
         "vault": c.vault,
         "path": c.path,
@@ -152,12 +152,12 @@ pub fn change(c: &Change) -> Value {
 
 /// An edit's warnings as `[{"code", "message"}]`, the shape the Local REST API plugin's
 /// `Markdown-Patch-Warnings` header carries too.
-pub fn warnings(ws: &[crate::vault::edit::Warning]) -> Value {
+pub(crate) fn warnings(ws: &[crate::vault::edit::Warning]) -> Value {
     Value::Array(ws.iter().map(|w| json!({"code": w.code, "message": w.message})).collect())
 }
 
 /// A search answer; `explain` adds the per-result evidence and the constants.
-pub fn search(resp: &crate::search::SearchResponse, explain: bool) -> Value {
+pub(crate) fn search(resp: &crate::search::SearchResponse, explain: bool) -> Value {
     let results: Vec<Value> = resp
         .results
         .iter()
@@ -215,17 +215,17 @@ pub fn search(resp: &crate::search::SearchResponse, explain: bool) -> Value {
 }
 
 /// `/frontmatter` matches, in the predecessor's shape: `[{"filename"}]`.
-pub fn frontmatter_matches(paths: &[String]) -> Value {
+pub(crate) fn frontmatter_matches(paths: &[String]) -> Value {
     Value::Array(paths.iter().map(|p| json!({ "filename": p })).collect())
 }
 
 /// `/status`: per vault, what is searchable, what is not and why.
-pub fn status(report: &crate::index::coverage::Report) -> Value {
+pub(crate) fn status(report: &crate::index::coverage::Report) -> Value {
     json!(report)
 }
 
 /// `/expiries`: live dates oldest first, dismissals, untracked notes and malformed entries.
-pub fn expiries(r: &crate::upkeep::expiries::Report, within: Option<i64>) -> Value {
+pub(crate) fn expiries(r: &crate::upkeep::expiries::Report, within: Option<i64>) -> Value {
     let mut untracked = json!({ "count": r.untracked_count });
     if let Some(list) = &r.untracked {
         untracked["notes"] = json!(list);
@@ -251,7 +251,7 @@ pub fn expiries(r: &crate::upkeep::expiries::Report, within: Option<i64>) -> Val
 }
 
 /// `/callouts`: the open callouts, most urgent first, with counts.
-pub fn callouts(
+pub(crate) fn callouts(
     vault: &str,
     open_types: &[String],
     r: &crate::upkeep::callouts::Report,
@@ -286,7 +286,7 @@ pub fn callouts(
 
 /// `/maintenance`: the run (the findings contract's own JSON), its summary, the exit status
 /// the contract gives it, and the Markdown rendering of the same findings.
-pub fn maintenance(run: &crate::upkeep::findings::Run) -> Value {
+pub(crate) fn maintenance(run: &crate::upkeep::findings::Run) -> Value {
     let mut v = serde_json::to_value(run).unwrap_or_else(|_| json!({}));
     v["summary"] = serde_json::to_value(run.summary()).unwrap_or_default();
     v["exit_code"] = json!(run.exit_code());
@@ -295,7 +295,7 @@ pub fn maintenance(run: &crate::upkeep::findings::Run) -> Value {
 }
 
 /// `/maintenance/checks`: every check's declaration and origin.
-pub fn checks(checks: &[crate::upkeep::CheckInfo]) -> Value {
+pub(crate) fn checks(checks: &[crate::upkeep::CheckInfo]) -> Value {
     let list: Vec<Value> = checks
         .iter()
         .map(|c| {
@@ -328,7 +328,7 @@ pub fn checks(checks: &[crate::upkeep::CheckInfo]) -> Value {
 }
 
 /// `/grep`: one page of matching lines and the count of all.
-pub fn grep(r: &crate::upkeep::survey::GrepReport) -> Value {
+pub(crate) fn grep(r: &crate::upkeep::survey::GrepReport) -> Value {
     json!({
         "pattern": r.pattern,
         "regex": r.regex,
@@ -345,7 +345,7 @@ pub fn grep(r: &crate::upkeep::survey::GrepReport) -> Value {
 }
 
 /// `/links/{path}`: outgoing links (resolved or broken) and backlinks.
-pub fn links(r: &crate::upkeep::survey::LinkReport) -> Value {
+pub(crate) fn links(r: &crate::upkeep::survey::LinkReport) -> Value {
     json!({
         "path": r.path,
         "outgoing": r.outgoing.iter().map(|l| json!({
@@ -365,7 +365,7 @@ pub fn links(r: &crate::upkeep::survey::LinkReport) -> Value {
 
 /// `mdvault sessions list --json`: the web page's live sessions, each by its short id (a
 /// prefix of the stored hash; the secret is never stored, so never shown).
-pub fn sessions(list: &[crate::auth::sessions::Session]) -> Value {
+pub(crate) fn sessions(list: &[crate::auth::sessions::Session]) -> Value {
     let list: Vec<Value> = list
         .iter()
         .map(|s| {

@@ -126,9 +126,9 @@ pub(crate) fn note_tags(fm: &Map<String, Value>, text: &str) -> Vec<String> {
 /// A file's times in milliseconds since the epoch and its size, as the plugin's `stat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stat {
-    pub ctime: i64,
-    pub mtime: i64,
-    pub size: u64,
+    pub(crate) ctime: i64,
+    pub(crate) mtime: i64,
+    pub(crate) size: u64,
 }
 
 impl Stat {

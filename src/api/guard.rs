@@ -25,7 +25,7 @@ use crate::service::Target;
 
 /// Whether a request on a public path (`GET /`) carried the right key.
 #[derive(Debug, Clone, Copy)]
-pub struct Authenticated(pub bool);
+pub(crate) struct Authenticated(pub bool);
 
 /// How a public route is served without the key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,17 +40,17 @@ pub enum Access {
 
 /// What the gate checks against, fixed at startup.
 #[derive(Debug, Clone)]
-pub struct Policy {
+pub(crate) struct Policy {
     /// The whole expected `Authorization` header value, `Bearer <key>`.
-    pub authorization: Vec<u8>,
+    pub(crate) authorization: Vec<u8>,
     /// Host names (or `host:port`) accepted besides the loopback forms; `*` accepts any.
-    pub allowed_hosts: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
     /// Origins accepted besides loopback ones; `*` accepts any.
-    pub allowed_origins: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
     /// The configured vault names, to answer an unknown `/v/<name>/` with the list.
-    pub vaults: Vec<String>,
+    pub(crate) vaults: Vec<String>,
     /// The routes served without the key, by exact path: the router's `rest::PUBLIC`.
-    pub public: &'static [(&'static str, Access)],
+    pub(crate) public: &'static [(&'static str, Access)],
 }
 
 /// Compares without an early exit, so response time says nothing about how much matched.
@@ -196,7 +196,7 @@ impl Policy {
     /// The checks that say which site a request is for and from, without the key: one Host on
     /// the allowlist (skipped for a probe, `/healthz`) and at most one Origin, an allowed one. The web
     /// page (`api/web`) runs these too, then asks for its session instead of the bearer key.
-    pub fn site_checks(&self, req: &Request<Body>) -> Result<(), Error> {
+    pub(crate) fn site_checks(&self, req: &Request<Body>) -> Result<(), Error> {
         let host = the_host(req)?;
         // A probe (`/healthz`) reads no state and answers a constant, so a container's probe
         // by IP address or a peer reaching the server by its service name gets it without an
@@ -227,12 +227,12 @@ impl Policy {
     }
 
     /// Whether `key` is the server's API key (the web page's sign-in form sends it bare).
-    pub fn is_key(&self, key: &str) -> bool {
+    pub(crate) fn is_key(&self, key: &str) -> bool {
         constant_time_eq(format!("Bearer {}", key.trim()).as_bytes(), &self.authorization)
     }
 
     /// Checks one request; on success returns it with its [`Target`] and prefix stripped.
-    pub fn admit(&self, mut req: Request<Body>) -> Result<Request<Body>, Error> {
+    pub(crate) fn admit(&self, mut req: Request<Body>) -> Result<Request<Body>, Error> {
         self.site_checks(&req)?;
         match self.access(req.uri().path()) {
             Some(Access::Probe) => return Ok(req),
@@ -288,7 +288,7 @@ impl Policy {
 }
 
 /// The middleware function: admit, or answer the refusal.
-pub async fn gate(
+pub(crate) async fn gate(
     axum::extract::State(policy): axum::extract::State<std::sync::Arc<Policy>>,
     req: Request<Body>,
     next: axum::middleware::Next,
@@ -310,7 +310,7 @@ pub async fn gate(
 
 /// A refusal as REST answers it: the code's status and `{"code","error"}`. The gate and every
 /// route answer through this one function.
-pub fn refusal(e: &Error) -> Response {
+pub(crate) fn refusal(e: &Error) -> Response {
     // A failure on our side is logged with its cause: the client's body is not the only trace.
     if e.code() == ErrorCode::InternalError {
         tracing::error!("answered 500 internal_error: {}", e.message());

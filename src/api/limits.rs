@@ -23,15 +23,15 @@ use crate::error::{Error, ErrorCode};
 /// it runs out. Because the clock also runs between requests, this is the keep-alive idle
 /// timeout as well (five seconds, as Apache's `KeepAliveTimeout`): an idle connection costs a
 /// descriptor that a waiting client could use.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long requests in flight may go on finishing after SIGTERM or Ctrl-C: an honest
 /// request is done well within it, and a supervisor restarting the server waits no longer.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// When, after the signal, the process ends whatever is still running (see `api::exit_after`):
 /// past the grace, with a second left for the runtime and the engine's threads to stop.
-pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(4);
+pub(crate) const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(4);
 
 /// How long a request body may go without a single byte arriving before the request is
 /// answered 408 `request_timeout` and its connection closed. Ten seconds of silence from a
@@ -39,7 +39,7 @@ pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(4);
 /// one: TCP has retransmitted a lost packet several times over by then. The clock restarts
 /// with every piece of the body, so a large upload over a slow link is not cut off. Only
 /// authenticated routes read a body; the guard answers everything else without reading it.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The most connections open at once, waiting for their request head or serving one. Each
 /// costs a file descriptor and about 10 KiB (hyper's 8 KiB read buffer and its task); 4,096 of
@@ -48,32 +48,32 @@ pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// (a half-sent one first) is closed for the newcomer (`admission`), so idle and half-sent
 /// connections give way to a client that is ready; only while none can do new connections wait
 /// in the kernel's accept queue, rather than taking the descriptors search needs.
-pub const MAX_CONNECTIONS: usize = 4096;
+pub(crate) const MAX_CONNECTIONS: usize = 4096;
 
 /// File descriptors kept out of the connection budget for everything else the process holds
 /// open: the index store and its journal, the lexical index's files, the watcher, the
 /// embedding model, the PDF tools' pipes, the listening socket and standard streams.
-pub const FDS_FOR_THE_ENGINE: u64 = 256;
+pub(crate) const FDS_FOR_THE_ENGINE: u64 = 256;
 
 /// The fewest connections served, however low the descriptor limit: below this the server
 /// could not serve an agent, a script and a health check together.
-pub const MIN_CONNECTIONS: usize = 16;
+pub(crate) const MIN_CONNECTIONS: usize = 16;
 
 /// How long a search waits for a free core before it is answered 503 `busy`. A search takes
 /// tens to hundreds of milliseconds, so this much waiting means dozens are queued ahead; a
 /// client is better told to come back than left hanging while the queue grows.
-pub const SEARCH_QUEUE_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const SEARCH_QUEUE_WAIT: Duration = Duration::from_secs(10);
 
 /// The `Retry-After` seconds sent with `busy`: long enough for a queue that took
 /// [`SEARCH_QUEUE_WAIT`] to build to shrink noticeably, short enough that a retry is prompt.
-pub const BUSY_RETRY_AFTER_SECONDS: u64 = 2;
+pub(crate) const BUSY_RETRY_AFTER_SECONDS: u64 = 2;
 
 /// The connections to serve at once when the process may hold `fd_limit` descriptors.
 ///
 /// Every connection may open a file or two while its request runs (a note, a document, the
 /// index), so sockets get half of what is left after [`FDS_FOR_THE_ENGINE`]; the other half
 /// stays for what their requests open. `None` (no limit known) leaves [`MAX_CONNECTIONS`].
-pub fn connection_budget(fd_limit: Option<u64>) -> usize {
+pub(crate) fn connection_budget(fd_limit: Option<u64>) -> usize {
     let Some(limit) = fd_limit else { return MAX_CONNECTIONS };
     let for_sockets = limit.saturating_sub(FDS_FOR_THE_ENGINE) / 2;
     usize::try_from(for_sockets).unwrap_or(usize::MAX).clamp(MIN_CONNECTIONS, MAX_CONNECTIONS)
@@ -85,7 +85,7 @@ pub fn connection_budget(fd_limit: Option<u64>) -> usize {
 /// Many systems start processes with a soft limit of 1,024 and a hard one far above; the soft
 /// one is a default for programs that never need more, not a policy. A server that keeps
 /// thousands of connections and an index open does, and raising it needs no privilege.
-pub fn raise_fd_limit() -> Option<u64> {
+pub(crate) fn raise_fd_limit() -> Option<u64> {
     #[cfg(unix)]
     {
         let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
@@ -129,14 +129,14 @@ pub fn raise_fd_limit() -> Option<u64> {
 /// in a queue. One instance is made per server and cloned into both surfaces, so a burst over
 /// MCP and one over REST share the same cores.
 #[derive(Debug, Clone)]
-pub struct Searches {
+pub(crate) struct Searches {
     slots: Arc<Semaphore>,
     wait: Duration,
 }
 
 impl Searches {
     /// One slot per core of this machine.
-    pub fn for_this_machine() -> Searches {
+    pub(crate) fn for_this_machine() -> Searches {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Searches::new(cores, SEARCH_QUEUE_WAIT)
     }
@@ -148,7 +148,7 @@ impl Searches {
     /// Waits for a free slot; hold the permit for as long as the search runs (move it into the
     /// blocking task, so a client that hangs up does not free a core still in use). `busy`
     /// when none frees up in time.
-    pub async fn enter(&self) -> Result<OwnedSemaphorePermit, Error> {
+    pub(crate) async fn enter(&self) -> Result<OwnedSemaphorePermit, Error> {
         match tokio::time::timeout(self.wait, self.slots.clone().acquire_owned()).await {
             Ok(Ok(permit)) => Ok(permit),
             // The semaphore is never closed; a closed one is treated like a full one.

@@ -35,7 +35,7 @@ use crate::service::{self as tools, Target};
 use crate::vault::{Change, NoteRead};
 
 /// What the server tells a model before its first call.
-pub const INSTRUCTIONS: &str = "\
+pub(crate) const INSTRUCTIONS: &str = "\
 This server reads, searches and edits one or more Markdown vaults (Obsidian-style notes).
 - To find something, call vault_search first, then vault_read with `section` set to the section \
 of the hit, rather than reading whole notes. For an exact string (a phone number, a plate) or \
@@ -61,7 +61,7 @@ vault_callouts the open todos and warnings, vault_maintenance broken links and o
 
 /// The vault tools as an MCP server.
 #[derive(Clone)]
-pub struct VaultMcp {
+pub(crate) struct VaultMcp {
     engine: Arc<Engine>,
     /// The search queue; over HTTP the one REST searches wait in too.
     searches: Searches,
@@ -69,7 +69,7 @@ pub struct VaultMcp {
 
 impl VaultMcp {
     /// A server over this engine whose searches wait in `searches`.
-    pub fn new(engine: Arc<Engine>, searches: Searches) -> VaultMcp {
+    pub(crate) fn new(engine: Arc<Engine>, searches: Searches) -> VaultMcp {
         VaultMcp { engine, searches }
     }
 
@@ -321,7 +321,7 @@ fn answer<T>(r: Result<T>, render: impl FnOnce(T) -> String) -> CallToolResult {
 
 /// A write's confirmation: the sentence, the new etag, the replaced text and the diff, so the
 /// caller knows what changed without reading the note back.
-pub fn render_change(c: Change) -> String {
+pub(crate) fn render_change(c: Change) -> String {
     let mut out = c.message;
     if let Some(etag) = &c.etag {
         out.push_str(&format!("\netag: {etag}"));
@@ -360,7 +360,7 @@ fn change(c: Change) -> String {
 /// Search results as Markdown: one block per passage, the passage text in full.
 /// Search results as prose. A hit outside `default_vault` is shown as `vault:path`, the form
 /// every path argument accepts, so the follow-up read reaches the same note.
-pub fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> String {
+pub(crate) fn render_search(query: &str, r: &SearchResponse, default_vault: &str) -> String {
     if r.results.is_empty() {
         let mut out = format!(
             "No passages match \"{query}\". Try other words, a shorter query, vault_grep for an \
@@ -455,7 +455,7 @@ fn render_expiries(r: crate::upkeep::expiries::Report) -> String {
 }
 
 /// Grep results as `path:line: text`, with the count and how to get the next page.
-pub fn render_grep(r: crate::upkeep::survey::GrepReport) -> String {
+pub(crate) fn render_grep(r: crate::upkeep::survey::GrepReport) -> String {
     let how = if r.regex { "matches the pattern" } else { "contains the text" };
     if r.total == 0 {
         return format!(
@@ -483,7 +483,7 @@ pub fn render_grep(r: crate::upkeep::survey::GrepReport) -> String {
 }
 
 /// A note's links both ways, broken ones marked.
-pub fn render_links(r: crate::upkeep::survey::LinkReport) -> String {
+pub(crate) fn render_links(r: crate::upkeep::survey::LinkReport) -> String {
     let mut out = format!("# Links of {}\n\n## Outgoing ({})\n\n", r.path, r.outgoing.len());
     if r.outgoing.is_empty() {
         out.push_str("- (none)\n");
@@ -988,11 +988,6 @@ impl ServerHandler for VaultMcp {
             )
             .with_instructions(INSTRUCTIONS)
     }
-}
-
-/// The names of every tool this server offers, in the order they are declared.
-pub fn tool_names() -> Vec<String> {
-    VaultMcp::tool_router().list_all().into_iter().map(|t| t.name.to_string()).collect()
 }
 
 #[cfg(test)]

@@ -21,16 +21,16 @@ mod admission;
 mod common;
 pub(crate) mod compat;
 pub mod guard;
-pub mod limits;
+pub(crate) mod limits;
 mod logic;
-pub mod mcp;
+pub(crate) mod mcp;
 mod patch;
 mod periodic;
 mod readiness;
 pub mod rest;
 pub(crate) mod sanitize;
-pub mod tls;
-pub mod web;
+pub(crate) mod tls;
+pub(crate) mod web;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ use crate::engine::Engine;
 /// Why a server could not start (exit status 2 on the command line).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct StartError(pub String);
+pub(crate) struct StartError(pub String);
 
 fn runtime() -> Result<tokio::runtime::Runtime, StartError> {
     tokio::runtime::Builder::new_multi_thread()
@@ -58,7 +58,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, StartError> {
 }
 
 /// The gate's policy for this configuration and key.
-pub fn policy(engine: &Engine, api_key: &str, listen: &str) -> guard::Policy {
+pub(crate) fn policy(engine: &Engine, api_key: &str, listen: &str) -> guard::Policy {
     let server = &engine.config().server;
     let mut allowed_hosts = server.allowed_hosts.clone();
     // Reaching the server at the exact address it was told to bind is never a rebinding.
@@ -78,7 +78,7 @@ pub fn policy(engine: &Engine, api_key: &str, listen: &str) -> guard::Policy {
 
 /// Serves REST and MCP on `listen` until Ctrl-C or SIGTERM. `ready` is called with the bound
 /// address once the port accepts connections.
-pub fn serve(
+pub(crate) fn serve(
     engine: Arc<Engine>,
     api_key: &str,
     listen: &str,
@@ -330,7 +330,7 @@ fn connection_service(
 }
 
 /// Serves MCP over stdin and stdout until the client closes the stream.
-pub fn serve_stdio(engine: Arc<Engine>) -> Result<(), StartError> {
+pub(crate) fn serve_stdio(engine: Arc<Engine>) -> Result<(), StartError> {
     use rmcp::ServiceExt;
     let rt = runtime()?;
     rt.block_on(async move {

@@ -25,7 +25,7 @@ pub(super) async fn answer(engine: Arc<Engine>, uptime_seconds: f64) -> Response
 }
 
 /// The readiness report: one body shape for 200 and 503.
-pub fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, wire::Readiness) {
+pub(crate) fn readiness(engine: &Engine, uptime_seconds: f64) -> (bool, wire::Readiness) {
     let s = engine.status();
     let ready = s.phase == Phase::Ready && s.store_ok;
     // A failing index.md (a hand-written one in the way, say) degrades the server but does

@@ -22,7 +22,7 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A request extension: the request arrived over TLS (set by the accept loop).
 #[derive(Debug, Clone, Copy)]
-pub struct OverTls;
+pub(crate) struct OverTls;
 
 /// Where the certificate and key live, inside the data directory.
 const TLS_DIR: &str = "tls";
@@ -34,18 +34,18 @@ const KEY_FILE: &str = "key.pem";
 const VALID_DAYS: i64 = 365;
 /// A kept certificate this old is replaced at start, a month before it would expire, so a
 /// server that restarts now and then never serves an expired one.
-pub const RENEW_AFTER_DAYS: u64 = 335;
+pub(crate) const RENEW_AFTER_DAYS: u64 = 335;
 
 /// The certificate the server presents, ready to serve.
-pub struct Tls {
+pub(crate) struct Tls {
     /// The public certificate, PEM.
-    pub pem: String,
+    pub(crate) pem: String,
     /// The acceptor for the accept loop.
-    pub acceptor: TlsAcceptor,
+    pub(crate) acceptor: TlsAcceptor,
     /// Where the certificate is kept.
-    pub cert_path: PathBuf,
+    pub(crate) cert_path: PathBuf,
     /// Whether this start made it (false: an earlier one did, and it was reused).
-    pub made: bool,
+    pub(crate) made: bool,
 }
 
 /// The names a new certificate covers: loopback, the bound address, and `allowed_hosts`
@@ -75,7 +75,7 @@ fn names(listen: &str, allowed_hosts: &[String]) -> Vec<String> {
 
 /// The kept certificate, or a new one when there is none (or it is due for renewal).
 /// `data_dir` is the server's private data directory.
-pub fn load_or_make(
+pub(crate) fn load_or_make(
     data_dir: &Path,
     listen: &str,
     allowed_hosts: &[String],

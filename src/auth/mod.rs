@@ -17,7 +17,7 @@
 //!
 //! This module knows no HTTP and no cookies; `api::web::session` turns its sessions into one.
 
-pub mod sessions;
+pub(crate) mod sessions;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -51,17 +51,17 @@ const MIGRATIONS: &[&str] = &[
 
 /// A server secret mixed into every stored hash (see the module header).
 #[derive(Clone)]
-pub struct Pepper([u8; 32]);
+pub(crate) struct Pepper([u8; 32]);
 
 impl Pepper {
     /// A pepper from 32 bytes the surface derived.
-    pub fn new(bytes: [u8; 32]) -> Pepper {
+    pub(crate) fn new(bytes: [u8; 32]) -> Pepper {
         Pepper(bytes)
     }
 }
 
 /// A secret as handed out: 32 random bytes, written as 64 lowercase hex digits.
-pub struct Secret([u8; 32]);
+pub(crate) struct Secret([u8; 32]);
 
 impl Secret {
     /// 32 bytes from the operating system's random source.
@@ -77,7 +77,7 @@ impl Secret {
     }
 
     /// The secret as text, for whoever is given it.
-    pub fn expose(&self) -> String {
+    pub(crate) fn expose(&self) -> String {
         hex(&self.0)
     }
 
@@ -97,12 +97,12 @@ impl Secret {
 
 /// What is stored of a secret.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct Hash([u8; 32]);
+pub(crate) struct Hash([u8; 32]);
 
 impl Hash {
     /// How many hex digits of the hash name a credential to people (`mdvault sessions list`):
     /// 48 bits, which no two of a server's sessions share by chance.
-    pub const SHORT: usize = 12;
+    pub(crate) const SHORT: usize = 12;
 
     /// Whether two hashes are the same, in time that does not depend on where they differ.
     fn same(&self, other: &[u8]) -> bool {
@@ -110,7 +110,7 @@ impl Hash {
     }
 
     /// The name shown for the credential: the first [`Hash::SHORT`] hex digits.
-    pub fn short(&self) -> String {
+    pub(crate) fn short(&self) -> String {
         hex(&self.0[..Self::SHORT / 2])
     }
 
@@ -135,7 +135,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 /// Now, in Unix seconds.
-pub fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
@@ -144,7 +144,7 @@ pub fn now() -> i64 {
 
 /// A time of a credential as it is written for people and in JSON alike: RFC 3339 in UTC, to
 /// the second (`2026-05-02T14:03:11Z`), as the vault writes its timestamps.
-pub fn utc(seconds: i64) -> String {
+pub(crate) fn utc(seconds: i64) -> String {
     chrono::DateTime::from_timestamp(seconds, 0)
         .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_else(|| seconds.to_string())
@@ -153,7 +153,7 @@ pub fn utc(seconds: i64) -> String {
 /// The open credentials file. One connection, shared by the threads of this process; other
 /// processes open their own (SQLite's locking keeps them apart, and a change one commits is
 /// what the next read of another sees).
-pub struct Credentials {
+pub(crate) struct Credentials {
     path: PathBuf,
     conn: Mutex<Connection>,
 }
@@ -179,7 +179,7 @@ fn failed(path: &Path, e: impl std::fmt::Display) -> Error {
 impl Credentials {
     /// Opens `auth.db` in `data_dir`, creating both (the folder 0700, the file 0600), brings
     /// its schema up to date and removes expired entries.
-    pub fn open(data_dir: &Path) -> Result<Credentials> {
+    pub(crate) fn open(data_dir: &Path) -> Result<Credentials> {
         let path = file_in(data_dir);
         let cannot = |why: String| {
             Error::new(
@@ -220,7 +220,8 @@ impl Credentials {
     }
 
     /// Where the file is.
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -246,7 +247,7 @@ impl Credentials {
     }
 
     /// Removes every entry whose time is up; how many went.
-    pub fn prune(&self) -> Result<usize> {
+    pub(crate) fn prune(&self) -> Result<usize> {
         self.prune_at(now())
     }
 

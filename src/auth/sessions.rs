@@ -10,7 +10,7 @@
 //! Nothing is cached: every check reads the file, so a revocation by another process (the CLI
 //! beside a running server) holds from that process's commit on.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use super::{Credentials, Hash, Pepper, Secret, failed, now};
 use crate::error::{Error, ErrorCode, Result};
@@ -27,40 +27,40 @@ const REMOTE_CHARS: usize = 64;
 
 /// Who signed in, as the request showed it.
 #[derive(Debug, Clone, Default)]
-pub struct Client {
+pub(crate) struct Client {
     /// The `User-Agent` header, if any.
-    pub user_agent: String,
+    pub(crate) user_agent: String,
     /// The peer's address.
-    pub remote: String,
+    pub(crate) remote: String,
 }
 
 /// A session as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Session {
+pub(crate) struct Session {
     /// What is stored of its secret.
-    pub hash: Hash,
+    pub(crate) hash: Hash,
     /// Unix seconds of the sign-in.
-    pub created: i64,
+    pub(crate) created: i64,
     /// Unix seconds of the last request seen (to within a minute).
-    pub last_seen: i64,
+    pub(crate) last_seen: i64,
     /// Unix seconds when it ends.
-    pub expires: i64,
+    pub(crate) expires: i64,
     /// The browser's `User-Agent`, cleaned.
-    pub user_agent: String,
+    pub(crate) user_agent: String,
     /// The address it signed in from.
-    pub remote: String,
+    pub(crate) remote: String,
 }
 
 impl Session {
     /// Its name for people: the first [`Hash::SHORT`] hex digits of the hash.
-    pub fn id(&self) -> String {
+    pub(crate) fn id(&self) -> String {
         self.hash.short()
     }
 }
 
 /// Which sessions a revocation ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Revoke {
+pub(crate) enum Revoke {
     /// The one session whose id starts with these hex digits.
     Prefix(String),
     /// Every session.
@@ -99,7 +99,7 @@ impl Credentials {
     /// Starts a session lasting `lifetime_seconds`: a new random secret, whose hash is stored
     /// with the client's description. Returns the secret (for the cookie, and nowhere else)
     /// and the stored row. Expired sessions are pruned on the way.
-    pub fn start_session(
+    pub(crate) fn start_session(
         &self,
         pepper: &Pepper,
         client: &Client,
@@ -144,7 +144,7 @@ impl Credentials {
 
     /// The live session a presented secret opens, if any: it must be stored (under this
     /// pepper) and not expired. Notes the visit in `last_seen` (see [`LAST_SEEN_STEP`]).
-    pub fn check_session(&self, pepper: &Pepper, presented: &str) -> Result<Option<Hash>> {
+    pub(crate) fn check_session(&self, pepper: &Pepper, presented: &str) -> Result<Option<Hash>> {
         self.check_session_at(pepper, presented, now())
     }
 
@@ -185,7 +185,7 @@ impl Credentials {
     }
 
     /// Ends the session a presented secret opens (sign-out); whether there was one.
-    pub fn end_session(&self, pepper: &Pepper, presented: &str) -> Result<bool> {
+    pub(crate) fn end_session(&self, pepper: &Pepper, presented: &str) -> Result<bool> {
         let Some(hash) = self.check_session(pepper, presented)? else { return Ok(false) };
         let gone = self
             .lock()
@@ -195,7 +195,7 @@ impl Credentials {
     }
 
     /// Every live session, the most recently seen first. Expired ones are pruned first.
-    pub fn sessions(&self) -> Result<Vec<Session>> {
+    pub(crate) fn sessions(&self) -> Result<Vec<Session>> {
         self.sessions_at(now())
     }
 
@@ -215,7 +215,7 @@ impl Credentials {
 
     /// Ends the sessions `which` names, and returns them. A prefix must be hex and name exactly
     /// one live session; otherwise nothing is ended and the refusal says what it matched.
-    pub fn revoke(&self, which: &Revoke) -> Result<Vec<Session>> {
+    pub(crate) fn revoke(&self, which: &Revoke) -> Result<Vec<Session>> {
         self.revoke_at(which, now())
     }
 
@@ -273,7 +273,9 @@ impl Credentials {
     }
 
     /// The stored row of one session, if it is still there (expired or not).
-    pub fn session(&self, hash: &Hash) -> Result<Option<Session>> {
+    #[cfg(test)]
+    pub(crate) fn session(&self, hash: &Hash) -> Result<Option<Session>> {
+        use rusqlite::OptionalExtension;
         self.lock()
             .query_row(
                 "SELECT hash, created, last_seen, expires, user_agent, remote FROM sessions

@@ -32,7 +32,7 @@ use crate::wire::{
 
 /// `mdvault bench`.
 #[derive(Debug, Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// Synthetic scale points, in chunks.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     scales: Vec<usize>,
@@ -258,7 +258,7 @@ fn bench_config(base: &Config, vault: &Path, data: &Path, backend: EmbeddingBack
     c
 }
 
-pub fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
+pub(crate) fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
     if args.load.wanted() {
         // A server does the work; this process needs neither the model nor the index.
         return super::load::run(config, &args.load, args.json);

@@ -21,7 +21,7 @@ use crate::wire::{self, DoctorCheck, DoctorReport};
 
 /// `mdvault status`.
 #[derive(Debug, Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -29,13 +29,13 @@ pub struct StatusArgs {
 
 /// `mdvault doctor`.
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
 }
 
-pub fn status(
+pub(crate) fn status(
     config: &Config,
     vaults: &Vaults,
     only: Option<&str>,
@@ -88,7 +88,7 @@ fn fail(area: &'static str, what: impl Into<String>, fix: impl Into<String>) -> 
 }
 
 /// Runs every check. `loaded` is the configuration, or why it could not be loaded.
-pub fn doctor(loaded: Result<Config, ConfigError>, args: DoctorArgs) -> Result<(), Failure> {
+pub(crate) fn doctor(loaded: Result<Config, ConfigError>, args: DoctorArgs) -> Result<(), Failure> {
     let mut checks = Vec::new();
     let key = std::env::var("MDVAULT_API_KEY").unwrap_or_default();
     match loaded {

@@ -23,7 +23,7 @@ use crate::wire::{
 
 /// `mdvault eval`.
 #[derive(Debug, Args)]
-pub struct EvalArgs {
+pub(crate) struct EvalArgs {
     /// The judged queries: a JSON file (`{"queries": [{"q", "arm", "expect", "never"}]}`), a
     /// JSONL file (`{"query", "gold"}` per line) or a BEIR folder (corpus.jsonl, queries.jsonl,
     /// qrels/test.tsv).
@@ -164,7 +164,7 @@ fn setup(e: crate::error::Error) -> Failure {
     Failure::Config(format!("{} [{}]", e.message(), e.code()))
 }
 
-pub fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Failure> {
+pub(crate) fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Failure> {
     let set = eval::load(&args.queries).map_err(setup)?;
     if set.queries.is_empty() {
         return Err(fail(format!("{} holds no queries", args.queries.display())));

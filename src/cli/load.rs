@@ -31,7 +31,7 @@ use crate::wire::{Load, LoadKind, LoadMs, LoadReport};
 
 /// The load options of `mdvault bench`.
 #[derive(Debug, Args)]
-pub struct LoadArgs {
+pub(crate) struct LoadArgs {
     /// Run the load benchmark against a running server instead of the other figures.
     #[arg(long)]
     load: bool,
@@ -55,7 +55,7 @@ pub struct LoadArgs {
 
 impl LoadArgs {
     /// Whether `--load` was given.
-    pub fn wanted(&self) -> bool {
+    pub(crate) fn wanted(&self) -> bool {
         self.load
     }
 }
@@ -263,7 +263,7 @@ fn hash(text: &str) -> String {
 }
 
 /// `mdvault bench --load`.
-pub fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failure> {
+pub(crate) fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failure> {
     let base = args.url.clone().unwrap_or_else(|| format!("http://{}", config.server.listen));
     let key = super::service::known_keys(&config.data_dir)
         .into_iter()

@@ -19,7 +19,7 @@ use crate::wire::{McpClientConfig, McpHeaders, McpServer, McpServers};
 
 /// `mdvault migrate`.
 #[derive(Debug, Args)]
-pub struct MigrateArgs {
+pub(crate) struct MigrateArgs {
     /// The predecessor's config: the vault MCP server's config.yaml or vault-search's
     /// vaults.json (default: VAULT_MCP_CONFIG or VAULT_SEARCH_CONFIG, or vault-search's
     /// ~/.config/vault-search/vaults.json).
@@ -46,7 +46,7 @@ impl Env for WithoutPredecessors<'_> {
 }
 
 /// Runs `mdvault migrate`; `config_file` is the global `--config`.
-pub fn run(args: MigrateArgs, config_file: Option<PathBuf>) -> Result<(), Failure> {
+pub(crate) fn run(args: MigrateArgs, config_file: Option<PathBuf>) -> Result<(), Failure> {
     let env = ProcessEnv;
     let (predecessor, source) = migrate::detect(args.from.as_deref(), &env)?;
     let plan = migrate::plan(predecessor, source.as_deref(), &env)?;

@@ -32,7 +32,7 @@ use crate::vault::Vaults;
 /// REST.
 #[derive(Debug, Parser)]
 #[command(name = "mdvault", version, about, max_term_width = 100)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
     #[command(subcommand)]
@@ -166,7 +166,7 @@ struct ServeArgs {
 
 /// What went wrong, and so which exit status to use.
 #[derive(Debug)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// An engine refusal: exit 1.
     Refused(Error),
     /// A configuration or start-up problem: exit 2.

@@ -20,7 +20,7 @@ use crate::wire::{ModelList, ModelRow};
 
 /// `mdvault model`.
 #[derive(Debug, Subcommand)]
-pub enum ModelCommand {
+pub(crate) enum ModelCommand {
     /// List the embedding models this setup can use; the active one is marked `*`.
     #[command(after_help = "Examples:\n  mdvault model list\n  mdvault model list --json")]
     List {
@@ -43,7 +43,7 @@ pub enum ModelCommand {
 
 /// `mdvault model use`.
 #[derive(Debug, Args)]
-pub struct UseArgs {
+pub(crate) struct UseArgs {
     /// `default`, a model folder, or an http(s) endpoint URL.
     target: String,
     /// The model name sent to an HTTP endpoint.
@@ -61,7 +61,11 @@ fn fail(msg: impl Into<String>) -> Failure {
     Failure::Config(msg.into())
 }
 
-pub fn run(config: &Config, overrides: &Overrides, cmd: ModelCommand) -> Result<(), Failure> {
+pub(crate) fn run(
+    config: &Config,
+    overrides: &Overrides,
+    cmd: ModelCommand,
+) -> Result<(), Failure> {
     match cmd {
         ModelCommand::List { json } => list(config, json),
         ModelCommand::Fetch => {

@@ -19,7 +19,7 @@ use crate::service::{self, Target};
 use crate::wire;
 
 #[derive(Debug, Subcommand)]
-pub enum NoteCommand {
+pub(crate) enum NoteCommand {
     /// Print a note, or one section of it.
     #[command(
         after_help = "Examples:\n  mdvault read Home/Boiler.md\n  mdvault read Home/Boiler.md --section 'Servicing::History'\n  mdvault read work:Projects/Plan.md --json"
@@ -228,7 +228,7 @@ pub enum NoteCommand {
 
 /// `mdvault patch`'s flags.
 #[derive(Debug, Args)]
-pub struct PatchCommand {
+pub(crate) struct PatchCommand {
     /// The note ([VAULT:]path).
     path: String,
     /// The heading target (`Section`, or `Parent::Section` when the leaf is ambiguous), or
@@ -267,7 +267,7 @@ pub struct PatchCommand {
 
 /// `mdvault set-frontmatter`'s flags.
 #[derive(Debug, Args)]
-pub struct SetFrontmatterCommand {
+pub(crate) struct SetFrontmatterCommand {
     /// The note ([VAULT:]path).
     path: String,
     /// The key.
@@ -302,7 +302,7 @@ pub struct SetFrontmatterCommand {
 
 /// Where the new content comes from.
 #[derive(Debug, Args)]
-pub struct ContentArgs {
+pub(crate) struct ContentArgs {
     /// The content as an argument (may start with '-', e.g. a list item).
     #[arg(long, short, conflicts_with = "file", allow_hyphen_values = true)]
     content: Option<String>,
@@ -313,7 +313,7 @@ pub struct ContentArgs {
 
 /// Flags shared by the writing commands.
 #[derive(Debug, Args)]
-pub struct WriteArgs {
+pub(crate) struct WriteArgs {
     /// Refuse (error[conflict]) unless the file's current sha256 is this etag.
     #[arg(long, value_name = "ETAG")]
     if_match: Option<String>,
@@ -375,7 +375,7 @@ fn place_arg(place: Option<&str>) -> Result<service::Place, Error> {
 
 /// Translates each command onto the front door ([`crate::service`]), as REST and MCP do: a
 /// `NAME:` prefix on a path picks a vault, else `--vault NAME`, else the default vault.
-pub fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(), Failure> {
+pub(crate) fn run(desk: &LightEngine, only: Option<&str>, cmd: NoteCommand) -> Result<(), Failure> {
     let t = &Target::default();
     let vault = || only.map(str::to_string);
     match cmd {

@@ -14,7 +14,7 @@ use crate::wire;
 
 /// `mdvault index`.
 #[derive(Debug, Args)]
-pub struct IndexArgs {
+pub(crate) struct IndexArgs {
     /// Re-read and re-chunk every file of the vault (only the vault given with --vault, or
     /// every vault), even unchanged ones; texts that already have vectors are not embedded
     /// again.
@@ -29,7 +29,7 @@ pub struct IndexArgs {
 
 /// `mdvault search`.
 #[derive(Debug, Args)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// What to look for: words, a question, or an exact identifier.
     query: String,
     /// How many results (default: search.default_k).
@@ -140,7 +140,7 @@ const OWNER_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 /// `mdvault index`. One process at a time writes a data directory's index: when a server (or
 /// another command) owns it, the pass is asked of that process, which runs it on its indexer
 /// and answers with the report; otherwise this process owns the index for the pass.
-pub fn index(
+pub(crate) fn index(
     config: crate::config::Config,
     only: Option<&str>,
     args: IndexArgs,
@@ -212,7 +212,7 @@ pub fn index(
     Ok(())
 }
 
-pub fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> Result<(), Failure> {
+pub(crate) fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> Result<(), Failure> {
     let mode = match args.mode.as_str() {
         "hybrid" => Mode::Hybrid,
         "lexical" => Mode::Lexical,

@@ -18,7 +18,7 @@ const TIMER: &str = include_str!("../../contrib/systemd/mdvault-index.timer");
 
 /// `mdvault service`.
 #[derive(Debug, Subcommand)]
-pub enum ServiceCommand {
+pub(crate) enum ServiceCommand {
     /// Write the systemd user units (serve, and a nightly index timer) and the environment
     /// file with the API key; print how to enable them. Enables nothing by itself.
     #[command(
@@ -29,7 +29,7 @@ pub enum ServiceCommand {
 
 /// `mdvault service install`.
 #[derive(Debug, Args)]
-pub struct InstallArgs {
+pub(crate) struct InstallArgs {
     /// Replace units or an environment file that exist and differ.
     #[arg(long)]
     force: bool,
@@ -226,7 +226,7 @@ fn put(path: &Path, text: &str, private: bool, force: bool) -> Result<&'static s
     Ok("written")
 }
 
-pub fn run(config: &Config, cmd: ServiceCommand) -> Result<(), Failure> {
+pub(crate) fn run(config: &Config, cmd: ServiceCommand) -> Result<(), Failure> {
     let ServiceCommand::Install(args) = cmd;
     if config.vaults.is_empty() {
         return Err(fail(

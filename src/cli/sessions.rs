@@ -15,7 +15,7 @@ use crate::wire;
 
 /// `mdvault sessions`.
 #[derive(Debug, Subcommand)]
-pub enum SessionsCommand {
+pub(crate) enum SessionsCommand {
     /// List the web page's live sessions, the most recently seen first: id, when it signed in,
     /// was last seen and ends, the address and the browser.
     #[command(after_help = "Examples:\n  mdvault sessions list\n  mdvault sessions list --json")]
@@ -30,7 +30,7 @@ pub enum SessionsCommand {
 
 /// `mdvault sessions list`.
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Print JSON: `{"sessions": [{"id", "created", "last_seen", "expires", "remote",
     /// "user_agent"}]}`.
     #[arg(long)]
@@ -40,7 +40,7 @@ pub struct ListArgs {
 /// `mdvault sessions revoke`.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
-pub struct RevokeArgs {
+pub(crate) struct RevokeArgs {
     /// The session's id as `sessions list` shows it, or a prefix of it that names one session.
     #[arg(value_name = "ID")]
     id: Option<String>,
@@ -50,7 +50,7 @@ pub struct RevokeArgs {
 }
 
 /// Runs a `sessions` subcommand.
-pub fn run(config: &Config, cmd: SessionsCommand) -> Result<(), Failure> {
+pub(crate) fn run(config: &Config, cmd: SessionsCommand) -> Result<(), Failure> {
     let creds = Credentials::open(&config.data_dir)?;
     match cmd {
         SessionsCommand::List(args) => {

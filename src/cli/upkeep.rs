@@ -19,7 +19,7 @@ use crate::wire;
 
 /// `mdvault check`.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Print the findings contract's JSON (with the Markdown rendering) instead of a listing.
     #[arg(long)]
     json: bool,
@@ -33,7 +33,7 @@ pub struct CheckArgs {
 
 /// `mdvault callouts`.
 #[derive(Debug, Args)]
-pub struct CalloutsArgs {
+pub(crate) struct CalloutsArgs {
     /// Only notes under this folder.
     #[arg(long, value_name = "FOLDER")]
     dir: Option<String>,
@@ -44,7 +44,7 @@ pub struct CalloutsArgs {
 
 /// `mdvault expiries`.
 #[derive(Debug, Args)]
-pub struct ExpiriesArgs {
+pub(crate) struct ExpiriesArgs {
     /// Only dates at most this many days away (lapsed dates are always shown).
     #[arg(long, value_name = "DAYS", allow_negative_numbers = true)]
     within: Option<i64>,
@@ -71,7 +71,11 @@ fn chosen<'v>(
 }
 
 /// `mdvault check`: runs (or lists) every check of each chosen vault.
-pub fn check(desk: &LightEngine, only: Option<&str>, args: CheckArgs) -> Result<(), Failure> {
+pub(crate) fn check(
+    desk: &LightEngine,
+    only: Option<&str>,
+    args: CheckArgs,
+) -> Result<(), Failure> {
     let t = &Target::default();
     let colour = Colour::detect();
     if args.list {
@@ -210,7 +214,7 @@ fn check_block(c: &CheckRun, colour: &Colour, cap: usize) -> String {
 /// `mdvault index-md`: regenerates each chosen vault's index.md now. Running it is asking for
 /// the page, so it writes one even while `index.index_md` is off, and then says that nothing
 /// will keep it up to date.
-pub fn index_md(desk: &LightEngine, only: Option<&str>) -> Result<(), Failure> {
+pub(crate) fn index_md(desk: &LightEngine, only: Option<&str>) -> Result<(), Failure> {
     if !desk.config().index.index_md {
         eprintln!(
             "note: index.index_md is off, so a running server will not keep this index.md up to \
@@ -231,7 +235,11 @@ pub fn index_md(desk: &LightEngine, only: Option<&str>) -> Result<(), Failure> {
 }
 
 /// `mdvault callouts`.
-pub fn callouts(desk: &LightEngine, only: Option<&str>, args: CalloutsArgs) -> Result<(), Failure> {
+pub(crate) fn callouts(
+    desk: &LightEngine,
+    only: Option<&str>,
+    args: CalloutsArgs,
+) -> Result<(), Failure> {
     let v = desk.vaults().get(only)?;
     let started = std::time::Instant::now();
     let a = service::CalloutsArgs { vault: Some(v.name().to_string()), dir: args.dir };
@@ -262,7 +270,11 @@ pub fn callouts(desk: &LightEngine, only: Option<&str>, args: CalloutsArgs) -> R
 }
 
 /// `mdvault expiries`.
-pub fn expiries(desk: &LightEngine, only: Option<&str>, args: ExpiriesArgs) -> Result<(), Failure> {
+pub(crate) fn expiries(
+    desk: &LightEngine,
+    only: Option<&str>,
+    args: ExpiriesArgs,
+) -> Result<(), Failure> {
     let a = service::ExpiriesArgs {
         vault: only.map(str::to_string),
         within: args.within,

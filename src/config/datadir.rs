@@ -10,74 +10,70 @@ use std::path::{Path, PathBuf};
 
 /// A data directory (it need not exist yet).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DataDir {
+pub(crate) struct DataDir {
     root: PathBuf,
 }
 
 impl DataDir {
     /// The data directory at `root`.
-    pub fn new(root: &Path) -> DataDir {
+    pub(crate) fn new(root: &Path) -> DataDir {
         DataDir { root: root.to_path_buf() }
     }
 
-    /// The folder itself.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// The SQLite index store (files, chunks, vectors, settings): `index.db`.
-    pub fn store(&self) -> PathBuf {
+    pub(crate) fn store(&self) -> PathBuf {
         self.root.join("index.db")
     }
 
     /// The credentials file (web sessions; 0600): `auth.db`.
-    pub fn auth(&self) -> PathBuf {
+    pub(crate) fn auth(&self) -> PathBuf {
         self.root.join("auth.db")
     }
 
     /// The lexical (BM25) index's folder: `lexical/`.
-    pub fn lexical(&self) -> PathBuf {
+    pub(crate) fn lexical(&self) -> PathBuf {
         self.root.join("lexical")
     }
 
     /// The move journal's folder: `journal/` (see `vault::journal`).
-    pub fn journal(&self) -> PathBuf {
+    pub(crate) fn journal(&self) -> PathBuf {
         self.root.join("journal")
     }
 
     /// The lock file whose exclusive lock is ownership of the index: `owner.lock`.
-    pub fn owner_lock(&self) -> PathBuf {
+    pub(crate) fn owner_lock(&self) -> PathBuf {
         self.root.join("owner.lock")
     }
 
     /// The index owner's socket: `indexer.sock`.
-    pub fn owner_socket(&self) -> PathBuf {
+    pub(crate) fn owner_socket(&self) -> PathBuf {
         self.root.join("indexer.sock")
     }
 
     /// The index owner's token (0600): `owner.token`.
-    pub fn owner_token(&self) -> PathBuf {
+    pub(crate) fn owner_token(&self) -> PathBuf {
         self.root.join("owner.token")
     }
 
     /// The dense vectors' file: `vectors.bin`.
-    pub fn vectors(&self) -> PathBuf {
+    pub(crate) fn vectors(&self) -> PathBuf {
         self.root.join("vectors.bin")
     }
 
     /// The folder of installed local models: `models/`.
-    pub fn models(&self) -> PathBuf {
+    pub(crate) fn models(&self) -> PathBuf {
         self.root.join("models")
     }
 
     /// The TLS certificate's folder: `tls/` (`cert.pem`, `key.pem`).
-    pub fn tls(&self) -> PathBuf {
+    #[cfg(test)]
+    pub(crate) fn tls(&self) -> PathBuf {
         self.root.join("tls")
     }
 
     /// Whether an index was built here: the store and the lexical index's metadata are both
     /// there.
-    pub fn has_index(&self) -> bool {
+    pub(crate) fn has_index(&self) -> bool {
         self.store().is_file() && self.lexical().join("meta.json").is_file()
     }
 }

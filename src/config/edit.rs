@@ -7,7 +7,7 @@
 use super::ConfigError;
 
 /// A string as a YAML scalar: JSON's double-quoted strings are valid YAML.
-pub fn yaml_string(s: &str) -> String {
+pub(crate) fn yaml_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
@@ -40,7 +40,11 @@ fn is_top_level(line: &str) -> bool {
 /// a key's line where the block has it and adding it right under the header otherwise; a
 /// missing section is appended. A section written inline (`embedding: {...}`) is refused,
 /// since rewriting it would lose what the user wrote.
-pub fn set_keys(text: &str, section: &str, keys: &[(&str, String)]) -> Result<String, ConfigError> {
+pub(crate) fn set_keys(
+    text: &str,
+    section: &str,
+    keys: &[(&str, String)],
+) -> Result<String, ConfigError> {
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let header = format!("{section}:");
     let start = lines.iter().position(|l| l.starts_with(&header));

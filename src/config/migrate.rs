@@ -30,7 +30,7 @@ mod vault_search;
 
 /// Which predecessor a setup belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Predecessor {
+pub(crate) enum Predecessor {
     /// The vault MCP server (`config.yaml`, `VAULT_MCP_CONFIG`, `VAULT_PATH`, ...).
     VaultMcp,
     /// vault-search (`vaults.json`, `VAULT_SEARCH_CONFIG`, `VAULT_EMBED_URL`, ...).
@@ -39,7 +39,7 @@ pub enum Predecessor {
 
 impl Predecessor {
     /// How the table names it.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Predecessor::VaultMcp => "the vault MCP server",
             Predecessor::VaultSearch => "vault-search",
@@ -47,7 +47,7 @@ impl Predecessor {
     }
 
     /// The variable that named its config file.
-    pub fn config_var(self) -> &'static str {
+    pub(crate) fn config_var(self) -> &'static str {
         match self {
             Predecessor::VaultMcp => "VAULT_MCP_CONFIG",
             Predecessor::VaultSearch => "VAULT_SEARCH_CONFIG",
@@ -57,7 +57,7 @@ impl Predecessor {
 
 /// What became of one predecessor setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Carried as it was (or already mdvault's default).
     Mapped,
     /// Carried in another form; `why` says how.
@@ -68,7 +68,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The table's word for it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Mapped => "mapped",
             Outcome::Changed => "changed",
@@ -79,7 +79,7 @@ impl Outcome {
 
 /// Where a predecessor's value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layer {
+pub(crate) enum Layer {
     /// Its built-in default (or built-in behaviour).
     Default,
     /// Its config file.
@@ -100,30 +100,30 @@ impl fmt::Display for Layer {
 
 /// One line of the migration table.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     /// The predecessor's key and/or variable.
-    pub old: String,
+    pub(crate) old: String,
     /// Where its value came from.
-    pub layer: Layer,
+    pub(crate) layer: Layer,
     /// Its value as shown (a secret is shown as `(set)`).
-    pub value: String,
+    pub(crate) value: String,
     /// The mdvault key or variable it became, or `-`.
-    pub new: String,
+    pub(crate) new: String,
     /// What became of it.
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     /// Why, when it is not a plain copy.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// One mdvault key the migrated config sets.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Setting {
+pub(crate) struct Setting {
     /// The top-level section (`vaults`, `search`, ...).
-    pub section: String,
+    pub(crate) section: String,
     /// The key inside it (for `vaults`, the vault's name).
-    pub key: String,
+    pub(crate) key: String,
     /// The value.
-    pub value: Value,
+    pub(crate) value: Value,
 }
 
 impl Setting {
@@ -132,28 +132,28 @@ impl Setting {
     }
 
     /// `section.key`.
-    pub fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         format!("{}.{}", self.section, self.key)
     }
 }
 
 /// Everything `mdvault migrate` prints and writes.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Whose setup this was.
-    pub predecessor: Predecessor,
+    pub(crate) predecessor: Predecessor,
     /// The predecessor's config file that was read, if any.
-    pub source: Option<PathBuf>,
+    pub(crate) source: Option<PathBuf>,
     /// One row per setting.
-    pub rows: Vec<Row>,
+    pub(crate) rows: Vec<Row>,
     /// The mdvault keys to set, in section order.
-    pub settings: Vec<Setting>,
+    pub(crate) settings: Vec<Setting>,
     /// Environment lines to use instead of the old ones (`NAME=value`, shell syntax).
-    pub env_lines: Vec<String>,
+    pub(crate) env_lines: Vec<String>,
     /// The predecessor's variables that are set and should be unset once migrated.
-    pub unset: Vec<String>,
+    pub(crate) unset: Vec<String>,
     /// Whether clients reach it over HTTP (`/mcp`) rather than starting it over stdio.
-    pub http_mcp: bool,
+    pub(crate) http_mcp: bool,
 }
 
 /// Top-level sections in the order a written file lists them.
@@ -220,7 +220,7 @@ const VAULT_MCP: &[Old] = &[
 ];
 
 /// The vault MCP server's API key variable (environment only, never in its file).
-pub const VAULT_MCP_KEY_VAR: &str = "VAULT_MCP_API_KEY";
+pub(crate) const VAULT_MCP_KEY_VAR: &str = "VAULT_MCP_API_KEY";
 
 /// vault-search's variables, with their defaults.
 const VAULT_SEARCH: &[(&str, &str)] = &[
@@ -233,7 +233,7 @@ const VAULT_SEARCH: &[(&str, &str)] = &[
 
 /// Every variable either predecessor read, for the start-up check and for hiding them when the
 /// migrated file is verified.
-pub fn predecessor_vars() -> Vec<&'static str> {
+pub(crate) fn predecessor_vars() -> Vec<&'static str> {
     let mut out: Vec<&str> = VAULT_MCP.iter().map(|o| o.env).collect();
     out.extend([VAULT_MCP_KEY_VAR, "VAULT_MCP_CONFIG", "VAULT_SEARCH_CONFIG"]);
     out.extend(VAULT_SEARCH.iter().map(|(v, _)| *v));
@@ -247,7 +247,7 @@ const NOMIC_DOCUMENT_PREFIX: &str = "search_document: ";
 /// Decides whose setup to read: `--from` by its file name (`.json` is vault-search's), else the
 /// predecessor whose config variable is set, else vault-search's default `vaults.json` if it
 /// exists, else a vault MCP setup made of variables alone (`VAULT_PATH`).
-pub fn detect(
+pub(crate) fn detect(
     from: Option<&Path>,
     env: &dyn Env,
 ) -> Result<(Predecessor, Option<PathBuf>), ConfigError> {
@@ -281,7 +281,7 @@ pub fn detect(
 }
 
 /// Reads the predecessor's setup and maps it.
-pub fn plan(
+pub(crate) fn plan(
     predecessor: Predecessor,
     source: Option<&Path>,
     env: &dyn Env,
@@ -367,7 +367,7 @@ fn default_of(defaults: &Map<String, Value>, path: &str) -> Option<Value> {
 
 /// Whether two setting values mean the same: numbers by value, lists item by item (a comma
 /// string equals its list), strings trimmed.
-pub fn same_value(a: &Value, b: &Value) -> bool {
+pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(_), _) | (_, Value::Array(_)) => list(a) == list(b),
@@ -712,7 +712,7 @@ fn is_loopback_authority(authority: &str) -> bool {
 
 /// The outcome of laying a plan's settings into a config file's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Merged {
+pub(crate) enum Merged {
     /// The file already says all of it; nothing to write.
     Unchanged,
     /// The new text, and the `section.key`s it added.
@@ -738,7 +738,11 @@ fn yaml_key(k: &str) -> String {
 /// Lays `settings` into `existing` config text: a key the file lacks is added, one it already
 /// sets to the same value is left alone, and one it sets differently refuses the whole merge
 /// (naming every such key), so nothing the user wrote is ever overwritten.
-pub fn merge(existing: &str, settings: &[Setting], file: &Path) -> Result<Merged, ConfigError> {
+pub(crate) fn merge(
+    existing: &str,
+    settings: &[Setting],
+    file: &Path,
+) -> Result<Merged, ConfigError> {
     let tree = if existing.trim().is_empty() {
         Map::new()
     } else {

@@ -11,14 +11,14 @@
 //! never writes; [`edit`] rewrites config text for a caller that writes it.
 
 mod datadir;
-pub mod edit;
+pub(crate) mod edit;
 pub(crate) mod legacy;
 pub(crate) mod migrate;
 mod raw;
 
 use std::path::{Path, PathBuf};
 
-pub use datadir::DataDir;
+pub(crate) use datadir::DataDir;
 use raw::{
     RawCallouts, RawChunking, RawConfig, RawEmbedding, RawIndex, RawMaintenance, RawRerank,
     RawSearch, RawServer, RawVault, StringList,
@@ -89,52 +89,52 @@ pub struct EmbeddingSettings {
     /// The backend.
     pub backend: EmbeddingBackend,
     /// Texts per HTTP request.
-    pub batch_size: usize,
+    pub(crate) batch_size: usize,
     /// HTTP attempts before giving up.
-    pub max_attempts: u32,
+    pub(crate) max_attempts: u32,
     /// First retry wait, doubled each time.
-    pub backoff_seconds: f64,
+    pub(crate) backoff_seconds: f64,
     /// The longest retry wait.
-    pub backoff_max_seconds: f64,
+    pub(crate) backoff_max_seconds: f64,
     /// Prepended to a query before embedding (asymmetric models).
-    pub query_prefix: String,
+    pub(crate) query_prefix: String,
     /// Prepended to a chunk's embed text.
-    pub document_prefix: String,
+    pub(crate) document_prefix: String,
 }
 
 /// Chunking settings (`chunking.*`), in estimated tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChunkingSettings {
+pub(crate) struct ChunkingSettings {
     /// The size a long section is split towards.
-    pub target_tokens: usize,
+    pub(crate) target_tokens: usize,
     /// How much of one split piece is repeated at the start of the next.
-    pub overlap_tokens: usize,
+    pub(crate) overlap_tokens: usize,
     /// Sections smaller than this merge with a neighbour.
-    pub min_tokens: usize,
+    pub(crate) min_tokens: usize,
 }
 
 /// Search settings (`search.*`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchSettings {
     /// Results when the caller does not say.
-    pub default_k: usize,
+    pub(crate) default_k: usize,
     /// Root-relative folders never searched (case-insensitive, whole segments).
     pub exclude_dirs: Vec<String>,
     /// Candidates taken from each arm before fusion.
-    pub candidates: usize,
+    pub(crate) candidates: usize,
     /// The reciprocal-rank-fusion constant.
-    pub rrf_k: f64,
+    pub(crate) rrf_k: f64,
     /// The lexical arm's weight (the dense arm's is 1).
-    pub lexical_weight: f64,
+    pub(crate) lexical_weight: f64,
     /// Multiplier applied to filed documents' fused scores.
-    pub document_weight: f64,
+    pub(crate) document_weight: f64,
     /// Relevance versus novelty in the diversity pass.
-    pub mmr_lambda: f64,
+    pub(crate) mmr_lambda: f64,
     /// Pin exact identifier matches first (the lookup override); off only to measure it.
-    pub lookup: bool,
+    pub(crate) lookup: bool,
     /// A vault's own default `k`, for a search of that vault alone (`vaults: {NAME: {path,
     /// default_k}}`); a search of every vault uses `default_k`.
-    pub vault_k: std::collections::BTreeMap<String, usize>,
+    pub(crate) vault_k: std::collections::BTreeMap<String, usize>,
 }
 
 /// The optional reranker (`rerank.*`).
@@ -143,66 +143,66 @@ pub struct RerankSettings {
     /// A `/v1/rerank` endpoint; empty means no reranking.
     pub url: String,
     /// The model name sent with each request.
-    pub model: String,
+    pub(crate) model: String,
     /// Candidates rescored in the default mode.
-    pub candidates: usize,
+    pub(crate) candidates: usize,
     /// RRF constant fusing the reranker's order with the fused order; 0 = reranker order only.
-    pub fusion_k: f64,
+    pub(crate) fusion_k: f64,
     /// Candidates ordered purely by the reranker in `thorough` mode.
-    pub thorough_candidates: usize,
+    pub(crate) thorough_candidates: usize,
 }
 
 /// Index lifecycle settings (`index.*`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexSettings {
     /// Root-relative folders left out of the generated index.md.
-    pub exclude_dirs: Vec<String>,
+    pub(crate) exclude_dirs: Vec<String>,
     /// Background build attempts before giving up.
-    pub build_max_attempts: u32,
+    pub(crate) build_max_attempts: u32,
     /// The first wait between build attempts, doubled each time.
-    pub build_retry_seconds: f64,
+    pub(crate) build_retry_seconds: f64,
     /// How often a full reconcile pass catches missed file events; 0 disables it.
     pub reconcile_seconds: f64,
     /// Whether the root `index.md` is generated and kept up to date (off by default).
-    pub index_md: bool,
+    pub(crate) index_md: bool,
 }
 
 /// Vault maintenance settings (`maintenance.*`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct MaintenanceSettings {
+pub(crate) struct MaintenanceSettings {
     /// The interpreter the vault's `.scripts/*.py` checks run with.
-    pub python: String,
+    pub(crate) python: String,
     /// How long one script may run before it is stopped.
-    pub timeout_seconds: f64,
+    pub(crate) timeout_seconds: f64,
 }
 
 /// Callout listing settings (`callouts.*`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct CalloutSettings {
+pub(crate) struct CalloutSettings {
     /// The callout types listed as open (Obsidian aliases allowed).
-    pub open_types: Vec<String>,
+    pub(crate) open_types: Vec<String>,
 }
 
 /// HTTP server settings (`server.*`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ServerSettings {
+pub(crate) struct ServerSettings {
     /// The address `serve` binds (`MDVAULT_LISTEN` and `--listen` override it).
-    pub listen: String,
+    pub(crate) listen: String,
     /// Extra `Host` values accepted besides the loopback forms (`localhost`, `127.0.0.1`,
     /// `[::1]`, any port); `*` accepts any host.
-    pub allowed_hosts: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
     /// Extra browser origins accepted besides loopback ones (`http://localhost:*` and the like);
     /// `*` accepts any origin. A request without `Origin` is never refused for it.
-    pub allowed_origins: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
     /// The largest request body accepted, in bytes.
-    pub max_body_bytes: u64,
+    pub(crate) max_body_bytes: u64,
     /// Serve HTTPS with a self-signed certificate kept in the data directory (made on the
     /// first start), as the Local REST API plugin does; off by default.
-    pub tls: bool,
+    pub(crate) tls: bool,
     /// Refuse `Target-Type`/`Target` headers sent without `Markdown-Patch-Version` with the
     /// plugin 5.1's 40083/40084, instead of reading them as the 1.x format as the predecessor
     /// and the plugin's most-used clients expect; off by default.
-    pub strict_patch_version: bool,
+    pub(crate) strict_patch_version: bool,
 }
 
 /// The validated configuration.
@@ -211,11 +211,11 @@ pub struct Config {
     /// The vaults, the default first.
     pub vaults: Vec<VaultEntry>,
     /// Settings shared by the vaults.
-    pub vault: VaultSettings,
+    pub(crate) vault: VaultSettings,
     /// The embedder.
     pub embedding: EmbeddingSettings,
     /// The chunker.
-    pub chunking: ChunkingSettings,
+    pub(crate) chunking: ChunkingSettings,
     /// Retrieval.
     pub search: SearchSettings,
     /// The optional reranker.
@@ -223,29 +223,29 @@ pub struct Config {
     /// Index lifecycle.
     pub index: IndexSettings,
     /// Vault maintenance checks.
-    pub maintenance: MaintenanceSettings,
+    pub(crate) maintenance: MaintenanceSettings,
     /// Open callouts.
-    pub callouts: CalloutSettings,
+    pub(crate) callouts: CalloutSettings,
     /// Quiet time per path before a file change is acted on.
     pub watch_debounce_seconds: f64,
     /// The HTTP server.
-    pub server: ServerSettings,
+    pub(crate) server: ServerSettings,
     /// Where the index store and models live; never inside a vault.
-    pub data_dir: PathBuf,
+    pub(crate) data_dir: PathBuf,
     /// The config file that was read, if any.
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
 }
 
 impl Config {
     /// The default local model folder inside the data directory.
-    pub fn default_model_dir(data_dir: &Path) -> PathBuf {
+    pub(crate) fn default_model_dir(data_dir: &Path) -> PathBuf {
         DataDir::new(data_dir).models().join("all-MiniLM-L6-v2")
     }
 }
 
 /// The callout types listed as open when `callouts.open_types` names none: the ones that ask
 /// the reader to act or warn of something wrong.
-pub const DEFAULT_OPEN_CALLOUTS: &[&str] =
+pub(crate) const DEFAULT_OPEN_CALLOUTS: &[&str] =
     &["danger", "bug", "failure", "warning", "todo", "question"];
 
 /// What the command line contributes (the top layer).
@@ -268,7 +268,7 @@ pub trait Env {
 }
 
 /// The real process environment.
-pub struct ProcessEnv;
+pub(crate) struct ProcessEnv;
 
 impl Env for ProcessEnv {
     fn var(&self, name: &str) -> Option<String> {
@@ -300,7 +300,7 @@ fn split_commas(s: &str) -> Vec<String> {
 /// Splits `MDVAULT_VAULTS` at commas, where `\,` is a comma inside a path and `\\` a
 /// backslash (so a folder named `Work, 2026` can be listed; `mdvault service install` writes
 /// it that way).
-pub fn split_vault_list(s: &str) -> Vec<String> {
+pub(crate) fn split_vault_list(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = s.chars();
@@ -323,7 +323,7 @@ pub fn split_vault_list(s: &str) -> Vec<String> {
 }
 
 /// The inverse of [`split_vault_list`] for one entry.
-pub fn escape_vault_entry(s: &str) -> String {
+pub(crate) fn escape_vault_entry(s: &str) -> String {
     s.replace('\\', "\\\\").replace(',', "\\,")
 }
 
@@ -705,7 +705,7 @@ fn clean_dirs(list: Option<StringList>) -> Vec<String> {
 
 /// Where the config file is looked for when no `--config` or `MDVAULT_CONFIG` names one:
 /// `$XDG_CONFIG_HOME/mdvault/config.yaml`, else `~/.config/mdvault/config.yaml`.
-pub fn default_file(env: &dyn Env) -> Option<PathBuf> {
+pub(crate) fn default_file(env: &dyn Env) -> Option<PathBuf> {
     env.var("XDG_CONFIG_HOME")
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)

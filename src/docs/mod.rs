@@ -9,27 +9,27 @@
 //! results (the index store caches by content hash), or chunk the Markdown. It knows nothing of
 //! vaults, HTTP or MCP: callers hand it bytes.
 
-pub mod pdf;
-pub mod tools;
+pub(crate) mod pdf;
+pub(crate) mod tools;
 
 use std::time::Duration;
 
 /// The suffixes with an extractor. A configured document suffix outside this list is a
 /// configuration error at start, not a file that silently never gets searched.
-pub const SUFFIXES: &[&str] = &[".pdf"];
+pub(crate) const SUFFIXES: &[&str] = &[".pdf"];
 
 /// Bumped whenever extraction output changes, so cached results from an older build are
 /// re-extracted instead of served.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// Whether `suffix` (lowercase, with its dot) has an extractor.
-pub fn has_extractor(suffix: &str) -> bool {
+pub(crate) fn has_extractor(suffix: &str) -> bool {
     SUFFIXES.contains(&suffix)
 }
 
 /// A page counts as having a text layer when the document averages this many characters
 /// (whitespace excluded) per page; below it, the page set is treated as a scan.
-pub const MIN_CHARS_PER_PAGE: usize = 50;
+pub(crate) const MIN_CHARS_PER_PAGE: usize = 50;
 
 /// What extraction made of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub enum Status {
 
 impl Status {
     /// The wire name: `extracted`, `ocr`, `no_text`, `needs_ocr` or `failed`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Extracted => "extracted",
             Status::Ocr => "ocr",
@@ -59,7 +59,7 @@ impl Status {
     }
 
     /// The inverse of [`Status::as_str`].
-    pub fn parse(s: &str) -> Option<Status> {
+    pub(crate) fn parse(s: &str) -> Option<Status> {
         [Status::Extracted, Status::Ocr, Status::NoText, Status::NeedsOcr, Status::Failed]
             .into_iter()
             .find(|st| st.as_str() == s)
@@ -72,23 +72,23 @@ pub struct Verdict {
     /// What happened.
     pub status: Status,
     /// Pages in the document (0 when it could not be opened).
-    pub pages: u32,
+    pub(crate) pages: u32,
     /// Whether the text layer averages at least [`MIN_CHARS_PER_PAGE`] characters a page.
-    pub has_text_layer: bool,
+    pub(crate) has_text_layer: bool,
     /// Characters of extracted Markdown (trimmed); the document is searchable iff this is > 0.
-    pub extracted_chars: usize,
+    pub(crate) extracted_chars: usize,
     /// Why, in a sentence, when the status is not plain `extracted`.
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 /// A verdict and the Markdown it describes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Extraction {
     /// The verdict.
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// The document's text as Markdown: headings where the PDF had them, else `## Page N`
     /// sections. Empty when nothing was extracted.
-    pub markdown: String,
+    pub(crate) markdown: String,
 }
 
 impl Extraction {
@@ -110,9 +110,9 @@ impl Extraction {
 #[derive(Debug, Clone)]
 pub struct ExtractSettings {
     /// Whether pages without a text layer may be OCR'd (`vault.doc_ocr`).
-    pub ocr: bool,
+    pub(crate) ocr: bool,
     /// How long one parse, render or OCR step may take before it is abandoned.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 impl Default for ExtractSettings {
@@ -136,25 +136,26 @@ impl Extractor {
     }
 
     /// An extractor with the given tools (tests).
-    pub fn with_tools(settings: ExtractSettings, tools: tools::Tools) -> Extractor {
+    #[cfg(test)]
+    pub(crate) fn with_tools(settings: ExtractSettings, tools: tools::Tools) -> Extractor {
         Extractor { settings, tools: std::sync::OnceLock::from(tools) }
     }
 
     /// The tools in use.
-    pub fn tools(&self) -> &tools::Tools {
+    pub(crate) fn tools(&self) -> &tools::Tools {
         self.tools.get_or_init(tools::Tools::detect)
     }
 
     /// Identifies what this extractor can do, for the cache key: a result made without OCR
     /// must not be served once OCR becomes available, and the reverse.
-    pub fn signature(&self) -> String {
+    pub(crate) fn signature(&self) -> String {
         let ocr = if self.ocr_unavailable().is_none() { "ocr" } else { "no-ocr" };
         let text = if self.tools().pdftotext.is_some() { "+pdftotext" } else { "" };
         format!("v{VERSION}/{ocr}{text}")
     }
 
     /// Why OCR cannot run, or `None` when it can.
-    pub fn ocr_unavailable(&self) -> Option<String> {
+    pub(crate) fn ocr_unavailable(&self) -> Option<String> {
         if !self.settings.ocr {
             return Some("OCR is turned off (`vault.doc_ocr: false`)".into());
         }
@@ -177,7 +178,7 @@ impl Extractor {
 /// Assembles per-page text into the document's Markdown. When no line anywhere is a Markdown
 /// heading, every non-empty page becomes a `## Page N` section so that search results can cite
 /// pages; otherwise the pages are joined and the headings give the structure.
-pub fn assemble(pages: &[String]) -> String {
+pub(crate) fn assemble(pages: &[String]) -> String {
     let trimmed: Vec<&str> = pages.iter().map(|p| p.trim()).collect();
     let has_heading = trimmed.iter().any(|p| p.lines().any(is_heading_line));
     let mut out = String::new();

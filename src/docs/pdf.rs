@@ -17,17 +17,17 @@ use super::{Extraction, Extractor, Status, Verdict, assemble, escape_line, visib
 
 /// One glyph as the parser placed it (PDF user space: y grows upwards).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Glyph {
+pub(crate) struct Glyph {
     /// Left edge.
-    pub x: f64,
+    pub(crate) x: f64,
     /// Baseline.
-    pub y: f64,
+    pub(crate) y: f64,
     /// Font size after the text matrix (points).
-    pub size: f64,
+    pub(crate) size: f64,
     /// Advance width (points).
-    pub advance: f64,
+    pub(crate) advance: f64,
     /// The characters it maps to (usually one).
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// Why the parser produced no glyphs.
@@ -140,7 +140,7 @@ fn parse_guarded(bytes: &[u8], ex: &Extractor) -> Result<Vec<Vec<Glyph>>, ParseE
 }
 
 /// Extracts a PDF.
-pub fn extract(bytes: &[u8], ex: &Extractor) -> Extraction {
+pub(crate) fn extract(bytes: &[u8], ex: &Extractor) -> Extraction {
     let pages = match parse_guarded(bytes, ex) {
         Ok(pages) => pages,
         Err(ParseError::Encrypted) => {
@@ -260,7 +260,7 @@ fn plain_page(page: &str) -> String {
 
 /// OCR of every page (rendered and read by the system tools), one page per core at a time.
 /// Public for the benchmark, which times OCR on pages of known text.
-pub fn ocr(bytes: &[u8], pages: u32, ex: &Extractor) -> Result<Vec<String>, String> {
+pub(crate) fn ocr(bytes: &[u8], pages: u32, ex: &Extractor) -> Result<Vec<String>, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("no temporary folder: {e}"))?;
     let file = dir.path().join("document.pdf");
     std::fs::write(&file, bytes).map_err(|e| format!("cannot stage the PDF: {e}"))?;
@@ -303,7 +303,7 @@ pub fn ocr(bytes: &[u8], pages: u32, ex: &Extractor) -> Result<Vec<String>, Stri
 
 /// A plain PDF of A4 pages, one per entry of `pages`, each line set in Helvetica 11 pt: a
 /// document of known text for the benchmark and tests. Characters outside Latin-1 are dropped.
-pub fn sample(pages: &[Vec<String>]) -> Vec<u8> {
+pub(crate) fn sample(pages: &[Vec<String>]) -> Vec<u8> {
     use pdf_extract::{Document, Object, Stream, dictionary};
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
@@ -402,7 +402,7 @@ fn lines(glyphs: &[Glyph]) -> Vec<Line> {
 }
 
 /// Every page's glyphs as Markdown, with headings decided across the whole document.
-pub fn layout(pages: &[Vec<Glyph>]) -> Vec<String> {
+pub(crate) fn layout(pages: &[Vec<Glyph>]) -> Vec<String> {
     let pages: Vec<Vec<Line>> = pages.iter().map(|g| lines(g)).collect();
     // The body size is the one most characters are set in.
     let mut by_size: HashMap<i64, usize> = HashMap::new();

@@ -12,20 +12,20 @@ use std::time::{Duration, Instant};
 
 /// The tools found on this machine.
 #[derive(Debug, Clone, Default)]
-pub struct Tools {
+pub(crate) struct Tools {
     /// Poppler's text extractor.
-    pub pdftotext: Option<PathBuf>,
+    pub(crate) pdftotext: Option<PathBuf>,
     /// Poppler's page renderer.
-    pub pdftoppm: Option<PathBuf>,
+    pub(crate) pdftoppm: Option<PathBuf>,
     /// Tesseract, only when it also lists at least one installed language.
-    pub tesseract: Option<PathBuf>,
+    pub(crate) tesseract: Option<PathBuf>,
     /// The language Tesseract is asked for (`eng` when installed, else the first listed).
-    pub language: String,
+    pub(crate) language: String,
 }
 
 impl Tools {
     /// Looks the tools up on `PATH`.
-    pub fn detect() -> Tools {
+    pub(crate) fn detect() -> Tools {
         let tesseract = on_path("tesseract");
         let language = tesseract.as_deref().and_then(tesseract_language);
         Tools {
@@ -37,7 +37,7 @@ impl Tools {
     }
 
     /// Why OCR cannot run on this machine, or `None` when it can.
-    pub fn ocr_missing(&self) -> Option<String> {
+    pub(crate) fn ocr_missing(&self) -> Option<String> {
         match (&self.pdftoppm, &self.tesseract) {
             (Some(_), Some(_)) => None,
             (None, Some(_)) => Some(
@@ -54,7 +54,7 @@ impl Tools {
     }
 
     /// Text of every page through `pdftotext -layout`, split at its form feeds.
-    pub fn pdftotext(&self, pdf: &Path, timeout: Duration) -> Result<Vec<String>, String> {
+    pub(crate) fn pdftotext(&self, pdf: &Path, timeout: Duration) -> Result<Vec<String>, String> {
         let exe = self.pdftotext.as_deref().ok_or("pdftotext is not installed")?;
         let out = run(
             Command::new(exe).arg("-layout").arg("-enc").arg("UTF-8").arg(pdf).arg("-"),
@@ -69,7 +69,7 @@ impl Tools {
     }
 
     /// OCR of one page (1-based): rendered at 300 dpi in grey, then read by Tesseract.
-    pub fn ocr_page(
+    pub(crate) fn ocr_page(
         &self,
         pdf: &Path,
         page: u32,

@@ -58,7 +58,7 @@ use gemm::Parallelism;
 use rayon::prelude::*;
 
 use super::lowp;
-pub use super::lowp::Precision;
+pub(crate) use super::lowp::Precision;
 use checkpoint::{Config, Tensors};
 
 mod checkpoint;
@@ -180,7 +180,7 @@ struct Layer {
 
 /// A BERT encoder with its weights in memory (about 90 MB for MiniLM-L6). `Send + Sync`: one
 /// instance serves every thread.
-pub struct Encoder {
+pub(crate) struct Encoder {
     d: Dims,
     /// `vocab x hidden`.
     word: Vec<f32>,
@@ -217,7 +217,7 @@ impl Encoder {
     ///
     /// `calibration` (token id sequences of ordinary text) is run through the f32 encoder once
     /// when `precision` is int8, to find each layer's outsized activation channels.
-    pub fn new(
+    pub(crate) fn new(
         config_json: &str,
         weights: &[u8],
         precision: Precision,
@@ -296,22 +296,22 @@ impl Encoder {
     }
 
     /// The dense layers' arithmetic, as chosen at load.
-    pub fn precision(&self) -> Precision {
+    pub(crate) fn precision(&self) -> Precision {
         self.precision
     }
 
     /// The width of every output vector (the model's hidden size; 384 for MiniLM).
-    pub fn hidden(&self) -> usize {
+    pub(crate) fn hidden(&self) -> usize {
         self.d.hidden
     }
 
     /// How many token ids the word embeddings cover; larger ids are refused by [`Encoder::encode`].
-    pub fn vocab(&self) -> usize {
+    pub(crate) fn vocab(&self) -> usize {
         self.d.vocab
     }
 
     /// The longest sequence the position embeddings allow (512 for BERT models).
-    pub fn max_tokens(&self) -> usize {
+    pub(crate) fn max_tokens(&self) -> usize {
         self.d.max_pos
     }
 
@@ -325,7 +325,7 @@ impl Encoder {
     ///
     /// If a sequence is longer than [`Encoder::max_tokens`] or holds an id outside the vocabulary:
     /// both are caller bugs (the tokenizer cannot produce them when set up as documented).
-    pub fn encode(&self, ids: &[&[u32]]) -> Vec<Vec<f32>> {
+    pub(crate) fn encode(&self, ids: &[&[u32]]) -> Vec<Vec<f32>> {
         for (n, seq) in ids.iter().enumerate() {
             assert!(
                 seq.len() <= self.d.max_pos,

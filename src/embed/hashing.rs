@@ -19,23 +19,23 @@ pub struct HashingEmbedder {
 
 impl HashingEmbedder {
     /// An embedder producing vectors of `dims` floats.
-    pub fn new(dims: usize) -> HashingEmbedder {
+    pub(crate) fn new(dims: usize) -> HashingEmbedder {
         let dims = dims.max(2);
         HashingEmbedder { dims, id: format!("hashing@{dims}") }
     }
 
     /// The vector length.
-    pub fn dims(&self) -> usize {
+    pub(crate) fn dims(&self) -> usize {
         self.dims
     }
 
     /// The model identity.
-    pub fn model_id(&self) -> &str {
+    pub(crate) fn model_id(&self) -> &str {
         &self.id
     }
 
     /// One L2-normalised row per text.
-    pub fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+    pub(crate) fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
         texts.iter().map(|t| self.embed_one(t)).collect()
     }
 

@@ -24,25 +24,25 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Settings for an OpenAI-compatible embeddings endpoint.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HttpConfig {
+pub(crate) struct HttpConfig {
     /// The full endpoint, e.g. `http://127.0.0.1:8096/v1/embeddings`.
-    pub url: String,
+    pub(crate) url: String,
     /// The `model` field sent with every request.
-    pub model: String,
+    pub(crate) model: String,
     /// The vector width the model must answer with.
-    pub dims: usize,
+    pub(crate) dims: usize,
     /// Texts per request.
-    pub batch_size: usize,
+    pub(crate) batch_size: usize,
     /// Requests per batch before giving up (1 means no retry).
-    pub max_attempts: u32,
+    pub(crate) max_attempts: u32,
     /// The first wait between attempts, in seconds; it doubles each time.
-    pub backoff_seconds: f64,
+    pub(crate) backoff_seconds: f64,
     /// The longest wait between attempts, in seconds.
-    pub backoff_max_seconds: f64,
+    pub(crate) backoff_max_seconds: f64,
     /// The whole-request timeout, in seconds (0 means no limit).
-    pub timeout_seconds: f64,
+    pub(crate) timeout_seconds: f64,
     /// Sent as `Authorization: Bearer <key>` when set.
-    pub api_key: Option<String>,
+    pub(crate) api_key: Option<String>,
 }
 
 /// Sleeps between attempts; replaced in tests.
@@ -87,7 +87,7 @@ struct Row {
 
 impl HttpEmbedder {
     /// A client for `cfg.url`; nothing is sent until [`HttpEmbedder::embed`].
-    pub fn new(cfg: HttpConfig) -> HttpEmbedder {
+    pub(crate) fn new(cfg: HttpConfig) -> HttpEmbedder {
         let timeout = Some(seconds(cfg.timeout_seconds)).filter(|t| !t.is_zero());
         let agent = ureq::Agent::config_builder()
             .timeout_global(timeout)
@@ -102,23 +102,27 @@ impl HttpEmbedder {
     }
 
     /// Replaces the pause between attempts (the test seam: record instead of waiting).
-    pub fn with_sleep(mut self, sleep: impl Fn(Duration) + Send + Sync + 'static) -> HttpEmbedder {
+    #[cfg(test)]
+    pub(crate) fn with_sleep(
+        mut self,
+        sleep: impl Fn(Duration) + Send + Sync + 'static,
+    ) -> HttpEmbedder {
         self.sleep = Box::new(sleep);
         self
     }
 
     /// The configured vector width.
-    pub fn dims(&self) -> usize {
+    pub(crate) fn dims(&self) -> usize {
         self.cfg.dims
     }
 
     /// `http:<model>@<dims>`.
-    pub fn model_id(&self) -> &str {
+    pub(crate) fn model_id(&self) -> &str {
         &self.model_id
     }
 
     /// Embeds texts batch by batch; rows are unit length and in input order.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub(crate) fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         // A zero batch size would make `chunks` panic; one text per request is the safe reading.
         for batch in texts.chunks(self.cfg.batch_size.max(1)) {

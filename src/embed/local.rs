@@ -18,7 +18,7 @@ use super::bert::{Encoder, Precision};
 /// The environment variable that picks the encoder's arithmetic: `auto` (the default: int8 on
 /// CPUs with AVX-512 VNNI, else bf16 with AVX-512 BF16, else f32), `int8`, `bf16` or `f32`.
 /// `f32` is the reference and what to set to rule the low-precision kernels out.
-pub const PRECISION_ENV: &str = "MDVAULT_ENCODER";
+pub(crate) const PRECISION_ENV: &str = "MDVAULT_ENCODER";
 
 /// The model's `max_seq_length`: longer texts are cut to this many tokens, specials included.
 /// The reference vectors of sentence-transformers are made with the same cut.
@@ -67,7 +67,10 @@ impl LocalEmbedder {
     }
 
     /// [`LocalEmbedder::load`] with the precision setting given (`auto`, `int8`, `bf16`, `f32`).
-    pub fn load_with(model_dir: &Path, precision: &str) -> Result<LocalEmbedder, EmbedError> {
+    pub(crate) fn load_with(
+        model_dir: &Path,
+        precision: &str,
+    ) -> Result<LocalEmbedder, EmbedError> {
         let precision = Precision::parse(precision)
             .map_err(|e| EmbedError::Other(format!("{e} (set by {PRECISION_ENV})")))?;
         let bad = |reason: String| EmbedError::ModelFiles { dir: model_dir.to_path_buf(), reason };
@@ -137,12 +140,12 @@ impl LocalEmbedder {
     }
 
     /// The width of every vector (the model's hidden size; 384 for MiniLM).
-    pub fn dims(&self) -> usize {
+    pub(crate) fn dims(&self) -> usize {
         self.encoder.hidden()
     }
 
     /// The encoder's arithmetic, as chosen at load: `int8`, `bf16` or `f32`.
-    pub fn precision(&self) -> &'static str {
+    pub(crate) fn precision(&self) -> &'static str {
         match self.encoder.precision() {
             Precision::F32 => "f32",
             Precision::Int8 => "int8",
@@ -151,13 +154,13 @@ impl LocalEmbedder {
     }
 
     /// `local:<folder name>@<first 12 hex of sha256(model.safetensors)>`.
-    pub fn model_id(&self) -> &str {
+    pub(crate) fn model_id(&self) -> &str {
         &self.model_id
     }
 
     /// The [`LocalEmbedder::model_id`] the model in `model_dir` would have, without loading
     /// it: hashes the weights only (`mdvault status` uses it to see a pending model switch).
-    pub fn identify(model_dir: &Path) -> Result<String, EmbedError> {
+    pub(crate) fn identify(model_dir: &Path) -> Result<String, EmbedError> {
         let bad = |reason: String| EmbedError::ModelFiles { dir: model_dir.to_path_buf(), reason };
         let mut file = std::fs::File::open(model_dir.join("model.safetensors"))
             .map_err(|e| bad(format!("`model.safetensors` cannot be read: {e}")))?;
@@ -169,7 +172,7 @@ impl LocalEmbedder {
     }
 
     /// Embeds texts; rows are unit length and in input order.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub(crate) fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }

@@ -46,7 +46,7 @@ const STEP_BYTES: usize = 4;
 
 /// Which arithmetic the encoder's dense layers use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Precision {
+pub(crate) enum Precision {
     /// The reference: `gemm`'s f32 products, on every CPU.
     F32,
     /// u8 x i8 products into i32 with `vpdpbusd` (AVX-512 VNNI).
@@ -57,7 +57,7 @@ pub enum Precision {
 
 impl Precision {
     /// Whether this CPU can run `self`.
-    pub fn available(self) -> bool {
+    pub(crate) fn available(self) -> bool {
         match self {
             Precision::F32 => true,
             #[cfg(target_arch = "x86_64")]
@@ -78,7 +78,7 @@ impl Precision {
     }
 
     /// The fastest precision this CPU runs (see the measurements in [`super::bert`]'s header).
-    pub fn detect() -> Precision {
+    pub(crate) fn detect() -> Precision {
         [Precision::Bf16, Precision::Int8]
             .into_iter()
             .find(|p| p.available())
@@ -88,7 +88,7 @@ impl Precision {
     /// Parses a setting: `auto` (the fastest available), `int8`, `bf16` or `f32`. A named
     /// precision the CPU lacks is an error rather than a silent fallback, so a forced setting
     /// always means what it says.
-    pub fn parse(setting: &str) -> Result<Precision, String> {
+    pub(crate) fn parse(setting: &str) -> Result<Precision, String> {
         let p = match setting.trim().to_ascii_lowercase().as_str() {
             "" | "auto" => return Ok(Precision::detect()),
             "f32" => Precision::F32,
@@ -112,7 +112,7 @@ impl Precision {
 }
 
 /// A dense layer's weights in a low-precision packed form (see the module docs for the layout).
-pub struct Packed {
+pub(crate) struct Packed {
     kind: Kind,
     /// `panels x steps x NR x STEP_BYTES` bytes.
     data: Vec<u8>,
@@ -138,7 +138,7 @@ enum Kind {
 /// Per-thread buffers for the activations in low precision: fresh ones per product would cost
 /// page faults on every call.
 #[derive(Default)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     /// `tokens x steps x STEP_BYTES`.
     a: Vec<u8>,
     /// Each row's int8 scale.
@@ -148,7 +148,7 @@ pub struct Scratch {
 }
 
 /// f32 to bf16, rounding to nearest even (what `vcvtneps2bf16` does for finite inputs).
-pub fn bf16_bits(x: f32) -> u16 {
+pub(crate) fn bf16_bits(x: f32) -> u16 {
     let b = x.to_bits();
     ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
 }
@@ -165,7 +165,7 @@ impl Packed {
     /// multiplied by `smooth[k]` and of the activations divided by it, which leaves the product
     /// unchanged but moves the range of a few outsized activation channels into the weights,
     /// where per-column scales absorb it (SmoothQuant's idea); see [`smoothing`].
-    pub fn int8(w: &[f32], n_in: usize, n_out: usize, smooth: Option<&[f32]>) -> Packed {
+    pub(crate) fn int8(w: &[f32], n_in: usize, n_out: usize, smooth: Option<&[f32]>) -> Packed {
         let smoothed: Vec<f32>;
         let w = match smooth {
             Some(f) => {
@@ -201,7 +201,7 @@ impl Packed {
     }
 
     /// Rounds `w` (PyTorch layout: `n_out x n_in`, row-major) to bf16.
-    pub fn bf16(w: &[f32], n_in: usize, n_out: usize) -> Packed {
+    pub(crate) fn bf16(w: &[f32], n_in: usize, n_out: usize) -> Packed {
         let steps = n_in.div_ceil(2);
         let panels = n_out.div_ceil(NR);
         let mut data = vec![0u8; panels * steps * NR * STEP_BYTES];
@@ -231,7 +231,7 @@ impl Packed {
     ///
     /// If a slice is shorter than the shapes say, or the CPU lacks the instructions (callers
     /// pack only after [`Precision::available`] said yes).
-    pub fn apply(
+    pub(crate) fn apply(
         &self,
         x: &[f32],
         tokens: usize,
@@ -378,7 +378,7 @@ impl Packed {
 /// `k`, from the largest activation seen in calibration and the largest weight of that input.
 /// The square root splits the range evenly between the two int8 roundings. Channels never seen
 /// active or with all-zero weights keep factor 1.
-pub fn smoothing(act_max: &[f32], w: &[f32], n_in: usize) -> Vec<f32> {
+pub(crate) fn smoothing(act_max: &[f32], w: &[f32], n_in: usize) -> Vec<f32> {
     let mut w_max = vec![0.0f32; n_in];
     for row in w.chunks_exact(n_in) {
         w_max.iter_mut().zip(row).for_each(|(m, x)| *m = m.max(x.abs()));
@@ -427,7 +427,7 @@ fn lane_mask(valid: usize, j: usize) -> u16 {
 
 /// Symmetric int8 quantisation of one row, stored +128 as u8 into `out` (zero-padded past the
 /// row); returns the row's scale.
-pub fn quantise_row(row: &[f32], out: &mut [u8]) -> f32 {
+pub(crate) fn quantise_row(row: &[f32], out: &mut [u8]) -> f32 {
     #[cfg(target_arch = "x86_64")]
     if Precision::Int8.available() {
         // SAFETY: checked just above.
@@ -477,7 +477,7 @@ fn quantise_row_avx512(row: &[f32], out: &mut [u8]) -> f32 {
 }
 
 /// One row rounded to bf16 into `out` (little-endian pairs of bytes, zero-padded past the row).
-pub fn round_row(row: &[f32], out: &mut [u8]) {
+pub(crate) fn round_row(row: &[f32], out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     if Precision::Bf16.available() {
         // SAFETY: checked just above.

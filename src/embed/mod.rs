@@ -9,9 +9,9 @@
 //! It knows nothing of chunks, caching or the index; callers pass plain strings.
 
 mod bert;
-pub mod hashing;
-pub mod http;
-pub mod install;
+pub(crate) mod hashing;
+pub(crate) mod http;
+pub(crate) mod install;
 pub mod local;
 mod lowp;
 
@@ -93,7 +93,7 @@ pub enum Embedder {
 
 impl Embedder {
     /// The width of every vector this embedder returns.
-    pub fn dims(&self) -> usize {
+    pub(crate) fn dims(&self) -> usize {
         match self {
             Embedder::Local(e) => e.dims(),
             Embedder::Http(e) => e.dims(),
@@ -105,7 +105,7 @@ impl Embedder {
     ///
     /// Local: `local:<folder name>@<first 12 hex of sha256(model.safetensors)>`.
     /// Http: `http:<model>@<dims>`.
-    pub fn model_id(&self) -> &str {
+    pub(crate) fn model_id(&self) -> &str {
         match self {
             Embedder::Local(e) => e.model_id(),
             Embedder::Http(e) => e.model_id(),
@@ -114,7 +114,7 @@ impl Embedder {
     }
 
     /// Embed texts; rows are L2-normalised and in input order. Empty input => empty output.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub(crate) fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         match self {
             Embedder::Local(e) => e.embed(texts),
             Embedder::Http(e) => e.embed(texts),

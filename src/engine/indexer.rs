@@ -72,7 +72,7 @@ enum Job {
 
 /// A handle for sending jobs to the indexer; cheap to clone.
 #[derive(Clone)]
-pub struct Indexer {
+pub(crate) struct Indexer {
     jobs: SyncSender<Job>,
     running: Running,
     failing: Failing,
@@ -87,14 +87,14 @@ type Failing = Arc<std::sync::Mutex<Option<String>>>;
 type Running = Arc<std::sync::Mutex<Option<Arc<ProgressClock>>>>;
 
 /// The running indexer thread; dropping it stops the thread after the job in hand.
-pub struct IndexerThread {
+pub(crate) struct IndexerThread {
     jobs: SyncSender<Job>,
     state: Arc<State>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Starts the indexer for `index` over `vaults`, holding `ownership` until it ends.
-pub fn start(
+pub(crate) fn start(
     index: Arc<Index>,
     vaults: Vaults,
     ownership: Ownership,
@@ -260,19 +260,24 @@ fn gone() -> Error {
 
 impl Indexer {
     /// How far the pass running now is; `None` between passes.
-    pub fn progress(&self) -> Option<PassProgress> {
+    pub(crate) fn progress(&self) -> Option<PassProgress> {
         let clock = self.running.lock().unwrap_or_else(|p| p.into_inner()).clone();
         clock.and_then(|c| c.snapshot())
     }
 
     /// Why the index is behind the vault: the last job's failure, `None` once one succeeds.
-    pub fn failing(&self) -> Option<String> {
+    pub(crate) fn failing(&self) -> Option<String> {
         self.failing.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// A pass over `vault`, waiting for its report; progress is shown on `progress` by the
     /// calling thread.
-    pub fn sync(&self, vault: &str, pass: Pass, progress: &dyn Progress) -> Result<SyncReport> {
+    pub(crate) fn sync(
+        &self,
+        vault: &str,
+        pass: Pass,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
         let (tx, rx) = mpsc::channel();
         self.jobs
             .send(Job::Sync { vault: vault.to_string(), pass, answer: Some(tx) })
@@ -287,7 +292,7 @@ impl Indexer {
     }
 
     /// Queues a pass over `vault` and returns at once (the reconcile timer).
-    pub fn sync_later(&self, vault: &str) {
+    pub(crate) fn sync_later(&self, vault: &str) {
         let _ = self.jobs.send(Job::Sync {
             vault: vault.to_string(),
             pass: Pass::Changed,
@@ -298,7 +303,7 @@ impl Indexer {
     /// Re-indexes `paths` of `vault` and waits as long as it takes for the report (with its
     /// vectors). `None` when the queue is full, leaving the paths to the watcher and the
     /// reconcile pass.
-    pub fn update(&self, vault: &str, paths: Vec<String>) -> Option<Result<SyncReport>> {
+    pub(crate) fn update(&self, vault: &str, paths: Vec<String>) -> Option<Result<SyncReport>> {
         let rx = self.queue_update(vault, paths)?;
         loop {
             match rx.recv() {
@@ -313,7 +318,7 @@ impl Indexer {
     /// write does before it answers. The job runs to the end whatever the wait; the answer
     /// says how far it had got ([`Indexed::Queued`] also when the queue is full, leaving the
     /// paths to the watcher and the reconcile pass), or the error it ended with.
-    pub fn update_within(
+    pub(crate) fn update_within(
         &self,
         vault: &str,
         paths: Vec<String>,
@@ -346,7 +351,7 @@ impl Indexer {
     }
 
     /// Queues paths of `vault` to re-index and returns at once (the watcher).
-    pub fn notify(&self, vault: &str, paths: Vec<String>) {
+    pub(crate) fn notify(&self, vault: &str, paths: Vec<String>) {
         let _ = self.jobs.send(Job::Update { vault: vault.to_string(), paths, answer: None });
     }
 }

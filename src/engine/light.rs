@@ -26,7 +26,7 @@ use crate::vault::{DocumentText, Indexed, Vaults};
 const OWNER_WAIT: Duration = super::WRITE_INDEX_WAIT;
 
 /// The vaults, a lazily opened extraction cache and the way to the index owner.
-pub struct LightEngine {
+pub(crate) struct LightEngine {
     config: Config,
     vaults: Vaults,
     documents: LazyDocuments,
@@ -36,7 +36,7 @@ pub struct LightEngine {
 
 impl LightEngine {
     /// Opens the configured vaults; nothing else is opened until it is needed.
-    pub fn open(config: Config) -> Result<LightEngine> {
+    pub(crate) fn open(config: Config) -> Result<LightEngine> {
         let vaults = Vaults::open(&config)?;
         Ok(LightEngine {
             documents: LazyDocuments::new(&config),
@@ -48,17 +48,17 @@ impl LightEngine {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &Config {
+    pub(crate) fn config(&self) -> &Config {
         &self.config
     }
 
     /// The vaults.
-    pub fn vaults(&self) -> &Vaults {
+    pub(crate) fn vaults(&self) -> &Vaults {
         &self.vaults
     }
 
     /// The extraction cache, for reading documents.
-    pub fn documents(&self) -> &LazyDocuments {
+    pub(crate) fn documents(&self) -> &LazyDocuments {
         &self.documents
     }
 
@@ -72,7 +72,7 @@ impl LightEngine {
     /// next index pass reaches them; a write never fails because its re-index did.
     ///
     /// Says how far the re-index got: `None` when no owner runs (nothing was asked).
-    pub fn refresh(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
+    pub(crate) fn refresh(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
         let v = self.vaults.get(Some(vault)).ok()?;
         if !self.owner.answers() {
             tracing::debug!("no index owner runs; the next index pass reaches {paths:?}");
@@ -89,7 +89,7 @@ impl LightEngine {
 
 /// The store's extraction cache, opened the first time a document is read (a note command
 /// that reads only Markdown never touches the data directory).
-pub struct LazyDocuments {
+pub(crate) struct LazyDocuments {
     data_dir: std::path::PathBuf,
     settings: IndexSettings,
     opened: OnceLock<(Store, Extractions)>,
@@ -97,7 +97,7 @@ pub struct LazyDocuments {
 
 impl LazyDocuments {
     /// Opens nothing until a document is read.
-    pub fn new(config: &Config) -> LazyDocuments {
+    pub(crate) fn new(config: &Config) -> LazyDocuments {
         LazyDocuments {
             data_dir: config.data_dir.clone(),
             settings: IndexSettings::from_config(config),

@@ -12,9 +12,9 @@
 //! owner ends.
 
 mod background;
-pub mod indexer;
-pub mod light;
-pub mod owner;
+pub(crate) mod indexer;
+pub(crate) mod light;
+pub(crate) mod owner;
 mod refresh;
 mod search;
 mod status;
@@ -30,13 +30,12 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::index::coverage;
 use crate::index::{Index, IndexSettings};
 use crate::search::rerank::Reranker;
-use crate::upkeep::{self, indexmd};
+use crate::upkeep::indexmd;
 use crate::vault::Vaults;
 use indexer::{Indexer, IndexerThread};
 use owner::{Endpoint, OwnerClient, OwnerInfo, Ownership, VaultRoot};
 
-pub use background::{Background, Reconciler};
-pub use light::LightEngine;
+pub(crate) use light::LightEngine;
 pub use status::{Phase, Readiness, Status};
 
 /// The index.md generator of each vault, by name (empty when `index.index_md` is off).
@@ -94,7 +93,7 @@ impl std::fmt::Debug for Engine {
 
 /// The id the configured embedding model would have, without loading it (a local model's
 /// weights are hashed, nothing more; an endpoint is not contacted).
-pub fn configured_model_id(config: &Config) -> std::result::Result<String, String> {
+pub(crate) fn configured_model_id(config: &Config) -> std::result::Result<String, String> {
     match &config.embedding.backend {
         EmbeddingBackend::Local { model_dir } => {
             LocalEmbedder::identify(model_dir).map_err(|e| e.to_string())
@@ -104,7 +103,7 @@ pub fn configured_model_id(config: &Config) -> std::result::Result<String, Strin
 }
 
 /// Loads the configured embedder.
-pub fn load_embedder(config: &Config) -> Result<Embedder> {
+pub(crate) fn load_embedder(config: &Config) -> Result<Embedder> {
     let e = &config.embedding;
     match &e.backend {
         EmbeddingBackend::Local { model_dir } => LocalEmbedder::load(model_dir)
@@ -213,7 +212,7 @@ impl Engine {
     }
 
     /// Whether this engine owns (writes) its data directory's index.
-    pub fn is_owner(&self) -> bool {
+    pub(crate) fn is_owner(&self) -> bool {
         matches!(*self.role.lock().unwrap_or_else(|p| p.into_inner()), Role::Owner { .. })
     }
 
@@ -254,12 +253,12 @@ impl Engine {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &Config {
+    pub(crate) fn config(&self) -> &Config {
         &self.config
     }
 
     /// The vaults.
-    pub fn vaults(&self) -> &Vaults {
+    pub(crate) fn vaults(&self) -> &Vaults {
         &self.vaults
     }
 
@@ -268,18 +267,13 @@ impl Engine {
         self.index.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// The upkeep settings drawn from the configuration.
-    pub fn upkeep_settings(&self) -> upkeep::Settings {
-        upkeep::Settings::from_config(&self.config)
-    }
-
     /// Serialises maintenance runs: a second caller waits for the run in progress.
     pub(crate) fn maintenance_runs(&self) -> &std::sync::Mutex<()> {
         &self.maintenance_runs
     }
 
     /// How each vault's index.md generator stands; empty when generation is off.
-    pub fn index_md_status(&self) -> Vec<(String, indexmd::Status)> {
+    pub(crate) fn index_md_status(&self) -> Vec<(String, indexmd::Status)> {
         self.vaults
             .iter()
             .filter_map(|v| self.index_md.get(v.name()).map(|g| (v.name().to_string(), g.status())))
@@ -343,14 +337,14 @@ pub(super) mod fixture {
 
     /// Temporary vaults (`name`, notes as (path, text)) and a data directory, kept alive beside
     /// the engines opened over them.
-    pub struct Vaults {
-        pub config: Config,
-        pub roots: Vec<tempfile::TempDir>,
+    pub(crate) struct Vaults {
+        pub(crate) config: Config,
+        pub(crate) roots: Vec<tempfile::TempDir>,
         _data: tempfile::TempDir,
     }
 
     impl Vaults {
-        pub fn new(vaults: &[(&str, &[(&str, &str)])]) -> Vaults {
+        pub(crate) fn new(vaults: &[(&str, &[(&str, &str)])]) -> Vaults {
             let data = tempfile::tempdir().unwrap();
             let roots: Vec<tempfile::TempDir> =
                 vaults.iter().map(|_| tempfile::tempdir().unwrap()).collect();
@@ -377,7 +371,7 @@ pub(super) mod fixture {
         }
 
         /// An engine over these vaults: the owner when none runs, else a reader.
-        pub fn engine(&self) -> Engine {
+        pub(crate) fn engine(&self) -> Engine {
             Engine::with_embedder(self.config.clone(), Embedder::Hashing(HashingEmbedder::new(64)))
                 .unwrap()
         }

@@ -40,31 +40,31 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Who holds a data directory: told to any process that asks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OwnerInfo {
+pub(crate) struct OwnerInfo {
     /// The owner's process id.
-    pub pid: u32,
+    pub(crate) pid: u32,
     /// What the owner is running (`serve`, `mcp`, `index`, ...), for messages.
-    pub command: String,
+    pub(crate) command: String,
     /// The vaults it indexes, by its names for them, with their canonical roots.
-    pub vaults: Vec<VaultRoot>,
+    pub(crate) vaults: Vec<VaultRoot>,
     /// How far the pass it runs now is (absent between passes, and from an older owner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub progress: Option<crate::index::PassProgress>,
+    pub(crate) progress: Option<crate::index::PassProgress>,
 }
 
 /// A vault as the owner knows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VaultRoot {
+pub(crate) struct VaultRoot {
     /// The owner's name for it.
-    pub name: String,
+    pub(crate) name: String,
     /// Its canonical root.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
 }
 
 /// What a reader asks of the owner.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "job", rename_all = "snake_case")]
-pub enum Request {
+pub(crate) enum Request {
     /// Who are you?
     Hello,
     /// A pass over one vault (`full`: re-read and re-chunk every file).
@@ -124,7 +124,7 @@ fn same_token(a: &str, b: &str) -> bool {
 /// The owner's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Reply {
+pub(crate) enum Reply {
     /// The answer to [`Request::Hello`].
     Owner(OwnerInfo),
     /// What a sync or update did.
@@ -161,13 +161,13 @@ fn io_error(what: &str, path: &Path, e: &std::io::Error) -> Error {
 /// The exclusive lock that makes this process the data directory's owner; dropping it (or the
 /// process ending) gives ownership up.
 #[derive(Debug)]
-pub struct Ownership {
+pub(crate) struct Ownership {
     _file: std::fs::File,
 }
 
 /// Takes ownership of `data_dir` if no other process (or other engine of this process) holds
 /// it: `Ok(None)` when someone does.
-pub fn try_own(data_dir: &Path) -> Result<Option<Ownership>> {
+pub(crate) fn try_own(data_dir: &Path) -> Result<Option<Ownership>> {
     let file = open_lock(data_dir)?;
     match file.try_lock() {
         Ok(()) => Ok(Some(Ownership { _file: file })),
@@ -180,7 +180,7 @@ pub fn try_own(data_dir: &Path) -> Result<Option<Ownership>> {
 
 /// Waits until ownership of `data_dir` is free, then takes it (a reader that serves takes over
 /// when the owner ends).
-pub fn own_when_free(data_dir: &Path) -> Result<Ownership> {
+pub(crate) fn own_when_free(data_dir: &Path) -> Result<Ownership> {
     let file = open_lock(data_dir)?;
     file.lock().map_err(|e| io_error("lock", &DataDir::new(data_dir).owner_lock(), &e))?;
     Ok(Ownership { _file: file })
@@ -198,7 +198,7 @@ fn open_lock(data_dir: &Path) -> Result<std::fs::File> {
 }
 
 /// The owner's listening socket; dropping it stops the listener and removes the socket file.
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     path: PathBuf,
     token_path: PathBuf,
     /// The listening socket itself (a second handle on it), to shut down from `drop`.
@@ -211,7 +211,7 @@ impl Endpoint {
     /// Binds `indexer.sock` in `data_dir` and answers requests with `info` and `indexer`. Only
     /// the owner calls this (its indexer thread holds the [`Ownership`]): a socket left by a
     /// dead owner is replaced.
-    pub fn bind(data_dir: &Path, info: OwnerInfo, indexer: Indexer) -> Result<Endpoint> {
+    pub(crate) fn bind(data_dir: &Path, info: OwnerInfo, indexer: Indexer) -> Result<Endpoint> {
         let data = DataDir::new(data_dir);
         let path = data.owner_socket();
         // Holding the lock proves any socket file here belongs to an owner that is gone.
@@ -325,7 +325,7 @@ fn answer(conn: UnixStream, info: &OwnerInfo, indexer: &Indexer, token: &str) {
 
 /// What the owner said to a write's re-index request ([`OwnerClient::refresh`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Asked {
+pub(crate) enum Asked {
     /// Re-indexed, vectors and all, within the wait.
     Indexed,
     /// Not confirmed in time (or the owner could not be asked): it catches up in the
@@ -337,20 +337,20 @@ pub enum Asked {
 
 /// A reader's line to the owner of a data directory.
 #[derive(Debug, Clone)]
-pub struct OwnerClient {
+pub(crate) struct OwnerClient {
     socket: PathBuf,
     token: PathBuf,
 }
 
 impl OwnerClient {
     /// The client for `data_dir`'s owner (nothing is contacted yet).
-    pub fn new(data_dir: &Path) -> OwnerClient {
+    pub(crate) fn new(data_dir: &Path) -> OwnerClient {
         let data = DataDir::new(data_dir);
         OwnerClient { socket: data.owner_socket(), token: data.owner_token() }
     }
 
     /// Sends one request and waits up to `wait` for the reply (`None`: as long as it takes).
-    pub fn ask(&self, req: &Request, wait: Option<Duration>) -> Result<Reply> {
+    pub(crate) fn ask(&self, req: &Request, wait: Option<Duration>) -> Result<Reply> {
         let started = std::time::Instant::now();
         let mut conn = loop {
             match UnixStream::connect(&self.socket) {
@@ -401,13 +401,13 @@ impl OwnerClient {
     /// Whether an owner answers on the socket right now (one attempt, no waiting): a process
     /// that only wants to tell a running owner about a change asks this first, so that without
     /// one it does not wait [`CONNECT_PATIENCE`] for nobody.
-    pub fn answers(&self) -> bool {
+    pub(crate) fn answers(&self) -> bool {
         UnixStream::connect(&self.socket).is_ok()
     }
 
     /// Who owns the index, and its name for the vault at `root` (`None` when it does not index
     /// that folder: names may differ between processes, roots do not).
-    pub fn name_for(&self, root: &Path) -> Result<(OwnerInfo, Option<String>)> {
+    pub(crate) fn name_for(&self, root: &Path) -> Result<(OwnerInfo, Option<String>)> {
         let info = self.hello()?;
         let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         let root = canon(root);
@@ -416,7 +416,7 @@ impl OwnerClient {
     }
 
     /// Who owns the index.
-    pub fn hello(&self) -> Result<OwnerInfo> {
+    pub(crate) fn hello(&self) -> Result<OwnerInfo> {
         match self.ask(&Request::Hello, Some(REQUEST_TIMEOUT))? {
             Reply::Owner(info) => Ok(info),
             Reply::Error { code, message } => Err(error_from_reply(&code, message)),
@@ -425,13 +425,18 @@ impl OwnerClient {
     }
 
     /// Asks the owner for a pass over its vault `vault` and waits for the report.
-    pub fn sync(&self, vault: &str, pass: Pass) -> Result<SyncReport> {
+    pub(crate) fn sync(&self, vault: &str, pass: Pass) -> Result<SyncReport> {
         let (full, re_embed) = (pass.is_full(), pass == Pass::ReEmbed);
         report(self.ask(&Request::Sync { vault: vault.to_string(), full, re_embed }, None)?)
     }
 
     /// Asks the owner to re-index paths, waiting at most `wait`.
-    pub fn update(&self, vault: &str, paths: &[String], wait: Duration) -> Result<SyncReport> {
+    pub(crate) fn update(
+        &self,
+        vault: &str,
+        paths: &[String],
+        wait: Duration,
+    ) -> Result<SyncReport> {
         let req = Request::Update { vault: vault.to_string(), paths: paths.to_vec() };
         report(self.ask(&req, Some(wait))?)
     }
@@ -439,7 +444,13 @@ impl OwnerClient {
     /// Asks the owner to re-index `paths` of the vault at `root` (ours called `vault`, for the
     /// log) after a write, waiting at most `wait`: the one way every non-owner asks, so a
     /// reader engine and the light CLI engine cannot come to disagree about it.
-    pub fn refresh(&self, root: &Path, vault: &str, paths: &[String], wait: Duration) -> Asked {
+    pub(crate) fn refresh(
+        &self,
+        root: &Path,
+        vault: &str,
+        paths: &[String],
+        wait: Duration,
+    ) -> Asked {
         let name = match self.name_for(root) {
             Ok((_, Some(name))) => name,
             Ok((_, None)) => {

@@ -70,7 +70,7 @@ impl Engine {
 
     /// Re-indexes `paths` of `vault` now and waits for the report, however long a pass queued
     /// before it takes (the benchmark's edit-to-searchable; surfaces use [`Engine::refresh`]).
-    pub fn update(&self, vault: &str, paths: &[String]) -> Result<SyncReport> {
+    pub(crate) fn update(&self, vault: &str, paths: &[String]) -> Result<SyncReport> {
         let v = self.vaults.get(Some(vault))?;
         if let Some(indexer) = self.indexer() {
             return indexer.update(v.name(), paths.to_vec()).unwrap_or_else(|| {
@@ -88,7 +88,7 @@ impl Engine {
     }
 
     /// Who owns the index when this engine is a reader (`None` for the owner itself).
-    pub fn owner_info(&self) -> Option<OwnerInfo> {
+    pub(crate) fn owner_info(&self) -> Option<OwnerInfo> {
         if self.is_owner() {
             return None;
         }
@@ -101,7 +101,7 @@ impl Engine {
     /// queued behind any pass already running; the write waits for it at most
     /// [`WRITE_INDEX_WAIT`] and the answer says how far it got. A reader asks the owning
     /// process to do it, which can only say `Full` (confirmed in time) or `Queued`.
-    pub fn refresh(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
+    pub(crate) fn refresh(&self, vault: &str, paths: &[String]) -> Option<Indexed> {
         let v = self.vaults.get(Some(vault)).ok()?;
         let role = {
             let role = self.role.lock().unwrap_or_else(|p| p.into_inner());

@@ -25,7 +25,7 @@ pub enum Phase {
 
 impl Phase {
     /// `idle`, `building`, `ready` or `failed`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Phase::Idle => "idle",
             Phase::Building => "building",
@@ -56,34 +56,34 @@ pub struct Readiness {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
     /// The build phase.
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// Seconds since the phase began.
-    pub phase_seconds: f64,
+    pub(crate) phase_seconds: f64,
     /// Build attempts made so far.
-    pub attempts: u32,
+    pub(crate) attempts: u32,
     /// When the last successful build finished (UTC, ISO seconds with `Z`).
-    pub built_at: Option<String>,
+    pub(crate) built_at: Option<String>,
     /// How long the last successful build took.
-    pub build_seconds: Option<f64>,
+    pub(crate) build_seconds: Option<f64>,
     /// Why the last attempt failed.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Whether file watching is running.
-    pub watching: bool,
+    pub(crate) watching: bool,
     /// Files in the store.
-    pub files: u64,
+    pub(crate) files: u64,
     /// Chunks in the store.
-    pub chunks: u64,
+    pub(crate) chunks: u64,
     /// Distinct vectors in the store.
-    pub vectors: u64,
+    pub(crate) vectors: u64,
     /// Whether the store answered.
-    pub store_ok: bool,
+    pub(crate) store_ok: bool,
     /// Whether this process owns (writes) the index; a reader follows another process's.
-    pub owner: bool,
+    pub(crate) owner: bool,
     /// How far the pass this process's indexer runs now is (the first build's, say).
     pub progress: Option<crate::index::PassProgress>,
     /// Why the index is behind the vault: the last index job's failure (a full or read-only
     /// data directory, say), until one succeeds.
-    pub behind: Option<String>,
+    pub(crate) behind: Option<String>,
 }
 
 impl Readiness {
@@ -169,7 +169,7 @@ impl Engine {
     /// [`Engine::coverage`] without opening the engine (no model, no lexical index): for
     /// `mdvault status`, which must work while a server holds the index or the model is
     /// missing. Refuses when there is no index in the data directory yet.
-    pub fn coverage_offline(
+    pub(crate) fn coverage_offline(
         config: &Config,
         vaults: &Vaults,
         vault: Option<&str>,

@@ -16,75 +16,70 @@ use super::store::FileKind;
 
 /// A file's part of every one of its chunks' metadata.
 #[derive(Debug, PartialEq)]
-pub struct FileMeta {
+pub(crate) struct FileMeta {
     /// The vault name.
-    pub vault: String,
+    pub(crate) vault: String,
     /// The vault's position in the index's vault list (`u32::MAX` when it is not configured).
-    pub vault_index: u32,
+    pub(crate) vault_index: u32,
     /// Vault-relative path (shared with the dense rows' keys).
-    pub path: Arc<str>,
+    pub(crate) path: Arc<str>,
     /// Note or document.
-    pub kind: FileKind,
+    pub(crate) kind: FileKind,
 }
 
 /// One chunk's entry.
 #[derive(Debug, Clone)]
-pub struct Slot {
+pub(crate) struct Slot {
     /// Its file.
-    pub file: Arc<FileMeta>,
+    pub(crate) file: Arc<FileMeta>,
     /// The first eight bytes of its embed text's hash.
-    pub hash: u64,
+    pub(crate) hash: u64,
 }
 
 /// Every chunk of the store, by chunk id.
 #[derive(Debug, Default, Clone)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     chunks: HashMap<i64, Slot>,
 }
 
 impl Catalog {
     /// An empty catalog with room for `n` chunks.
-    pub fn with_capacity(n: usize) -> Catalog {
+    pub(crate) fn with_capacity(n: usize) -> Catalog {
         Catalog { chunks: HashMap::with_capacity(n) }
     }
 
     /// Adds or replaces a chunk.
-    pub fn insert(&mut self, id: i64, slot: Slot) {
+    pub(crate) fn insert(&mut self, id: i64, slot: Slot) {
         self.chunks.insert(id, slot);
     }
 
     /// Removes a chunk, if present.
-    pub fn remove(&mut self, id: i64) {
+    pub(crate) fn remove(&mut self, id: i64) {
         self.chunks.remove(&id);
     }
 
     /// A chunk's entry.
-    pub fn get(&self, id: i64) -> Option<&Slot> {
+    pub(crate) fn get(&self, id: i64) -> Option<&Slot> {
         self.chunks.get(&id)
     }
 
     /// A chunk's entry, to change its hash.
-    pub fn get_mut(&mut self, id: i64) -> Option<&mut Slot> {
+    pub(crate) fn get_mut(&mut self, id: i64) -> Option<&mut Slot> {
         self.chunks.get_mut(&id)
     }
 
     /// Whether a chunk is here.
-    pub fn contains(&self, id: i64) -> bool {
+    pub(crate) fn contains(&self, id: i64) -> bool {
         self.chunks.contains_key(&id)
     }
 
     /// How many chunks.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.chunks.len()
     }
 
-    /// True when there is no chunk.
-    pub fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
-    }
-
     /// Every file that has a chunk here, once each.
-    pub fn files(&self) -> Vec<Arc<FileMeta>> {
+    pub(crate) fn files(&self) -> Vec<Arc<FileMeta>> {
         let mut seen: HashSet<*const FileMeta> = HashSet::new();
         let mut out = Vec::new();
         for slot in self.chunks.values() {

@@ -16,7 +16,7 @@ use crate::vault::{frontmatter, headings};
 /// on it. 2: code is what the shared line model says (fences inside quotes and list items,
 /// indented code; a fence indented four columns is not one), for comments and list blocks.
 /// 3: containers nest at most `markdown::MAX_NESTING` deep; a deeper marker is text.
-pub const CHUNKER_VERSION: u32 = 3;
+pub(crate) const CHUNKER_VERSION: u32 = 3;
 
 /// Estimated characters per model token; rough on purpose, the targets are soft.
 const CHARS_PER_TOKEN: f64 = 3.6;
@@ -36,11 +36,11 @@ const BARE_LINK_RESIDUE: &[char] =
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkConfig {
     /// A section estimated above this is split.
-    pub target_tokens: usize,
+    pub(crate) target_tokens: usize,
     /// How much of one split piece is repeated at the start of the next.
-    pub overlap_tokens: usize,
+    pub(crate) overlap_tokens: usize,
     /// A section estimated below this is folded into a neighbour.
-    pub min_tokens: usize,
+    pub(crate) min_tokens: usize,
 }
 
 impl ChunkConfig {
@@ -70,16 +70,16 @@ pub struct Chunk {
     /// 1-based line in the file (frontmatter counted) where the chunk's text starts. For a piece
     /// after a split it is the line of its first new paragraph: the carried overlap repeats
     /// text cited by the piece before, so it does not move the citation.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 /// A note's chunks plus the labels embedded with each of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoteChunks {
     /// Frontmatter `title`, else the file stem.
-    pub title: String,
+    pub(crate) title: String,
     /// Frontmatter `description` with whitespace collapsed, else empty.
-    pub description: String,
+    pub(crate) description: String,
     /// The chunks in document order.
     pub chunks: Vec<Chunk>,
 }
@@ -110,7 +110,7 @@ pub fn chunk_note(rel_path: &str, text: &str, cfg: &ChunkConfig) -> NoteChunks {
 /// A filed document's extracted Markdown: title = file stem; description = the name of the
 /// folder that owns the `files_dir` folder (grandparent) when the parent is `files_dir` and not
 /// at the root, else the parent folder's name (empty at the root). No text => no chunks.
-pub fn chunk_document(
+pub(crate) fn chunk_document(
     rel_path: &str,
     markdown: &str,
     files_dir: &str,
@@ -143,7 +143,7 @@ pub fn chunk_document(
 /// text: {text}`) that mdvault's own layout would break: `{title}` is the note's title (`none`
 /// when it has none, that model's convention), `{description}` its description, `{heading}` the
 /// chunk's heading path and `{text}` the chunk text.
-pub fn embed_text(
+pub(crate) fn embed_text(
     prefix: &str,
     title: &str,
     description: &str,
@@ -178,7 +178,7 @@ pub fn embed_text(
 }
 
 /// The placeholder that makes a document prefix a template.
-pub const TEMPLATE_TEXT: &str = "{text}";
+pub(crate) const TEMPLATE_TEXT: &str = "{text}";
 
 /// Replaces each `{name}` of `template` by its value in one pass, so a value that itself holds
 /// `{text}` (a note about templates) is left as written. Unknown `{...}` stay as they are.
@@ -207,12 +207,12 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 }
 
 /// The text the lexical index sees: title + " " + breadcrumb + " " + text (no description).
-pub fn lexical_text(title: &str, breadcrumb: &str, text: &str) -> String {
+pub(crate) fn lexical_text(title: &str, breadcrumb: &str, text: &str) -> String {
     format!("{title} {breadcrumb} {text}")
 }
 
 /// The token estimate: Unicode scalar count / 3.6, truncated.
-pub fn estimate_tokens(s: &str) -> usize {
+pub(crate) fn estimate_tokens(s: &str) -> usize {
     (s.chars().count() as f64 / CHARS_PER_TOKEN) as usize
 }
 

@@ -21,103 +21,106 @@ const EXAMPLES: usize = 5;
 
 /// What the last full pass over a vault did (`mdvault index`, or a server's background build).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LastBuild {
+pub(crate) struct LastBuild {
     /// When it finished (UTC, RFC 3339).
-    pub at: String,
+    pub(crate) at: String,
     /// How long it took.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
     /// Files looked at.
-    pub files_seen: usize,
+    pub(crate) files_seen: usize,
     /// Files (re-)chunked.
-    pub files_chunked: usize,
+    pub(crate) files_chunked: usize,
     /// Files removed from the index.
-    pub files_removed: usize,
+    pub(crate) files_removed: usize,
     /// Files that could not be indexed.
-    pub failed: usize,
+    pub(crate) failed: usize,
     /// Texts embedded.
-    pub texts_embedded: usize,
+    pub(crate) texts_embedded: usize,
 }
 
 impl LastBuild {
     /// The store key it is kept under.
-    pub fn key(vault: &str) -> String {
+    pub(crate) fn key(vault: &str) -> String {
         format!("last_build:{vault}")
     }
 }
 
 /// A file the indexer read but could not make fully searchable.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// Vault-relative path.
-    pub path: String,
+    pub(crate) path: String,
     /// The recorded status: `failed`, `no_text`, `needs_ocr`, ...
-    pub status: FileStatus,
+    pub(crate) status: FileStatus,
     /// Why.
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 /// Visible files one rule keeps out of the index.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// The rule, in words.
-    pub reason: String,
+    pub(crate) reason: String,
     /// How many files.
-    pub count: usize,
+    pub(crate) count: usize,
     /// A few of them.
-    pub examples: Vec<String>,
+    pub(crate) examples: Vec<String>,
 }
 
 /// An index entry out of step with the disk.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Stale {
+pub(crate) struct Stale {
     /// Vault-relative path.
-    pub path: String,
+    pub(crate) path: String,
     /// What is out of step.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// One vault's coverage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     /// The vault.
-    pub vault: String,
+    pub(crate) vault: String,
     /// Notes indexed.
-    pub notes: usize,
+    pub(crate) notes: usize,
     /// Filed documents indexed.
-    pub documents: usize,
+    pub(crate) documents: usize,
     /// Chunks.
-    pub chunks: u64,
+    pub(crate) chunks: u64,
     /// Chunks still waiting for a vector (found lexically only until they get one).
-    pub chunks_without_vectors: u64,
+    pub(crate) chunks_without_vectors: u64,
     /// Files that failed or gave no text.
-    pub problems: Vec<Problem>,
+    pub(crate) problems: Vec<Problem>,
     /// Visible files skipped by rule.
-    pub skipped: Vec<Skipped>,
+    pub(crate) skipped: Vec<Skipped>,
     /// Entries out of step with the disk.
-    pub stale: Vec<Stale>,
+    pub(crate) stale: Vec<Stale>,
     /// The last full pass, if one finished since this store was made.
-    pub last_build: Option<LastBuild>,
+    pub(crate) last_build: Option<LastBuild>,
 }
 
 /// Which model the stored vectors come from, and which one the configuration names now.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ModelState {
+pub(crate) struct ModelState {
     /// The model the stored vectors were made with (`local:<folder>@<digest>`,
     /// `http:<model>@<dims>`, ...); None before the first build.
-    pub index: Option<String>,
+    pub(crate) index: Option<String>,
     /// The model the configuration names; None when it cannot be identified (the reason is in
     /// `problem`).
-    pub configured: Option<String>,
+    pub(crate) configured: Option<String>,
     /// The two differ: the next start (or `mdvault index`) drops every vector and embeds all
     /// chunks again with the configured model.
-    pub switch_pending: bool,
+    pub(crate) switch_pending: bool,
     /// Why the configured model could not be identified.
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
 }
 
 impl ModelState {
     /// Compares the store's model record (`<id>#<dims>`) with the configured model's id.
-    pub fn new(stored: Option<&str>, configured: std::result::Result<String, String>) -> Self {
+    pub(crate) fn new(
+        stored: Option<&str>,
+        configured: std::result::Result<String, String>,
+    ) -> Self {
         // The record is `<id>#<dims>`; an endpoint's model name may itself hold a `#`.
         let index = stored.map(|s| s.rsplit_once('#').map_or(s, |(id, _)| id).to_string());
         let (configured, problem) = match configured {
@@ -133,9 +136,9 @@ impl ModelState {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// The embedding model of the index and of the configuration.
-    pub model: ModelState,
+    pub(crate) model: ModelState,
     /// Coverage, one entry per vault.
-    pub vaults: Vec<Coverage>,
+    pub(crate) vaults: Vec<Coverage>,
     /// How far the pass the index's owner runs now is (the first build's, say); absent when
     /// no pass runs or no owner answers.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,7 +146,7 @@ pub struct Report {
 }
 
 /// Compares `vault` on disk with the store's record of it.
-pub fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Result<Coverage> {
+pub(crate) fn coverage(store: &Store, settings: &IndexSettings, vault: &Vault) -> Result<Coverage> {
     let rows = store.files(vault.name())?;
     let (chunks, chunks_without_vectors) = store.vault_chunk_counts(vault.name())?;
     let fingerprint = settings.fingerprint();

@@ -32,18 +32,18 @@ const SCAN_BLOCK: usize = 256;
 
 /// Where a row's chunk lives, for filtering before the top-k is taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RowKey {
+pub(crate) struct RowKey {
     /// The chunk id.
-    pub chunk_id: i64,
+    pub(crate) chunk_id: i64,
     /// Index of the vault name in the caller's vault list.
-    pub vault: u32,
+    pub(crate) vault: u32,
     /// Vault-relative path of the file.
-    pub path: std::sync::Arc<str>,
+    pub(crate) path: std::sync::Arc<str>,
 }
 
 /// The base file with its row keys, and the overlay matrix with its row keys.
 #[derive(Debug)]
-pub struct Dense {
+pub(crate) struct Dense {
     dims: usize,
     keys: Vec<Option<RowKey>>,
     matrix: Vec<f32>,
@@ -79,7 +79,7 @@ impl Ord for Candidate {
 
 impl Dense {
     /// An empty matrix for vectors of `dims` floats.
-    pub fn new(dims: usize) -> Dense {
+    pub(crate) fn new(dims: usize) -> Dense {
         Dense {
             dims,
             keys: Vec::new(),
@@ -94,7 +94,11 @@ impl Dense {
 
     /// A matrix over a vectors file: `keys[r]` is base row `r`'s key, `None` for a row not to
     /// use (its chunk is gone or its text changed).
-    pub fn with_base(dims: usize, file: Arc<VectorFile>, keys: Vec<Option<RowKey>>) -> Dense {
+    pub(crate) fn with_base(
+        dims: usize,
+        file: Arc<VectorFile>,
+        keys: Vec<Option<RowKey>>,
+    ) -> Dense {
         let mut d = Dense::new(dims);
         d.base_by_id = keys
             .iter()
@@ -107,37 +111,27 @@ impl Dense {
     }
 
     /// Rows held in memory (added since the vectors file was written).
-    pub fn overlay_len(&self) -> usize {
+    pub(crate) fn overlay_len(&self) -> usize {
         self.by_id.len()
     }
 
     /// Rows of the vectors file, used or not.
-    pub fn base_rows(&self) -> usize {
+    pub(crate) fn base_rows(&self) -> usize {
         self.base.as_ref().map_or(0, |b| b.rows())
     }
 
-    /// The vector length.
-    pub fn dims(&self) -> usize {
-        self.dims
-    }
-
     /// How many chunks have a vector.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.by_id.len() + self.base_by_id.len()
     }
 
-    /// True when no chunk has a vector.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// True when this chunk has a vector here.
-    pub fn contains(&self, chunk_id: i64) -> bool {
+    pub(crate) fn contains(&self, chunk_id: i64) -> bool {
         self.by_id.contains_key(&chunk_id) || self.base_by_id.contains_key(&chunk_id)
     }
 
     /// Adds (or replaces) a chunk's vector. A vector of the wrong length is ignored.
-    pub fn insert(&mut self, key: RowKey, vector: &[f32]) {
+    pub(crate) fn insert(&mut self, key: RowKey, vector: &[f32]) {
         if vector.len() != self.dims {
             return;
         }
@@ -156,7 +150,7 @@ impl Dense {
     }
 
     /// Removes a chunk's vector, if present.
-    pub fn remove(&mut self, chunk_id: i64) {
+    pub(crate) fn remove(&mut self, chunk_id: i64) {
         if let Some(row) = self.by_id.remove(&chunk_id) {
             self.keys[row] = None;
             self.free.push(row);
@@ -168,7 +162,7 @@ impl Dense {
 
     /// The `limit` best rows by dot product with `query` among rows `keep` accepts, best first.
     /// Ties break by chunk id so results are deterministic.
-    pub fn top(
+    pub(crate) fn top(
         &self,
         query: &[f32],
         limit: usize,
@@ -374,7 +368,7 @@ impl Dense {
 /// The dot product of two equally long vectors. On x86-64 machines with AVX2 and FMA (checked
 /// once at run time, so the binary stays portable) it uses 256-bit fused multiply-adds, which
 /// is what makes an exact scan of 100k rows a few milliseconds.
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     (dot_impl())(a, b)
 }
 

@@ -172,7 +172,7 @@ impl Index {
     /// The vector of a query text (already prefixed), from the recently used ones or
     /// embedded now. The lock is not held while embedding: two searches for the same new text
     /// may both embed it, which costs less than making one wait for the other.
-    pub fn embed_query(&self, text: &str) -> std::result::Result<Arc<Vec<f32>>, EmbedError> {
+    pub(crate) fn embed_query(&self, text: &str) -> std::result::Result<Arc<Vec<f32>>, EmbedError> {
         let cached = self.query_vectors.lock().unwrap_or_else(|p| p.into_inner()).get(text);
         if let Some(v) = cached {
             return Ok(v);

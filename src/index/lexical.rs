@@ -38,27 +38,27 @@ const WRITER_HEAP_BYTES: usize = 50_000_000;
 
 /// A filter applied before the top `limit` is taken; `None` (or an empty prefix) means no filter.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Filter<'a> {
+pub(crate) struct Filter<'a> {
     /// Only chunks of this vault (exact name).
-    pub vault: Option<&'a str>,
+    pub(crate) vault: Option<&'a str>,
     /// Only chunks of these vaults (empty: any). The store can outlive a vault's place in the
     /// configuration; filtering here keeps such chunks from taking candidate places.
-    pub vaults: &'a [String],
+    pub(crate) vaults: &'a [String],
     /// Only chunks under this folder: case-insensitive, whole path segments.
-    pub prefix: Option<&'a str>,
+    pub(crate) prefix: Option<&'a str>,
 }
 
 /// One lexical match.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
     /// The store's id of the chunk.
-    pub chunk_id: u64,
+    pub(crate) chunk_id: u64,
     /// The BM25 score, always > 0.
-    pub score: f32,
+    pub(crate) score: f32,
 }
 
 /// The lexical index of one data folder: one writer, many concurrent searchers.
-pub struct LexicalIndex {
+pub(crate) struct LexicalIndex {
     dir: PathBuf,
     fields: Fields,
     index: Index,
@@ -96,7 +96,7 @@ struct Stamp {
 
 impl LexicalIndex {
     /// Opens the index in `dir`, creating it if absent and recreating it if it cannot serve.
-    pub fn open(dir: &Path) -> Result<LexicalIndex> {
+    pub(crate) fn open(dir: &Path) -> Result<LexicalIndex> {
         let (schema, fields) = build_schema();
         fs::create_dir_all(dir).map_err(|err| Error::write_io(&describe(dir), &err))?;
         sweep_stale_temporaries(dir, crate::vault::sweep::process_start());
@@ -125,7 +125,7 @@ impl LexicalIndex {
     /// Opens an existing index for searching only: no writer is ever taken, nothing is created
     /// or wiped. For a process beside the owner, which keeps the index; refuses when there is
     /// no usable index (the owner is creating or rebuilding it).
-    pub fn open_reader(dir: &Path) -> Result<LexicalIndex> {
+    pub(crate) fn open_reader(dir: &Path) -> Result<LexicalIndex> {
         let (schema, fields) = build_schema();
         let opened =
             if dir.join("meta.json").exists() { open_existing(dir, &schema)? } else { None };
@@ -172,24 +172,24 @@ impl LexicalIndex {
     }
 
     /// Makes the owner's latest commit visible now (a reader that knows the owner wrote).
-    pub fn reload(&self) -> Result<()> {
+    pub(crate) fn reload(&self) -> Result<()> {
         self.reader.reload().map_err(|err| internal(&self.dir, "reload", &err))
     }
 
     /// Whether `open` had to wipe an unusable or outdated index (the caller must re-add everything).
-    pub fn was_reset(&self) -> bool {
+    pub(crate) fn was_reset(&self) -> bool {
         self.was_reset
     }
 
     /// The payload recorded with the last commit, `None` if nothing was committed yet.
-    pub fn payload(&self) -> Option<String> {
+    pub(crate) fn payload(&self) -> Option<String> {
         self.payload.read().unwrap_or_else(|poison| poison.into_inner()).clone()
     }
 
     /// Stages one chunk; it is searchable after the next [`commit`](Self::commit).
     ///
     /// Adding an id that is already indexed duplicates it; replace by deleting first.
-    pub fn add(&self, chunk_id: u64, vault: &str, path: &str, text: &str) -> Result<()> {
+    pub(crate) fn add(&self, chunk_id: u64, vault: &str, path: &str, text: &str) -> Result<()> {
         let mut doc = TantivyDocument::new();
         doc.add_u64(self.fields.chunk_id, chunk_id);
         doc.add_text(self.fields.vault, vault);
@@ -205,7 +205,7 @@ impl LexicalIndex {
     }
 
     /// Stages the deletion of one chunk (a no-op if it is not indexed).
-    pub fn delete(&self, chunk_id: u64) -> Result<()> {
+    pub(crate) fn delete(&self, chunk_id: u64) -> Result<()> {
         let term = Term::from_field_u64(self.fields.chunk_id, chunk_id);
         self.with_writer(|w| {
             w.delete_term(term);
@@ -214,7 +214,7 @@ impl LexicalIndex {
     }
 
     /// Stages the deletion of every chunk, including ones added before this call.
-    pub fn delete_all(&self) -> Result<()> {
+    pub(crate) fn delete_all(&self) -> Result<()> {
         // A delete query is ordered with the adds around it; tantivy's delete_all_documents
         // drops segments directly and could miss documents still being indexed.
         self.with_writer(|w| {
@@ -225,7 +225,7 @@ impl LexicalIndex {
     }
 
     /// Commits staged changes with `payload`, then makes them visible to searches.
-    pub fn commit(&self, payload: &str) -> Result<()> {
+    pub(crate) fn commit(&self, payload: &str) -> Result<()> {
         let stamp = Stamp {
             schema: SCHEMA_VERSION,
             tokenizer: TOKENIZER_VERSION,
@@ -242,7 +242,12 @@ impl LexicalIndex {
     }
 
     /// BM25 top `limit` chunks matching any of `tokens`, within `filter`, scores > 0 only.
-    pub fn search(&self, tokens: &[String], limit: usize, filter: &Filter) -> Result<Vec<Hit>> {
+    pub(crate) fn search(
+        &self,
+        tokens: &[String],
+        limit: usize,
+        filter: &Filter,
+    ) -> Result<Vec<Hit>> {
         let mut seen = HashSet::new();
         let terms: Vec<(Occur, Box<dyn Query>)> = tokens
             .iter()
@@ -303,7 +308,7 @@ impl LexicalIndex {
     }
 
     /// In how many live chunks of the whole index `token` occurs (filters do not apply).
-    pub fn doc_freq(&self, token: &str) -> u64 {
+    pub(crate) fn doc_freq(&self, token: &str) -> u64 {
         let term = Term::from_field_text(self.fields.body, token);
         let searcher = self.reader.searcher();
         let mut total = 0u64;
@@ -324,7 +329,8 @@ impl LexicalIndex {
     }
 
     /// How many chunks are searchable (committed and not deleted).
-    pub fn num_docs(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()
     }
 

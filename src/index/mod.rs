@@ -15,19 +15,19 @@
 //! it are in `sync` (files into chunks) and `embed` (chunks into vectors, and the query
 //! vectors), its settings in `settings`.
 
-pub mod catalog;
+pub(crate) mod catalog;
 pub mod chunker;
 pub mod coverage;
-pub mod dense;
+pub(crate) mod dense;
 mod embed;
-pub mod lexical;
+pub(crate) mod lexical;
 mod progress;
 mod settings;
 pub mod store;
 mod sync;
-pub mod tokenize;
-pub mod vectors;
-pub mod watch;
+pub(crate) mod tokenize;
+pub(crate) mod vectors;
+pub(crate) mod watch;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -41,7 +41,7 @@ use crate::docs::{Extraction, Extractor};
 use crate::embed::Embedder;
 use crate::error::{Error, ErrorCode, Result};
 /// Kept here for the callers that named it before it moved to the vault's census.
-pub use crate::vault::census::under;
+pub(crate) use crate::vault::census::under;
 use catalog::{Catalog, FileMeta, Slot};
 use dense::{Dense, RowKey};
 use embed::QueryVectors;
@@ -64,18 +64,18 @@ fn hash_prefix(hash: &TextHash) -> u64 {
 }
 
 /// sha256 of a text.
-pub fn text_hash(text: &str) -> TextHash {
+pub(crate) fn text_hash(text: &str) -> TextHash {
     Sha256::digest(text.as_bytes()).into()
 }
 
 /// The chunk metadata search shows, shared between the catalog and results.
-pub type ChunkMeta = Arc<ChunkInfo>;
+pub(crate) type ChunkMeta = Arc<ChunkInfo>;
 
 /// Document extraction with its results remembered in the store by the sha256 of the bytes,
 /// so a restart, a rename or a second read never extracts (or OCRs) the same bytes twice.
 /// Usable without an [`Index`] (the CLI reads documents without loading a model).
 #[derive(Debug)]
-pub struct Extractions {
+pub(crate) struct Extractions {
     extractor: Extractor,
     suffixes: Vec<String>,
     /// Content hashes being extracted right now. A second caller for the same bytes (the
@@ -87,7 +87,7 @@ pub struct Extractions {
 
 impl Extractions {
     /// Extraction as the settings say, with the system tools found now.
-    pub fn new(settings: &IndexSettings) -> Extractions {
+    pub(crate) fn new(settings: &IndexSettings) -> Extractions {
         Extractions {
             extractor: Extractor::new(settings.extract.clone()),
             suffixes: settings.doc_suffixes.clone(),
@@ -96,15 +96,15 @@ impl Extractions {
         }
     }
 
-    /// The extractor in use.
-    pub fn extractor(&self) -> &Extractor {
-        &self.extractor
-    }
-
     /// The sha256 of `bytes` and their extraction: from `store` when these bytes were
     /// extracted before by an extractor like this one, else extracted now and remembered.
     /// `rel` picks the extractor by suffix.
-    pub fn get(&self, store: &Store, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)> {
+    pub(crate) fn get(
+        &self,
+        store: &Store,
+        rel: &str,
+        bytes: &[u8],
+    ) -> Result<(String, Extraction)> {
         let sha256 = crate::vault::content_hash(bytes);
         let suffix = suffix_of(&self.suffixes, rel).unwrap_or("");
         let signature = format!("{suffix}:{}", self.extractor.signature());
@@ -143,11 +143,11 @@ impl Extractions {
 }
 
 /// A store and an extractor together: what reading a document needs when no [`Index`] is open.
-pub struct StoreDocuments<'a> {
+pub(crate) struct StoreDocuments<'a> {
     /// The store holding the cache.
-    pub store: &'a Store,
+    pub(crate) store: &'a Store,
     /// The extraction.
-    pub extractions: &'a Extractions,
+    pub(crate) extractions: &'a Extractions,
 }
 
 impl crate::vault::DocumentText for StoreDocuments<'_> {
@@ -210,7 +210,7 @@ impl Index {
     /// Opens the store in `data_dir` for writing, reconciles it with the embedder and chunker in
     /// use, and loads the lexical index, the catalog and the dense matrix. Only the data
     /// directory's owner opens it this way (see `engine::owner`).
-    pub fn open(
+    pub(crate) fn open(
         data_dir: &Path,
         vault_names: Vec<String>,
         settings: IndexSettings,
@@ -237,7 +237,7 @@ impl Index {
     /// Opens the index of `data_dir` without writing anything: for a process beside the
     /// owner, which keeps the index up to date. Refuses when there is no index yet, or when it
     /// was built with another model (its vectors would not match this process's queries).
-    pub fn open_reader(
+    pub(crate) fn open_reader(
         data_dir: &Path,
         vault_names: Vec<String>,
         settings: IndexSettings,
@@ -302,15 +302,10 @@ impl Index {
         }
     }
 
-    /// Whether this index was opened read-only ([`Index::open_reader`]).
-    pub fn is_read_only(&self) -> bool {
-        self.read_only
-    }
-
     /// For a read-only index: when the owner has committed since the last look, reloads the
     /// catalog and the dense matrix from the store and the lexical reader from disk, so search
     /// follows the owner. A no-op for the owner's own index, which it changes itself.
-    pub fn follow_owner(&self) -> Result<()> {
+    pub(crate) fn follow_owner(&self) -> Result<()> {
         if !self.read_only {
             return Ok(());
         }
@@ -391,23 +386,23 @@ impl Index {
     }
 
     /// The lexical index.
-    pub fn lexical(&self) -> &LexicalIndex {
+    pub(crate) fn lexical(&self) -> &LexicalIndex {
         &self.lexical
     }
 
     /// The embedder.
-    pub fn embedder(&self) -> &Embedder {
+    pub(crate) fn embedder(&self) -> &Embedder {
         &self.embedder
     }
 
     /// The dense matrix (read-locked for a query).
-    pub fn dense(&self) -> std::sync::RwLockReadGuard<'_, Dense> {
+    pub(crate) fn dense(&self) -> std::sync::RwLockReadGuard<'_, Dense> {
         self.dense.read().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Chunk metadata by id, for the chunks of `ids` in the catalog (read from the store:
     /// the catalog keeps only what every chunk needs).
-    pub fn chunks(&self, ids: &[i64]) -> Result<HashMap<i64, ChunkMeta>> {
+    pub(crate) fn chunks(&self, ids: &[i64]) -> Result<HashMap<i64, ChunkMeta>> {
         let known: Vec<i64> = {
             let catalog = self.catalog.read().unwrap_or_else(|p| p.into_inner());
             ids.iter().copied().filter(|id| catalog.contains(*id)).collect()
@@ -416,17 +411,12 @@ impl Index {
     }
 
     /// The configured vault names, in order (dense rows refer to vaults by this position).
-    pub fn vault_names(&self) -> &[String] {
+    pub(crate) fn vault_names(&self) -> &[String] {
         &self.vault_names
     }
 
-    /// The index settings.
-    pub fn settings(&self) -> &IndexSettings {
-        &self.settings
-    }
-
     /// Every indexed folder of a vault (each ancestor folder of an indexed file), sorted.
-    pub fn folders(&self, vault: Option<&str>) -> Vec<String> {
+    pub(crate) fn folders(&self, vault: Option<&str>) -> Vec<String> {
         let files = self.catalog.read().unwrap_or_else(|p| p.into_inner()).files();
         let mut out: HashSet<String> = HashSet::new();
         for meta in files {
@@ -449,13 +439,8 @@ impl Index {
         (self.catalog.read().unwrap_or_else(|p| p.into_inner()).len(), self.dense().len())
     }
 
-    /// The extractor documents are read with.
-    pub fn extractor(&self) -> &Extractor {
-        self.extractions.extractor()
-    }
-
     /// A document's extraction, cached in the store (see [`Extractions::get`]).
-    pub fn extraction(&self, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)> {
+    pub(crate) fn extraction(&self, rel: &str, bytes: &[u8]) -> Result<(String, Extraction)> {
         self.extractions.get(&self.store, rel, bytes)
     }
 }

@@ -10,7 +10,7 @@ use std::time::Instant;
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PassProgress {
     /// The vault the pass is over.
-    pub vault: String,
+    pub(crate) vault: String,
     /// `files` (compared and chunked) or `embedding` (texts turned into vectors).
     pub stage: String,
     /// Items of the stage done.
@@ -18,14 +18,14 @@ pub struct PassProgress {
     /// Items of the stage in all.
     pub total: usize,
     /// Seconds since the stage began.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
     /// Seconds the stage should still take at its rate so far; absent until there is a rate.
-    pub eta_seconds: Option<f64>,
+    pub(crate) eta_seconds: Option<f64>,
 }
 
 impl PassProgress {
     /// One line for people: `embedding notes: 1200/19500 texts, about 6 min left`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let what = if self.stage == "embedding" { "texts embedded" } else { "files chunked" };
         let left = match self.eta_seconds {
             Some(s) => format!(", about {} left", human_seconds(s)),
@@ -60,12 +60,12 @@ const ETA_MIN_DONE: usize = 1;
 
 impl ProgressClock {
     /// A clock for a pass over `vault`.
-    pub fn new(vault: &str) -> ProgressClock {
+    pub(crate) fn new(vault: &str) -> ProgressClock {
         ProgressClock { vault: vault.to_string(), state: Mutex::new(None) }
     }
 
     /// Records `done` of `total` in `stage` (a new stage restarts the clock).
-    pub fn record(&self, stage: &str, done: usize, total: usize) {
+    pub(crate) fn record(&self, stage: &str, done: usize, total: usize) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match &mut *s {
             Some((st, d, t, _)) if st == stage => {
@@ -77,7 +77,7 @@ impl ProgressClock {
     }
 
     /// The snapshot now, if anything was recorded.
-    pub fn snapshot(&self) -> Option<PassProgress> {
+    pub(crate) fn snapshot(&self) -> Option<PassProgress> {
         let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let (stage, done, total, since) = s.as_ref()?;
         let seconds = since.elapsed().as_secs_f64();

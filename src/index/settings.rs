@@ -17,23 +17,23 @@ use crate::vault::census::{self, Counting, FileClass};
 #[derive(Debug, Clone)]
 pub struct IndexSettings {
     /// Chunk sizes.
-    pub chunking: ChunkConfig,
+    pub(crate) chunking: ChunkConfig,
     /// Which files are indexed: notes and documents outside hidden, excluded and generated
     /// places (`search.exclude_dirs` are the excluded folders).
     pub(crate) counting: Counting,
     /// Prefix of every embed text.
-    pub document_prefix: String,
+    pub(crate) document_prefix: String,
     /// Document suffixes (lowercase, with the dot) whose extracted text is indexed.
-    pub doc_suffixes: Vec<String>,
+    pub(crate) doc_suffixes: Vec<String>,
     /// The folder name documents are filed in (a document's description is its owner).
-    pub files_dir: String,
+    pub(crate) files_dir: String,
     /// How documents are extracted.
-    pub extract: ExtractSettings,
+    pub(crate) extract: ExtractSettings,
 }
 
 impl IndexSettings {
     /// The index settings of a configuration.
-    pub fn from_config(config: &Config) -> IndexSettings {
+    pub(crate) fn from_config(config: &Config) -> IndexSettings {
         IndexSettings {
             chunking: ChunkConfig {
                 target_tokens: config.chunking.target_tokens,
@@ -50,7 +50,7 @@ impl IndexSettings {
 
     /// A digest of everything that changes chunk output: when it differs from a file's, the
     /// file is re-chunked even if its bytes did not change.
-    pub fn fingerprint(&self) -> String {
+    pub(crate) fn fingerprint(&self) -> String {
         let c = &self.chunking;
         let text = format!(
             "chunker={} target={} overlap={} min={} prefix={:?} files={:?}",
@@ -65,7 +65,8 @@ impl IndexSettings {
     }
 
     /// The document suffix `rel` ends with, if any.
-    pub fn document_suffix(&self, rel: &str) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn document_suffix(&self, rel: &str) -> Option<&str> {
         suffix_of(&self.doc_suffixes, rel)
     }
 
@@ -76,13 +77,13 @@ impl IndexSettings {
 
     /// True for a vault path that is indexed: a note or an allowlisted document outside
     /// hidden, excluded and generated places.
-    pub fn is_indexed(&self, rel: &str) -> bool {
+    pub(crate) fn is_indexed(&self, rel: &str) -> bool {
         self.class(rel).counts()
     }
 
     /// Why the indexer leaves `rel` out, in words (one phrase per rule, so `status` can group
     /// files by it); `None` when it is indexed.
-    pub fn skip_reason(&self, rel: &str) -> Option<String> {
+    pub(crate) fn skip_reason(&self, rel: &str) -> Option<String> {
         Some(match self.class(rel) {
             FileClass::Note | FileClass::Document => return None,
             FileClass::Other(Some(e)) => {

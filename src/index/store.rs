@@ -25,11 +25,11 @@ use crate::error::{Error, ErrorCode, Result};
 const SCHEMA_VERSION: i64 = 2;
 
 /// sha256 of an embed text: the key of a vector.
-pub type TextHash = [u8; 32];
+pub(crate) type TextHash = [u8; 32];
 
 /// What kind of file an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
+pub(crate) enum FileKind {
     /// A Markdown note.
     Note,
     /// A filed document (its extracted text is chunked).
@@ -52,7 +52,7 @@ impl FileKind {
 /// What became of a file the last time it was indexed: one closed set, stored by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FileStatus {
+pub(crate) enum FileStatus {
     /// A note whose text is in the index.
     Indexed,
     /// A note with no text to index.
@@ -85,7 +85,7 @@ impl FileStatus {
     ];
 
     /// The stored and wire name, e.g. `needs_ocr`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FileStatus::Indexed => "indexed",
             FileStatus::Skipped => "skipped",
@@ -99,12 +99,12 @@ impl FileStatus {
     }
 
     /// The inverse of [`FileStatus::as_str`].
-    pub fn parse(s: &str) -> Option<FileStatus> {
+    pub(crate) fn parse(s: &str) -> Option<FileStatus> {
         FileStatus::ALL.into_iter().find(|st| st.as_str() == s)
     }
 
     /// A document's status from its extraction verdict.
-    pub fn of_document(verdict: crate::docs::Status) -> FileStatus {
+    pub(crate) fn of_document(verdict: crate::docs::Status) -> FileStatus {
         match verdict {
             crate::docs::Status::Extracted => FileStatus::Extracted,
             crate::docs::Status::Ocr => FileStatus::Ocr,
@@ -115,103 +115,103 @@ impl FileStatus {
     }
 
     /// Whether a file of this status has its text in the index.
-    pub fn searchable(self) -> bool {
+    pub(crate) fn searchable(self) -> bool {
         matches!(self, FileStatus::Indexed | FileStatus::Extracted | FileStatus::Ocr)
     }
 }
 
 /// One indexed (or skipped, or failed) file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRow {
+pub(crate) struct FileRow {
     /// Row id.
-    pub id: i64,
+    pub(crate) id: i64,
     /// The vault name.
-    pub vault: String,
+    pub(crate) vault: String,
     /// Vault-relative path.
-    pub path: String,
+    pub(crate) path: String,
     /// Note or document.
-    pub kind: FileKind,
+    pub(crate) kind: FileKind,
     /// Size in bytes when last read.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Modification time in nanoseconds since the epoch when last read.
-    pub mtime_ns: i64,
+    pub(crate) mtime_ns: i64,
     /// sha256 of the bytes when last read.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// What became of it.
-    pub status: FileStatus,
+    pub(crate) status: FileStatus,
     /// Why it was skipped or failed.
-    pub detail: String,
+    pub(crate) detail: String,
     /// The chunker fingerprint its chunks were made with.
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
 }
 
 /// A chunk to store.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewChunk {
+pub(crate) struct NewChunk {
     /// Heading path, `A > B`.
-    pub breadcrumb: String,
+    pub(crate) breadcrumb: String,
     /// 1-based line in the file.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The chunk's text.
-    pub text: String,
+    pub(crate) text: String,
     /// sha256 of the embed text.
-    pub embed_hash: TextHash,
+    pub(crate) embed_hash: TextHash,
 }
 
 /// A file's new state, with all of its chunks.
 #[derive(Debug, Clone)]
-pub struct FileUpdate {
+pub(crate) struct FileUpdate {
     /// The vault name.
-    pub vault: String,
+    pub(crate) vault: String,
     /// Vault-relative path.
-    pub path: String,
+    pub(crate) path: String,
     /// Note or document.
-    pub kind: FileKind,
+    pub(crate) kind: FileKind,
     /// Size in bytes.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Modification time, ns.
-    pub mtime_ns: i64,
+    pub(crate) mtime_ns: i64,
     /// sha256 of the bytes.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// The title chunks are embedded with.
-    pub title: String,
+    pub(crate) title: String,
     /// The description chunks are embedded with.
-    pub description: String,
+    pub(crate) description: String,
     /// What became of it.
-    pub status: FileStatus,
+    pub(crate) status: FileStatus,
     /// Why it was skipped or failed.
-    pub detail: String,
+    pub(crate) detail: String,
     /// The chunker fingerprint.
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
     /// The chunks, in order.
-    pub chunks: Vec<NewChunk>,
+    pub(crate) chunks: Vec<NewChunk>,
 }
 
 /// One transaction's worth of changes.
 #[derive(Debug, Default)]
-pub struct Batch {
+pub(crate) struct Batch {
     /// Files whose chunks are replaced wholesale.
-    pub upserts: Vec<FileUpdate>,
+    pub(crate) upserts: Vec<FileUpdate>,
     /// Files that are gone.
-    pub deletes: Vec<(String, String)>,
+    pub(crate) deletes: Vec<(String, String)>,
     /// Files whose bytes are unchanged but whose mtime moved: (file id, mtime ns).
-    pub touches: Vec<(i64, i64)>,
+    pub(crate) touches: Vec<(i64, i64)>,
     /// New vectors.
-    pub vectors: Vec<(TextHash, Vec<f32>)>,
+    pub(crate) vectors: Vec<(TextHash, Vec<f32>)>,
     /// The vectors replace stored ones for the same text (a forced re-embed) instead of being
     /// ignored when one exists.
-    pub replace_vectors: bool,
+    pub(crate) replace_vectors: bool,
 }
 
 /// What a transaction changed, for the in-memory indexes.
 #[derive(Debug, Default)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// The chunk generation after the transaction.
-    pub generation: u64,
+    pub(crate) generation: u64,
     /// Chunk ids that no longer exist.
-    pub removed: Vec<i64>,
+    pub(crate) removed: Vec<i64>,
     /// Chunk ids that were added.
-    pub added: Vec<i64>,
+    pub(crate) added: Vec<i64>,
 }
 
 /// A chunk with what search needs to show it (no vector).
@@ -220,15 +220,15 @@ pub struct ChunkInfo {
     /// Chunk id.
     pub id: i64,
     /// The vault name.
-    pub vault: String,
+    pub(crate) vault: String,
     /// Vault-relative path.
     pub path: String,
     /// Note or document.
-    pub kind: FileKind,
+    pub(crate) kind: FileKind,
     /// The file's title.
-    pub title: String,
+    pub(crate) title: String,
     /// The file's description.
-    pub description: String,
+    pub(crate) description: String,
     /// Heading path.
     pub breadcrumb: String,
     /// 1-based line.
@@ -268,13 +268,13 @@ fn vector_bytes(v: &[f32]) -> Vec<u8> {
 }
 
 /// Decodes a stored little-endian f32 vector.
-pub fn vector_from_bytes(b: &[u8]) -> Vec<f32> {
+pub(crate) fn vector_from_bytes(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 impl Store {
     /// Opens (or creates) `index.db` in `data_dir`, which is created 0700 with the file 0600.
-    pub fn open(data_dir: &Path) -> Result<Store> {
+    pub(crate) fn open(data_dir: &Path) -> Result<Store> {
         create_private_dir(data_dir)?;
         let path = crate::config::DataDir::new(data_dir).store();
         let existed = path.exists();
@@ -300,7 +300,7 @@ impl Store {
     /// SQLite's own integrity check of the store at `path`, opened read-only without
     /// migrating it (`doctor` must not change what it examines): `"ok"` when healthy, else
     /// SQLite's first complaint; an error when the file cannot be opened or read.
-    pub fn quick_check(path: &Path) -> std::result::Result<String, String> {
+    pub(crate) fn quick_check(path: &Path) -> std::result::Result<String, String> {
         Connection::open_with_flags(
             path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -310,7 +310,7 @@ impl Store {
     }
 
     /// Where the store lives.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -392,7 +392,7 @@ impl Store {
     }
 
     /// A cached extraction of the document with these bytes, by this extractor.
-    pub fn extraction(&self, sha256: &str, signature: &str) -> Result<Option<Extraction>> {
+    pub(crate) fn extraction(&self, sha256: &str, signature: &str) -> Result<Option<Extraction>> {
         let conn = self.lock();
         let row = conn.query_row(
             "SELECT status, pages, has_text_layer, extracted_chars, detail, markdown
@@ -429,7 +429,12 @@ impl Store {
     }
 
     /// Remembers an extraction.
-    pub fn put_extraction(&self, sha256: &str, signature: &str, e: &Extraction) -> Result<()> {
+    pub(crate) fn put_extraction(
+        &self,
+        sha256: &str,
+        signature: &str,
+        e: &Extraction,
+    ) -> Result<()> {
         let v = &e.verdict;
         self.lock()
             .execute(
@@ -452,14 +457,14 @@ impl Store {
     }
 
     /// Removes extractions of bytes no indexed file has any more; returns how many.
-    pub fn prune_extractions(&self) -> Result<usize> {
+    pub(crate) fn prune_extractions(&self) -> Result<usize> {
         self.lock()
             .execute("DELETE FROM extractions WHERE sha256 NOT IN (SELECT sha256 FROM files)", [])
             .map_err(|e| db_err(&self.path, e))
     }
 
     /// A value from the `meta` table.
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
         self.lock()
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()
@@ -480,31 +485,21 @@ impl Store {
 
     /// SQLite's `data_version`: it changes whenever another connection (another process)
     /// commits, so a reader can tell cheaply whether the owner has written since it last looked.
-    pub fn data_version(&self) -> Result<i64> {
+    pub(crate) fn data_version(&self) -> Result<i64> {
         self.lock()
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(|e| db_err(&self.path, e))
     }
 
     /// The current chunk generation (bumped by every transaction that changes chunks).
-    pub fn generation(&self) -> Result<u64> {
+    pub(crate) fn generation(&self) -> Result<u64> {
         Ok(self.meta("generation")?.and_then(|g| g.parse().ok()).unwrap_or(0))
     }
 }
 
 impl Store {
-    /// The vault names that have files in the store.
-    pub fn vaults(&self) -> Result<Vec<String>> {
-        let conn = self.lock();
-        let mut stmt = conn
-            .prepare("SELECT DISTINCT vault FROM files ORDER BY vault")
-            .map_err(|e| db_err(&self.path, e))?;
-        let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| db_err(&self.path, e))?;
-        rows.collect::<rusqlite::Result<Vec<String>>>().map_err(|e| db_err(&self.path, e))
-    }
-
     /// Which of these hashes already have a vector.
-    pub fn present_vectors(&self, hashes: &[TextHash]) -> Result<HashSet<TextHash>> {
+    pub(crate) fn present_vectors(&self, hashes: &[TextHash]) -> Result<HashSet<TextHash>> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached("SELECT 1 FROM vectors WHERE hash = ?1")
@@ -519,7 +514,7 @@ impl Store {
     }
 
     /// Applies a batch in one transaction and returns what changed.
-    pub fn apply(&self, batch: Batch) -> Result<Applied> {
+    pub(crate) fn apply(&self, batch: Batch) -> Result<Applied> {
         let mut conn = self.lock();
         let tx = conn.transaction().map_err(|e| db_err(&self.path, e))?;
         let mut applied = Applied::default();
@@ -634,7 +629,7 @@ impl Store {
 
     /// Chunks with what search shows, for the given ids (missing ids are left out), in one
     /// query per few hundred ids.
-    pub fn chunk_infos(&self, ids: &[i64]) -> Result<Vec<ChunkInfo>> {
+    pub(crate) fn chunk_infos(&self, ids: &[i64]) -> Result<Vec<ChunkInfo>> {
         let conn = self.lock();
         let mut out = Vec::with_capacity(ids.len());
         for part in ids.chunks(500) {
@@ -656,7 +651,7 @@ impl Store {
     }
 
     /// Every file that may have chunks: (file id, vault, path, kind), for the catalog.
-    pub fn catalog_files(&self) -> Result<Vec<(i64, String, String, FileKind)>> {
+    pub(crate) fn catalog_files(&self) -> Result<Vec<(i64, String, String, FileKind)>> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare("SELECT id, vault, path, kind FROM files")
@@ -671,7 +666,7 @@ impl Store {
 
     /// Calls `f` with every chunk's id and file id. Read from the `(file_id, ord)` index,
     /// which holds both: scanning the chunk rows themselves would read every text.
-    pub fn for_each_chunk_file(&self, mut f: impl FnMut(i64, i64)) -> Result<()> {
+    pub(crate) fn for_each_chunk_file(&self, mut f: impl FnMut(i64, i64)) -> Result<()> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare("SELECT id, file_id FROM chunks INDEXED BY chunks_by_file")
@@ -688,7 +683,7 @@ impl Store {
 
     /// Calls `f` with every chunk's id and embed text hash, read from the hash index (see
     /// [`Store::for_each_chunk_file`]).
-    pub fn for_each_chunk_hash(&self, mut f: impl FnMut(i64, TextHash)) -> Result<()> {
+    pub(crate) fn for_each_chunk_hash(&self, mut f: impl FnMut(i64, TextHash)) -> Result<()> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare("SELECT id, embed_hash FROM chunks INDEXED BY chunks_by_hash")
@@ -719,7 +714,7 @@ impl Store {
     }
 
     /// The texts of some chunks, in one query per few hundred ids.
-    pub fn chunk_texts(&self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    pub(crate) fn chunk_texts(&self, ids: &[i64]) -> Result<HashMap<i64, String>> {
         let conn = self.lock();
         let mut out = HashMap::with_capacity(ids.len());
         for part in ids.chunks(500) {
@@ -740,7 +735,7 @@ impl Store {
     }
 
     /// Calls `f` with every chunk that has a vector, in chunk id order (the start-up load).
-    pub fn for_each_chunk_vector(&self, mut f: impl FnMut(i64, Vec<f32>)) -> Result<()> {
+    pub(crate) fn for_each_chunk_vector(&self, mut f: impl FnMut(i64, Vec<f32>)) -> Result<()> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare(
@@ -758,7 +753,7 @@ impl Store {
     }
 
     /// The chunks whose embed text has a vector (ids only: what the vectors file must hold).
-    pub fn chunk_ids_with_vectors(&self) -> Result<Vec<i64>> {
+    pub(crate) fn chunk_ids_with_vectors(&self) -> Result<Vec<i64>> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare(
@@ -770,7 +765,7 @@ impl Store {
     }
 
     /// The chunks whose embed text is one of `hashes`: (text hash, chunk id).
-    pub fn chunks_of_texts(&self, hashes: &[TextHash]) -> Result<Vec<(TextHash, i64)>> {
+    pub(crate) fn chunks_of_texts(&self, hashes: &[TextHash]) -> Result<Vec<(TextHash, i64)>> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached("SELECT id FROM chunks WHERE embed_hash = ?1")
@@ -813,7 +808,7 @@ impl Store {
     /// order: (chunk info, chunk text). Paged by id so an embedding pass holds one page of texts
     /// at a time, not the vault's (a million chunks' texts are gigabytes), and each page
     /// starts where the last ended instead of skipping the rows already embedded.
-    pub fn chunks_missing_vectors(
+    pub(crate) fn chunks_missing_vectors(
         &self,
         after: i64,
         limit: usize,
@@ -838,7 +833,7 @@ impl Store {
     }
 
     /// How many distinct embed texts have no vector yet (an embedding pass's total).
-    pub fn texts_missing_vectors(&self) -> Result<usize> {
+    pub(crate) fn texts_missing_vectors(&self) -> Result<usize> {
         self.lock()
             .query_row(
                 "SELECT COUNT(DISTINCT embed_hash) FROM chunks
@@ -852,7 +847,7 @@ impl Store {
 
     /// Up to `limit` chunks of one vault with ids above `after`, in id order, with their
     /// texts, vector or not: a page of what a forced re-embed embeds.
-    pub fn vault_chunk_texts(
+    pub(crate) fn vault_chunk_texts(
         &self,
         vault: &str,
         after: i64,
@@ -877,7 +872,7 @@ impl Store {
     }
 
     /// How many distinct embed texts one vault's chunks have (a re-embed's total).
-    pub fn vault_texts(&self, vault: &str) -> Result<usize> {
+    pub(crate) fn vault_texts(&self, vault: &str) -> Result<usize> {
         self.lock()
             .query_row(
                 "SELECT COUNT(DISTINCT chunks.embed_hash) FROM chunks
@@ -898,7 +893,7 @@ impl Store {
     }
 
     /// One vault's chunks, and how many of them still have no vector.
-    pub fn vault_chunk_counts(&self, vault: &str) -> Result<(u64, u64)> {
+    pub(crate) fn vault_chunk_counts(&self, vault: &str) -> Result<(u64, u64)> {
         self.lock()
             .query_row(
                 "SELECT COUNT(*), COALESCE(SUM(v.hash IS NULL), 0)
@@ -912,7 +907,7 @@ impl Store {
     }
 
     /// Removes vectors no chunk refers to; returns how many.
-    pub fn prune_vectors(&self) -> Result<usize> {
+    pub(crate) fn prune_vectors(&self) -> Result<usize> {
         self.lock()
             .execute("DELETE FROM vectors WHERE hash NOT IN (SELECT embed_hash FROM chunks)", [])
             .map_err(|e| db_err(&self.path, e))
@@ -927,7 +922,7 @@ impl Store {
     }
 
     /// Counts: (files, chunks, vectors).
-    pub fn counts(&self) -> Result<(u64, u64, u64)> {
+    pub(crate) fn counts(&self) -> Result<(u64, u64, u64)> {
         let conn = self.lock();
         let count = |sql: &str| -> Result<u64> {
             conn.query_row(sql, [], |r| r.get::<_, i64>(0))
@@ -958,7 +953,7 @@ fn info_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkInfo> {
 }
 
 /// Creates `dir` (and parents) and makes it private to the user.
-pub fn create_private_dir(dir: &Path) -> Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::new(
             ErrorCode::InternalError,

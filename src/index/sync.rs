@@ -28,17 +28,17 @@ const FILES_PER_BATCH: usize = 64;
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SyncReport {
     /// Files looked at.
-    pub files_seen: usize,
+    pub(crate) files_seen: usize,
     /// Files (re-)chunked.
     pub files_chunked: usize,
     /// Files whose bytes were unchanged (only the mtime moved, or nothing at all).
-    pub files_unchanged: usize,
+    pub(crate) files_unchanged: usize,
     /// Files removed from the index.
-    pub files_removed: usize,
+    pub(crate) files_removed: usize,
     /// Files that could not be indexed, with why.
-    pub failed: Vec<(String, String)>,
+    pub(crate) failed: Vec<(String, String)>,
     /// Chunks written.
-    pub chunks_written: usize,
+    pub(crate) chunks_written: usize,
     /// Texts embedded (distinct embed texts that had no vector, or every text of the vault
     /// for [`Pass::ReEmbed`]).
     pub texts_embedded: usize,
@@ -48,7 +48,7 @@ pub struct SyncReport {
     #[serde(default)]
     pub texts_reused: usize,
     /// Seconds taken.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
 }
 
 /// How much of a vault a pass redoes.
@@ -74,12 +74,12 @@ pub enum Pass {
 
 impl Pass {
     /// `Full` when `full`, else `Changed`.
-    pub fn from_full(full: bool) -> Pass {
+    pub(crate) fn from_full(full: bool) -> Pass {
         if full { Pass::Full } else { Pass::Changed }
     }
 
     /// Whether every file is re-read and re-chunked.
-    pub fn is_full(self) -> bool {
+    pub(crate) fn is_full(self) -> bool {
         matches!(self, Pass::Full | Pass::ReEmbed)
     }
 }

@@ -12,11 +12,11 @@ use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::char::{compose, decompose_compatible, is_combining_mark};
 
 /// The analyzer's version; the store rebuilds the lexical index when it changes.
-pub const TOKENIZER_VERSION: u32 = 1;
+pub(crate) const TOKENIZER_VERSION: u32 = 1;
 
 /// Word tokens longer than this (in bytes, after folding) are dropped: they are pasted blobs
 /// (base64, minified code) that nobody types into a search box, and they bloat the term index.
-pub const MAX_TOKEN_BYTES: usize = 128;
+pub(crate) const MAX_TOKEN_BYTES: usize = 128;
 
 /// The stop list, sorted so it can be binary-searched: Snowball English without contractions.
 const STOP_WORDS: &[&str] = &[
@@ -148,7 +148,7 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// Lowercase search tokens of `text`, in order; see [`tokens_with_offsets`] for the rules.
-pub fn tokenize(text: &str) -> Vec<String> {
+pub(crate) fn tokenize(text: &str) -> Vec<String> {
     tokens_with_offsets(text).into_iter().map(|(token, _)| token).collect()
 }
 
@@ -160,7 +160,7 @@ pub fn tokenize(text: &str) -> Vec<String> {
 /// these scripts do not separate words with spaces. Word tokens are then filtered: stop words
 /// dropped, ASCII alphabetic tokens stemmed with Porter2, stop words dropped again
 /// (`having` -> `have` -> gone). Digits and mixed tokens (`wn70`) are kept verbatim.
-pub fn tokens_with_offsets(text: &str) -> Vec<(String, Range<usize>)> {
+pub(crate) fn tokens_with_offsets(text: &str) -> Vec<(String, Range<usize>)> {
     let mut builder = Builder {
         out: Vec::new(),
         stemmer: Stemmer::create(Algorithm::English),

@@ -58,7 +58,7 @@ impl Layout {
 }
 
 /// FNV-1a, 64 bits: a checksum and a model fingerprint, not a defence against tampering.
-pub fn fnv64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= u64::from(*b);
@@ -69,7 +69,7 @@ pub fn fnv64(bytes: &[u8]) -> u64 {
 
 /// A vector's int8 codes and scale: `v[i] ≈ code[i] * scale / 127`, `scale` its largest
 /// magnitude (a zero vector gets scale 0).
-pub fn quantise(v: &[f32], codes: &mut [i8]) -> f32 {
+pub(crate) fn quantise(v: &[f32], codes: &mut [i8]) -> f32 {
     let scale = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     if scale == 0.0 {
         codes.fill(0);
@@ -84,7 +84,7 @@ pub fn quantise(v: &[f32], codes: &mut [i8]) -> f32 {
 
 /// Writes a vectors file of a known row count, row by row: into a temporary beside the
 /// target, flushed, then renamed over the old file by [`Writer::finish`].
-pub struct Writer {
+pub(crate) struct Writer {
     path: PathBuf,
     tmp: PathBuf,
     file: std::fs::File,
@@ -106,7 +106,7 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the file for `count` rows of `dims`.
-    pub fn create(path: &Path, dims: usize, model: &str, count: usize) -> Result<Writer> {
+    pub(crate) fn create(path: &Path, dims: usize, model: &str, count: usize) -> Result<Writer> {
         let tmp = temp_name(path);
         let layout = Layout::new(count, dims);
         let file = std::fs::File::create(&tmp).map_err(|e| io_err("create", &tmp, &e))?;
@@ -134,7 +134,7 @@ impl Writer {
 
     /// Adds one row: its chunk id, its text hash prefix and its vector. Rows beyond the
     /// count are ignored (and make [`Writer::finish`] refuse).
-    pub fn push(&mut self, id: i64, hash: u64, v: &[f32]) -> Result<()> {
+    pub(crate) fn push(&mut self, id: i64, hash: u64, v: &[f32]) -> Result<()> {
         if self.written == self.count {
             self.written += 1;
             return Ok(());
@@ -186,7 +186,7 @@ impl Writer {
 
     /// Writes the header, flushes and renames the file into place. Refuses (removing the
     /// temporary) when the rows pushed were not exactly the count.
-    pub fn finish(mut self) -> Result<()> {
+    pub(crate) fn finish(mut self) -> Result<()> {
         use std::os::unix::fs::FileExt;
         if self.written != self.count {
             let _ = std::fs::remove_file(&self.tmp);
@@ -227,7 +227,13 @@ fn io_err(what: &str, path: &Path, e: &std::io::Error) -> Error {
 }
 
 /// Writes `rows` as the vectors file at `path` (see [`Writer`]).
-pub fn write(path: &Path, dims: usize, model: &str, rows: &[(i64, u64, &[f32])]) -> Result<()> {
+#[cfg(test)]
+pub(crate) fn write(
+    path: &Path,
+    dims: usize,
+    model: &str,
+    rows: &[(i64, u64, &[f32])],
+) -> Result<()> {
     let mut w = Writer::create(path, dims, model, rows.len())?;
     for (id, hash, v) in rows {
         w.push(*id, *hash, v)?;
@@ -243,7 +249,7 @@ fn temp_name(path: &Path) -> PathBuf {
 
 /// A mapped, checked vectors file.
 #[derive(Debug)]
-pub struct VectorFile {
+pub(crate) struct VectorFile {
     map: memmap2::Mmap,
     rows: usize,
     dims: usize,
@@ -255,7 +261,11 @@ pub struct VectorFile {
 impl VectorFile {
     /// Maps the file at `path` if it is whole and belongs to `model` with `dims`: `Ok(None)`
     /// with the reason when it is missing or does not (the caller rebuilds it).
-    pub fn open(path: &Path, dims: usize, model: &str) -> std::result::Result<VectorFile, String> {
+    pub(crate) fn open(
+        path: &Path,
+        dims: usize,
+        model: &str,
+    ) -> std::result::Result<VectorFile, String> {
         let file = std::fs::File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
         // SAFETY: the file is only ever replaced by rename, never written in place, so the
         // mapped bytes do not change under us; a truncation by hand is caught by the length
@@ -297,12 +307,12 @@ impl VectorFile {
     }
 
     /// How many rows.
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.rows
     }
 
     /// Row `r`'s chunk id and text hash prefix.
-    pub fn key(&self, r: usize) -> (i64, u64) {
+    pub(crate) fn key(&self, r: usize) -> (i64, u64) {
         let o = self.layout.table + r * 16;
         let id = i64::from_le_bytes(self.map[o..o + 8].try_into().unwrap_or([0; 8]));
         let hash = u64::from_le_bytes(self.map[o + 8..o + 16].try_into().unwrap_or([0; 8]));
@@ -310,13 +320,15 @@ impl VectorFile {
     }
 
     /// Row `r`'s scale.
-    pub fn scale(&self, r: usize) -> f32 {
+    #[cfg(test)]
+    pub(crate) fn scale(&self, r: usize) -> f32 {
         let o = self.layout.scales + r * 4;
         f32::from_le_bytes(self.map[o..o + 4].try_into().unwrap_or([0; 4]))
     }
 
     /// Row `r`'s int8 codes.
-    pub fn codes(&self, r: usize) -> &[i8] {
+    #[cfg(test)]
+    pub(crate) fn codes(&self, r: usize) -> &[i8] {
         let o = self.layout.codes + r * self.dims;
         let bytes = &self.map[o..o + self.dims];
         // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
@@ -324,7 +336,7 @@ impl VectorFile {
     }
 
     /// Row `r`'s f32 vector, exactly as stored.
-    pub fn floats(&self, r: usize) -> &[f32] {
+    pub(crate) fn floats(&self, r: usize) -> &[f32] {
         let o = self.layout.floats + r * self.dims * 4;
         let bytes = &self.map[o..o + self.dims * 4];
         // SAFETY: the section starts on a 64-byte boundary of a page-aligned mapping and rows
@@ -339,7 +351,7 @@ impl VectorFile {
     /// product moves by at most `(l1(row) * query_scale + scale(row) * l1(query)) / 254`; the
     /// file's largest row scale and L1 norm bound every row at once. A small relative margin
     /// covers the float arithmetic of both scores.
-    pub fn error_bound(&self, query_scale: f32, query_l1: f32) -> f32 {
+    pub(crate) fn error_bound(&self, query_scale: f32, query_l1: f32) -> f32 {
         (self.max_l1 * query_scale + self.max_scale * query_l1) / 254.0 * 1.001 + 1e-6
     }
 }
@@ -348,7 +360,7 @@ impl VectorFile {
     /// The integer dot products of `query` with the `out.len()` code rows from row `first`
     /// on: `out[i] = dot_i8(query, codes(first + i))`. One call per block of rows, so the
     /// kernel (chosen once by CPU feature) runs over contiguous codes without a call per row.
-    pub fn dots_i8(&self, query: &[i8], first: usize, out: &mut [i32]) {
+    pub(crate) fn dots_i8(&self, query: &[i8], first: usize, out: &mut [i32]) {
         let o = self.layout.codes + first * self.dims;
         let bytes = &self.map[o..o + out.len() * self.dims];
         // SAFETY: as in `codes`: i8 and u8 share size, alignment and every bit pattern.
@@ -357,7 +369,7 @@ impl VectorFile {
     }
 
     /// Every row's scale, in row order.
-    pub fn scales(&self) -> &[f32] {
+    pub(crate) fn scales(&self) -> &[f32] {
         let bytes = &self.map[self.layout.scales..self.layout.scales + self.rows * 4];
         // SAFETY: the section starts on a 64-byte boundary of a page-aligned mapping, so the
         // pointer is aligned for f32; every bit pattern is a valid f32 (little endian, as the
@@ -367,7 +379,7 @@ impl VectorFile {
 }
 
 /// `out[i]` = the integer dot product of `query` with row `i` of `codes` (rows of `dims`).
-pub fn dots_i8(query: &[i8], codes: &[i8], dims: usize, out: &mut [i32]) {
+pub(crate) fn dots_i8(query: &[i8], codes: &[i8], dims: usize, out: &mut [i32]) {
     let rows = out.len().min(codes.len() / dims.max(1));
     let query = &query[..dims.min(query.len())];
     (dots_i8_impl())(query, &codes[..rows * dims], dims, &mut out[..rows])
@@ -436,7 +448,7 @@ unsafe fn dots_i8_vnni(query: &[i8], codes: &[i8], dims: usize, out: &mut [i32])
 }
 
 /// The integer dot product of two code rows.
-pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     (dot_i8_impl())(a, b)
 }
 

@@ -33,7 +33,11 @@ impl std::fmt::Debug for Watcher {
 
 /// Calls `on_change(vault, paths)` with vault-relative paths that changed, after `debounce` of
 /// quiet per path. `roots` pairs vault names with canonical root folders.
-pub fn watch<F>(roots: &[(String, PathBuf)], debounce: Duration, on_change: F) -> Result<Watcher>
+pub(crate) fn watch<F>(
+    roots: &[(String, PathBuf)],
+    debounce: Duration,
+    on_change: F,
+) -> Result<Watcher>
 where
     F: Fn(&str, Vec<String>) + Send + Sync + Clone + 'static,
 {

@@ -25,7 +25,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// Which arm a predecessor query was written for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arm {
+pub(crate) enum Arm {
     /// An exact token only the lexical arm is sure to find.
     Lexical,
     /// A paraphrase only the dense arm can answer.
@@ -48,7 +48,7 @@ impl Arm {
     }
 
     /// The wire name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Arm::Lexical => "lexical",
             Arm::Dense => "dense",
@@ -60,7 +60,7 @@ impl Arm {
 
 /// How a result path is matched against the judgments.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Relevant {
+pub(crate) enum Relevant {
     /// Exact vault paths, all equally relevant.
     Paths(Vec<String>),
     /// Path substrings, any of which makes a path relevant.
@@ -108,30 +108,30 @@ impl Relevant {
 
 /// One judged query.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EvalQuery {
+pub(crate) struct EvalQuery {
     /// A stable id (the BEIR id, or the query text).
-    pub id: String,
+    pub(crate) id: String,
     /// The query text.
-    pub text: String,
+    pub(crate) text: String,
     /// The arm it was written for.
-    pub arm: Arm,
+    pub(crate) arm: Arm,
     /// What counts as a hit.
-    pub relevant: Relevant,
+    pub(crate) relevant: Relevant,
     /// Paths (or folders) that must never be returned.
-    pub never: Vec<String>,
+    pub(crate) never: Vec<String>,
     /// Why the query is in the set.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 impl EvalQuery {
     /// True when hits are scored for this query (it has judgments and is not a threshold query).
-    pub fn scored(&self) -> bool {
+    pub(crate) fn scored(&self) -> bool {
         self.arm != Arm::Threshold && !self.relevant.is_empty()
     }
 
     /// A digest of what the query asks and how it is judged: a baseline rank means nothing
     /// once the text, the arm or the judgments change.
-    pub fn judgment(&self) -> String {
+    pub(crate) fn judgment(&self) -> String {
         use sha2::{Digest, Sha256};
         let relevant = match &self.relevant {
             Relevant::Paths(p) => format!("paths:{}", p.join("\u{0}")),
@@ -153,11 +153,11 @@ impl EvalQuery {
 
 /// A loaded query set.
 #[derive(Debug, Clone, PartialEq)]
-pub struct QuerySet {
+pub(crate) struct QuerySet {
     /// The file or folder name, for reports and baselines.
-    pub name: String,
+    pub(crate) name: String,
     /// The queries, in file order.
-    pub queries: Vec<EvalQuery>,
+    pub(crate) queries: Vec<EvalQuery>,
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -165,7 +165,7 @@ fn bad(msg: impl Into<String>) -> Error {
 }
 
 /// Loads a query set: a BEIR folder, a `.jsonl` file, or a JSON file.
-pub fn load(path: &Path) -> Result<QuerySet> {
+pub(crate) fn load(path: &Path) -> Result<QuerySet> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if path.is_dir() {
         return load_beir(path, &name);
@@ -195,7 +195,7 @@ pub fn load(path: &Path) -> Result<QuerySet> {
 }
 
 /// The first predecessor's format.
-pub fn parse_json(text: &str) -> Result<Vec<EvalQuery>> {
+pub(crate) fn parse_json(text: &str) -> Result<Vec<EvalQuery>> {
     let v: Value =
         serde_json::from_str(text).map_err(|e| bad(format!("the query file is not JSON: {e}")))?;
     let list = match &v {
@@ -230,7 +230,7 @@ pub fn parse_json(text: &str) -> Result<Vec<EvalQuery>> {
 }
 
 /// The second predecessor's format.
-pub fn parse_jsonl(text: &str) -> Result<Vec<EvalQuery>> {
+pub(crate) fn parse_jsonl(text: &str) -> Result<Vec<EvalQuery>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let at = format!("line {}", i + 1);
@@ -271,7 +271,7 @@ fn strings(v: Option<&Value>, at: &str, key: &str) -> Result<Vec<String>> {
 
 /// The vault path a BEIR document becomes: sharded by the id's first two characters so no
 /// folder holds thousands of notes.
-pub fn beir_path(id: &str) -> String {
+pub(crate) fn beir_path(id: &str) -> String {
     let mut safe: String = id
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
@@ -346,7 +346,7 @@ fn json_id(v: &Value) -> Option<String> {
 /// Writes a BEIR corpus as a vault: one note per document (title as H1, then the text), at
 /// [`beir_path`], leaving notes that already say the same untouched. Returns how many
 /// documents the corpus holds.
-pub fn write_beir_vault(beir: &Path, vault: &Path) -> Result<usize> {
+pub(crate) fn write_beir_vault(beir: &Path, vault: &Path) -> Result<usize> {
     let corpus = std::fs::read_to_string(beir.join("corpus.jsonl")).map_err(|e| {
         Error::new(
             ErrorCode::NotFound,
@@ -389,25 +389,25 @@ pub fn write_beir_vault(beir: &Path, vault: &Path) -> Result<usize> {
 
 /// What one query's results earned.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scored {
+pub(crate) struct Scored {
     /// The 1-based rank of the first relevant note, if any was returned.
-    pub rank: Option<usize>,
+    pub(crate) rank: Option<usize>,
     /// Reciprocal rank within the first ten notes.
-    pub mrr10: f64,
+    pub(crate) mrr10: f64,
     /// nDCG over the first ten notes.
-    pub ndcg10: f64,
+    pub(crate) ndcg10: f64,
     /// Relevant notes among the first `k` returned, over all relevant notes.
-    pub recall: f64,
+    pub(crate) recall: f64,
     /// Relevant notes among the first 100 returned, over all relevant notes.
-    pub recall100: f64,
+    pub(crate) recall100: f64,
     /// The most results any one note took.
-    pub max_per_note: usize,
+    pub(crate) max_per_note: usize,
     /// `never` paths that were returned.
-    pub leaks: Vec<String>,
+    pub(crate) leaks: Vec<String>,
 }
 
 /// Scores one query's raw result paths (in rank order, passages of one note repeated).
-pub fn score(q: &EvalQuery, results: &[String], k: usize) -> Scored {
+pub(crate) fn score(q: &EvalQuery, results: &[String], k: usize) -> Scored {
     let mut seen = HashSet::new();
     let notes: Vec<&str> = results.iter().map(String::as_str).filter(|p| seen.insert(*p)).collect();
     let gains: Vec<f64> = match &q.relevant {
@@ -473,34 +473,34 @@ pub fn score(q: &EvalQuery, results: &[String], k: usize) -> Scored {
 
 /// Means over the scored queries of one mode.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Queries scored for hits.
-    pub scored: usize,
+    pub(crate) scored: usize,
     /// Fraction with a relevant note first.
-    pub hit1: f64,
+    pub(crate) hit1: f64,
     /// Fraction with a relevant note in the first five.
-    pub hit5: f64,
+    pub(crate) hit5: f64,
     /// Fraction with a relevant note in the first ten.
-    pub hit10: f64,
+    pub(crate) hit10: f64,
     /// Mean recall at the eval's k.
-    pub recall: f64,
+    pub(crate) recall: f64,
     /// Mean reciprocal rank within ten.
-    pub mrr10: f64,
+    pub(crate) mrr10: f64,
     /// Mean nDCG@10.
-    pub ndcg10: f64,
+    pub(crate) ndcg10: f64,
     /// Mean recall at 100.
-    pub recall100: f64,
+    pub(crate) recall100: f64,
     /// Mean of the most results one note took, over queries that returned something.
-    pub mean_max_per_note: f64,
+    pub(crate) mean_max_per_note: f64,
     /// The worst crowding.
-    pub worst_max_per_note: usize,
+    pub(crate) worst_max_per_note: usize,
     /// `never` leaks over every query (scored or not).
-    pub leaks: usize,
+    pub(crate) leaks: usize,
 }
 
 /// Summarises one mode's queries. The flag says whether a query is scored for hits; queries
 /// that are not (threshold queries, unjudged ones) still count towards crowding and leaks.
-pub fn summarize(all: &[(bool, Scored)]) -> Summary {
+pub(crate) fn summarize(all: &[(bool, Scored)]) -> Summary {
     let scored: Vec<&Scored> = all.iter().filter(|(s, _)| *s).map(|(_, x)| x).collect();
     let n = scored.len().max(1) as f64;
     let mean = |f: &dyn Fn(&Scored) -> f64| scored.iter().map(|s| f(s)).sum::<f64>() / n;
@@ -524,21 +524,21 @@ pub fn summarize(all: &[(bool, Scored)]) -> Summary {
 /// What a run recorded, so a later run can tell what got worse: the ranks, not the means,
 /// because one query falling out of the top k is the regression people notice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Baseline {
+pub(crate) struct Baseline {
     /// The query file's name; runs of different sets are not compared.
-    pub queries: String,
+    pub(crate) queries: String,
     /// The k the run used.
-    pub k: usize,
+    pub(crate) k: usize,
     /// The embedding model; vectors from another model rank differently.
-    pub embedder: String,
+    pub(crate) embedder: String,
     /// Per mode, per scored query id: the rank of the first relevant note, or null for a miss.
-    pub ranks: BTreeMap<String, BTreeMap<String, Option<usize>>>,
+    pub(crate) ranks: BTreeMap<String, BTreeMap<String, Option<usize>>>,
     /// Per query id, the digest of its text, arm and judgments ([`EvalQuery::judgment`]).
     #[serde(default)]
-    pub judgments: BTreeMap<String, String>,
+    pub(crate) judgments: BTreeMap<String, String>,
     /// Per mode, the means when it was recorded (for people reading the file; not compared).
     #[serde(default)]
-    pub summaries: BTreeMap<String, Summary>,
+    pub(crate) summaries: BTreeMap<String, Summary>,
 }
 
 impl Baseline {
@@ -552,7 +552,7 @@ impl Baseline {
     }
 
     /// Whether `other` was recorded under the same query file, k and model.
-    pub fn comparable(&self, other: &Baseline) -> Result<()> {
+    pub(crate) fn comparable(&self, other: &Baseline) -> Result<()> {
         let redo = "rerun with the same settings, or record this run with --update-baseline";
         if self.queries != other.queries {
             return Err(bad(format!(
@@ -578,35 +578,35 @@ impl Baseline {
 
 /// One query whose rank moved (or that is new to the baseline).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Change {
+pub(crate) struct Change {
     /// The mode.
-    pub mode: String,
+    pub(crate) mode: String,
     /// The query id.
-    pub id: String,
+    pub(crate) id: String,
     /// The recorded rank (`None`: a miss, or not recorded).
-    pub before: Option<usize>,
+    pub(crate) before: Option<usize>,
     /// This run's rank.
-    pub after: Option<usize>,
+    pub(crate) after: Option<usize>,
 }
 
 /// How a run compares with a baseline.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// Hits that became misses, and ranks that worsened: these fail the gate.
-    pub regressions: Vec<Change>,
+    pub(crate) regressions: Vec<Change>,
     /// Misses that became hits, and ranks that improved.
-    pub improvements: Vec<Change>,
+    pub(crate) improvements: Vec<Change>,
     /// Queries the baseline does not know.
-    pub new: Vec<Change>,
+    pub(crate) new: Vec<Change>,
     /// Modes this run added (a reranker configured since), not compared.
-    pub modes_new: Vec<String>,
+    pub(crate) modes_new: Vec<String>,
     /// Modes the baseline has and this run did not run.
-    pub modes_missing: Vec<String>,
+    pub(crate) modes_missing: Vec<String>,
 }
 
 /// Compares a run with a recorded one. Runs with another query file, k or embedder are not
 /// comparable, and saying so beats a comparison that means nothing.
-pub fn compare(recorded: &Baseline, run: &Baseline) -> Result<Comparison> {
+pub(crate) fn compare(recorded: &Baseline, run: &Baseline) -> Result<Comparison> {
     recorded.comparable(run)?;
     // A query the baseline knows must still be asked, and judged, the same way: otherwise its
     // recorded rank says nothing about this run.
@@ -652,15 +652,15 @@ pub fn compare(recorded: &Baseline, run: &Baseline) -> Result<Comparison> {
 /// migrating user can set mdvault's ranks beside the old ones on their own judged queries. Its
 /// per-query ranks are keyed by query text, as mdvault's ids are.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ForeignBaseline {
+pub(crate) struct ForeignBaseline {
     /// The query file it was recorded for, if it says.
-    pub queries: Option<String>,
+    pub(crate) queries: Option<String>,
     /// The k it was recorded at, if it says.
-    pub k: Option<usize>,
+    pub(crate) k: Option<usize>,
     /// Its embedder, if it says (`hashing`, `ollama`).
-    pub embedder: Option<String>,
+    pub(crate) embedder: Option<String>,
     /// Per query text: the rank of the first expected path, or `None` for a miss.
-    pub ranks: BTreeMap<String, Option<usize>>,
+    pub(crate) ranks: BTreeMap<String, Option<usize>>,
 }
 
 /// Reads the vault MCP server's `baseline.json`. Its real shape is an object with `k`, the
@@ -672,7 +672,7 @@ pub struct ForeignBaseline {
 /// old harness did not score (`"scored": false`, or a record with neither `rank` nor `hit`)
 /// is left out. `None` when nothing in the value is a per-query rank, which is also what
 /// mdvault's own baseline (its `ranks` nest a map per mode) gives.
-pub fn read_foreign_baseline(v: &Value) -> Option<ForeignBaseline> {
+pub(crate) fn read_foreign_baseline(v: &Value) -> Option<ForeignBaseline> {
     let obj = v.as_object()?;
     let mut ranks = BTreeMap::new();
     for key in ["queries", "ranks", "per_query"] {
@@ -728,7 +728,7 @@ fn recorded_rank(record: &Value) -> Option<Option<usize>> {
 /// Sets one mode's ranks of this run beside a foreign baseline's: worse ranks and lost hits as
 /// regressions, better ones as improvements, queries it never saw as new. Its queries this run
 /// did not ask are left out (the query file may hold more than the old set).
-pub fn compare_foreign(
+pub(crate) fn compare_foreign(
     old: &ForeignBaseline,
     mode: &str,
     run: &BTreeMap<String, Option<usize>>,

@@ -19,7 +19,7 @@ pub enum Matched {
 
 impl Matched {
     /// The wire name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Matched::Both => "both",
             Matched::Dense => "dense",
@@ -30,37 +30,37 @@ impl Matched {
 
 /// The fusion constants; an arm with weight 0 takes no part.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Weights {
+pub(crate) struct Weights {
     /// The RRF constant (60).
-    pub rrf_k: f64,
+    pub(crate) rrf_k: f64,
     /// The dense arm's weight (1.0).
-    pub dense: f64,
+    pub(crate) dense: f64,
     /// The lexical arm's weight (`search.lexical_weight`, 1.0 by default).
-    pub lexical: f64,
+    pub(crate) lexical: f64,
 }
 
 /// A fused candidate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     /// The chunk id.
-    pub id: i64,
+    pub(crate) id: i64,
     /// 1-based rank in the dense list.
-    pub dense_rank: Option<usize>,
+    pub(crate) dense_rank: Option<usize>,
     /// 1-based rank in the lexical list.
-    pub lexical_rank: Option<usize>,
+    pub(crate) lexical_rank: Option<usize>,
     /// 1-based rank given by the reranker.
     pub rerank_rank: Option<usize>,
     /// Normalised fused score, before the document weight.
     pub fused: f64,
     /// The document weight, or 1.0.
-    pub weight: f64,
+    pub(crate) weight: f64,
     /// The ranking score.
-    pub score: f64,
+    pub(crate) score: f64,
 }
 
 impl Candidate {
     /// Which arm found it.
-    pub fn matched(&self) -> Matched {
+    pub(crate) fn matched(&self) -> Matched {
         match (self.dense_rank, self.lexical_rank) {
             (Some(_), Some(_)) => Matched::Both,
             (None, Some(_)) => Matched::Lexical,
@@ -76,7 +76,7 @@ impl Candidate {
 /// Fuses two ranked id lists. `weight_of` gives a chunk's document weight, or `None` for an
 /// id that no longer exists (it is dropped). The result is best first; ties go to the better
 /// single rank, then the lower id, so the order is deterministic.
-pub fn fuse(
+pub(crate) fn fuse(
     dense: &[i64],
     lexical: &[i64],
     w: &Weights,
@@ -131,7 +131,7 @@ fn sort(list: &mut [Candidate]) {
 /// reranker. With `fusion_k` > 0 the reranker's rank and the fused rank are combined by RRF
 /// with that constant; with 0 the reranker's order alone decides. The head always stays ahead
 /// of the candidates that were not reranked.
-pub fn apply_rerank(cands: &mut [Candidate], scores: &[f32], fusion_k: f64) {
+pub(crate) fn apply_rerank(cands: &mut [Candidate], scores: &[f32], fusion_k: f64) {
     let n = scores.len().min(cands.len());
     if n == 0 {
         return;

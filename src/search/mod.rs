@@ -10,11 +10,11 @@
 //!
 //! Search performs no writes and reaches the network only through the embedder and reranker.
 
-pub mod eval;
-pub mod fusion;
-pub mod rerank;
-pub mod scope;
-pub mod select;
+pub(crate) mod eval;
+pub(crate) mod fusion;
+pub(crate) mod rerank;
+pub(crate) mod scope;
+pub(crate) mod select;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -44,7 +44,7 @@ pub enum Mode {
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     /// The query text.
-    pub query: String,
+    pub(crate) query: String,
     /// How many results; `None` or 0 means the configured default.
     pub k: Option<usize>,
     /// Which vaults: every one, or one by name (decided by `Vaults::scope`).
@@ -60,9 +60,9 @@ pub struct SearchRequest {
     pub mode: Mode,
     /// A query vector computed beforehand (the benchmark times embedding separately);
     /// `None` embeds the query text.
-    pub query_vector: Option<Vec<f32>>,
+    pub(crate) query_vector: Option<Vec<f32>>,
     /// Candidates per arm instead of `search.candidates` (the eval's R@100 needs 100).
-    pub candidates: Option<usize>,
+    pub(crate) candidates: Option<usize>,
 }
 
 impl SearchRequest {
@@ -86,19 +86,19 @@ impl SearchRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     /// The chunk id.
-    pub chunk_id: i64,
+    pub(crate) chunk_id: i64,
     /// The vault.
-    pub vault: String,
+    pub(crate) vault: String,
     /// Vault-relative path.
     pub path: String,
     /// The file's title.
-    pub title: String,
+    pub(crate) title: String,
     /// Heading path, `A::B`, as vault_read's `section` and vault_patch's `target` take it.
-    pub heading: String,
+    pub(crate) heading: String,
     /// 1-based line where the chunk starts.
-    pub line: usize,
+    pub(crate) line: usize,
     /// A passage of the chunk around the query.
-    pub excerpt: String,
+    pub(crate) excerpt: String,
     /// The whole chunk text.
     pub text: String,
     /// Which arm found it.
@@ -106,7 +106,7 @@ pub struct Hit {
     /// Pinned by the identifier lookup.
     pub pinned: bool,
     /// A filed document rather than a note.
-    pub document: bool,
+    pub(crate) document: bool,
     /// Evidence: ranks in each arm and from the reranker, the fused score, the weight and the
     /// score the selection used.
     pub explain: Candidate,
@@ -116,25 +116,25 @@ pub struct Hit {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Explain {
     /// Arms used.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// The RRF constant.
-    pub rrf_k: f64,
+    pub(crate) rrf_k: f64,
     /// The lexical weight (dense is 1).
-    pub lexical_weight: f64,
+    pub(crate) lexical_weight: f64,
     /// Candidates per arm.
-    pub candidates: usize,
+    pub(crate) candidates: usize,
     /// The document weight.
-    pub document_weight: f64,
+    pub(crate) document_weight: f64,
     /// MMR lambda.
-    pub mmr_lambda: f64,
+    pub(crate) mmr_lambda: f64,
     /// The per-note cap.
-    pub cap: usize,
+    pub(crate) cap: usize,
     /// Query tokens after analysis.
-    pub tokens: Vec<String>,
+    pub(crate) tokens: Vec<String>,
     /// Smallest document frequency among query tokens found in the index (0: none found).
-    pub rarest: u64,
+    pub(crate) rarest: u64,
     /// Whether the identifier lookup pinned results.
-    pub lookup_fired: bool,
+    pub(crate) lookup_fired: bool,
     /// What the reranker did.
     pub rerank: RerankState,
 }
@@ -171,7 +171,7 @@ pub struct SearchResponse {
     /// The results, in selection order.
     pub results: Vec<Hit>,
     /// The k that was used.
-    pub k: usize,
+    pub(crate) k: usize,
     /// What the search did.
     pub explain: Explain,
     /// Things the caller should know (an arm that was unavailable, a reranker fallback).
@@ -179,15 +179,15 @@ pub struct SearchResponse {
 }
 
 /// Everything search needs besides the index.
-pub struct Searcher<'a> {
+pub(crate) struct Searcher<'a> {
     /// The index to search.
-    pub index: &'a Index,
+    pub(crate) index: &'a Index,
     /// Ranking constants.
-    pub settings: &'a SearchSettings,
+    pub(crate) settings: &'a SearchSettings,
     /// Prepended to the query before embedding.
-    pub query_prefix: &'a str,
+    pub(crate) query_prefix: &'a str,
     /// The optional reranker.
-    pub reranker: Option<&'a Reranker>,
+    pub(crate) reranker: Option<&'a Reranker>,
 }
 
 /// Where a search looks: the vault's position in the index (none: every vault), its name and
@@ -216,7 +216,7 @@ struct Lookup {
 impl Searcher<'_> {
     /// Runs one search over a scope resolved before it got here (see [`scope`]): the query,
     /// vaults, prefix and `k` are taken as given.
-    pub fn search(&self, req: &ScopedSearch) -> Result<SearchResponse> {
+    pub(crate) fn search(&self, req: &ScopedSearch) -> Result<SearchResponse> {
         let s = self.settings;
         let scope = &req.scope;
         let (query, k) = (scope.query(), scope.k());
@@ -525,7 +525,7 @@ fn unique(tokens: Vec<String>) -> Vec<String> {
 }
 
 /// About 300 characters of `text`, around the first place a query word appears.
-pub fn excerpt(text: &str, query: &str) -> String {
+pub(crate) fn excerpt(text: &str, query: &str) -> String {
     const WIDTH: usize = 300;
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let chars: Vec<char> = flat.chars().collect();

@@ -10,14 +10,14 @@ use crate::config::RerankSettings;
 
 /// A configured reranker endpoint.
 #[derive(Debug, Clone)]
-pub struct Reranker {
+pub(crate) struct Reranker {
     settings: RerankSettings,
     agent: ureq::Agent,
 }
 
 impl Reranker {
     /// A reranker for these settings, or `None` when no URL is configured.
-    pub fn new(settings: &RerankSettings) -> Option<Reranker> {
+    pub(crate) fn new(settings: &RerankSettings) -> Option<Reranker> {
         if settings.url.trim().is_empty() {
             return None;
         }
@@ -31,22 +31,22 @@ impl Reranker {
     }
 
     /// Candidates rescored by default.
-    pub fn candidates(&self) -> usize {
+    pub(crate) fn candidates(&self) -> usize {
         self.settings.candidates
     }
 
     /// Candidates rescored in thorough mode.
-    pub fn thorough_candidates(&self) -> usize {
+    pub(crate) fn thorough_candidates(&self) -> usize {
         self.settings.thorough_candidates
     }
 
     /// The RRF constant for fusing with the fused order (0 = reranker order only).
-    pub fn fusion_k(&self) -> f64 {
+    pub(crate) fn fusion_k(&self) -> f64 {
         self.settings.fusion_k
     }
 
     /// Scores each document against the query; the result is aligned with `documents`.
-    pub fn rerank(&self, query: &str, documents: &[&str]) -> Result<Vec<f32>, String> {
+    pub(crate) fn rerank(&self, query: &str, documents: &[&str]) -> Result<Vec<f32>, String> {
         if documents.is_empty() {
             return Ok(Vec::new());
         }

@@ -44,7 +44,7 @@ impl SearchScope {
     /// The one home of the scope rules. `asked` is what the caller said: its vault scope was
     /// chosen by [`Vaults::scope`] (the `all` rule), or written by a measuring caller, so a
     /// named vault is checked against `vaults` here.
-    pub fn resolve(
+    pub(crate) fn resolve(
         vaults: &Vaults,
         settings: &SearchSettings,
         asked: &SearchRequest,
@@ -80,17 +80,17 @@ impl SearchScope {
     }
 
     /// The query, trimmed and not empty.
-    pub fn query(&self) -> &str {
+    pub(crate) fn query(&self) -> &str {
         &self.query
     }
 
     /// Every vault, or one configured vault.
-    pub fn vaults(&self) -> &VaultScope {
+    pub(crate) fn vaults(&self) -> &VaultScope {
         &self.vaults
     }
 
     /// The names of the vaults searched, in configured order.
-    pub fn vault_names<'a>(&'a self, vaults: &'a Vaults) -> Vec<&'a str> {
+    pub(crate) fn vault_names<'a>(&'a self, vaults: &'a Vaults) -> Vec<&'a str> {
         match &self.vaults {
             VaultScope::One(name) => vec![name.as_str()],
             VaultScope::Every => vaults.names(),
@@ -98,12 +98,12 @@ impl SearchScope {
     }
 
     /// The folder (root-relative, no leading or trailing `/`), or none.
-    pub fn prefix(&self) -> Option<&str> {
+    pub(crate) fn prefix(&self) -> Option<&str> {
         self.prefix.as_deref()
     }
 
     /// How many passages, at least 1.
-    pub fn k(&self) -> usize {
+    pub(crate) fn k(&self) -> usize {
         self.k
     }
 }
@@ -113,22 +113,22 @@ impl SearchScope {
 #[derive(Debug, Clone)]
 pub struct ScopedSearch {
     /// What the search covers.
-    pub scope: SearchScope,
+    pub(crate) scope: SearchScope,
     /// Rerank more candidates and order purely by the reranker.
-    pub thorough: bool,
+    pub(crate) thorough: bool,
     /// Use the reranker when one is configured.
-    pub rerank: bool,
+    pub(crate) rerank: bool,
     /// Which arms.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// A query vector computed beforehand; `None` embeds the query text.
-    pub query_vector: Option<Vec<f32>>,
+    pub(crate) query_vector: Option<Vec<f32>>,
     /// Candidates per arm instead of `search.candidates`.
-    pub candidates: Option<usize>,
+    pub(crate) candidates: Option<usize>,
 }
 
 impl ScopedSearch {
     /// Resolves `asked`'s scope by the one rule and keeps its options.
-    pub fn resolve(
+    pub(crate) fn resolve(
         vaults: &Vaults,
         settings: &SearchSettings,
         asked: &SearchRequest,
@@ -169,7 +169,7 @@ impl<'a> From<&'a SearchRequest> for Request<'a> {
 
 impl<'a> Request<'a> {
     /// The scoped search: as given, or resolved now.
-    pub fn scoped(
+    pub(crate) fn scoped(
         self,
         vaults: &Vaults,
         settings: &SearchSettings,

@@ -13,19 +13,22 @@ use std::collections::{HashMap, HashSet};
 use super::fusion::Candidate;
 
 /// The lookup fires only if the rarest query token is this rare or rarer.
-pub const LOOKUP_MAX_MATCHES: u64 = 5;
+pub(crate) const LOOKUP_MAX_MATCHES: u64 = 5;
 /// At most this many notes are pinned.
-pub const LOOKUP_MAX_PINS: usize = 5;
+pub(crate) const LOOKUP_MAX_PINS: usize = 5;
 
 /// The per-note cap for k results.
-pub fn cap(k: usize) -> usize {
+pub(crate) fn cap(k: usize) -> usize {
     k.div_ceil(3).max(1)
 }
 
 /// Walks the lexical list in BM25 order and keeps the chunks that hold every query token, one
 /// per note, up to [`LOOKUP_MAX_PINS`] notes. `info` gives a chunk's note and whether it holds
 /// every token (`None` for an unknown chunk).
-pub fn lookup_pins(lexical: &[i64], info: impl Fn(i64) -> Option<(String, bool)>) -> Vec<i64> {
+pub(crate) fn lookup_pins(
+    lexical: &[i64],
+    info: impl Fn(i64) -> Option<(String, bool)>,
+) -> Vec<i64> {
     let mut notes = HashSet::new();
     let mut pins = Vec::new();
     for id in lexical {
@@ -43,7 +46,7 @@ pub fn lookup_pins(lexical: &[i64], info: impl Fn(i64) -> Option<(String, bool)>
 
 /// Picks up to `k` candidates: pins first, then MMR under `cap`, then backfill. Returns each
 /// with whether it was pinned. `note_of` names a chunk's note.
-pub fn select(
+pub(crate) fn select(
     cands: &[Candidate],
     pins: &[i64],
     k: usize,

@@ -36,13 +36,13 @@ use crate::vault::{
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Target {
     /// The vault named in the URL (`/v/<name>/...`); `None` is the default vault.
-    pub vault: Option<String>,
+    pub(crate) vault: Option<String>,
     /// The write scope; `None` is unscoped.
-    pub scope: Option<String>,
+    pub(crate) scope: Option<String>,
 }
 
 /// What the note and upkeep tools need from below, whichever process serves them.
-pub trait Desk {
+pub(crate) trait Desk {
     /// The configuration (upkeep settings, defaults).
     fn config(&self) -> &Config;
     /// The configured vaults.
@@ -125,10 +125,10 @@ mod notes;
 mod search;
 mod upkeep;
 
-pub use args::*;
-pub use notes::*;
-pub use search::*;
-pub use upkeep::*;
+pub(crate) use args::*;
+pub(crate) use notes::*;
+pub(crate) use search::*;
+pub(crate) use upkeep::*;
 
 /// The vault a request means: the `vault` argument, else the connection's (`/v/<name>/`), else
 /// the default vault. The two may not disagree.

@@ -6,27 +6,32 @@ use super::*;
 use crate::vault::patch::{MoveTo, PatchSpec, Spelling};
 
 /// Reads a note or one section.
-pub fn read(desk: &dyn Desk, t: &Target, a: ReadArgs) -> Result<NoteRead> {
+pub(crate) fn read(desk: &dyn Desk, t: &Target, a: ReadArgs) -> Result<NoteRead> {
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     v.read(path, section, &*desk.documents())
 }
 
 /// Lists a folder.
-pub fn list(desk: &dyn Desk, t: &Target, a: ListArgs) -> Result<Listing> {
+pub(crate) fn list(desk: &dyn Desk, t: &Target, a: ListArgs) -> Result<Listing> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     v.list(path)
 }
 
 /// Maps a note: frontmatter and heading paths.
-pub fn map(desk: &dyn Desk, t: &Target, a: MapArgs) -> Result<NoteMap> {
+pub(crate) fn map(desk: &dyn Desk, t: &Target, a: MapArgs) -> Result<NoteMap> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     v.map(path, &*desk.documents())
 }
 
 /// Edits one section: `vault_patch`'s arguments (MCP, the CLI, the web editor) built into
 /// the one typed patch, its refusals worded in the tool's argument names.
-pub fn patch(desk: &dyn Desk, t: &Target, a: PatchArgs, expected: Option<&str>) -> Result<Change> {
+pub(crate) fn patch(
+    desk: &dyn Desk,
+    t: &Target,
+    a: PatchArgs,
+    expected: Option<&str>,
+) -> Result<Change> {
     let spec = PatchSpec {
         target: a.target,
         operation: a.operation,
@@ -46,7 +51,7 @@ pub fn patch(desk: &dyn Desk, t: &Target, a: PatchArgs, expected: Option<&str>) 
 
 /// Executes a patch a surface has already built (REST builds its own, to word refusals in
 /// the plugin's field names).
-pub fn patch_built(
+pub(crate) fn patch_built(
     desk: &dyn Desk,
     t: &Target,
     vault: Option<&str>,
@@ -60,7 +65,7 @@ pub fn patch_built(
 }
 
 /// Replaces literal text.
-pub fn replace_text(
+pub(crate) fn replace_text(
     desk: &dyn Desk,
     t: &Target,
     a: ReplaceTextArgs,
@@ -73,7 +78,7 @@ pub fn replace_text(
 }
 
 /// Appends, optionally creating the note.
-pub fn append(
+pub(crate) fn append(
     desk: &dyn Desk,
     t: &Target,
     a: AppendArgs,
@@ -85,14 +90,19 @@ pub fn append(
 }
 
 /// Creates or overwrites a note.
-pub fn write(desk: &dyn Desk, t: &Target, a: WriteArgs, expected: Option<&str>) -> Result<Change> {
+pub(crate) fn write(
+    desk: &dyn Desk,
+    t: &Target,
+    a: WriteArgs,
+    expected: Option<&str>,
+) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
     Ok(refreshed(desk, v.write(path, &a.content, a.overwrite, expected)?, &[]))
 }
 
 /// Files a document (REST and CLI only: MCP carries no binary uploads) and extracts it.
-pub fn file_document(
+pub(crate) fn file_document(
     desk: &dyn Desk,
     t: &Target,
     vault: Option<&str>,
@@ -111,7 +121,7 @@ pub fn file_document(
 }
 
 /// Replaces the body.
-pub fn set_body(
+pub(crate) fn set_body(
     desk: &dyn Desk,
     t: &Target,
     a: SetBodyArgs,
@@ -123,7 +133,7 @@ pub fn set_body(
 }
 
 /// Sets or removes one frontmatter key.
-pub fn set_frontmatter(
+pub(crate) fn set_frontmatter(
     desk: &dyn Desk,
     t: &Target,
     a: SetFrontmatterArgs,
@@ -208,7 +218,7 @@ pub fn set_frontmatter(
 /// Puts frontmatter entries before, after or in place of an existing key: the Local REST API's
 /// markerAndContent frontmatter edits (`vault_set_frontmatter` reaches the same operation
 /// with `before` and `after`).
-pub fn frontmatter_entries(
+pub(crate) fn frontmatter_entries(
     desk: &dyn Desk,
     t: &Target,
     a: EntriesArgs,
@@ -221,7 +231,7 @@ pub fn frontmatter_entries(
 }
 
 /// Deletes a note or document.
-pub fn delete(
+pub(crate) fn delete(
     desk: &dyn Desk,
     t: &Target,
     a: DeleteArgs,
@@ -233,7 +243,7 @@ pub fn delete(
 }
 
 /// Moves a note or document; refused under any write scope.
-pub fn move_file(
+pub(crate) fn move_file(
     desk: &dyn Desk,
     t: &Target,
     a: MoveArgs,
@@ -266,14 +276,14 @@ pub fn move_file(
 }
 
 /// Creates a folder and its parents.
-pub fn create_folder(desk: &dyn Desk, t: &Target, a: CreateFolderArgs) -> Result<Change> {
+pub(crate) fn create_folder(desk: &dyn Desk, t: &Target, a: CreateFolderArgs) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, true)?;
     v.create_folder(path)
 }
 
 /// Deletes a folder.
-pub fn delete_folder(desk: &dyn Desk, t: &Target, a: DeleteFolderArgs) -> Result<Change> {
+pub(crate) fn delete_folder(desk: &dyn Desk, t: &Target, a: DeleteFolderArgs) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, true)?;
     Ok(refreshed(desk, v.delete_folder(path, a.recursive)?, &[]))
@@ -282,17 +292,17 @@ pub fn delete_folder(desk: &dyn Desk, t: &Target, a: DeleteFolderArgs) -> Result
 /// A note's times (milliseconds since the epoch; creation falls back to modification where
 /// the filesystem keeps no birth time) and size, for the Local REST API's `stat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileTimes {
+pub(crate) struct FileTimes {
     /// Creation time.
-    pub ctime_ms: i64,
+    pub(crate) ctime_ms: i64,
     /// Modification time.
-    pub mtime_ms: i64,
+    pub(crate) mtime_ms: i64,
     /// Size in bytes.
-    pub size: u64,
+    pub(crate) size: u64,
 }
 
 /// The times and size of one file (through the gate, like every read).
-pub fn file_times(desk: &dyn Desk, t: &Target, raw: &str) -> Result<FileTimes> {
+pub(crate) fn file_times(desk: &dyn Desk, t: &Target, raw: &str) -> Result<FileTimes> {
     let (v, path) = locate(desk, t, None, raw)?;
     let stat = v
         .stat(path)
@@ -310,7 +320,7 @@ pub fn file_times(desk: &dyn Desk, t: &Target, raw: &str) -> Result<FileTimes> {
 
 /// A filed document's bytes and its vault-relative path, for a surface that hands the file
 /// itself to a viewer (the web page's PDF link); the gate and the document suffixes decide.
-pub fn document_bytes(
+pub(crate) fn document_bytes(
     desk: &dyn Desk,
     t: &Target,
     vault: Option<&str>,
@@ -322,14 +332,14 @@ pub fn document_bytes(
 
 /// Every note of the addressed vault with its text, in path order: for reads that look at
 /// every note at once (the Local REST API's `/tags/` and JsonLogic `/search/`).
-pub fn all_notes(desk: &dyn Desk, t: &Target) -> Result<Vec<(String, String)>> {
+pub(crate) fn all_notes(desk: &dyn Desk, t: &Target) -> Result<Vec<(String, String)>> {
     let v = vault(desk, t, None)?;
     Ok(crate::upkeep::notes(v, ""))
 }
 
 /// Where a note's links point: the vault paths they resolve to, and the targets that name
 /// nothing in the vault (as written), each once, in order.
-pub fn note_links(
+pub(crate) fn note_links(
     desk: &dyn Desk,
     t: &Target,
     raw: &str,
@@ -355,7 +365,7 @@ pub fn note_links(
 /// Where link targets written in the note `raw` lead, in the vault's own resolution (the one
 /// moves and backlinks use): each `(target, wikilink?)` becomes its vault path or `None`. For
 /// a surface that renders the note and must point its links somewhere (the web page).
-pub fn resolve_links(
+pub(crate) fn resolve_links(
     desk: &dyn Desk,
     t: &Target,
     vault: Option<&str>,
@@ -377,7 +387,7 @@ pub fn resolve_links(
 /// The periodic note of `period` (`daily`, `weekly`, `monthly`, `quarterly`, `yearly`) that
 /// holds `date` (today, in local time, when `None`), by the vault's own Obsidian settings
 /// (`vault::periodic`): its gated path and whether it is there. Reads settings only.
-pub fn periodic_note(
+pub(crate) fn periodic_note(
     desk: &dyn Desk,
     t: &Target,
     period: &str,
@@ -391,7 +401,7 @@ pub fn periodic_note(
 /// or empty when the period has none. `None` when the note is there already (another writer
 /// was first), so a caller can go on to edit it either way. A template the settings name but
 /// the vault lacks is refused rather than skipped: the note would not be what the owner set up.
-pub fn periodic_create(
+pub(crate) fn periodic_create(
     desk: &dyn Desk,
     t: &Target,
     note: &crate::vault::periodic::PeriodicNote,

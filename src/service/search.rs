@@ -6,7 +6,7 @@ use super::*;
 /// Searches; `k` of 0 or none is the vault's own `default_k` (a one-vault search), else
 /// `search.default_k`, then clamped to 1..=[`MAX_K`] (by
 /// [`crate::search::SearchScope::resolve`]).
-pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchResponse> {
+pub(crate) fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchResponse> {
     let asked = a.k;
     let mut resp = engine.search(&search_request(engine, t, a)?)?;
     if let Some(k) = asked.filter(|&k| k > MAX_K) {
@@ -23,7 +23,7 @@ pub fn search(engine: &Engine, t: &Target, a: SearchArgs) -> Result<SearchRespon
 /// rule with `all` ([`scope`]), then [`crate::search::SearchScope::resolve`] (the empty-query
 /// refusal, the default and the clamp of `k`, the prefix). A surface with options of its own
 /// (the CLI's `--mode`) sets them on the result; the engine takes the scope as given.
-pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<ScopedSearch> {
+pub(crate) fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<ScopedSearch> {
     let mut req = SearchRequest::new(&a.query);
     req.k = a.k;
     req.scope = scope(engine, t, a.vault.as_deref())?;
@@ -35,7 +35,7 @@ pub fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Result<Scop
 /// Where the words of a search's query occur in `text` (a hit's excerpt): the byte ranges of
 /// the words whose analysed form (the index's own analyzer: folding, stemming) is one of
 /// `tokens`, the query tokens a [`SearchResponse`]'s explanation lists. A surface marks them.
-pub fn query_matches(text: &str, tokens: &[String]) -> Vec<std::ops::Range<usize>> {
+pub(crate) fn query_matches(text: &str, tokens: &[String]) -> Vec<std::ops::Range<usize>> {
     crate::index::tokenize::tokens_with_offsets(text)
         .into_iter()
         .filter(|(token, _)| tokens.contains(token))
@@ -44,7 +44,11 @@ pub fn query_matches(text: &str, tokens: &[String]) -> Vec<std::ops::Range<usize
 }
 
 /// Brings the index of the vaults [`scope`] names up to date (or re-chunks them with `full`).
-pub fn reindex(engine: &Engine, t: &Target, a: ReindexArgs) -> Result<Vec<(String, SyncReport)>> {
+pub(crate) fn reindex(
+    engine: &Engine,
+    t: &Target,
+    a: ReindexArgs,
+) -> Result<Vec<(String, SyncReport)>> {
     let scope = scope(engine, t, a.vault.as_deref())?;
     engine.sync(scope.name(), a.full, &crate::index::Silent)
 }

@@ -4,7 +4,7 @@
 use super::*;
 
 /// Index coverage per vault (only the target vault when one is named).
-pub fn status(
+pub(crate) fn status(
     engine: &Engine,
     t: &Target,
     a: StatusArgs,
@@ -14,7 +14,7 @@ pub fn status(
 
 /// The dated commitments (`expires` frontmatter), one row per date, counted from today (local
 /// time).
-pub fn expiries(
+pub(crate) fn expiries(
     desk: &dyn Desk,
     t: &Target,
     a: ExpiriesArgs,
@@ -26,7 +26,7 @@ pub fn expiries(
 }
 
 /// The open callouts.
-pub fn callouts(
+pub(crate) fn callouts(
     desk: &dyn Desk,
     t: &Target,
     a: CalloutsArgs,
@@ -37,7 +37,7 @@ pub fn callouts(
 
 /// Runs every maintenance check (built-in and the vault's scripts); a second caller in the
 /// same process waits for the run in progress.
-pub fn maintenance(
+pub(crate) fn maintenance(
     desk: &dyn Desk,
     t: &Target,
     vault_name: Option<&str>,
@@ -48,7 +48,7 @@ pub fn maintenance(
 }
 
 /// Lists the maintenance checks without running them.
-pub fn checks(
+pub(crate) fn checks(
     desk: &dyn Desk,
     t: &Target,
     vault_name: Option<&str>,
@@ -57,7 +57,7 @@ pub fn checks(
 }
 
 /// The notes whose frontmatter `key` holds exactly `value`.
-pub fn frontmatter_query(
+pub(crate) fn frontmatter_query(
     desk: &dyn Desk,
     t: &Target,
     a: FrontmatterQueryArgs,
@@ -68,7 +68,11 @@ pub fn frontmatter_query(
 
 /// Every line that holds a literal string or matches a pattern, over notes and the text of
 /// filed documents, paged.
-pub fn grep(desk: &dyn Desk, t: &Target, a: GrepArgs) -> Result<crate::upkeep::survey::GrepReport> {
+pub(crate) fn grep(
+    desk: &dyn Desk,
+    t: &Target,
+    a: GrepArgs,
+) -> Result<crate::upkeep::survey::GrepReport> {
     let v = vault(desk, t, a.vault.as_deref())?;
     let q = crate::upkeep::survey::GrepQuery {
         pattern: a.pattern,
@@ -82,7 +86,7 @@ pub fn grep(desk: &dyn Desk, t: &Target, a: GrepArgs) -> Result<crate::upkeep::s
 }
 
 /// A note's outgoing links (resolved or broken) and its backlinks.
-pub fn links(
+pub(crate) fn links(
     desk: &dyn Desk,
     t: &Target,
     a: LinksArgs,

@@ -57,7 +57,7 @@ const CHECKS: &[(&str, &str, &str, i64)] = &[
 ];
 
 /// The declarations of the built-in checks.
-pub fn declarations() -> Vec<Declaration> {
+pub(crate) fn declarations() -> Vec<Declaration> {
     CHECKS
         .iter()
         .map(|(check, title, description, order)| Declaration {
@@ -72,7 +72,7 @@ pub fn declarations() -> Vec<Declaration> {
 
 /// Runs every built-in check over `notes` (path and text, as from [`super::notes`]), except
 /// those named in `replaced` (a vault script of the same name runs instead).
-pub fn run_all(
+pub(crate) fn run_all(
     vault: &Vault,
     notes: &[(String, String)],
     docs: &dyn DocumentText,

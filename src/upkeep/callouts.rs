@@ -12,23 +12,19 @@
 //! renders inside the quote) end the callout here, and so does a blank line; blockquotes nested
 //! deeper than [`MAX_DEPTH`] are not searched. The body is returned as raw Markdown, never
 //! rendered. Nothing here reads files or decides which types count as open by default beyond
-//! [`DEFAULT_OPEN`]; the caller passes the configured list.
+//! `config::DEFAULT_OPEN_CALLOUTS`; the caller passes the configured list.
 
 use std::collections::{BTreeMap, HashSet};
 
 use crate::markdown::{self, Class};
 
-/// The callout types listed as open when the configuration names none (the configuration owns
-/// every default).
-pub use crate::config::DEFAULT_OPEN_CALLOUTS as DEFAULT_OPEN;
-
 /// The deepest blockquote nesting searched for callouts: the line model's nesting cap, past
 /// which a `>` is text. Real notes never come close.
-pub const MAX_DEPTH: usize = markdown::MAX_NESTING;
+pub(crate) const MAX_DEPTH: usize = markdown::MAX_NESTING;
 
 /// How urgent a callout type is, most urgent first, so sorting ascending puts the worst on top.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
+pub(crate) enum Severity {
     /// Something is broken or dangerous: danger, bug, failure.
     Critical,
     /// A warning.
@@ -41,7 +37,7 @@ pub enum Severity {
 
 impl Severity {
     /// The lowercase name used in reports: "critical", "warning", "action" or "info".
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Critical => "critical",
             Severity::Warning => "warning",
@@ -53,7 +49,7 @@ impl Severity {
 
 /// Whether the callout is foldable, and how it starts out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Fold {
+pub(crate) enum Fold {
     /// No marker: always expanded.
     None,
     /// `+`: foldable, expanded at first.
@@ -64,7 +60,7 @@ pub enum Fold {
 
 impl Fold {
     /// The lowercase name used in reports: "none", "open" or "closed".
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Fold::None => "none",
             Fold::Open => "open",
@@ -77,29 +73,29 @@ impl Fold {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Callout {
     /// The note's vault-relative path, as given to [`parse`].
-    pub note: String,
+    pub(crate) note: String,
     /// 1-based line of the `[!type]` line, counted over the whole file.
     pub line: usize,
     /// The canonical type (aliases resolved, lowercase).
     pub kind: String,
     /// The type as written, lowercased.
-    pub written: String,
+    pub(crate) written: String,
     /// How urgent the canonical type is.
-    pub severity: Severity,
+    pub(crate) severity: Severity,
     /// The title after the type, or the canonical type capitalised when none was written.
-    pub title: String,
+    pub(crate) title: String,
     /// The following lines of the blockquote with one `>` level removed, blank edge lines
     /// trimmed. Nested callouts stay in here as written.
     pub body: String,
     /// The fold marker.
-    pub fold: Fold,
+    pub(crate) fold: Fold,
     /// Blockquote nesting depth: 1 at top level, 2 inside one other blockquote, and so on.
-    pub depth: usize,
+    pub(crate) depth: usize,
 }
 
 /// The canonical name of a callout type: Obsidian's aliases resolved, everything lowercased.
 /// An unknown type comes back as written, lowercased and trimmed.
-pub fn canonical_type(written: &str) -> String {
+pub(crate) fn canonical_type(written: &str) -> String {
     let lower = written.trim().to_lowercase();
     let canonical = match lower.as_str() {
         "summary" | "tldr" => "abstract",
@@ -117,7 +113,7 @@ pub fn canonical_type(written: &str) -> String {
 
 /// How urgent a type is. Meant for canonical names, but aliases are resolved first anyway so a
 /// caller passing `error` still gets `Critical`.
-pub fn severity_of(canonical: &str) -> Severity {
+pub(crate) fn severity_of(canonical: &str) -> Severity {
     match canonical_type(canonical).as_str() {
         "danger" | "bug" | "failure" => Severity::Critical,
         "warning" => Severity::Warning,
@@ -252,25 +248,25 @@ fn capitalise(s: &str) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
     /// Callouts of an open type, by severity, then note path, then line.
-    pub callouts: Vec<Callout>,
+    pub(crate) callouts: Vec<Callout>,
     /// How many notes were read.
-    pub notes_scanned: usize,
+    pub(crate) notes_scanned: usize,
     /// How many notes hold at least one open callout.
-    pub notes_with_callouts: usize,
+    pub(crate) notes_with_callouts: usize,
     /// Callouts of any type, open or not.
-    pub total: usize,
+    pub(crate) total: usize,
     /// Open callouts per canonical type.
-    pub by_type: BTreeMap<String, usize>,
+    pub(crate) by_type: BTreeMap<String, usize>,
     /// The vault script that produced this report (`.scripts/extract_callouts.py`), or `None`
     /// for the built-in parser.
-    pub script: Option<String>,
+    pub(crate) script: Option<String>,
 }
 
 /// Reads the JSON a vault's `extract_callouts.py` printed: a `callouts` list of objects with
 /// `note`, `line`, `type`, `severity`, `title` and `body`, kept in the script's order (what is
 /// open, and how urgent, is the script's to say). Only notes under `dir` are kept (`""`: all).
 /// A severity that is not one of mdvault's four is taken from the type instead.
-pub fn from_script(stdout: &str, dir: &str, script: &str) -> Result<Report, String> {
+pub(crate) fn from_script(stdout: &str, dir: &str, script: &str) -> Result<Report, String> {
     let value: serde_json::Value = serde_json::from_str(stdout.trim())
         .map_err(|e| format!("{script} did not print JSON ({e})"))?;
     let Some(list) = value.get("callouts").and_then(|c| c.as_array()) else {
@@ -322,7 +318,10 @@ pub fn from_script(stdout: &str, dir: &str, script: &str) -> Result<Report, Stri
 /// Collects the callouts of the types in `open` from `notes` (vault-relative path, text).
 /// `open` may use aliases (`caution` means warning); an empty `open` lists nothing but still
 /// counts every callout in `total`.
-pub fn report<I: IntoIterator<Item = (String, String)>>(notes: I, open: &[String]) -> Report {
+pub(crate) fn report<I: IntoIterator<Item = (String, String)>>(
+    notes: I,
+    open: &[String],
+) -> Report {
     let open: HashSet<String> = open.iter().map(|t| canonical_type(t)).collect();
     let mut out = Report::default();
     for (path, text) in notes {
@@ -623,7 +622,8 @@ mod tests {
         assert_eq!((r.callouts.len(), r.notes_with_callouts, r.total), (0, 0, 7));
         assert!(r.by_type.is_empty());
 
-        let defaults: Vec<String> = DEFAULT_OPEN.iter().map(|s| s.to_string()).collect();
+        let defaults: Vec<String> =
+            crate::config::DEFAULT_OPEN_CALLOUTS.iter().map(|s| s.to_string()).collect();
         let r =
             report(vec![("x.md".to_string(), "> [!note]\n\n> [!done]\n".to_string())], &defaults);
         assert_eq!((r.callouts.len(), r.total, r.notes_scanned), (0, 2, 1));

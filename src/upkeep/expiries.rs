@@ -24,16 +24,16 @@ use crate::vault::frontmatter::{locate, parse_strict};
 
 /// One dated commitment of a note.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dated {
+pub(crate) struct Dated {
     /// When it falls due.
-    pub date: NaiveDate,
+    pub(crate) date: NaiveDate,
     /// What falls due, as written (trimmed).
-    pub what: String,
+    pub(crate) what: String,
 }
 
 /// What a note says about its expiry dates.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     /// No frontmatter, or no `expires` key: nobody has reviewed the note for dates.
     Untracked,
     /// `expires: none` with a reason: reviewed, nothing to track.
@@ -49,12 +49,12 @@ pub enum State {
 
 /// A note's expiry state plus everything wrong with how it is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NoteExpiries {
+pub(crate) struct NoteExpiries {
     /// The state.
-    pub state: State,
+    pub(crate) state: State,
     /// One message per problem, each saying what to fix. Empty when nothing is malformed; a
     /// `Dates` state may carry problems for the items it had to leave out.
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
 }
 
 impl NoteExpiries {
@@ -71,7 +71,7 @@ impl NoteExpiries {
 const ITEM_SHAPE: &str = "`- date: YYYY-MM-DD` with `what: <what falls due>` on the next line";
 
 /// Reads one note's `expires` (and `expires_reason`) from its frontmatter.
-pub fn read(text: &str) -> NoteExpiries {
+pub(crate) fn read(text: &str) -> NoteExpiries {
     let map = match parse_strict(text) {
         Ok(Some(map)) => map,
         Ok(None) => return NoteExpiries::untracked(),
@@ -243,69 +243,69 @@ fn describe(value: &Value) -> String {
 
 /// What to include in a [`report`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Query {
+pub(crate) struct Query {
     /// Keep only dates at most this many days away (lapsed dates are always kept). None keeps
     /// every date.
-    pub within: Option<i64>,
+    pub(crate) within: Option<i64>,
     /// List the untracked notes by path, not just count them.
-    pub list_untracked: bool,
+    pub(crate) list_untracked: bool,
 }
 
 /// One dated commitment in a report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The note's vault-relative path.
-    pub note: String,
+    pub(crate) note: String,
     /// When it falls due.
-    pub date: NaiveDate,
+    pub(crate) date: NaiveDate,
     /// What falls due.
-    pub what: String,
+    pub(crate) what: String,
     /// `date - today` in days; negative once lapsed.
-    pub days: i64,
+    pub(crate) days: i64,
 }
 
 /// A note that says `expires: none`, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dismissal {
+pub(crate) struct Dismissal {
     /// The note's vault-relative path.
-    pub note: String,
+    pub(crate) note: String,
     /// Its `expires_reason`.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// One thing wrong with a note's `expires`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// The note's vault-relative path.
-    pub note: String,
+    pub(crate) note: String,
     /// What is wrong and how to fix it.
-    pub problem: String,
+    pub(crate) problem: String,
 }
 
 /// Every note's expiry dates, relative to one day.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
     /// The day `days` counts from.
-    pub today: NaiveDate,
+    pub(crate) today: NaiveDate,
     /// How many notes were read.
-    pub notes_scanned: usize,
+    pub(crate) notes_scanned: usize,
     /// One row per date (a note with three dates gives three), oldest first, then by note
     /// path, then by `what`; filtered by [`Query::within`].
-    pub entries: Vec<Entry>,
+    pub(crate) entries: Vec<Entry>,
     /// How many entries have lapsed (`days < 0`).
-    pub lapsed: usize,
+    pub(crate) lapsed: usize,
     /// Notes that say `expires: none`, sorted by path.
-    pub dismissed: Vec<Dismissal>,
+    pub(crate) dismissed: Vec<Dismissal>,
     /// How many notes have no `expires` key (or no frontmatter).
-    pub untracked_count: usize,
+    pub(crate) untracked_count: usize,
     /// Their paths, sorted; only when [`Query::list_untracked`] is set.
-    pub untracked: Option<Vec<String>>,
+    pub(crate) untracked: Option<Vec<String>>,
     /// Every problem, by note path, in the order found within a note.
-    pub malformed: Vec<Problem>,
+    pub(crate) malformed: Vec<Problem>,
 }
 
 /// Reads `notes` (vault-relative path, text) and reports their dates relative to `today`.
-pub fn report<I: IntoIterator<Item = (String, String)>>(
+pub(crate) fn report<I: IntoIterator<Item = (String, String)>>(
     notes: I,
     today: NaiveDate,
     query: &Query,

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The contract version this mdvault reads and writes.
-pub const SCHEMA: u32 = 2;
+pub(crate) const SCHEMA: u32 = 2;
 
 /// How many findings per check the Markdown shows before pointing at the JSON: a report with
 /// thousands of list items is unreadable, and the JSON keeps every finding anyway.
@@ -32,17 +32,17 @@ const MARKDOWN_FINDINGS_PER_CHECK: usize = 50;
 
 /// What a check says about itself (`--describe`), repeated at the head of its findings envelope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Declaration {
+pub(crate) struct Declaration {
     /// The contract version; [`SCHEMA`] for a valid declaration.
-    pub schema: u32,
+    pub(crate) schema: u32,
     /// The check's name, snake_case and unique among the vault's checks.
-    pub check: String,
+    pub(crate) check: String,
     /// A short human title, e.g. `Broken links`.
-    pub title: String,
+    pub(crate) title: String,
     /// One or two sentences on what the check looks for.
-    pub description: String,
+    pub(crate) description: String,
     /// Where the check sorts among the others; lower runs and is listed first.
-    pub order: i64,
+    pub(crate) order: i64,
 }
 
 /// Reads the stdout of `--describe` into a [`Declaration`].
@@ -50,7 +50,7 @@ pub struct Declaration {
 /// The error is one sentence saying why the output is not a valid declaration: not a JSON
 /// object, a field missing or of the wrong type, a schema other than [`SCHEMA`], a check name
 /// that is not snake_case, or an empty title.
-pub fn parse_declaration(stdout: &str) -> Result<Declaration, String> {
+pub(crate) fn parse_declaration(stdout: &str) -> Result<Declaration, String> {
     if stdout.trim().is_empty() {
         return Err("--describe printed nothing".to_string());
     }
@@ -79,7 +79,7 @@ pub fn parse_declaration(stdout: &str) -> Result<Declaration, String> {
 /// How serious a finding is. Orders `Error` first, so sorting puts the worst on top.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub(crate) enum Severity {
     /// Something is wrong; a check with one fails and exits 1.
     Error,
     /// Worth a look, but not wrong.
@@ -90,7 +90,7 @@ pub enum Severity {
 
 impl Severity {
     /// The wire name: `error`, `warning` or `info`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -99,7 +99,7 @@ impl Severity {
     }
 
     /// The severity with this wire name, if it is one.
-    pub fn parse(s: &str) -> Option<Severity> {
+    pub(crate) fn parse(s: &str) -> Option<Severity> {
         match s {
             "error" => Some(Severity::Error),
             "warning" => Some(Severity::Warning),
@@ -117,25 +117,25 @@ impl fmt::Display for Severity {
 
 /// One thing a check found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// Stable across runs and unique within the run, so a client can track or dismiss it.
-    pub id: String,
+    pub(crate) id: String,
     /// How serious it is.
-    pub severity: Severity,
+    pub(crate) severity: Severity,
     /// What kind of finding it is, snake_case, e.g. `broken_link`.
-    pub code: String,
+    pub(crate) code: String,
     /// A sentence for people.
-    pub message: String,
+    pub(crate) message: String,
     /// The vault-relative path it concerns, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// The 1-based line in `path`, if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u64>,
+    pub(crate) line: Option<u64>,
     /// Every other key the check printed (including the reserved `fix`), carried through
     /// untouched so checks can add detail without a contract change.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl Finding {
@@ -143,7 +143,7 @@ impl Finding {
     /// one) and `identity`: whatever else tells two findings of the same code on the same note
     /// apart, such as a link target. The message never feeds the id, so rewording it does not
     /// turn an old finding into a new one.
-    pub fn new(
+    pub(crate) fn new(
         check: &str,
         severity: Severity,
         code: &str,
@@ -168,7 +168,7 @@ impl Finding {
 /// A stable finding id: the first 16 hex digits of the SHA-256 of `check`, `code` and the
 /// identity parts joined with NUL bytes (NUL cannot occur in paths or names, so different parts
 /// cannot run together into the same bytes). Scripts can compute the same id in a few lines.
-pub fn finding_id(check: &str, code: &str, identity: &[&str]) -> String {
+pub(crate) fn finding_id(check: &str, code: &str, identity: &[&str]) -> String {
     let mut hasher = Sha256::new();
     hasher.update(check.as_bytes());
     hasher.update([0u8]);
@@ -187,7 +187,7 @@ pub fn finding_id(check: &str, code: &str, identity: &[&str]) -> String {
 
 /// Whether `s` matches `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`: lowercase ASCII words joined by single
 /// underscores, starting with a letter.
-pub fn is_snake_case(s: &str) -> bool {
+pub(crate) fn is_snake_case(s: &str) -> bool {
     let mut chars = s.chars();
     if !chars.next().is_some_and(|c| c.is_ascii_lowercase()) {
         return false;
@@ -208,7 +208,7 @@ pub fn is_snake_case(s: &str) -> bool {
 /// `"source": "script", "script": ".scripts/check_links.py"`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
-pub enum Source {
+pub(crate) enum Source {
     /// A check compiled into mdvault.
     Builtin,
     /// One of the vault's own checker scripts.
@@ -220,7 +220,7 @@ pub enum Source {
 
 impl Source {
     /// For people: `built in`, or the script's path.
-    pub fn label(&self) -> &str {
+    pub(crate) fn label(&self) -> &str {
         match self {
             Source::Builtin => "built in",
             Source::Script { script } => script,
@@ -231,7 +231,7 @@ impl Source {
 /// How one check's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     /// It ran and reported no error finding.
     Passed,
     /// It ran and reported at least one error finding.
@@ -246,7 +246,7 @@ pub enum Status {
 
 impl Status {
     /// The wire name, e.g. `could_not_run`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Passed => "passed",
             Status::Failed => "failed",
@@ -270,18 +270,18 @@ impl Status {
 
 /// Findings per severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counts {
+pub(crate) struct Counts {
     /// `error` findings.
-    pub error: usize,
+    pub(crate) error: usize,
     /// `warning` findings.
-    pub warning: usize,
+    pub(crate) warning: usize,
     /// `info` findings.
-    pub info: usize,
+    pub(crate) info: usize,
 }
 
 impl Counts {
     /// Counts `findings` by severity.
-    pub fn of(findings: &[Finding]) -> Counts {
+    pub(crate) fn of(findings: &[Finding]) -> Counts {
         let mut counts = Counts::default();
         for f in findings {
             match f.severity {
@@ -296,36 +296,36 @@ impl Counts {
 
 /// The result of running one check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckRun {
+pub(crate) struct CheckRun {
     /// What the check declared (for a legacy script, what mdvault made up for it); flattened.
     #[serde(flatten)]
-    pub declaration: Declaration,
+    pub(crate) declaration: Declaration,
     /// Where the check comes from; flattened.
     #[serde(flatten)]
-    pub source: Source,
+    pub(crate) source: Source,
     /// How the run ended.
-    pub status: Status,
+    pub(crate) status: Status,
     /// The process's exit status; `None` when it never exited on its own (not started, stopped
     /// at the timeout, killed by a signal).
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
     /// Wall-clock time of the run.
-    pub duration_ms: u64,
+    pub(crate) duration_ms: u64,
     /// The findings per severity.
-    pub counts: Counts,
+    pub(crate) counts: Counts,
     /// Contract violations, one sentence each; empty when the check kept the contract.
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
     /// Why the check could not run.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// A legacy script's text, or the tail of stderr when the check could not run.
-    pub output: Option<String>,
+    pub(crate) output: Option<String>,
     /// Every finding, in the order the check reported them.
-    pub findings: Vec<Finding>,
+    pub(crate) findings: Vec<Finding>,
 }
 
 impl CheckRun {
     /// A run that produced `findings` and kept the contract, as built-in checks do: failed with
     /// exit code 1 if any finding is an error, passed with 0 otherwise.
-    pub fn from_findings(
+    pub(crate) fn from_findings(
         declaration: Declaration,
         source: Source,
         findings: Vec<Finding>,
@@ -350,48 +350,49 @@ impl CheckRun {
 
 /// Totals over a [`Run`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Checks run.
-    pub checks: usize,
+    pub(crate) checks: usize,
     /// Checks with status `passed`.
-    pub passed: usize,
+    pub(crate) passed: usize,
     /// Checks with status `failed`.
-    pub failed: usize,
+    pub(crate) failed: usize,
     /// Checks with status `could_not_run`.
-    pub could_not_run: usize,
+    pub(crate) could_not_run: usize,
     /// Checks with status `legacy`.
-    pub legacy: usize,
+    pub(crate) legacy: usize,
     /// Checks with status `invalid`.
-    pub invalid: usize,
+    pub(crate) invalid: usize,
     /// `error` findings over all checks.
-    pub errors: usize,
+    pub(crate) errors: usize,
     /// `warning` findings over all checks.
-    pub warnings: usize,
+    pub(crate) warnings: usize,
     /// `info` findings over all checks.
-    pub infos: usize,
+    pub(crate) infos: usize,
 }
 
 /// One run of all the checks over a vault.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Run {
+pub(crate) struct Run {
     /// The vault's name.
-    pub vault: String,
+    pub(crate) vault: String,
     /// When the run started, UTC, `YYYY-MM-DDTHH:MM:SSZ` (see [`utc_now`]).
-    pub generated_at: String,
+    pub(crate) generated_at: String,
     /// Wall-clock time of the whole run.
-    pub duration_ms: u64,
+    pub(crate) duration_ms: u64,
     /// Each check's result, in the order they are listed.
-    pub checks: Vec<CheckRun>,
+    pub(crate) checks: Vec<CheckRun>,
 }
 
 /// The current time in the form [`Run::generated_at`] uses.
-pub fn utc_now() -> String {
+#[cfg(test)]
+pub(crate) fn utc_now() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 impl Run {
     /// Totals over the checks.
-    pub fn summary(&self) -> Summary {
+    pub(crate) fn summary(&self) -> Summary {
         let mut s = Summary { checks: self.checks.len(), ..Summary::default() };
         for c in &self.checks {
             match c.status {
@@ -412,7 +413,7 @@ impl Run {
     /// could not run or broke the contract (the result is incomplete or untrustworthy), else 1
     /// if any check reported an error finding, else 0. Legacy output never fails a run: there is
     /// no telling what its text means.
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         let s = self.summary();
         if s.could_not_run > 0 || s.invalid > 0 {
             2
@@ -426,7 +427,7 @@ impl Run {
     /// The run as one Markdown block for people: a summary line, then a `###` section per
     /// check with its status and findings (worst first, at most 50 per check). Rendered from
     /// the same data as the JSON; nothing here is recorded anywhere else.
-    pub fn markdown(&self) -> String {
+    pub(crate) fn markdown(&self) -> String {
         let s = self.summary();
         let mut out = String::new();
         let _ = write!(
@@ -570,7 +571,7 @@ fn human_duration(ms: u64) -> String {
 /// The stdout of a `--json` run was not a findings document at all: not a JSON object with a
 /// `findings` array. The caller decides what that means (a crash, or a legacy script).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NotFindings;
+pub(crate) struct NotFindings;
 
 impl fmt::Display for NotFindings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -589,7 +590,7 @@ impl std::error::Error for NotFindings {}
 /// twice (both kept); an exit code that disagrees with the findings. An exit code of 2 is the
 /// script saying it could not run and is not a problem here; `None` (no exit code) is not
 /// judged either.
-pub fn parse_envelope(
+pub(crate) fn parse_envelope(
     stdout: &str,
     declared: &Declaration,
     exit_code: Option<i32>,

@@ -18,7 +18,7 @@ use crate::vault::frontmatter::locate;
 /// `key: v` gives `[v]`, `key: [a, b]` gives each item, and a bare `key:` gives the indented
 /// `- item` lines below it (none: an empty list). A block-scalar value (`key: >-` and indented
 /// lines) gives one value, folded as [`scalar`] folds it.
-pub fn values(text: &str, key: &str) -> Option<Vec<String>> {
+pub(crate) fn values(text: &str, key: &str) -> Option<Vec<String>> {
     let (inline, rest) = find(text, key)?;
     if is_block_header(inline) {
         return Some(vec![fold(&rest)]);
@@ -36,7 +36,7 @@ pub fn values(text: &str, key: &str) -> Option<Vec<String>> {
 ///
 /// The comparison is exact: case-sensitive and whole-value, so `proj` does not match
 /// `project`.
-pub fn matches(text: &str, key: &str, value: &str) -> bool {
+pub(crate) fn matches(text: &str, key: &str, value: &str) -> bool {
     values(text, key).is_some_and(|found| found.iter().any(|v| v == value))
 }
 
@@ -45,7 +45,7 @@ pub fn matches(text: &str, key: &str, value: &str) -> bool {
 /// The value on the key's line and every indented line after it are joined with single
 /// spaces; a block-scalar header (`>`, `|-`, `>2`, ...) is dropped, and one pair of matching
 /// outer quotes is removed from the result.
-pub fn scalar(text: &str, key: &str) -> Option<String> {
+pub(crate) fn scalar(text: &str, key: &str) -> Option<String> {
     let (inline, rest) = find(text, key)?;
     let folded = if is_block_header(inline) {
         fold(&rest)

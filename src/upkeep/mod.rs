@@ -15,14 +15,14 @@
 //! the index leaves out and while the embedder is down. It does not schedule anything (the
 //! engine runs the index.md passes) and knows nothing of HTTP, MCP or terminals.
 
-pub mod builtin;
+pub(crate) mod builtin;
 pub mod callouts;
-pub mod expiries;
-pub mod findings;
-pub mod fmquery;
+pub(crate) mod expiries;
+pub(crate) mod findings;
+pub(crate) mod fmquery;
 pub mod indexmd;
-pub mod scripts;
-pub mod survey;
+pub(crate) mod scripts;
+pub(crate) mod survey;
 
 use std::time::Instant;
 
@@ -33,16 +33,16 @@ use findings::{Declaration, Run, Source};
 
 /// How maintenance and callouts behave (from `maintenance.*` and `callouts.*`).
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// How the vault's scripts are run.
-    pub scripts: scripts::ScriptSettings,
+    pub(crate) scripts: scripts::ScriptSettings,
     /// The callout types listed as open (aliases allowed).
-    pub open_callouts: Vec<String>,
+    pub(crate) open_callouts: Vec<String>,
 }
 
 impl Settings {
     /// The settings of a configuration.
-    pub fn from_config(config: &crate::config::Config) -> Settings {
+    pub(crate) fn from_config(config: &crate::config::Config) -> Settings {
         let m = &config.maintenance;
         Settings {
             scripts: scripts::ScriptSettings {
@@ -59,7 +59,7 @@ impl Settings {
 /// note the vault's census counts with no folder excluded (upkeep answers for the folders
 /// search leaves out), and a root `index.md` unless it is the generated page. A note that is
 /// not UTF-8 is read lossily; one that cannot be read is skipped.
-pub fn notes(vault: &Vault, dir: &str) -> Vec<(String, String)> {
+pub(crate) fn notes(vault: &Vault, dir: &str) -> Vec<(String, String)> {
     let counting = Counting::notes_everywhere();
     let mut out = Vec::new();
     for path in vault.all_files() {
@@ -87,22 +87,22 @@ pub fn notes(vault: &Vault, dir: &str) -> Vec<(String, String)> {
 
 /// One check as listed by `/maintenance/checks`: what it declares and where it comes from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CheckInfo {
+pub(crate) struct CheckInfo {
     /// The declaration (synthesised for a pre-contract script).
-    pub declaration: Declaration,
+    pub(crate) declaration: Declaration,
     /// Built in, or a script in `.scripts/`.
-    pub source: Source,
+    pub(crate) source: Source,
     /// True for a pre-contract script, run as legacy.
-    pub legacy: bool,
+    pub(crate) legacy: bool,
     /// Why a script's declaration was rejected, if it was.
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
     /// True for a vault script that replaces the built-in check of the same name.
-    pub replaces_builtin: bool,
+    pub(crate) replaces_builtin: bool,
 }
 
 /// Every check a maintenance run would run, in run order, without running any. Scripts are
 /// only asked to describe themselves, which by contract walks no files.
-pub fn checks(vault: &Vault, settings: &Settings) -> Vec<CheckInfo> {
+pub(crate) fn checks(vault: &Vault, settings: &Settings) -> Vec<CheckInfo> {
     let (scripts, replaced) = discover(vault, settings);
     let mut out: Vec<CheckInfo> = builtin::declarations()
         .into_iter()
@@ -149,7 +149,7 @@ fn discover(vault: &Vault, settings: &Settings) -> (Vec<scripts::Script>, Vec<St
 
 /// Runs every check: the built-in ones over the notes, then the vault's scripts, one after
 /// another, in declared order. Findings never make this fail.
-pub fn maintenance(vault: &Vault, docs: &dyn DocumentText, settings: &Settings) -> Run {
+pub(crate) fn maintenance(vault: &Vault, docs: &dyn DocumentText, settings: &Settings) -> Run {
     let started = Instant::now();
     let generated_at = crate::vault::now_timestamp();
     let all = notes(vault, "");
@@ -175,7 +175,7 @@ pub fn maintenance(vault: &Vault, docs: &dyn DocumentText, settings: &Settings) 
 /// `.scripts/extract_callouts.py` when it ships one (its rules, as before mdvault), else from
 /// the built-in parser. A script that fails is an `internal_error`, never a silent fallback,
 /// since the two can disagree on what is open.
-pub fn callouts(vault: &Vault, dir: &str, settings: &Settings) -> Result<callouts::Report> {
+pub(crate) fn callouts(vault: &Vault, dir: &str, settings: &Settings) -> Result<callouts::Report> {
     let dir = vault.folder(dir)?;
     if scripts::present(vault.root(), scripts::CALLOUT_SCRIPT) {
         let script = format!("{}/{}", scripts::SCRIPTS_DIR, scripts::CALLOUT_SCRIPT);
@@ -197,7 +197,7 @@ pub fn callouts(vault: &Vault, dir: &str, settings: &Settings) -> Result<callout
 }
 
 /// The dated commitments of the notes under `dir`, relative to `today`.
-pub fn expiries(
+pub(crate) fn expiries(
     vault: &Vault,
     dir: &str,
     today: chrono::NaiveDate,
@@ -209,7 +209,12 @@ pub fn expiries(
 
 /// The notes under `dir` whose frontmatter `key` holds exactly `value` (a scalar equal to it,
 /// or a list containing it), sorted by path.
-pub fn frontmatter_query(vault: &Vault, key: &str, value: &str, dir: &str) -> Result<Vec<String>> {
+pub(crate) fn frontmatter_query(
+    vault: &Vault,
+    key: &str,
+    value: &str,
+    dir: &str,
+) -> Result<Vec<String>> {
     let key = key.trim();
     if key.is_empty() {
         return Err(Error::new(

@@ -47,11 +47,11 @@ use super::findings::{
 };
 
 /// The folder, directly under the vault root, that holds the checker scripts.
-pub const SCRIPTS_DIR: &str = ".scripts";
+pub(crate) const SCRIPTS_DIR: &str = ".scripts";
 
 /// The order given to legacy checks: far above any order a script would declare, so they sort
 /// after every contract check, yet far from `i64::MAX` so adding to it cannot overflow.
-pub const LEGACY_ORDER: i64 = i64::MAX / 2;
+pub(crate) const LEGACY_ORDER: i64 = i64::MAX / 2;
 
 /// How much of stderr a could-not-run result shows.
 const STDERR_TAIL_CHARS: usize = 2000;
@@ -66,13 +66,13 @@ const PIPE_GRACE: Duration = Duration::from_secs(2);
 
 /// How scripts are run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScriptSettings {
+pub(crate) struct ScriptSettings {
     /// The Python interpreter, a name looked up on `PATH` or a path; `python3` by default.
-    pub python: String,
+    pub(crate) python: String,
     /// How long one `--json` (or legacy) run may take before it is stopped.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// How long `--describe` may take; it must not walk files, so this is short.
-    pub describe_timeout: Duration,
+    pub(crate) describe_timeout: Duration,
 }
 
 impl Default for ScriptSettings {
@@ -87,25 +87,25 @@ impl Default for ScriptSettings {
 
 /// A checker script found in `.scripts/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Script {
+pub(crate) struct Script {
     /// Its vault-relative path, e.g. `.scripts/check_links.py`.
-    pub script: String,
+    pub(crate) script: String,
     /// What it declared; for a legacy script, a declaration made up from its file name.
-    pub declaration: Declaration,
+    pub(crate) declaration: Declaration,
     /// Whether it is a pre-contract script (no valid `--describe`), run without `--json` and
     /// shown as printed.
-    pub legacy: bool,
+    pub(crate) legacy: bool,
     /// For a legacy script, why its `--describe` output was rejected. For a contract check, a
     /// problem found at discovery (its check name is already taken), which makes its run
     /// invalid.
-    pub describe_problem: Option<String>,
+    pub(crate) describe_problem: Option<String>,
 }
 
 /// The checker scripts in `<root>/.scripts/`, each asked `--describe`, sorted by (order, check
 /// name, path). A missing folder means no scripts. Helper modules (no valid declaration, name
 /// not starting with `check_`) are left out. When two scripts declare the same check name both
 /// are kept, and the later one gets a `describe_problem`.
-pub fn discover(root: &Path, settings: &ScriptSettings) -> Vec<Script> {
+pub(crate) fn discover(root: &Path, settings: &ScriptSettings) -> Vec<Script> {
     let root = absolute(root);
     let names = script_files(&root);
 
@@ -201,7 +201,7 @@ pub fn discover(root: &Path, settings: &ScriptSettings) -> Vec<Script> {
 /// legacy text. A legacy script is always legacy (its text and exit code) unless it could not
 /// be started, timed out or was killed by a signal. A contract check with a `describe_problem`
 /// is reported invalid with that problem first.
-pub fn run(root: &Path, script: &Script, settings: &ScriptSettings) -> CheckRun {
+pub(crate) fn run(root: &Path, script: &Script, settings: &ScriptSettings) -> CheckRun {
     let root = absolute(root);
     let mut args: Vec<OsString> = vec!["--vault-path".into(), root.clone().into_os_string()];
     if !script.legacy {
@@ -251,17 +251,21 @@ pub fn run(root: &Path, script: &Script, settings: &ScriptSettings) -> CheckRun 
 }
 
 /// The vault's own callout extractor, which replaces the built-in parser when present.
-pub const CALLOUT_SCRIPT: &str = "extract_callouts.py";
+pub(crate) const CALLOUT_SCRIPT: &str = "extract_callouts.py";
 
 /// Whether `.scripts/<name>` is a regular file the rules above let run.
-pub fn present(root: &Path, name: &str) -> bool {
+pub(crate) fn present(root: &Path, name: &str) -> bool {
     runnable(&absolute(root), &format!("{SCRIPTS_DIR}/{name}")).is_ok()
 }
 
 /// Runs `.scripts/<name> --vault-path <root> --json` under the same rules as a check and
 /// returns what it printed, or a sentence saying why it did not succeed (not found, could not
 /// start, timed out, a non-zero exit with the end of its output).
-pub fn run_tool(root: &Path, name: &str, settings: &ScriptSettings) -> Result<String, String> {
+pub(crate) fn run_tool(
+    root: &Path,
+    name: &str,
+    settings: &ScriptSettings,
+) -> Result<String, String> {
     /// How much of a failed tool's output its error carries: its last words are the cause.
     const ERROR_TAIL: usize = 500;
     let root = absolute(root);

@@ -14,10 +14,10 @@ use crate::vault::links::{self, PathSet};
 use crate::vault::{DocumentText, Vault};
 
 /// The most matching lines one grep answer carries; `offset` pages through the rest.
-pub const GREP_MAX_LIMIT: usize = 200;
+pub(crate) const GREP_MAX_LIMIT: usize = 200;
 
 /// Lines per answer when the caller does not say.
-pub const GREP_DEFAULT_LIMIT: usize = 50;
+pub(crate) const GREP_DEFAULT_LIMIT: usize = 50;
 
 /// A matching line is cut to this many characters, so one minified line cannot flood a reply.
 const LINE_CHARS: usize = 240;
@@ -28,49 +28,49 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// A grep request.
 #[derive(Debug, Clone)]
-pub struct GrepQuery {
+pub(crate) struct GrepQuery {
     /// The literal text, or the pattern when `regex` is set.
-    pub pattern: String,
+    pub(crate) pattern: String,
     /// Read `pattern` as a regular expression (Rust `regex` syntax) instead of literally.
-    pub regex: bool,
+    pub(crate) regex: bool,
     /// Ignore case.
-    pub ignore_case: bool,
+    pub(crate) ignore_case: bool,
     /// Only files under this folder (`""` for all).
-    pub dir: String,
+    pub(crate) dir: String,
     /// At most this many lines (1 to [`GREP_MAX_LIMIT`]).
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// Skip this many matching lines first (for the next page).
-    pub offset: usize,
+    pub(crate) offset: usize,
 }
 
 /// One matching line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GrepHit {
+pub(crate) struct GrepHit {
     /// Vault-relative path.
-    pub path: String,
+    pub(crate) path: String,
     /// 1-based line (of the note, or of a document's extracted text).
-    pub line: usize,
+    pub(crate) line: usize,
     /// The line, cut to [`LINE_CHARS`] characters.
-    pub text: String,
+    pub(crate) text: String,
     /// True when the line is from a filed document's extracted text.
-    pub document: bool,
+    pub(crate) document: bool,
 }
 
 /// A grep answer: one page of matching lines and the count of all of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GrepReport {
+pub(crate) struct GrepReport {
     /// The pattern as given.
-    pub pattern: String,
+    pub(crate) pattern: String,
     /// Whether it was read as a regular expression.
-    pub regex: bool,
+    pub(crate) regex: bool,
     /// This page of matching lines, in path then line order.
-    pub hits: Vec<GrepHit>,
+    pub(crate) hits: Vec<GrepHit>,
     /// Every matching line in the files searched.
-    pub total: usize,
+    pub(crate) total: usize,
     /// The files searched (notes, and documents with extracted text).
-    pub files: usize,
+    pub(crate) files: usize,
     /// The offset this page starts at.
-    pub offset: usize,
+    pub(crate) offset: usize,
 }
 
 fn matcher(q: &GrepQuery) -> Result<Regex> {
@@ -99,7 +99,7 @@ fn matcher(q: &GrepQuery) -> Result<Regex> {
 }
 
 /// Every line under `q.dir` that matches, paged.
-pub fn grep(vault: &Vault, docs: &dyn DocumentText, q: &GrepQuery) -> Result<GrepReport> {
+pub(crate) fn grep(vault: &Vault, docs: &dyn DocumentText, q: &GrepQuery) -> Result<GrepReport> {
     let re = matcher(q)?;
     let dir = vault.folder(&q.dir)?;
     let limit = q.limit.clamp(1, GREP_MAX_LIMIT);
@@ -150,43 +150,43 @@ pub fn grep(vault: &Vault, docs: &dyn DocumentText, q: &GrepQuery) -> Result<Gre
 
 /// One outgoing link of a note.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     /// 1-based line of the link.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The link target as written (without fragment or alias).
-    pub target: String,
+    pub(crate) target: String,
     /// The `#fragment`, if any.
-    pub fragment: Option<String>,
+    pub(crate) fragment: Option<String>,
     /// The vault path it resolves to; `None` for a broken link or a URL.
-    pub resolved: Option<String>,
+    pub(crate) resolved: Option<String>,
     /// A URL rather than a vault file.
-    pub external: bool,
+    pub(crate) external: bool,
 }
 
 /// One note linking to the note asked about.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Backlink {
+pub(crate) struct Backlink {
     /// The linking note.
-    pub from: String,
+    pub(crate) from: String,
     /// 1-based line of the link in it.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The link as written.
-    pub written: String,
+    pub(crate) written: String,
 }
 
 /// A note's links both ways.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkReport {
+pub(crate) struct LinkReport {
     /// The note (or document) asked about, as the vault spells it.
-    pub path: String,
+    pub(crate) path: String,
     /// Its outgoing links, in order (empty for a document).
-    pub outgoing: Vec<Outgoing>,
+    pub(crate) outgoing: Vec<Outgoing>,
     /// The links to it from other notes (and itself), by note then line.
-    pub backlinks: Vec<Backlink>,
+    pub(crate) backlinks: Vec<Backlink>,
 }
 
 /// The links of `rel` (an existing file's vault path) both ways.
-pub fn links_of(vault: &Vault, rel: &str) -> Result<LinkReport> {
+pub(crate) fn links_of(vault: &Vault, rel: &str) -> Result<LinkReport> {
     let paths = PathSet::new(vault.all_files());
     let notes = super::notes(vault, "");
     let mut outgoing = Vec::new();

@@ -137,7 +137,7 @@ pub(crate) fn barren(name: &str) -> bool {
 
 /// True when `rel` lies under folder `dir` (case-insensitive, whole segments; `""` is the root,
 /// under which everything lies).
-pub fn under(rel: &str, dir: &str) -> bool {
+pub(crate) fn under(rel: &str, dir: &str) -> bool {
     let dir = dir.trim_matches('/');
     if dir.is_empty() {
         return true;

@@ -27,7 +27,7 @@ enum Op {
 
 /// The unified diff from `old` to `new` (line endings and a BOM ignored), or an empty string
 /// when their lines are the same.
-pub fn unified(old: &str, new: &str) -> String {
+pub(crate) fn unified(old: &str, new: &str) -> String {
     let a: Vec<&str> = lines(old);
     let b: Vec<&str> = lines(new);
     let ops = script(&a, &b);

@@ -35,7 +35,7 @@ pub enum Operation {
 
 impl Operation {
     /// The wire name, e.g. `append`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Operation::Replace => "replace",
             Operation::Prepend => "prepend",
@@ -71,12 +71,12 @@ const MAX_HEADING_LEVEL: i32 = crate::markdown::HEADING_MAX as i32;
 
 /// Something an edit did that the caller may not have meant, though it did what was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
+pub(crate) struct Warning {
     /// A stable kebab-case name (the Local REST API plugin's names, so its clients match on
     /// them): `heading-depth-overflow`.
-    pub code: &'static str,
+    pub(crate) code: &'static str,
     /// One sentence naming the text involved.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// New text with its headings moved `delta` levels (deeper when positive), for content whose
@@ -85,7 +85,7 @@ pub struct Warning {
 /// quoted `#` lines are not headings, so they stay); a level is never made shallower than 1.
 /// A level pushed past 6 is still written, since the caller asked for it, but it no longer
 /// reads as a heading, so it comes back as a `heading-depth-overflow` warning.
-pub fn relevel(content: &str, delta: i32) -> (String, Vec<Warning>) {
+pub(crate) fn relevel(content: &str, delta: i32) -> (String, Vec<Warning>) {
     let mut warnings = Vec::new();
     if delta == 0 {
         return (content.to_string(), warnings);
@@ -124,7 +124,13 @@ pub fn relevel(content: &str, delta: i32) -> (String, Vec<Warning>) {
 /// markerAndContent edit takes the heading's own place, so `#` becomes its level. A marker
 /// line, a block target, and a target that does not resolve (the patch itself refuses that)
 /// move nothing.
-pub fn level_offset(text: &str, note: &str, target: &str, scope: Scope, within: bool) -> i32 {
+pub(crate) fn level_offset(
+    text: &str,
+    note: &str,
+    target: &str,
+    scope: Scope,
+    within: bool,
+) -> i32 {
     let all = headings::headings(text);
     let blocks = headings::blocks(text);
     let Ok(headings::Anchor::Heading(h)) = headings::locate(&all, &blocks, target, note) else {
@@ -140,20 +146,20 @@ pub fn level_offset(text: &str, note: &str, target: &str, scope: Scope, within: 
 
 /// A section patch's outcome: the new text, and what it says back to the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Patched {
+pub(crate) struct Patched {
     /// The note's new text (before the timestamp bump).
-    pub text: String,
+    pub(crate) text: String,
     /// The resolved heading's display path (`A::B`).
-    pub path: String,
+    pub(crate) path: String,
     /// For a replace, the lines it replaced (blank edge lines left out), so a mistaken
     /// replace can be undone from the reply alone.
-    pub replaced: Option<String>,
+    pub(crate) replaced: Option<String>,
 }
 
 /// Patches one section and says what it replaced. An empty replace empties the section (or
 /// deletes the heading line); whether the caller may ask for that is the patch's rule
 /// (`patch::Edit::refuse_empty`), applied before this runs.
-pub fn patch(
+pub(crate) fn patch(
     text: &str,
     note: &str,
     target: &str,
@@ -227,7 +233,7 @@ fn marker_line(heading: &headings::Heading, note: &str, content: &str) -> crate:
 /// Only the addressed lines are rebuilt. For the content scope those are the section's lines
 /// under its heading, rebuilt with exactly one blank line on each side of the content (none
 /// after it at the end of the note); the marker scopes splice the new lines in as they are.
-pub fn patch_section(
+pub(crate) fn patch_section(
     text: &str,
     note: &str,
     target: &str,
@@ -474,7 +480,7 @@ fn splice(text: &str, lines: &[&str], range: Range<usize>, with: &[Piece], style
 /// may ask for that is the patch's rule, `patch::Edit::refuse_empty`); with markerAndContent
 /// an append or prepend adds a sibling block beside it. `target` names a heading (a patch
 /// refuses `within` on a block target when it is built).
-pub fn patch_within(
+pub(crate) fn patch_within(
     text: &str,
     note: &str,
     target: &str,
@@ -577,7 +583,7 @@ pub fn patch_within(
 
 /// Where a moved section lands among its new parent's child sections.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Slot {
+pub(crate) enum Slot {
     /// Before the parent's first child section (after the parent's own body).
     First,
     /// After the parent's last child section: the end of the parent's section.
@@ -597,7 +603,7 @@ pub enum Slot {
 /// moved section (it would move into itself), and a sibling that is not a direct child of the
 /// parent. A level pushed past 6 is written and warned about, as
 /// [`relevel`] does.
-pub fn move_section(
+pub(crate) fn move_section(
     text: &str,
     note: &str,
     target: &str,
@@ -704,15 +710,15 @@ pub fn move_section(
 
 /// What [`move_section`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Moved {
+pub(crate) struct Moved {
     /// The note's new text.
-    pub text: String,
+    pub(crate) text: String,
     /// The moved heading's display path before the move (`A::B`).
-    pub from: String,
+    pub(crate) from: String,
     /// The new parent's display path; `None` for the top level.
-    pub under: Option<String>,
+    pub(crate) under: Option<String>,
     /// Headings the move pushed past level 6.
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// Adds a moved section's lines to `out`, after one blank line when the line above is text.
@@ -728,7 +734,7 @@ fn place<'a>(out: &mut Vec<Piece<'a>>, body: &'a str) {
 /// exists (one level deeper each), or at the end of the note from level 1. Only a target that
 /// names no heading is created; an ambiguous one, or a block id, is refused as the resolver
 /// refuses it, since no text says where or what the new part would be.
-pub fn with_target(text: &str, note: &str, target: &str) -> crate::Result<String> {
+pub(crate) fn with_target(text: &str, note: &str, target: &str) -> crate::Result<String> {
     let all = headings::headings(text);
     let blocks = headings::blocks(text);
     match headings::locate(&all, &blocks, target, note) {
@@ -787,7 +793,7 @@ pub fn with_target(text: &str, note: &str, target: &str) -> crate::Result<String
 
 /// Reads one section: its heading line through the end of the section, right-trimmed, plus
 /// a newline. The note's bytes are returned as they are, not normalised.
-pub fn section_text(text: &str, note: &str, target: &str) -> crate::Result<String> {
+pub(crate) fn section_text(text: &str, note: &str, target: &str) -> crate::Result<String> {
     let all = headings::headings(text);
     let blocks = headings::blocks(text);
     let anchor = headings::locate(&all, &blocks, target, note)?;
@@ -816,7 +822,7 @@ pub(super) fn line_starts(text: &str) -> Vec<usize> {
 /// list or table the note ends with ([`joins_tightly`]): the note's trailing blank lines are
 /// that gap, and are all the note loses. Everything up to and including its last non-blank
 /// line keeps its bytes. An empty addition leaves the note byte for byte as it was.
-pub fn append(text: &str, addition: &str) -> String {
+pub(crate) fn append(text: &str, addition: &str) -> String {
     let addition = text::normalize(addition);
     let addition = text::strip_blank_edges(&addition);
     if addition.is_empty() {
@@ -844,7 +850,7 @@ pub fn append(text: &str, addition: &str) -> String {
 /// Replaces the body, keeping the head (frontmatter block and the blank lines after it) byte
 /// for byte. The new body is normalised and written with the note's line ending; without
 /// frontmatter the note keeps its BOM.
-pub fn set_body(text: &str, body: &str) -> String {
+pub(crate) fn set_body(text: &str, body: &str) -> String {
     let style = Style::of(text.as_bytes());
     let Some(block) = frontmatter::locate(text) else { return style.note(body) };
     let body = text::normalize(body);

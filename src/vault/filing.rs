@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// What an upload did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FilingStatus {
+pub(crate) enum FilingStatus {
     /// A new document was stored.
     Filed,
     /// The same bytes were already there; nothing was written.
@@ -28,7 +28,7 @@ pub enum FilingStatus {
 
 impl FilingStatus {
     /// `filed`, `unchanged` or `replaced`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FilingStatus::Filed => "filed",
             FilingStatus::Unchanged => "unchanged",
@@ -39,22 +39,22 @@ impl FilingStatus {
 
 /// A stored document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Filed {
+pub(crate) struct Filed {
     /// The vault it is in.
-    pub vault: String,
+    pub(crate) vault: String,
     /// Vault-relative path.
-    pub path: String,
+    pub(crate) path: String,
     /// sha256 of its bytes (hex).
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// Its size in bytes.
-    pub size: u64,
+    pub(crate) size: u64,
     /// What the upload did.
-    pub status: FilingStatus,
+    pub(crate) status: FilingStatus,
 }
 
 impl Vault {
     /// Stores `bytes` as the document at `raw`.
-    pub fn file_document(&self, raw: &str, bytes: &[u8], overwrite: bool) -> Result<Filed> {
+    pub(crate) fn file_document(&self, raw: &str, bytes: &[u8], overwrite: bool) -> Result<Filed> {
         if bytes.is_empty() {
             return Err(Error::new(
                 ErrorCode::EmptyDocument,
@@ -128,7 +128,7 @@ impl Vault {
 
     /// The bytes of the document at `raw` (which must have a document suffix), with its
     /// vault-relative path.
-    pub fn document_bytes(&self, raw: &str) -> Result<(String, Vec<u8>)> {
+    pub(crate) fn document_bytes(&self, raw: &str) -> Result<(String, Vec<u8>)> {
         let target = self.gate(raw, Access::Read)?;
         if !self.is_document(&target.rel) {
             return Err(Error::new(

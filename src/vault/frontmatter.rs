@@ -20,7 +20,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// Where the frontmatter block sits in a note's text (the rule lives in `markdown`, which
 /// every line scanner shares).
-pub use crate::markdown::FrontmatterBlock as Block;
+pub(crate) use crate::markdown::FrontmatterBlock as Block;
 
 /// Finds the frontmatter block, if the note has one.
 pub fn locate(text: &str) -> Option<Block> {
@@ -29,7 +29,7 @@ pub fn locate(text: &str) -> Option<Block> {
 
 /// Splits a note into its head (the block and the blank lines after it) and its body.
 /// A note without frontmatter has an empty head (a BOM, if present, stays in the head).
-pub fn split(text: &str) -> (&str, &str) {
+pub(crate) fn split(text: &str) -> (&str, &str) {
     let Some(block) = locate(text) else {
         let bom = if text.starts_with(BOM) { BOM.len_utf8() } else { 0 };
         return text.split_at(bom);
@@ -50,7 +50,7 @@ pub fn split(text: &str) -> (&str, &str) {
 
 /// Lenient parsed view: the block's YAML as a JSON object. No block, malformed YAML, or a
 /// top level that is not a mapping => empty map. Never an error.
-pub fn parse(text: &str) -> Map<String, Value> {
+pub(crate) fn parse(text: &str) -> Map<String, Value> {
     parse_strict(text).ok().flatten().unwrap_or_default()
 }
 
@@ -125,7 +125,7 @@ pub fn bump_timestamp(text: &str, now: &str) -> Option<String> {
 
 /// Sets `<key>: <now>` bare, as [`bump_timestamp`] does for the default key. None when the
 /// note has no frontmatter block or `key` is empty (stamping turned off).
-pub fn bump_key(text: &str, key: &str, now: &str) -> Option<String> {
+pub(crate) fn bump_key(text: &str, key: &str, now: &str) -> Option<String> {
     if key.is_empty() {
         return None;
     }
@@ -135,7 +135,7 @@ pub fn bump_key(text: &str, key: &str, now: &str) -> Option<String> {
 
 /// Where [`insert`] puts new entries, relative to an existing key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// Just above the key's line.
     Before,
     /// Just below the key's last line.
@@ -148,7 +148,7 @@ pub enum Place {
 /// [`set`] would write it); its value, comment and continuation lines keep their bytes. A
 /// missing `key` is `not_found`; a `new` the block already has is `key_exists`, since the
 /// rename would make it a duplicate key, which YAML refuses.
-pub fn rename(text: &str, key: &str, new: &str) -> Result<String> {
+pub(crate) fn rename(text: &str, key: &str, new: &str) -> Result<String> {
     let block = locate(text).ok_or_else(|| no_block(key))?;
     let lines = yaml_lines(text, &block);
     let Some(span) = key_spans(&lines, key).into_iter().next() else {
@@ -178,7 +178,7 @@ pub fn rename(text: &str, key: &str, new: &str) -> Result<String> {
 /// its place. Every other line keeps its bytes. A missing `anchor` is `not_found`; an entry
 /// whose key the block already has (other than the anchor it replaces) is `key_exists`, so an
 /// insert never silently overwrites a value; set that key instead.
-pub fn insert(
+pub(crate) fn insert(
     text: &str,
     anchor: &str,
     place: Place,

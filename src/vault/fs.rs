@@ -57,14 +57,14 @@ fn journaled_prefix(tag: Option<&str>) -> String {
 
 /// What a temporary's name says about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TempName {
+pub(crate) struct TempName {
     /// The process that made it; `None` for the names of versions before the id was added.
-    pub pid: Option<u32>,
+    pub(crate) pid: Option<u32>,
     /// For a move's temporary, the tag of the journal whose record names it. Such a temporary
     /// may be the only copy of a dead move's staged bytes or kept original, and a process on
     /// another data directory cannot see the record that needs it, so only a process of that
     /// journal, after its recovery, may sweep it.
-    pub journal: Option<String>,
+    pub(crate) journal: Option<String>,
 }
 
 fn temp_builder(prefix: &str) -> tempfile::Builder<'_, 'static> {
@@ -74,7 +74,7 @@ fn temp_builder(prefix: &str) -> tempfile::Builder<'_, 'static> {
 }
 
 /// What a file name says about a temporary of ours: `None` when it is not one.
-pub fn is_temp_name(name: &str) -> Option<TempName> {
+pub(crate) fn is_temp_name(name: &str) -> Option<TempName> {
     let inner = name.strip_prefix(TEMP_PREFIX)?.strip_suffix(TEMP_SUFFIX)?;
     if inner.is_empty() {
         return None;
@@ -103,7 +103,7 @@ pub fn is_temp_name(name: &str) -> Option<TempName> {
 
 /// A fully written temporary file waiting to be renamed over its target.
 #[derive(Debug)]
-pub struct Staged {
+pub(crate) struct Staged {
     temp: Option<TempPath>,
     target: PathBuf,
     /// The parent folders this write created, outermost first; taken away again if the write
@@ -114,14 +114,18 @@ pub struct Staged {
 impl Staged {
     /// Writes `bytes` next to `target` (creating missing parent folders) without touching
     /// `target` itself.
-    pub fn new(target: &Path, bytes: &[u8]) -> io::Result<Staged> {
+    pub(crate) fn new(target: &Path, bytes: &[u8]) -> io::Result<Staged> {
         Staged::with_prefix(target, bytes, &temp_prefix())
     }
 
     /// Stages `bytes` for a move, which commits them by path through the journal tagged
     /// `tag`: the temporary's name says so ([`TempName::journal`]), and it is handed over at
     /// once.
-    pub fn for_journal(target: &Path, bytes: &[u8], tag: Option<&str>) -> io::Result<TempPath> {
+    pub(crate) fn for_journal(
+        target: &Path,
+        bytes: &[u8],
+        tag: Option<&str>,
+    ) -> io::Result<TempPath> {
         Staged::with_prefix(target, bytes, &journaled_prefix(tag)).map(Staged::into_temp_path)
     }
 
@@ -139,7 +143,7 @@ impl Staged {
     }
 
     /// Renames the staged file over its target, replacing any existing file.
-    pub fn commit(mut self) -> io::Result<()> {
+    pub(crate) fn commit(mut self) -> io::Result<()> {
         let temp = self.temp.take().expect("a staged file commits once");
         // A failed rename hands the temporary back; dropping it removes it, then `self`'s drop
         // removes the folders this write made.
@@ -149,7 +153,7 @@ impl Staged {
     }
 
     /// Moves the staged file into place only if the target does not exist yet.
-    pub fn commit_new(mut self) -> io::Result<()> {
+    pub(crate) fn commit_new(mut self) -> io::Result<()> {
         let temp = self.temp.take().expect("a staged file commits once");
         // A hard link fails with AlreadyExists instead of replacing, which closes the window
         // between "checked it is absent" and "renamed over it".
@@ -193,7 +197,7 @@ fn new_file_permissions() -> Permissions {
 }
 
 /// Flushes the folder holding `path`, so a rename or unlink in it is durable.
-pub fn sync_dir(path: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
     #[cfg(unix)]
     if let Some(parent) = path.parent() {
         File::open(parent)?.sync_all()?;
@@ -202,12 +206,12 @@ pub fn sync_dir(path: &Path) -> io::Result<()> {
 }
 
 /// Atomically replaces (or creates) `target` with `bytes`.
-pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
     Staged::new(target, bytes)?.commit()
 }
 
 /// Atomically creates `target` with `bytes`; fails with `AlreadyExists` if it is there.
-pub fn create_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn create_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
     Staged::new(target, bytes)?.commit_new()
 }
 
@@ -217,7 +221,7 @@ pub fn create_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
 /// bytes this way before replacing it, and stages a moved document in its new folder, so the
 /// name is one of the journal tagged `tag` ([`TempName::journal`]). Removed when dropped,
 /// until kept.
-pub fn link_aside(source: &Path, beside: &Path, tag: Option<&str>) -> io::Result<TempPath> {
+pub(crate) fn link_aside(source: &Path, beside: &Path, tag: Option<&str>) -> io::Result<TempPath> {
     let parent = beside.parent().ok_or_else(|| io::Error::other("target has no parent"))?;
     let prefix = journaled_prefix(tag);
     match temp_builder(&prefix).make_in(parent, |p| fs::hard_link(source, p)) {
@@ -237,14 +241,14 @@ pub fn link_aside(source: &Path, beside: &Path, tag: Option<&str>) -> io::Result
 
 /// Renames the file at `from` over `to` (a staged temporary into place, or a kept original
 /// back), then flushes the folder.
-pub fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
     fs::rename(from, to)?;
     sync_dir(to)
 }
 
 /// Gives the file at `from` the name `to` only if `to` does not exist, then drops the name
 /// `from`: a no-clobber rename.
-pub fn link_new(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn link_new(from: &Path, to: &Path) -> io::Result<()> {
     fs::hard_link(from, to)?;
     fs::remove_file(from)?;
     sync_dir(to)?;
@@ -252,7 +256,7 @@ pub fn link_new(from: &Path, to: &Path) -> io::Result<()> {
 }
 
 /// Moves a file without ever replacing an existing one, keeping every byte and its mode.
-pub fn move_file_new(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn move_file_new(from: &Path, to: &Path) -> io::Result<()> {
     let made = create_parents(to)?;
     let linked = match fs::hard_link(from, to) {
         Ok(()) => Ok(()),
@@ -274,7 +278,7 @@ pub fn move_file_new(from: &Path, to: &Path) -> io::Result<()> {
 /// Creates the missing folders above `path`, one at a time; returns those this call created,
 /// outermost first, so that a change that is then abandoned can take exactly them away again
 /// with [`remove_created_dirs`]. A folder someone else creates meanwhile is not counted.
-pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
+pub(crate) fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
     let Some(parent) = path.parent() else { return Ok(Vec::new()) };
     let mut missing = Vec::new();
     let mut probe = parent;
@@ -305,7 +309,7 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
 
 /// Takes away folders [`create_parents`] made, innermost first, each only while it is empty
 /// (someone may have written into it meanwhile; then it and those above it stay).
-pub fn remove_created_dirs(made: &[PathBuf]) {
+pub(crate) fn remove_created_dirs(made: &[PathBuf]) {
     for dir in made.iter().rev() {
         if fs::remove_dir(dir).is_err() {
             break;
@@ -315,13 +319,13 @@ pub fn remove_created_dirs(made: &[PathBuf]) {
 }
 
 /// Removes one file.
-pub fn remove_file(path: &Path) -> io::Result<()> {
+pub(crate) fn remove_file(path: &Path) -> io::Result<()> {
     fs::remove_file(path)?;
     sync_dir(path)
 }
 
 /// Removes one file if it is there; absence is success.
-pub fn remove_if_present(path: &Path) -> io::Result<()> {
+pub(crate) fn remove_if_present(path: &Path) -> io::Result<()> {
     match remove_file(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         other => other,
@@ -330,7 +334,7 @@ pub fn remove_if_present(path: &Path) -> io::Result<()> {
 
 /// Creates `path` and its missing parents below `root`; returns the folders actually created,
 /// outermost first, as paths relative to `root`.
-pub fn create_dirs(root: &Path, rel_parts: &[String]) -> io::Result<Vec<String>> {
+pub(crate) fn create_dirs(root: &Path, rel_parts: &[String]) -> io::Result<Vec<String>> {
     let mut created = Vec::new();
     let mut abs = root.to_path_buf();
     let mut rel = Vec::new();
@@ -347,14 +351,14 @@ pub fn create_dirs(root: &Path, rel_parts: &[String]) -> io::Result<Vec<String>>
 }
 
 /// Removes an empty folder.
-pub fn remove_dir(path: &Path) -> io::Result<()> {
+pub(crate) fn remove_dir(path: &Path) -> io::Result<()> {
     fs::remove_dir(path)?;
     sync_dir(path)
 }
 
 /// Removes a folder and everything below it. The caller has already checked that nothing
 /// inside is hidden or a symlink.
-pub fn remove_dir_all(path: &Path) -> io::Result<()> {
+pub(crate) fn remove_dir_all(path: &Path) -> io::Result<()> {
     fs::remove_dir_all(path)?;
     sync_dir(path)
 }
@@ -363,7 +367,7 @@ pub fn remove_dir_all(path: &Path) -> io::Result<()> {
 /// it and flushes the parent. Unlinking a tree is many steps, and a crash among them would
 /// leave half a folder in view; after this rename the caller removes the hidden tree at
 /// leisure, and a crash before that leaves only a temporary for the start-up sweep.
-pub fn set_aside(dir: &Path) -> io::Result<PathBuf> {
+pub(crate) fn set_aside(dir: &Path) -> io::Result<PathBuf> {
     let parent = dir.parent().ok_or_else(|| io::Error::other("the folder has no parent"))?;
     let prefix = temp_prefix();
     // `make_in` retries with another random name when the name is taken. A rename onto an
@@ -382,7 +386,7 @@ pub fn set_aside(dir: &Path) -> io::Result<PathBuf> {
 }
 
 /// Creates a private folder (0700) with its parents, for the journal beside the index.
-pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -397,7 +401,7 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 /// locked (an exclusive advisory lock on the returned file, released when it is dropped or the
 /// process ends): the move journal's record, which another process must never see half
 /// written or unlocked while its writer lives. Fails with `AlreadyExists` if `name` is taken.
-pub fn create_locked(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<File> {
+pub(crate) fn create_locked(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<File> {
     let prefix = temp_prefix();
     let mut file = temp_builder(&prefix).tempfile_in(dir)?;
     file.as_file().lock()?;
@@ -411,7 +415,7 @@ pub fn create_locked(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<File> {
 
 /// Opens a file for reading without following a final symlink (the gate already refused
 /// symlink components; this closes the race where one is swapped in afterwards).
-pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+pub(crate) fn read(path: &Path) -> io::Result<Vec<u8>> {
     let mut opts = OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]

@@ -22,7 +22,7 @@ use crate::markdown::{self, Class};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heading {
     /// The number of `#` markers, 1 to 6.
-    pub depth: u8,
+    pub(crate) depth: u8,
     /// The text as written, without the markers, the closing `#` run or edge whitespace.
     pub text: String,
     /// 1-based line number over the whole file, frontmatter lines included.
@@ -45,7 +45,7 @@ pub enum Scope {
 
 impl Scope {
     /// The wire name, e.g. `markerAndContent`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Scope::Content => "content",
             Scope::Marker => "marker",
@@ -299,11 +299,11 @@ fn resolve_text<'a>(all: &'a [Heading], target: &str, note: &str) -> crate::Resu
 
 /// A block reference: the lines of the paragraph, list item or table that a `^id` closes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Block {
+pub(crate) struct Block {
     /// The id, without the caret.
-    pub id: String,
+    pub(crate) id: String,
     /// 0-based half-open line range of the block over the whole file, the id's line included.
-    pub lines: Range<usize>,
+    pub(crate) lines: Range<usize>,
 }
 
 /// The id a line ends with (`text ^id`, or `^id` alone), if any: letters, digits and `-`,
@@ -319,7 +319,7 @@ pub(crate) fn block_id(raw: &str) -> Option<&str> {
 /// A line that is only `^id` names the block just above it (Obsidian's form after a table or
 /// a list); otherwise the block is the line's list item, or the run of non-blank lines it
 /// ends.
-pub fn blocks(text: &str) -> Vec<Block> {
+pub(crate) fn blocks(text: &str) -> Vec<Block> {
     // One pass, remembering only the run of plain lines that ends just above (and the one
     // above a single blank line): walking back from each `^id` line instead would make a
     // paragraph of thousands of `x ^id` lines cost its length squared.
@@ -370,7 +370,7 @@ struct Run {
 
 /// What a target resolved to: a heading's section, or a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Anchor<'a> {
+pub(crate) enum Anchor<'a> {
     /// A heading, as [`resolve`] found it.
     Heading(&'a Heading),
     /// A block reference, as [`blocks`] found it.
@@ -379,7 +379,7 @@ pub enum Anchor<'a> {
 
 impl Anchor<'_> {
     /// The paste-able target that reaches exactly this anchor (`A::B`, or `^id`).
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         match self {
             Anchor::Heading(h) => display_path(h),
             Anchor::Block(b) => format!("^{}", b.id),
@@ -389,14 +389,14 @@ impl Anchor<'_> {
 
 /// The block target of `target`, when it is one: `^id`, or a heading path ending in `::^id`
 /// (the heading part only narrows what a person reads; ids are unique in a note).
-pub fn block_target(target: &str) -> Option<&str> {
+pub(crate) fn block_target(target: &str) -> Option<&str> {
     let last = target.rsplit("::").next()?.trim();
     last.strip_prefix('^').filter(|id| !id.is_empty())
 }
 
 /// The one resolver every edit and read of a part of a note goes through: a `^id` target
 /// names a block, anything else a heading ([`resolve`]).
-pub fn locate<'a>(
+pub(crate) fn locate<'a>(
     all: &'a [Heading],
     blocks: &'a [Block],
     target: &str,
@@ -431,7 +431,7 @@ pub fn locate<'a>(
 
 /// 0-based half-open line range an anchor addresses for a scope. A block has no marker line
 /// of its own (its id rides on its last line), so every scope addresses the whole block.
-pub fn anchor_lines(
+pub(crate) fn anchor_lines(
     lines_len: usize,
     all: &[Heading],
     anchor: Anchor<'_>,
@@ -444,7 +444,12 @@ pub fn anchor_lines(
 }
 
 /// 0-based half-open line range of a heading's section for a scope.
-pub fn section_lines(lines_len: usize, all: &[Heading], h: &Heading, scope: Scope) -> Range<usize> {
+pub(crate) fn section_lines(
+    lines_len: usize,
+    all: &[Heading],
+    h: &Heading,
+    scope: Scope,
+) -> Range<usize> {
     let start = h.line - 1;
     // Deeper headings belong to the section; the next heading at the same or a shallower
     // depth ends it.

@@ -51,50 +51,50 @@ const RECORD_SUFFIX: &str = ".json";
 
 /// The journal of one data directory.
 #[derive(Debug)]
-pub struct Journal {
+pub(crate) struct Journal {
     dir: PathBuf,
 }
 
 /// The plan of one multi-file change, as written before its first rename.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Record {
+pub(crate) struct Record {
     /// [`RECORD_VERSION`] when written.
-    pub version: u32,
+    pub(crate) version: u32,
     /// The vault's name, for the log.
-    pub vault: String,
+    pub(crate) vault: String,
     /// The vault's canonical root: how recovery finds the vault, whatever it is called now.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// The process that wrote it, for the log.
-    pub pid: u32,
+    pub(crate) pid: u32,
     /// The moved file's old vault-relative path.
-    pub from: String,
+    pub(crate) from: String,
     /// Its new one.
-    pub to: String,
+    pub(crate) to: String,
     /// Folders the move created for the destination, outermost first (vault-relative);
     /// removed again, while empty, when the move is undone.
-    pub made: Vec<String>,
+    pub(crate) made: Vec<String>,
     /// Every file it changes, in commit order.
-    pub steps: Vec<Step>,
+    pub(crate) steps: Vec<Step>,
 }
 
 /// One file of a [`Record`]. Paths are vault-relative.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Step {
+pub(crate) struct Step {
     /// The file.
-    pub path: String,
+    pub(crate) path: String,
     /// sha256 of its content before the change; `None` when it did not exist.
-    pub old: Option<String>,
+    pub(crate) old: Option<String>,
     /// sha256 of its content after the change; `None` when the change removes it.
-    pub new: Option<String>,
+    pub(crate) new: Option<String>,
     /// The temporary holding the new content (when there is new content).
-    pub staged: Option<String>,
+    pub(crate) staged: Option<String>,
     /// The temporary holding the old content (when there was old content).
-    pub kept: Option<String>,
+    pub(crate) kept: Option<String>,
 }
 
 /// Which way a record was settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
+pub(crate) enum Direction {
     /// Finished: the new state.
     Forward,
     /// Undone: the old state.
@@ -112,16 +112,16 @@ impl Direction {
 
 /// What settling a record did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settled {
+pub(crate) struct Settled {
     /// Which way.
-    pub direction: Direction,
+    pub(crate) direction: Direction,
     /// Files left as found, each with the reason.
-    pub left: Vec<String>,
+    pub(crate) left: Vec<String>,
 }
 
 /// A record on disk, locked by this process until [`Open::finish`] (or the process ends).
 #[derive(Debug)]
-pub struct Open {
+pub(crate) struct Open {
     path: PathBuf,
     /// Holds the lock; never read.
     _file: std::fs::File,
@@ -129,14 +129,14 @@ pub struct Open {
 
 impl Open {
     /// The move is settled: the record goes (flushed), then the lock.
-    pub fn finish(self) -> io::Result<()> {
+    pub(crate) fn finish(self) -> io::Result<()> {
         fs::remove_file(&self.path)
     }
 }
 
 impl Record {
     /// The record of a move in `vault` (at its canonical `root`) by this process.
-    pub fn new(
+    pub(crate) fn new(
         vault: &str,
         root: &Path,
         from: &str,
@@ -159,12 +159,12 @@ impl Record {
 
 impl Journal {
     /// The journal of the data directory `data_dir` (nothing is created until a move).
-    pub fn new(data_dir: &Path) -> Journal {
+    pub(crate) fn new(data_dir: &Path) -> Journal {
         Journal { dir: crate::config::DataDir::new(data_dir).journal() }
     }
 
     /// Writes `record` durably and locked; the move may rename once this returns.
-    pub fn begin(&self, record: &Record) -> io::Result<Open> {
+    pub(crate) fn begin(&self, record: &Record) -> io::Result<Open> {
         /// Two moves of one process never share a name, even within a clock tick.
         static SEQUENCE: AtomicU64 = AtomicU64::new(0);
         fs::create_private_dir(&self.dir)?;
@@ -179,14 +179,14 @@ impl Journal {
     }
 
     /// The folder the records are in.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// This journal's name in its moves' temporaries (`vault::fs`): eight hex digits of a
     /// hash of the data directory's real path, so every process on one data directory, however
     /// it spells the path, agrees, and a process on another one leaves them to it.
-    pub fn tag(&self) -> String {
+    pub(crate) fn tag(&self) -> String {
         use sha2::Digest;
         let data = self.dir.parent().unwrap_or(&self.dir);
         let real = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
@@ -197,7 +197,7 @@ impl Journal {
     /// Settles every record left by a process that died, for the vaults given, and logs what
     /// it did. Returns the temporaries that moves still running in other processes need, which
     /// the start-up sweep must leave alone.
-    pub fn recover(&self, vaults: &[Arc<Vault>]) -> BTreeSet<PathBuf> {
+    pub(crate) fn recover(&self, vaults: &[Arc<Vault>]) -> BTreeSet<PathBuf> {
         let mut protected = BTreeSet::new();
         let Ok(entries) = std::fs::read_dir(&self.dir) else { return protected };
         let mut records: Vec<PathBuf> = entries
@@ -351,7 +351,7 @@ fn hash_of(path: &Path) -> io::Result<Option<String>> {
 
 /// Commits one step: the staged bytes replace (or create) the file, or the file goes. A file
 /// that is neither as the plan found it nor already done is not touched: it changed meanwhile.
-pub fn forward(root: &Path, step: &Step) -> io::Result<()> {
+pub(crate) fn forward(root: &Path, step: &Step) -> io::Result<()> {
     let path = root.join(&step.path);
     let now = hash_of(&path)?;
     if now == step.new {
@@ -415,7 +415,7 @@ fn can_finish(root: &Path, record: &Record) -> bool {
 
 /// Undoes every step, last first, and takes away the folders the move made (while empty).
 /// Returns the files left as found.
-pub fn roll_back(root: &Path, record: &Record) -> Vec<String> {
+pub(crate) fn roll_back(root: &Path, record: &Record) -> Vec<String> {
     let left: Vec<String> = record.steps.iter().rev().filter_map(|s| back(root, s).err()).collect();
     let made: Vec<PathBuf> = record.made.iter().map(|m| root.join(m)).collect();
     fs::remove_created_dirs(&made);
@@ -423,7 +423,7 @@ pub fn roll_back(root: &Path, record: &Record) -> Vec<String> {
 }
 
 /// Removes whatever temporaries of the record are still there.
-pub fn clean_up(root: &Path, record: &Record) {
+pub(crate) fn clean_up(root: &Path, record: &Record) {
     for step in &record.steps {
         for rel in [&step.staged, &step.kept].into_iter().flatten() {
             if let Err(e) = fs::remove_if_present(&root.join(rel)) {
@@ -435,7 +435,7 @@ pub fn clean_up(root: &Path, record: &Record) {
 
 /// Settles an interrupted record: finishes it when it can, else undoes it; then removes its
 /// temporaries. A step that fails while finishing turns the whole into an undo.
-pub fn settle(root: &Path, record: &Record) -> Settled {
+pub(crate) fn settle(root: &Path, record: &Record) -> Settled {
     let mut settled = Settled { direction: Direction::Back, left: Vec::new() };
     if can_finish(root, record) {
         match record.steps.iter().try_for_each(|s| forward(root, s)) {

@@ -32,17 +32,17 @@ pub struct Link {
     /// The syntax used.
     pub kind: LinkKind,
     /// True for `![[...]]` and `![...](...)`.
-    pub embed: bool,
+    pub(crate) embed: bool,
     /// The link path as written (decoded for markdown links), without fragment or alias.
     pub target: String,
     /// The text after the first `#`, without the `#`.
-    pub fragment: Option<String>,
+    pub(crate) fragment: Option<String>,
     /// The wikilink alias (after `|` or a table's `\|`).
-    pub alias: Option<String>,
+    pub(crate) alias: Option<String>,
     /// Byte range of the whole link, `!` included.
-    pub span: Range<usize>,
+    pub(crate) span: Range<usize>,
     /// 1-based line of the link's first byte.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 impl Link {
@@ -88,23 +88,8 @@ impl PathSet {
         set
     }
 
-    /// True when `path` is in the set, byte for byte.
-    pub fn contains(&self, path: &str) -> bool {
-        self.exact.contains(path)
-    }
-
-    /// How many paths the set holds.
-    pub fn len(&self) -> usize {
-        self.ordered.len()
-    }
-
-    /// True when the set holds no path.
-    pub fn is_empty(&self) -> bool {
-        self.ordered.is_empty()
-    }
-
     /// Every path, shortest first.
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
         self.ordered.iter().map(|(path, _)| path.as_str())
     }
 
@@ -148,7 +133,7 @@ pub fn resolve(target: &str, kind: LinkKind, from_note: &str, paths: &PathSet) -
 /// When `target` resolves only by file name (or by a path suffix) and several files fit, every
 /// file that fits, the one chosen first. `None` when the link is unambiguous or names nothing.
 /// A by-name match in the note's own folder is not ambiguous: it always wins.
-pub fn alternatives(
+pub(crate) fn alternatives(
     target: &str,
     kind: LinkKind,
     from_note: &str,
@@ -179,7 +164,7 @@ pub fn alternatives(
 /// so they resolve to `to` under `after`, keeping the author's style. Returns (text, links changed).
 /// A link that still reaches `to` as written is left alone. For the moved note's own text use
 /// [`rewrite_outbound`] instead.
-pub fn rewrite_inbound(
+pub(crate) fn rewrite_inbound(
     text: &str,
     note_path: &str,
     from: &str,
@@ -200,7 +185,7 @@ pub fn rewrite_inbound(
 /// For the moved note itself (its text, moved from `from` to `to`): rewrites every link that would
 /// no longer reach its target from the new place (relative links, self-links, by-name links whose
 /// same-folder preference changed). Returns (text, links changed).
-pub fn rewrite_outbound(
+pub(crate) fn rewrite_outbound(
     text: &str,
     from: &str,
     to: &str,

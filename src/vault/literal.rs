@@ -19,7 +19,7 @@ use crate::error::{Error, ErrorCode};
 /// refusal changes nothing. Only the matched bytes change. A line break in `find` matches
 /// either line ending, so text copied from a CRLF note matches with LF breaks and the other
 /// way round; line breaks in `replace` are written with the note's line ending.
-pub fn replace_text(
+pub(crate) fn replace_text(
     text: &str,
     note: &str,
     find: &str,

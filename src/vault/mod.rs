@@ -13,13 +13,13 @@
 //! of indexing, search or any transport.
 
 pub(crate) mod census;
-pub mod diff;
+pub(crate) mod diff;
 pub mod edit;
 mod exact;
 mod filing;
 mod find;
 pub mod frontmatter;
-pub mod fs;
+pub(crate) mod fs;
 pub mod headings;
 mod journal;
 pub mod links;
@@ -29,17 +29,17 @@ mod move_plan;
 mod ops;
 pub mod patch;
 pub mod path;
-pub mod periodic;
+pub(crate) mod periodic;
 pub(crate) mod sweep;
 pub mod text;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use filing::{Filed, FilingStatus};
-pub use ops::{
-    Change, DocumentText, Entry, EntryKind, FileStat, HeadingEntry, Indexed, Listing, NoteMap,
-    NoteRead, content_hash, now_timestamp,
+pub(crate) use filing::{Filed, FilingStatus};
+pub use ops::{Change, DocumentText, content_hash};
+pub(crate) use ops::{
+    EntryKind, FileStat, HeadingEntry, Indexed, Listing, NoteMap, NoteRead, now_timestamp,
 };
 pub use patch::PatchRequest;
 
@@ -110,7 +110,8 @@ impl Vault {
 
     /// The same vault, its moves journaled in `data_dir` (see `vault/journal.rs`). It does not
     /// settle earlier records; [`Vaults::open`] does that for the vaults it opens.
-    pub fn with_journal(mut self, data_dir: &Path) -> Vault {
+    #[cfg(test)]
+    pub(crate) fn with_journal(mut self, data_dir: &Path) -> Vault {
         self.journal = Some(Arc::new(Journal::new(data_dir)));
         self
     }
@@ -121,7 +122,7 @@ impl Vault {
     }
 
     /// The canonical root folder.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
@@ -139,12 +140,12 @@ impl Vault {
     }
 
     /// True when `rel` names an allowlisted document (by suffix).
-    pub fn is_document(&self, rel: &str) -> bool {
+    pub(crate) fn is_document(&self, rel: &str) -> bool {
         self.suffixes.is_document(rel)
     }
 
     /// The folder name documents are filed in.
-    pub fn files_dir(&self) -> &str {
+    pub(crate) fn files_dir(&self) -> &str {
         &self.files_dir
     }
 }
@@ -160,7 +161,7 @@ fn home_for(raw: &str) -> Option<PathBuf> {
 
 /// The word that means every vault where a search or a pass may cover several. A configured
 /// vault of that name still wins: names always beat keywords (see [`Vaults::scope`]).
-pub const ALL_VAULTS: &str = "all";
+pub(crate) const ALL_VAULTS: &str = "all";
 
 /// Which vaults a request covers where it may cover several: a search, a re-index pass.
 /// Decided once from the caller's words by [`Vaults::scope`], then carried as this value, so
@@ -176,7 +177,7 @@ pub enum VaultScope {
 
 impl VaultScope {
     /// The one vault's name; `None` for every vault.
-    pub fn name(&self) -> Option<&str> {
+    pub(crate) fn name(&self) -> Option<&str> {
         match self {
             VaultScope::Every => None,
             VaultScope::One(name) => Some(name),
@@ -234,7 +235,7 @@ impl Vaults {
     /// folders nest), whose gate then reads it relative to its folder; anything else is a path
     /// in `default` (a vault name, or the default vault when `None`).
     /// A colon that names no vault stays part of the path, which the gate then judges.
-    pub fn locate<'a>(
+    pub(crate) fn locate<'a>(
         &self,
         default: Option<&str>,
         raw: &'a str,
@@ -259,7 +260,7 @@ impl Vaults {
     /// one) means every vault; the name of a configured vault means that vault, even when the
     /// name is `all` (names beat keywords, so such a vault can be searched alone); otherwise
     /// `all` means every vault; any other word is `not_found`, naming the vaults.
-    pub fn scope(&self, asked: Option<&str>) -> Result<VaultScope> {
+    pub(crate) fn scope(&self, asked: Option<&str>) -> Result<VaultScope> {
         match asked.map(str::trim).filter(|n| !n.is_empty()) {
             None => Ok(VaultScope::Every),
             Some(n) if n == ALL_VAULTS && self.get(Some(n)).is_err() => Ok(VaultScope::Every),
@@ -268,12 +269,12 @@ impl Vaults {
     }
 
     /// Every vault, the default first.
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<Vault>> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<Vault>> {
         self.list.iter()
     }
 
     /// The vault names, the default first.
-    pub fn names(&self) -> Vec<&str> {
+    pub(crate) fn names(&self) -> Vec<&str> {
         self.list.iter().map(|v| v.name.as_str()).collect()
     }
 }

@@ -23,17 +23,17 @@ use crate::error::{Error, ErrorCode, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Spelling {
     /// The scope field (`target_scope`, `scope`, `Target-Scope`).
-    pub scope: &'static str,
+    pub(crate) scope: &'static str,
     /// The field that creates a missing heading target.
-    pub create: &'static str,
+    pub(crate) create: &'static str,
     /// The body-block index.
-    pub within: &'static str,
+    pub(crate) within: &'static str,
     /// Where a move goes.
-    pub destination: &'static str,
+    pub(crate) destination: &'static str,
     /// The operation.
-    pub operation: &'static str,
+    pub(crate) operation: &'static str,
     /// The new Markdown.
-    pub content: &'static str,
+    pub(crate) content: &'static str,
 }
 
 impl Spelling {
@@ -47,7 +47,7 @@ impl Spelling {
         content: "content",
     };
     /// The Local REST API plugin's 2.x JSON instruction.
-    pub const JSON: Spelling = Spelling {
+    pub(crate) const JSON: Spelling = Spelling {
         scope: "scope",
         create: "createTargetIfMissing",
         within: "within",
@@ -56,7 +56,7 @@ impl Spelling {
         content: "content",
     };
     /// The plugin's header formats (1.x, and raw-content mode, whose body is the content).
-    pub const HEADERS: Spelling = Spelling {
+    pub(crate) const HEADERS: Spelling = Spelling {
         scope: "Target-Scope",
         create: "Create-Target-If-Missing",
         within: "Within",
@@ -69,42 +69,42 @@ impl Spelling {
 /// Where a moved section goes: under `parent` (`None`: the top level of the note), at `slot`
 /// among its subsections.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MoveTo {
+pub(crate) struct MoveTo {
     /// The new parent heading's target, as `A::B`.
-    pub parent: Option<String>,
+    pub(crate) parent: Option<String>,
     /// The place among the parent's subsections.
-    pub slot: Slot,
+    pub(crate) slot: Slot,
 }
 
 /// A patch as a surface received it, every field as sent, before any rule is applied.
 #[derive(Debug, Clone)]
 pub struct PatchSpec {
     /// The `A::B` heading target, or `^id` for a block.
-    pub target: String,
+    pub(crate) target: String,
     /// Replace, prepend or append.
-    pub operation: Operation,
+    pub(crate) operation: Operation,
     /// The caller asked to delete the region (the plugin's `delete`): a replace with nothing,
     /// meant as such, so it needs no `allow_empty`.
-    pub delete: bool,
+    pub(crate) delete: bool,
     /// Which part of the section the operation applies to.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// The new Markdown.
-    pub content: String,
+    pub(crate) content: String,
     /// A replace with empty content is refused (`empty_content`) unless this is set.
-    pub allow_empty: bool,
+    pub(crate) allow_empty: bool,
     /// A heading target that names no heading is created first (`edit::with_target`).
-    pub create_missing: bool,
+    pub(crate) create_missing: bool,
     /// An append or prepend whose content is already in the target is refused
     /// (`already_exists`), so a retried request does not add it twice.
-    pub reject_if_present: bool,
+    pub(crate) reject_if_present: bool,
     /// One body block of the section, by position (`edit::patch_within`), instead of the
     /// whole section.
-    pub within: Option<i64>,
+    pub(crate) within: Option<i64>,
     /// The content's heading levels are relative to where it lands (`edit::relevel`): `#`
     /// under a content target becomes its direct child. Off, the levels are written as sent.
-    pub relative_levels: bool,
+    pub(crate) relative_levels: bool,
     /// Move the target heading's section here instead of editing it (`edit::move_section`).
-    pub move_to: Option<MoveTo>,
+    pub(crate) move_to: Option<MoveTo>,
 }
 
 impl PatchSpec {
@@ -215,12 +215,7 @@ pub struct PatchRequest {
     pub(super) action: Action,
 }
 
-impl PatchRequest {
-    /// The target, as the caller named it.
-    pub fn target(&self) -> &str {
-        &self.target
-    }
-}
+impl PatchRequest {}
 
 /// What a patch does to its target.
 #[derive(Debug, Clone, PartialEq, Eq)]

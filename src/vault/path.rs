@@ -26,7 +26,7 @@ use crate::error::{Error, ErrorCode, Result};
 /// The longest name, in bytes, one path component may have: `NAME_MAX` on Linux's common
 /// filesystems (ext4, XFS, Btrfs, tmpfs) and on macOS's APFS. A filesystem with a shorter limit
 /// (eCryptfs) still refuses at write time, and that write takes away the folders it made.
-pub const MAX_NAME_BYTES: usize = 255;
+pub(crate) const MAX_NAME_BYTES: usize = 255;
 
 /// The longest absolute path, in bytes, the kernel takes in one call: Linux's `PATH_MAX` of
 /// 4096 counts the terminating NUL.
@@ -39,7 +39,8 @@ const TEMP_NAME_ROOM: usize = 32;
 
 /// The longest vault-relative path a vault at `root` takes for writing: what is left of the
 /// kernel's limit after the root's own path, the separator and the temporary's room.
-pub fn max_rel_path_bytes(root: &Path) -> usize {
+#[cfg(test)]
+pub(crate) fn max_rel_path_bytes(root: &Path) -> usize {
     max_rel_bytes(root, true)
 }
 
@@ -80,13 +81,13 @@ pub struct Target {
     /// Absolute path on disk (under the canonical vault root).
     pub abs: PathBuf,
     /// How the caller's path came to name it, when the caller did not write `rel`.
-    pub reading: Reading,
+    pub(crate) reading: Reading,
 }
 
 /// How a caller's path came to name its target when the caller did not write the target's
 /// vault path: said in the reply, so the caller learns the path to use next time.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Reading {
+pub(crate) enum Reading {
     /// As written, or another spelling of the same place (percent-decoded, `.md` added,
     /// another case), which the reply's path shows well enough.
     #[default]
@@ -111,7 +112,7 @@ pub enum Reading {
 impl Reading {
     /// What the reply says about it, for the target at `rel`; `None` when there is nothing
     /// to say.
-    pub fn sentence(&self, rel: &str) -> Option<String> {
+    pub(crate) fn sentence(&self, rel: &str) -> Option<String> {
         match self {
             Reading::AsWritten => None,
             Reading::Unrooted { written } => Some(format!(
@@ -126,7 +127,7 @@ impl Reading {
     }
 
     /// `message` with the sentence, if any, added in parentheses.
-    pub fn told(&self, rel: &str, message: String) -> String {
+    pub(crate) fn told(&self, rel: &str, message: String) -> String {
         match self.sentence(rel) {
             Some(s) => format!("{message} ({s})"),
             None => message,
@@ -136,18 +137,18 @@ impl Reading {
 
 /// The places a vault folder may be named by in an absolute path.
 #[derive(Debug, Clone, Copy)]
-pub struct Roots<'a> {
+pub(crate) struct Roots<'a> {
     /// The canonical root (symlinks resolved), which the gate builds every target under.
-    pub canonical: &'a Path,
+    pub(crate) canonical: &'a Path,
     /// The root as configured, when it differs: the form an agent more likely saw.
-    pub configured: Option<&'a Path>,
+    pub(crate) configured: Option<&'a Path>,
     /// The home folder a leading `~` stands for, when known.
-    pub home: Option<&'a Path>,
+    pub(crate) home: Option<&'a Path>,
 }
 
 /// What [`unroot`] made of a caller's path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rooting {
+pub(crate) enum Rooting {
     /// A vault-relative path, to be gated as written (a leading `/` included: the
     /// predecessor's "from the vault root").
     Relative,
@@ -174,7 +175,7 @@ const SYSTEM_TOPS: &[&str] = &[
 /// - anything else that starts with `/`, `~` or a drive letter (`C:\`, `C:/`) is an absolute
 ///   path outside the vault, refused with `invalid_path`: taking it as vault-relative would
 ///   make `home/me/...` folders inside the vault.
-pub fn unroot(roots: &Roots<'_>, raw: &str) -> Result<Rooting> {
+pub(crate) fn unroot(roots: &Roots<'_>, raw: &str) -> Result<Rooting> {
     let t = raw.trim();
     let bytes = t.as_bytes();
     let drive = bytes.len() >= 3
@@ -218,7 +219,7 @@ pub fn unroot(roots: &Roots<'_>, raw: &str) -> Result<Rooting> {
 
 /// The absolute filesystem path `raw` spells, if it spells one: `/...`, or `~/...` when the
 /// home folder is known.
-pub fn absolute(roots: &Roots<'_>, raw: &str) -> Option<PathBuf> {
+pub(crate) fn absolute(roots: &Roots<'_>, raw: &str) -> Option<PathBuf> {
     let t = raw.trim();
     if t == "~" || t.starts_with("~/") {
         return roots.home.map(|home| home.join(t[1..].trim_start_matches('/')));
@@ -228,7 +229,7 @@ pub fn absolute(roots: &Roots<'_>, raw: &str) -> Option<PathBuf> {
 
 /// The vault-relative path an absolute path names when it lies in the vault folder (as either
 /// root names it); `None` when it lies elsewhere. `..` is left for the gate to refuse.
-pub fn inside(roots: &Roots<'_>, absolute: &Path) -> Option<String> {
+pub(crate) fn inside(roots: &Roots<'_>, absolute: &Path) -> Option<String> {
     [Some(roots.canonical), roots.configured].into_iter().flatten().find_map(|root| {
         let rest = absolute.strip_prefix(root).ok()?;
         let parts: Vec<&str> = rest.iter().filter_map(|p| p.to_str()).collect();
@@ -294,12 +295,12 @@ pub struct Suffixes {
 
 impl Suffixes {
     /// True for a `.md` name (case-insensitive).
-    pub fn is_note(name: &str) -> bool {
+    pub(crate) fn is_note(name: &str) -> bool {
         has_suffix(name, ".md")
     }
 
     /// True for a name with an allowlisted document suffix.
-    pub fn is_document(&self, name: &str) -> bool {
+    pub(crate) fn is_document(&self, name: &str) -> bool {
         self.documents.iter().any(|s| has_suffix(name, s))
     }
 
@@ -319,7 +320,7 @@ fn has_suffix(name: &str, suffix: &str) -> bool {
 /// Leading and trailing whitespace and slashes are ignored (a leading slash means "from the
 /// vault root"). `.` segments vanish and `..` pops, so `Notes/../Todo.md` is `Todo.md`; popping
 /// past the root is an escape.
-pub fn normalize(raw: &str) -> Result<Vec<String>> {
+pub(crate) fn normalize(raw: &str) -> Result<Vec<String>> {
     if raw.contains('\0') {
         return Err(invalid(raw, "contains a NUL byte"));
     }

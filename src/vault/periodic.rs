@@ -28,7 +28,7 @@ use super::path::Access;
 use crate::error::{Error, ErrorCode, Result};
 
 /// The periods, as the Local REST API names them in `/periodic/<period>/`.
-pub const PERIODS: [&str; 5] = ["daily", "weekly", "monthly", "quarterly", "yearly"];
+pub(crate) const PERIODS: [&str; 5] = ["daily", "weekly", "monthly", "quarterly", "yearly"];
 
 /// Where the Periodic Notes plugin keeps its settings, vault-relative.
 const PERIODIC_NOTES_SETTINGS: &str = ".obsidian/plugins/periodic-notes/data.json";
@@ -63,35 +63,35 @@ fn beta_key(period: &str) -> &'static str {
 
 /// One period's settings, as found in the vault.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PeriodSettings {
+pub(crate) struct PeriodSettings {
     /// `daily`, `weekly`, ...
-    pub period: &'static str,
+    pub(crate) period: &'static str,
     /// The folder its notes go in, vault-relative, without slashes at the ends (`""`: the root).
-    pub folder: String,
+    pub(crate) folder: String,
     /// The Moment.js format of the file name (without `.md`); may contain `/`.
-    pub format: String,
+    pub(crate) format: String,
     /// The template note as the setting names it (often without `.md`), if any.
-    pub template: Option<String>,
+    pub(crate) template: Option<String>,
     /// The settings file these came from (vault-relative), or `None` for Obsidian's defaults.
-    pub source: Option<&'static str>,
+    pub(crate) source: Option<&'static str>,
 }
 
 /// The periodic note for one date: where it is and whether it is there.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PeriodicNote {
+pub(crate) struct PeriodicNote {
     /// The settings that placed it.
-    pub settings: PeriodSettings,
+    pub(crate) settings: PeriodSettings,
     /// Its vault-relative path, past the gate.
-    pub path: String,
+    pub(crate) path: String,
     /// Whether a file is there now.
-    pub exists: bool,
+    pub(crate) exists: bool,
 }
 
 impl Vault {
     /// The note of `period` that contains `date`, by this vault's settings. The path is gated
     /// as a note to write, so a format that would leave the vault or enter a hidden folder is
     /// refused here, before anything reads or writes it.
-    pub fn periodic(&self, period: &str, date: NaiveDate) -> Result<PeriodicNote> {
+    pub(crate) fn periodic(&self, period: &str, date: NaiveDate) -> Result<PeriodicNote> {
         let settings = settings(self.root(), period)?;
         let raw = note_path(&settings, date);
         let target = self.gate(&raw, Access::WriteNote)?;
@@ -169,7 +169,7 @@ fn daily_notes_on(core: Option<&Value>) -> bool {
 }
 
 /// The settings of `period` in the vault at `root`.
-pub fn settings(root: &Path, period: &str) -> Result<PeriodSettings> {
+pub(crate) fn settings(root: &Path, period: &str) -> Result<PeriodSettings> {
     let Some(&period) = PERIODS.iter().find(|p| **p == period) else {
         return Err(Error::new(
             ErrorCode::NotFound,
@@ -219,7 +219,7 @@ pub fn settings(root: &Path, period: &str) -> Result<PeriodSettings> {
 }
 
 /// The vault-relative path (with `.md`) of the note of `s` that contains `date`.
-pub fn note_path(s: &PeriodSettings, date: NaiveDate) -> String {
+pub(crate) fn note_path(s: &PeriodSettings, date: NaiveDate) -> String {
     let name = format(&s.format, date.and_time(chrono::NaiveTime::MIN));
     if s.folder.is_empty() { format!("{name}.md") } else { format!("{}/{name}.md", s.folder) }
 }
@@ -228,7 +228,7 @@ pub fn note_path(s: &PeriodSettings, date: NaiveDate) -> String {
 /// its own format), `{{time}}` (`HH:mm` now), `{{title}}` (the note's file name), and
 /// `{{date:FORMAT}}` / `{{time:FORMAT}}` with a Moment.js format. Names are case-insensitive
 /// and may be padded with spaces; any other `{{...}}` (another plugin's syntax) is left as is.
-pub fn expand_template(
+pub(crate) fn expand_template(
     text: &str,
     s: &PeriodSettings,
     date: NaiveDate,
@@ -281,7 +281,7 @@ const TOKENS: &[&str] = &[
 /// text and `\`-escaped characters. Names are English; `w`, `ww` and `gggg` count weeks the
 /// way Moment's default `en` locale does (weeks start on Sunday, week 1 holds January 1st),
 /// `W` and `GGGG` are ISO weeks.
-pub fn format(fmt: &str, at: NaiveDateTime) -> String {
+pub(crate) fn format(fmt: &str, at: NaiveDateTime) -> String {
     let date = at.date();
     let mut out = String::new();
     let mut rest = fmt;

@@ -30,20 +30,20 @@ use super::fs;
 
 /// How old a temporary without a process id (made by versions before the id was added) must
 /// be to be swept: no write holds a temporary for this long, so one this old has no writer.
-pub const LEGACY_TEMP_AGE: Duration = Duration::from_secs(10 * 60);
+pub(crate) const LEGACY_TEMP_AGE: Duration = Duration::from_secs(10 * 60);
 
 /// When this process first opened its vaults (the first call of this function). Everything a
 /// dead process wrote is older; a file made after it may be a live writer's. Taking the first
 /// look rather than the exec time loses nothing: between the two this process wrote nothing,
 /// and any other process that did is either alive (its files are spared by id) or was dead
 /// already (its files are debris either way).
-pub fn process_start() -> SystemTime {
+pub(crate) fn process_start() -> SystemTime {
     static START: OnceLock<SystemTime> = OnceLock::new();
     *START.get_or_init(SystemTime::now)
 }
 
 /// Whether the process `pid` exists (on this machine's process-id namespace).
-pub fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }
@@ -67,16 +67,16 @@ pub fn pid_alive(pid: u32) -> bool {
 }
 
 /// What a sweep may remove: see the module header.
-pub struct Sweep<'a> {
+pub(crate) struct Sweep<'a> {
     /// Only what is older than this.
-    pub started: SystemTime,
+    pub(crate) started: SystemTime,
     /// Never these (temporaries of moves still running).
-    pub protected: &'a BTreeSet<PathBuf>,
+    pub(crate) protected: &'a BTreeSet<PathBuf>,
     /// Whether the writer named in a temporary still runs.
-    pub alive: &'a dyn Fn(u32) -> bool,
+    pub(crate) alive: &'a dyn Fn(u32) -> bool,
     /// The tag of this process's journal, whose recovery has run: a move's temporary of any
     /// other journal is never removed.
-    pub journal: Option<&'a str>,
+    pub(crate) journal: Option<&'a str>,
 }
 
 impl Sweep<'_> {
@@ -125,7 +125,7 @@ fn made_at(meta: &std::fs::Metadata) -> SystemTime {
 
 /// Removes the sweepable temporaries under `root` (every visible folder, not just the top);
 /// returns them.
-pub fn sweep_vault(root: &Path, sweep: &Sweep<'_>) -> Vec<PathBuf> {
+pub(crate) fn sweep_vault(root: &Path, sweep: &Sweep<'_>) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let mut folders = vec![root.to_path_buf()];
     while let Some(dir) = folders.pop() {
@@ -153,7 +153,7 @@ pub fn sweep_vault(root: &Path, sweep: &Sweep<'_>) -> Vec<PathBuf> {
 }
 
 /// Sweeps one folder, not its subfolders (the journal's folder).
-pub fn sweep_folder(dir: &Path, sweep: &Sweep<'_>) -> Vec<PathBuf> {
+pub(crate) fn sweep_folder(dir: &Path, sweep: &Sweep<'_>) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else { return removed };
     for entry in entries.flatten() {

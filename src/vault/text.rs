@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 
 /// The UTF-8 byte-order mark.
-pub const BOM: char = '\u{feff}';
+pub(crate) const BOM: char = '\u{feff}';
 
 /// The BOM as it sits in a file.
 const BOM_BYTES: &[u8] = "\u{feff}".as_bytes();
@@ -27,14 +27,14 @@ const BOM_BYTES: &[u8] = "\u{feff}".as_bytes();
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Style {
     /// The note starts with a UTF-8 byte-order mark.
-    pub bom: bool,
+    pub(crate) bom: bool,
     /// Lines end in CRLF rather than LF.
-    pub crlf: bool,
+    pub(crate) crlf: bool,
 }
 
 impl Style {
     /// The convention of a new note: no BOM, LF.
-    pub const NEW: Style = Style { bom: false, crlf: false };
+    pub(crate) const NEW: Style = Style { bom: false, crlf: false };
 
     /// The convention of an existing note's bytes (which need not be UTF-8).
     ///
@@ -65,13 +65,13 @@ impl Style {
 
     /// `text`, whose line breaks are all LF (normalised text), with this style's line endings.
     /// No BOM is added: the text goes inside a note.
-    pub fn endings(self, text: &str) -> Cow<'_, str> {
+    pub(crate) fn endings(self, text: &str) -> Cow<'_, str> {
         if self.crlf { Cow::Owned(text.replace('\n', "\r\n")) } else { Cow::Borrowed(text) }
     }
 
     /// A whole note: `content` normalised, then written in this style, BOM included. Empty
     /// content stays empty: a BOM alone marks no text.
-    pub fn note(self, content: &str) -> String {
+    pub(crate) fn note(self, content: &str) -> String {
         let text = normalize(content);
         if text.is_empty() {
             return text;
@@ -106,24 +106,24 @@ pub fn normalize(text: &str) -> String {
 }
 
 /// Splits a leading BOM off `text`: (the BOM or "", the rest).
-pub fn split_bom(text: &str) -> (&str, &str) {
+pub(crate) fn split_bom(text: &str) -> (&str, &str) {
     let bom = if text.starts_with(BOM) { BOM.len_utf8() } else { 0 };
     text.split_at(bom)
 }
 
 /// The lines of `text` (after any BOM), each with its own line ending; the last may have
 /// none. Numbered as `str::lines` and the line model number them.
-pub fn raw_lines(text: &str) -> Vec<&str> {
+pub(crate) fn raw_lines(text: &str) -> Vec<&str> {
     split_bom(text).1.split_inclusive('\n').collect()
 }
 
 /// True for a line of only spaces, tabs and its line ending.
-pub fn is_blank(line: &str) -> bool {
+pub(crate) fn is_blank(line: &str) -> bool {
     line.trim().is_empty()
 }
 
 /// Strips blank lines (lines of only whitespace) from both ends of `text`, keeping inner ones.
-pub fn strip_blank_edges(text: &str) -> &str {
+pub(crate) fn strip_blank_edges(text: &str) -> &str {
     let mut start = 0;
     for line in text.split_inclusive('\n') {
         if is_blank(line) {

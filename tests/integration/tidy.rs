@@ -661,3 +661,32 @@ fn json_documents_are_spelled_only_in_the_wire_shapes() {
         offences.join("\n")
     );
 }
+
+/// The library's public surface is what the binary and the integration tests use; everything
+/// else is `pub(crate)`. The count may fall, never rise: a new `pub` item must be one a test or
+/// the binary reaches from outside, and then this ceiling is raised on purpose.
+const PUBLIC_ITEMS_MAX: usize = 210;
+
+#[test]
+fn items_are_crate_private_unless_the_binary_or_the_tests_use_them() {
+    let mut public = Vec::new();
+    for (rel, text) in sources() {
+        for (n, line) in non_test(&text).lines().enumerate() {
+            let t = line.trim_start();
+            let item = ["fn ", "struct ", "enum ", "const ", "static ", "type ", "trait ", "mod "]
+                .iter()
+                .chain(["use ", "async fn ", "unsafe fn "].iter())
+                .any(|k| t.strip_prefix("pub ").is_some_and(|rest| rest.starts_with(k)));
+            if item {
+                public.push(format!("{rel}:{}", n + 1));
+            }
+        }
+    }
+    assert!(
+        public.len() <= PUBLIC_ITEMS_MAX,
+        "{} pub items, past the ceiling of {PUBLIC_ITEMS_MAX}; make the new ones pub(crate) unless \
+         the binary or tests/integration reaches them:\n{}",
+        public.len(),
+        public.join("\n")
+    );
+}

@@ -49,7 +49,7 @@ use crate::service::Target;
 pub const OPENAPI: &str = include_str!("../../../openapi.yaml");
 
 /// Where the plugin serves its certificate, and so does mdvault under `server.tls`.
-pub const CERTIFICATE_PATH: &str = "/obsidian-local-rest-api.crt";
+pub(crate) const CERTIFICATE_PATH: &str = "/obsidian-local-rest-api.crt";
 
 /// Every documented route and its methods, as `openapi.yaml` spells the path. The router
 /// below registers exactly these (plus `HEAD` beside `GET`, the Local REST API's `MOVE` and `COPY` verbs
@@ -109,7 +109,7 @@ type Mcp = StreamableHttpService<VaultMcp, NeverSessionManager>;
 
 /// Shared by every handler.
 #[derive(Clone)]
-pub struct App {
+pub(crate) struct App {
     engine: Arc<Engine>,
     mcp: Mcp,
     /// The search queue, shared with every MCP request's `VaultMcp`.
@@ -119,7 +119,7 @@ pub struct App {
     certificate: Option<Arc<str>>,
 }
 
-pub use super::guard::refusal;
+pub(crate) use super::guard::refusal;
 
 /// The methods [`ROUTES`] documents for a concrete path, as an `Allow` value.
 fn allowed_for(path: &str) -> String {
@@ -222,7 +222,7 @@ async fn not_found(uri: Uri) -> Response {
 /// The REST and MCP router; `searches` is the search queue, shared with the web page so that
 /// one-per-core holds across every surface of the server. `certificate` is the public PEM the
 /// server presents under `server.tls` (`None` over plain HTTP).
-pub fn router(
+pub(crate) fn router(
     engine: Arc<Engine>,
     policy: super::guard::Policy,
     searches: Searches,

@@ -86,7 +86,7 @@ fn progress_markup(web: &Web) -> Markup {
 }
 
 /// `GET /ui/health/progress`: the build status fragment alone (polled by the script).
-pub async fn progress(State(web): State<Web>) -> Response {
+pub(crate) async fn progress(State(web): State<Web>) -> Response {
     progress_markup(&web).into_string().into_response_html()
 }
 
@@ -136,7 +136,7 @@ fn sessions_markup(listed: &crate::error::Result<Vec<Session>>, current: Option<
 
 /// `GET /ui/health[?vault=]`: coverage from `status`, the build's progress, and the signed-in
 /// sessions.
-pub async fn overview(
+pub(crate) async fn overview(
     State(web): State<Web>,
     current: Option<Extension<Current>>,
     Query(q): Params,
@@ -204,7 +204,7 @@ pub async fn overview(
 }
 
 /// `GET /ui/health/maintenance[?vault=]`: runs the checks, findings grouped by check.
-pub async fn maintenance(State(web): State<Web>, Query(q): Params) -> Response {
+pub(crate) async fn maintenance(State(web): State<Web>, Query(q): Params) -> Response {
     let vault = vault_of(&web, &q);
     let engine = web.engine.clone();
     let v = vault.clone();
@@ -249,7 +249,7 @@ pub async fn maintenance(State(web): State<Web>, Query(q): Params) -> Response {
 }
 
 /// `GET /ui/health/callouts[?vault=]`: the open callouts, most urgent first, by severity.
-pub async fn callouts(State(web): State<Web>, Query(q): Params) -> Response {
+pub(crate) async fn callouts(State(web): State<Web>, Query(q): Params) -> Response {
     let vault = vault_of(&web, &q);
     let engine = web.engine.clone();
     let v = vault.clone();
@@ -335,7 +335,7 @@ fn timeline(entries: &[crate::upkeep::expiries::Entry]) -> Markup {
 }
 
 /// `GET /ui/health/expiries[?vault=]`: the dated commitments on a timeline and as a table.
-pub async fn expiries(State(web): State<Web>, Query(q): Params) -> Response {
+pub(crate) async fn expiries(State(web): State<Web>, Query(q): Params) -> Response {
     let vault = vault_of(&web, &q);
     let engine = web.engine.clone();
     let v = vault.clone();

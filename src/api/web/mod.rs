@@ -54,7 +54,7 @@ const JS: &str = include_str!("assets/app.js");
 /// Everything from this server, nothing inline, nothing from elsewhere. `img-src data:` is
 /// absent on purpose (a sanitised note keeps no images that could beacon out anyway);
 /// `frame-ancestors 'none'` stops another site from framing the page to steal clicks.
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
     img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; \
     frame-ancestors 'none'";
 
@@ -71,7 +71,7 @@ const PAGE_K: usize = tools::MAX_K;
 
 /// Shared by every route of the page.
 #[derive(Clone)]
-pub struct Web {
+pub(crate) struct Web {
     engine: Arc<Engine>,
     policy: Arc<Policy>,
     sessions: Sessions,
@@ -79,7 +79,7 @@ pub struct Web {
 }
 
 /// URLs of the page's routes, percent-encoded once here.
-pub mod url {
+pub(crate) mod url {
     use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
     /// Everything but unreserved characters and `/` is encoded in a query value.
@@ -87,22 +87,22 @@ pub mod url {
         &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~').remove(b'/');
 
     /// A query value, encoded.
-    pub fn enc(s: &str) -> String {
+    pub(crate) fn enc(s: &str) -> String {
         utf8_percent_encode(s, QUERY).to_string()
     }
 
     /// A note's page.
-    pub fn note(vault: &str, path: &str) -> String {
+    pub(crate) fn note(vault: &str, path: &str) -> String {
         format!("/ui/note?vault={}&path={}", enc(vault), enc(path))
     }
 
     /// A filed document's bytes, for the browser's own viewer.
-    pub fn file(vault: &str, path: &str) -> String {
+    pub(crate) fn file(vault: &str, path: &str) -> String {
         format!("/ui/file?vault={}&path={}", enc(vault), enc(path))
     }
 
     /// The same query on another route (`/ui/note?...` as `/ui/edit?...`).
-    pub fn with(u: &str, from: &str, to: &str) -> String {
+    pub(crate) fn with(u: &str, from: &str, to: &str) -> String {
         match u.strip_prefix(from) {
             Some(rest) => format!("{to}{rest}"),
             None => u.to_string(),
@@ -113,7 +113,7 @@ pub mod url {
 /// The page's router, mounted in front of REST by `api::serve` (its routes all start `/ui`).
 /// `searches` is the server's one search queue, shared with REST and MCP; `credentials` is the
 /// data directory's credentials file, where the sessions are kept.
-pub fn router(
+pub(crate) fn router(
     engine: Arc<Engine>,
     policy: Policy,
     api_key: &str,

@@ -14,7 +14,7 @@ use super::url;
 use crate::search::SearchResponse;
 
 /// The frame of every page: navigation, sign-out, the stylesheet and the script.
-pub fn layout(title: &str, signed_in: bool, body: Markup) -> Markup {
+pub(crate) fn layout(title: &str, signed_in: bool, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -48,7 +48,7 @@ pub fn layout(title: &str, signed_in: bool, body: Markup) -> Markup {
 }
 
 /// A refusal shown as a page: the code, the message (which says what to do next).
-pub fn error(code: &str, message: &str) -> Markup {
+pub(crate) fn error(code: &str, message: &str) -> Markup {
     html! {
         section.error role="alert" {
             h1 { "That did not work" }
@@ -60,7 +60,7 @@ pub fn error(code: &str, message: &str) -> Markup {
 }
 
 /// The sign-in form.
-pub fn login(next: &str, failed: bool) -> Markup {
+pub(crate) fn login(next: &str, failed: bool) -> Markup {
     html! {
         section.login {
             h1 { "Sign in" }
@@ -79,7 +79,7 @@ pub fn login(next: &str, failed: bool) -> Markup {
 }
 
 /// The search page: the form (which works without script as a plain GET) and the results.
-pub fn search(
+pub(crate) fn search(
     vaults: &[String],
     q: &str,
     vault: &str,
@@ -167,7 +167,7 @@ fn explain_chart(hit: &crate::search::Hit) -> Markup {
 }
 
 /// The ranked hits, as the search page shows them and the script swaps in.
-pub fn hits(resp: &SearchResponse) -> Markup {
+pub(crate) fn hits(resp: &SearchResponse) -> Markup {
     let tokens = &resp.explain.tokens;
     html! {
         @for n in &resp.notices { p.notice { (n) } }
@@ -209,26 +209,26 @@ fn value_text(v: &Value) -> String {
 }
 
 /// What the note page shows.
-pub struct NotePage<'a> {
-    pub vault: &'a str,
-    pub path: &'a str,
-    pub obsidian_vault: &'a str,
-    pub frontmatter: &'a serde_json::Map<String, Value>,
-    pub headings: &'a [crate::vault::HeadingEntry],
-    pub body_html: String,
-    pub backlinks: &'a [crate::upkeep::survey::Backlink],
-    pub verdict: Option<&'a crate::docs::Verdict>,
-    pub etag: &'a str,
+pub(crate) struct NotePage<'a> {
+    pub(crate) vault: &'a str,
+    pub(crate) path: &'a str,
+    pub(crate) obsidian_vault: &'a str,
+    pub(crate) frontmatter: &'a serde_json::Map<String, Value>,
+    pub(crate) headings: &'a [crate::vault::HeadingEntry],
+    pub(crate) body_html: String,
+    pub(crate) backlinks: &'a [crate::upkeep::survey::Backlink],
+    pub(crate) verdict: Option<&'a crate::docs::Verdict>,
+    pub(crate) etag: &'a str,
     /// Just saved: say so.
-    pub saved: bool,
+    pub(crate) saved: bool,
     /// A line a finding points at: its number, its text, and the heading line of the section
     /// it is in (the nearest anchor).
-    pub focus: Option<(usize, String, Option<usize>)>,
+    pub(crate) focus: Option<(usize, String, Option<usize>)>,
 }
 
 /// A note (or a filed document's extracted text) rendered, with its outline, frontmatter,
 /// backlinks and the actions on it.
-pub fn note(p: &NotePage) -> Markup {
+pub(crate) fn note(p: &NotePage) -> Markup {
     let obsidian = format!(
         "obsidian://open?vault={}&file={}",
         url::enc(p.obsidian_vault),
@@ -318,18 +318,18 @@ pub fn note(p: &NotePage) -> Markup {
 
 /// The editor: the text, the etag it was read at, and (after a conflict) what the file holds
 /// now beside what was sent.
-pub struct EditPage<'a> {
-    pub vault: &'a str,
-    pub path: &'a str,
-    pub section: Option<&'a str>,
-    pub text: &'a str,
-    pub etag: &'a str,
+pub(crate) struct EditPage<'a> {
+    pub(crate) vault: &'a str,
+    pub(crate) path: &'a str,
+    pub(crate) section: Option<&'a str>,
+    pub(crate) text: &'a str,
+    pub(crate) etag: &'a str,
     /// On a conflict: the current text of the note or section.
-    pub theirs: Option<&'a str>,
+    pub(crate) theirs: Option<&'a str>,
 }
 
 /// The editor page.
-pub fn edit(p: &EditPage) -> Markup {
+pub(crate) fn edit(p: &EditPage) -> Markup {
     html! {
         h1 { "Edit " (p.path) @if let Some(s) = p.section { " · " code { (s) } } }
         @if let Some(theirs) = p.theirs {
@@ -370,7 +370,7 @@ pub fn edit(p: &EditPage) -> Markup {
 }
 
 /// The form that creates a note.
-pub fn new_note(vaults: &[String], vault: &str, path: &str) -> Markup {
+pub(crate) fn new_note(vaults: &[String], vault: &str, path: &str) -> Markup {
     html! {
         h1 { "New note" }
         form.editor method="post" action="/ui/new" {
@@ -388,7 +388,7 @@ pub fn new_note(vaults: &[String], vault: &str, path: &str) -> Markup {
 }
 
 /// The confirmation of a rename.
-pub fn rename(vault: &str, path: &str) -> Markup {
+pub(crate) fn rename(vault: &str, path: &str) -> Markup {
     html! {
         h1 { "Rename " (path) }
         form.editor method="post" action="/ui/rename" {
@@ -403,7 +403,7 @@ pub fn rename(vault: &str, path: &str) -> Markup {
 }
 
 /// The confirmation of a delete.
-pub fn delete(vault: &str, path: &str) -> Markup {
+pub(crate) fn delete(vault: &str, path: &str) -> Markup {
     html! {
         h1 { "Delete " (path) "?" }
         form.editor method="post" action="/ui/delete" {
@@ -416,7 +416,7 @@ pub fn delete(vault: &str, path: &str) -> Markup {
 }
 
 /// What a write did, with where to go next.
-pub fn done(message: &str, vault: &str, path: Option<&str>, links: Option<usize>) -> Markup {
+pub(crate) fn done(message: &str, vault: &str, path: Option<&str>, links: Option<usize>) -> Markup {
     html! {
         section.done role="status" {
             h1 { "Done" }

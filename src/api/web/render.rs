@@ -24,7 +24,7 @@ fn options() -> Options {
 
 /// A link target as the vault resolves it: the path without `#fragment`, and whether it was
 /// written as a wikilink.
-pub type LinkKey = (String, bool);
+pub(crate) type LinkKey = (String, bool);
 
 /// Whether a URL names another site or scheme (left for the sanitiser to judge).
 fn is_external(url: &str) -> bool {
@@ -56,7 +56,7 @@ fn is_wiki(t: LinkType) -> bool {
 }
 
 /// Every vault-internal link target of a note, once each, for one batched resolution.
-pub fn link_targets(markdown: &str) -> Vec<LinkKey> {
+pub(crate) fn link_targets(markdown: &str) -> Vec<LinkKey> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for event in Parser::new_ext(markdown, options()) {
@@ -76,7 +76,7 @@ pub fn link_targets(markdown: &str) -> Vec<LinkKey> {
 /// broken); `note_url` makes the page URL of a vault path, `new_url` the URL that offers to
 /// create a missing note. `first_line` is the file line of the body's first line, so each
 /// heading gets the id `L<line>` that the outline links to.
-pub fn note_html(
+pub(crate) fn note_html(
     markdown: &str,
     first_line: usize,
     resolved: &HashMap<LinkKey, Option<String>>,
@@ -157,7 +157,7 @@ fn mark_callouts(html: &str) -> String {
 }
 
 /// The one sanitiser every surface uses (`api::sanitize`).
-pub fn clean(html: &str) -> String {
+pub(crate) fn clean(html: &str) -> String {
     crate::api::sanitize::clean(html)
 }
 

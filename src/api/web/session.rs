@@ -25,19 +25,19 @@ use crate::error::Result;
 type HmacSha256 = Hmac<Sha256>;
 
 /// The cookie's name.
-pub const COOKIE: &str = "mdvault_ui";
+pub(crate) const COOKIE: &str = "mdvault_ui";
 
 /// How long a sign-in lasts: a working day, so a page left open overnight asks again.
-pub const LIFETIME_SECONDS: i64 = 12 * 60 * 60;
+pub(crate) const LIFETIME_SECONDS: i64 = 12 * 60 * 60;
 
 /// The session a request was admitted with, put in its extensions by the gate (so a page can
 /// mark it, and sign-out and revocation know it).
 #[derive(Clone, Copy, Debug)]
-pub struct Current(pub Hash);
+pub(crate) struct Current(pub Hash);
 
 /// Makes, checks and ends sessions in the credentials file.
 #[derive(Clone)]
-pub struct Sessions {
+pub(crate) struct Sessions {
     store: Arc<Credentials>,
     pepper: Pepper,
 }
@@ -45,7 +45,7 @@ pub struct Sessions {
 impl Sessions {
     /// Sessions kept in `store`, hashed under a pepper derived from this API key (an HMAC of a
     /// fixed label under the key, so the key itself hashes nothing a browser holds).
-    pub fn new(store: Arc<Credentials>, api_key: &str) -> Sessions {
+    pub(crate) fn new(store: Arc<Credentials>, api_key: &str) -> Sessions {
         let mut mac = HmacSha256::new_from_slice(api_key.trim().as_bytes())
             .expect("HMAC takes a key of any length");
         mac.update(b"mdvault web session v2");
@@ -53,7 +53,7 @@ impl Sessions {
     }
 
     /// Starts a session for this client; the cookie value (its secret).
-    pub async fn issue(&self, client: Client) -> Result<String> {
+    pub(crate) async fn issue(&self, client: Client) -> Result<String> {
         let (store, pepper) = (self.store.clone(), self.pepper.clone());
         blocking(move || {
             let (secret, _) = store.start_session(&pepper, &client, LIFETIME_SECONDS)?;
@@ -63,25 +63,25 @@ impl Sessions {
     }
 
     /// The live session a cookie value opens, if any.
-    pub async fn check(&self, value: String) -> Result<Option<Hash>> {
+    pub(crate) async fn check(&self, value: String) -> Result<Option<Hash>> {
         let (store, pepper) = (self.store.clone(), self.pepper.clone());
         blocking(move || store.check_session(&pepper, &value)).await
     }
 
     /// Ends the session a cookie value opens (sign-out).
-    pub async fn end(&self, value: String) -> Result<()> {
+    pub(crate) async fn end(&self, value: String) -> Result<()> {
         let (store, pepper) = (self.store.clone(), self.pepper.clone());
         blocking(move || store.end_session(&pepper, &value).map(drop)).await
     }
 
     /// Every live session, the most recently seen first.
-    pub async fn list(&self) -> Result<Vec<Session>> {
+    pub(crate) async fn list(&self) -> Result<Vec<Session>> {
         let store = self.store.clone();
         blocking(move || store.sessions()).await
     }
 
     /// Ends the sessions `which` names; those it ended.
-    pub async fn revoke(&self, which: Revoke) -> Result<Vec<Session>> {
+    pub(crate) async fn revoke(&self, which: Revoke) -> Result<Vec<Session>> {
         let store = self.store.clone();
         blocking(move || store.revoke(&which)).await
     }
@@ -89,7 +89,7 @@ impl Sessions {
 
 /// The client a sign-in is recorded as: its `User-Agent` and the connection's peer address
 /// (a proxy in front shows as itself; its forwarding headers are anyone's to write).
-pub fn client(headers: &http::HeaderMap, peer: Option<SocketAddr>) -> Client {
+pub(crate) fn client(headers: &http::HeaderMap, peer: Option<SocketAddr>) -> Client {
     Client {
         user_agent: headers
             .get(http::header::USER_AGENT)
@@ -100,7 +100,7 @@ pub fn client(headers: &http::HeaderMap, peer: Option<SocketAddr>) -> Client {
 }
 
 /// The session cookie's value among a request's `Cookie` headers, if any.
-pub fn from_headers(headers: &http::HeaderMap) -> Option<String> {
+pub(crate) fn from_headers(headers: &http::HeaderMap) -> Option<String> {
     headers
         .get_all(http::header::COOKIE)
         .iter()
@@ -112,7 +112,7 @@ pub fn from_headers(headers: &http::HeaderMap) -> Option<String> {
 }
 
 /// The `Set-Cookie` value that starts a session.
-pub fn set_cookie(value: &str, secure: bool) -> String {
+pub(crate) fn set_cookie(value: &str, secure: bool) -> String {
     format!(
         "{COOKIE}={value}; Path=/ui; Max-Age={LIFETIME_SECONDS}; HttpOnly; SameSite=Strict{}",
         if secure { "; Secure" } else { "" }
@@ -120,7 +120,7 @@ pub fn set_cookie(value: &str, secure: bool) -> String {
 }
 
 /// The `Set-Cookie` value that ends one (sign-out).
-pub fn clear_cookie(secure: bool) -> String {
+pub(crate) fn clear_cookie(secure: bool) -> String {
     format!(
         "{COOKIE}=; Path=/ui; Max-Age=0; HttpOnly; SameSite=Strict{}",
         if secure { "; Secure" } else { "" }

@@ -8,7 +8,7 @@ use crate::error::Result;
 
 impl Store {
     /// Every file of a vault.
-    pub fn files(&self, vault: &str) -> Result<Vec<FileRow>> {
+    pub(crate) fn files(&self, vault: &str) -> Result<Vec<FileRow>> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(
@@ -23,7 +23,7 @@ impl Store {
     /// The rows of `vault` at each of `paths` or below it (a folder's files): what a re-index
     /// of a few paths needs, without reading the vault's whole table. Uses the
     /// `(vault, path)` index: below `p` is the range from `p/` up to `p0` ('0' follows '/').
-    pub fn files_at(&self, vault: &str, paths: &[String]) -> Result<Vec<FileRow>> {
+    pub(crate) fn files_at(&self, vault: &str, paths: &[String]) -> Result<Vec<FileRow>> {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(

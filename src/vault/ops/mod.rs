@@ -19,9 +19,8 @@ mod read;
 mod remove;
 mod write;
 
-pub use read::{
-    DocumentText, Entry, EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead,
-};
+pub use read::DocumentText;
+pub(crate) use read::{EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead};
 
 use sha2::{Digest, Sha256};
 
@@ -80,7 +79,7 @@ fn ambiguous(raw: &str, paths: &[String]) -> Error {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     /// The vault written to.
-    pub vault: String,
+    pub(crate) vault: String,
     /// The path written (for a move, the destination).
     pub path: String,
     /// One sentence saying what happened.
@@ -96,14 +95,14 @@ pub struct Change {
     /// How far the index got with this change before the answer went out. The vault never
     /// sets it (it knows nothing of indexing); the front door fills it in after handing the
     /// paths to the index. `None`: no index was told (no owner runs).
-    pub indexed: Option<Indexed>,
+    pub(crate) indexed: Option<Indexed>,
     /// For an edit of a note: a short unified diff of what it changed (the timestamp bump
     /// included), so the caller need not read the note back.
-    pub diff: Option<String>,
+    pub(crate) diff: Option<String>,
     /// For a section replace: the text it replaced.
-    pub replaced: Option<String>,
+    pub(crate) replaced: Option<String>,
     /// What the edit did that the caller may not have meant (a heading pushed past level 6).
-    pub warnings: Vec<edit::Warning>,
+    pub(crate) warnings: Vec<edit::Warning>,
 }
 
 /// How far a write's re-index got within the bounded wait after the write (the bytes are on
@@ -126,7 +125,7 @@ pub enum Indexed {
 
 impl Indexed {
     /// The wire name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Indexed::Full => "full",
             Indexed::Lexical => "lexical",
@@ -192,7 +191,7 @@ impl Vault {
     /// The vault path a caller's path names, without the gate's other checks: for a caller
     /// that must name what an operation touched (the source of a move, to drop it from the
     /// index).
-    pub fn vault_path(&self, raw: &str) -> Result<String> {
+    pub(crate) fn vault_path(&self, raw: &str) -> Result<String> {
         Ok(path::normalize(&self.unrooted(raw)?.0)?.join("/"))
     }
 
@@ -267,7 +266,7 @@ impl Vault {
 
     /// The vault path of the existing note or document a caller's path means: gated, with the
     /// forgiving readings of [`Vault::forgiving`]; `not_found` names the nearest paths.
-    pub fn existing(&self, raw: &str) -> Result<String> {
+    pub(crate) fn existing(&self, raw: &str) -> Result<String> {
         Ok(self.existing_target(raw, Access::Read, Reach::Name)?.rel)
     }
 
@@ -431,7 +430,7 @@ impl Vault {
     /// The path is gated first, so a hostile or protected path gets its own refusal rather
     /// than `out_of_scope`. A scope ending in `.md` admits exactly that note; any other scope
     /// is a folder and admits paths strictly beneath it (`Sub` does not admit `Subterfuge.md`).
-    pub fn check_scope(&self, raw: &str, folder: bool, scope: &str) -> Result<()> {
+    pub(crate) fn check_scope(&self, raw: &str, folder: bool, scope: &str) -> Result<()> {
         let target = self.gate(raw, if folder { Access::Folder } else { Access::WriteFile })?;
         let scope = scope.trim().trim_matches('/');
         let admitted = if scope.to_ascii_lowercase().ends_with(".md") {

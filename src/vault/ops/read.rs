@@ -32,9 +32,9 @@ pub struct NoteRead {
     /// sha256 of the file's bytes; pass it back as the expected hash of a later write.
     pub etag: String,
     /// For a filed document, its extraction verdict (the content is the extracted Markdown).
-    pub extraction: Option<Verdict>,
+    pub(crate) extraction: Option<Verdict>,
     /// How the caller's path came to name this file, when the caller did not write its path.
-    pub reading: Reading,
+    pub(crate) reading: Reading,
 }
 
 /// Where read and map get a filed document's text: the index's cache in production, a plain
@@ -48,9 +48,9 @@ pub trait DocumentText {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeadingEntry {
     /// 1 to 6.
-    pub depth: u8,
+    pub(crate) depth: u8,
     /// The heading text as written.
-    pub text: String,
+    pub(crate) text: String,
     /// 1-based line in the file.
     pub line: usize,
     /// The full `A::B::C` path, usable as a patch target.
@@ -61,19 +61,19 @@ pub struct HeadingEntry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoteMap {
     /// The vault it came from.
-    pub vault: String,
+    pub(crate) vault: String,
     /// Vault-relative path.
-    pub path: String,
+    pub(crate) path: String,
     /// Parsed frontmatter (lenient).
-    pub frontmatter: Map<String, Value>,
+    pub(crate) frontmatter: Map<String, Value>,
     /// Headings in document order (for a document, those of its extracted Markdown).
     pub headings: Vec<HeadingEntry>,
     /// sha256 of the file's bytes.
-    pub etag: String,
+    pub(crate) etag: String,
     /// For a filed document, its extraction verdict.
     pub extraction: Option<Verdict>,
     /// How the caller's path came to name this file, when the caller did not write its path.
-    pub reading: Reading,
+    pub(crate) reading: Reading,
 }
 
 impl NoteMap {
@@ -168,22 +168,22 @@ pub struct Entry {
     /// The file or folder name.
     pub name: String,
     /// Vault-relative path.
-    pub path: String,
+    pub(crate) path: String,
     /// What it is.
-    pub kind: EntryKind,
+    pub(crate) kind: EntryKind,
     /// Size in bytes (files only).
-    pub size: Option<u64>,
+    pub(crate) size: Option<u64>,
     /// Modification time, UTC `YYYY-MM-DDTHH:MM:SSZ` (files only).
-    pub modified: Option<String>,
+    pub(crate) modified: Option<String>,
 }
 
 /// A folder's contents: folders first, then files, each by case-folded name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listing {
     /// The vault it came from.
-    pub vault: String,
+    pub(crate) vault: String,
     /// Vault-relative folder path; empty for the root.
-    pub path: String,
+    pub(crate) path: String,
     /// The entries, hidden ones and symlinks left out.
     pub entries: Vec<Entry>,
 }
@@ -216,11 +216,11 @@ impl Listing {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileStat {
     /// Vault-relative path.
-    pub path: String,
+    pub(crate) path: String,
     /// Size in bytes.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Modification time in nanoseconds since the epoch.
-    pub mtime_ns: i64,
+    pub(crate) mtime_ns: i64,
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
@@ -411,7 +411,7 @@ impl Vault {
     }
 
     /// Every visible file of the vault with its size and modification time, sorted by path.
-    pub fn scan(&self) -> Vec<FileStat> {
+    pub(crate) fn scan(&self) -> Vec<FileStat> {
         let mut out = Vec::new();
         let walker = walkdir::WalkDir::new(&self.root)
             .follow_links(false)
@@ -434,7 +434,7 @@ impl Vault {
     }
 
     /// The size and modification time of one file, if it is a visible regular file.
-    pub fn stat(&self, rel: &str) -> Option<FileStat> {
+    pub(crate) fn stat(&self, rel: &str) -> Option<FileStat> {
         let target = self.gate(rel, Access::Read).ok()?;
         let meta = std::fs::symlink_metadata(&target.abs).ok()?;
         if !meta.is_file() {
@@ -446,20 +446,20 @@ impl Vault {
 
     /// Whether the indexer could read a listed file: the gate accepts its name and it opens.
     /// Reads nothing (for `mdvault status`).
-    pub fn probe(&self, rel: &str) -> Result<()> {
+    pub(crate) fn probe(&self, rel: &str) -> Result<()> {
         let target = self.gate(rel, Access::Read)?;
         std::fs::File::open(&target.abs).map(drop).map_err(|e| Error::read_io(&target.rel, &e))
     }
 
     /// The bytes of a file, through the gate (for the indexer).
-    pub fn read_bytes(&self, rel: &str) -> Result<Vec<u8>> {
+    pub(crate) fn read_bytes(&self, rel: &str) -> Result<Vec<u8>> {
         let target = self.gate(rel, Access::Read)?;
         self.load_bytes(&target)
     }
 
     /// Checks that `raw` names an existing folder (`""` is the root) and returns its
     /// vault-relative form, for operations that walk part of the vault.
-    pub fn folder(&self, raw: &str) -> Result<String> {
+    pub(crate) fn folder(&self, raw: &str) -> Result<String> {
         let target = self.gate(raw, Access::List)?;
         match std::fs::metadata(&target.abs) {
             Ok(meta) if meta.is_dir() => Ok(target.rel),

@@ -8,7 +8,7 @@ use super::Change;
 
 /// Obsidian's vault-local trash folder (its "move to .trash" setting): hidden, so the gate
 /// never lets a caller write there and the index never reads it.
-pub const TRASH_DIR: &str = ".trash";
+pub(crate) const TRASH_DIR: &str = ".trash";
 
 /// How many same-named files the trash keeps apart before a delete gives up.
 const MAX_TRASH_TWINS: u32 = 10_000;
@@ -22,7 +22,12 @@ impl Vault {
     /// Deletes a note or document, moving it into the vault's `.trash` folder (where Obsidian
     /// keeps deleted files, so it can be restored) unless `permanent`. A name already in the
     /// trash is kept: the newcomer gets ` 1`, ` 2`, ... before its suffix.
-    pub fn remove(&self, raw: &str, expected: Option<&str>, permanent: bool) -> Result<Change> {
+    pub(crate) fn remove(
+        &self,
+        raw: &str,
+        expected: Option<&str>,
+        permanent: bool,
+    ) -> Result<Change> {
         let target = self.gate(raw, Access::WriteFile)?;
         let _guard = self.lock();
         if self.current(&target, expected)?.is_none() {

@@ -138,7 +138,7 @@ impl Vault {
 
     /// Renames a frontmatter key, keeping its value lines byte for byte
     /// (`frontmatter::rename`); a name the block already has is refused with `key_exists`.
-    pub fn rename_frontmatter_key(
+    pub(crate) fn rename_frontmatter_key(
         &self,
         raw: &str,
         key: &str,
@@ -157,7 +157,7 @@ impl Vault {
 
     /// Puts new frontmatter entries before, after or in place of the existing key `anchor`
     /// (`frontmatter::insert`); a key the block already has is refused with `key_exists`.
-    pub fn frontmatter_entries(
+    pub(crate) fn frontmatter_entries(
         &self,
         raw: &str,
         anchor: &str,
