@@ -57,6 +57,9 @@ codes! {
     NotADirectory = ("not_a_directory", 400),
     /// A document where a note was needed, or a section named on one.
     IsDocument = ("is_document", 400),
+    /// An attachment (an image, audio or video file) is served read-only: no write, patch,
+    /// move or delete of one.
+    AttachmentReadOnly = ("attachment_read_only", 400),
     /// A move may not turn a note into a document or back.
     KindChange = ("kind_change", 400),
     /// The heading target names no heading (or the `^id` target no block).

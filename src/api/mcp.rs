@@ -599,7 +599,8 @@ impl VaultMcp {
 
     /// Read a note, or only one section of it (`section`: a heading path from vault_map such
     /// as "Plan::Risks", or a unique heading name). Returns the Markdown text. A filed PDF
-    /// reads whole, as the text extracted from it.
+    /// reads whole, as the text extracted from it. An image (png, jpg, gif, webp) returns the
+    /// image, at most 1024 pixels a side; other attachments a sentence saying what they are.
     #[tool(name = "vault_read", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_read(
         &self,
@@ -607,6 +608,10 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
+        if crate::vault::attachment::kind_of(&a.path).is_some() {
+            let shown = self.run(&ctx, move |e, t| super::preview::read(e, t, a)).await;
+            return shown.map_or_else(|e| refusal(&e), super::preview::content);
+        }
         answer(self.run(&ctx, move |e, t| tools::read(e, t, a)).await, render_read)
     }
 

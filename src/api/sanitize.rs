@@ -1,12 +1,18 @@
 //! The one HTML sanitiser: every note rendered as HTML, on the web page (`/ui/`) and for a
 //! REST `Accept: text/html`, goes through [`clean`] before it leaves the server, and a REST
 //! HTML answer carries [`HTML_CSP`] and `nosniff` on top. So a note's `<script>`, event
-//! attributes, `javascript:` URLs, frames and forms are inert on every surface alike.
+//! attributes, `javascript:` URLs, frames and forms are inert on every surface alike. An SVG
+//! attachment is served as it is, under [`SVG_CSP`].
 
 /// The policy of a note served as HTML over REST: nothing runs, nothing loads from elsewhere,
 /// no form posts; images from the server itself (a note's attachments) may show.
 pub(crate) const HTML_CSP: &str = "default-src 'none'; img-src 'self' data:; \
     style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/// The policy of an SVG attachment served over REST (`GET /vault/<file>.svg`): an SVG can
+/// carry script and load resources, so nothing runs or loads; inline styles, which drawings
+/// use, apply.
+pub(crate) const SVG_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
 /// The sanitiser's rules: ammonia's safe defaults (no script, style, event attributes, frames,
 /// forms or `javascript:` URLs; links get `rel="noopener noreferrer"`) plus classes, heading

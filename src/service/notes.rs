@@ -12,6 +12,17 @@ pub(crate) fn read(desk: &dyn Desk, t: &Target, a: ReadArgs) -> Result<NoteRead>
     v.read(path, section, &*desk.documents())
 }
 
+/// Reads an attachment's bytes (an image, audio or video; `vault::attachment`).
+pub(crate) fn read_attachment(
+    desk: &dyn Desk,
+    t: &Target,
+    vault: Option<&str>,
+    path: &str,
+) -> Result<crate::vault::attachment::AttachmentRead> {
+    let (v, path) = locate(desk, t, vault, path)?;
+    v.read_attachment(path)
+}
+
 /// Lists a folder.
 pub(crate) fn list(desk: &dyn Desk, t: &Target, a: ListArgs) -> Result<Listing> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;

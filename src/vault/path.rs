@@ -4,7 +4,8 @@
 //! NUL bytes, backslashes, traversal out of the root (also percent-encoded), dotted components,
 //! any symlink component (checked on the unresolved path, so a link cannot be used to step out
 //! or to alias another note), folder components named like files, the vault root where a file
-//! is needed, the generated root `index.md` for writers, suffixes the verb does not take, and
+//! is needed, the generated root `index.md` for writers, suffixes the verb does not take,
+//! any write of an attachment (`vault::attachment`: images, audio and video are read-only), and
 //! names or paths longer than the filesystem takes (so such a write is refused before any
 //! folder is made for it, rather than failing halfway).
 //!
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 use percent_encoding::percent_decode_str;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::vault::attachment;
 
 /// The longest name, in bytes, one path component may have: `NAME_MAX` on Linux's common
 /// filesystems (ext4, XFS, Btrfs, tmpfs) and on macOS's APFS. A filesystem with a shorter limit
@@ -55,6 +57,9 @@ fn max_rel_bytes(root: &Path, writes: bool) -> usize {
 pub enum Access {
     /// Read a note or document.
     Read,
+    /// Read an attachment (an image, audio or video a note embeds; `vault::attachment`) as
+    /// its bytes. Attachments are read-only: every write access refuses one.
+    ReadAttachment,
     /// List a folder; the vault root is allowed.
     List,
     /// Create or change a note (`.md` only, never the generated root `index.md`).
@@ -69,7 +74,7 @@ pub enum Access {
 
 impl Access {
     fn writes(self) -> bool {
-        !matches!(self, Access::Read | Access::List)
+        !matches!(self, Access::Read | Access::ReadAttachment | Access::List)
     }
 }
 
@@ -463,7 +468,10 @@ pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Resu
     }
 
     let name = parts.last().map(String::as_str).unwrap_or("");
-    let wants_file = matches!(access, Access::Read | Access::WriteNote | Access::WriteFile);
+    let wants_file = matches!(
+        access,
+        Access::Read | Access::ReadAttachment | Access::WriteNote | Access::WriteFile
+    );
     if wants_file && !Suffixes::is_note(name) && !suffixes.is_document(name) {
         // A folder given to a file verb deserves the folder advice, not a suffix lecture.
         let abs = reject_symlinks(root, &parts, raw)?;
@@ -474,7 +482,29 @@ pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Resu
             ));
         }
     }
+    let attachment = attachment::kind_of(name).is_some();
     match access {
+        // Before the suffix rules, so a write of an image says why, not that it is no note.
+        // Moving one (and rewriting the links to it) is a later change.
+        Access::WriteNote | Access::WriteFile | Access::WriteDocument if attachment => {
+            return Err(Error::new(
+                ErrorCode::AttachmentReadOnly,
+                format!(
+                    "'{raw}' is an attachment (an image, audio or video file), which mdvault \
+                     serves read-only: it cannot be written, patched, moved or deleted here; \
+                     change it in Obsidian or on disk"
+                ),
+            ));
+        }
+        Access::ReadAttachment if !attachment => {
+            return Err(Error::new(
+                ErrorCode::UnsupportedSuffix,
+                format!(
+                    "'{raw}' is not an attachment; attachments end in {}",
+                    attachment::suffix_list()
+                ),
+            ));
+        }
         Access::WriteNote if !Suffixes::is_note(name) => {
             return Err(Error::new(
                 ErrorCode::UnsupportedSuffix,
@@ -670,6 +700,37 @@ mod tests {
         assert!(gate(root, &suffixes(), "A/Files/x.PDF", Access::WriteFile).is_ok());
         assert!(gate(root, &suffixes(), "A/b.MD", Access::WriteNote).is_ok());
         assert_eq!(gate(root, &suffixes(), "", Access::List).unwrap().rel, "");
+    }
+
+    #[test]
+    fn attachments_pass_only_the_attachment_read_and_every_write_of_one_says_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for raw in ["a.png", "Home/Plan.SVG", "x/y.mp3"] {
+            assert!(gate(root, &suffixes(), raw, Access::ReadAttachment).is_ok(), "{raw}");
+            for access in [Access::WriteNote, Access::WriteFile, Access::WriteDocument] {
+                let e = gate(root, &suffixes(), raw, access).unwrap_err();
+                assert_eq!(e.code(), ErrorCode::AttachmentReadOnly, "{raw} {access:?}");
+                assert!(e.message().contains("read-only"), "{e:?}");
+            }
+        }
+        for raw in ["a.md", "a.pdf", "a.txt"] {
+            assert_eq!(code(root, raw, Access::ReadAttachment), ErrorCode::UnsupportedSuffix);
+        }
+        // A note read does not take one: the attachment read is its own verb.
+        assert_eq!(code(root, "a.png", Access::Read), ErrorCode::UnsupportedSuffix);
+        // The gate's other refusals stand for attachments too.
+        for raw in ["../a.png", ".obsidian/a.png", "a/.b.png", "%2E%2E/a.png"] {
+            assert_eq!(code(root, raw, Access::ReadAttachment), ErrorCode::InvalidPath, "{raw}");
+        }
+        std::fs::create_dir(root.join("shots.png")).unwrap();
+        assert_eq!(code(root, "shots.png", Access::ReadAttachment), ErrorCode::IsDirectory);
+        #[cfg(unix)]
+        {
+            std::fs::write(root.join("real.png"), b"x").unwrap();
+            std::os::unix::fs::symlink(root.join("real.png"), root.join("alias.png")).unwrap();
+            assert_eq!(code(root, "alias.png", Access::ReadAttachment), ErrorCode::InvalidPath);
+        }
     }
 
     #[test]

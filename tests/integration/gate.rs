@@ -27,6 +27,7 @@ const SEGMENTS: &[&str] = &[
     "out",
     "index.md",
     "c.pdf",
+    "d.png",
     "dir.md",
     "%00",
     "…",
@@ -35,6 +36,7 @@ const SEGMENTS: &[&str] = &[
 fn access() -> impl Strategy<Value = Access> {
     prop_oneof![
         Just(Access::Read),
+        Just(Access::ReadAttachment),
         Just(Access::List),
         Just(Access::WriteNote),
         Just(Access::WriteFile),

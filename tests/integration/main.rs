@@ -10,6 +10,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod adversarial;
 mod agent_tasks;
+mod attachments;
 mod callers;
 mod cli;
 mod common;

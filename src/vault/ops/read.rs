@@ -1,4 +1,5 @@
-//! Reading a vault: a note or one section of it (`read`), its map, a folder's listing, and the
+//! Reading a vault: a note or one section of it (`read`), an attachment's bytes
+//! (`read_attachment`), a note's map, a folder's listing, and the
 //! file table the indexer walks (`scan`, `stat`, `probe`, `read_bytes`, `all_files`).
 
 use std::collections::HashMap;
@@ -7,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
+use crate::vault::attachment::{self, AttachmentRead};
 use crate::vault::edit::{self};
 use crate::vault::headings::{self};
 use crate::vault::path::{Access, Reading, Suffixes};
@@ -235,6 +237,19 @@ fn rfc3339_seconds(t: std::time::SystemTime) -> String {
 }
 
 impl Vault {
+    /// Reads an attachment that must exist, through the gate. Other spellings of the path
+    /// (percent-encoding, another case) are forgiven; names are not looked up across the vault,
+    /// since that lookup knows notes.
+    pub(crate) fn read_attachment(&self, raw: &str) -> Result<AttachmentRead> {
+        let target = self.existing_target(raw, Access::ReadAttachment, Reach::Spelling)?;
+        let bytes = self.load_bytes(&target)?;
+        // The gate let it through, so it has an attachment suffix.
+        let kind = attachment::kind_of(&target.rel).ok_or_else(|| {
+            Error::new(ErrorCode::InternalError, format!("{} is not an attachment", target.rel))
+        })?;
+        Ok(AttachmentRead { etag: content_hash(&bytes), path: target.rel, bytes, kind })
+    }
+
     /// Reads a note, or one section of it (`section` is a `::` heading target). A filed
     /// document reads as its extracted Markdown, whole.
     pub fn read(

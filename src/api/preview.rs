@@ -1,0 +1,228 @@
+//! What an MCP client sees of an attachment: a raster image decoded, scaled down to a bound and
+//! sent as an image; anything else (an SVG, audio, video, an image format not decoded here) a
+//! sentence saying what it is. The one rule for that choice is [`preview`]; [`content`] makes it
+//! the tool's answer (rmcp's image content: base64 and a `mimeType`).
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use rmcp::model::{CallToolResult, ContentBlock};
+
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::service::{self as tools, Target};
+use crate::vault::attachment::{AttachmentKind, AttachmentRead};
+
+/// The longest side, in pixels, of an image sent to a model: vision models scale larger images
+/// down to about this themselves (and bill them by the tile), so more pixels only cost base64
+/// bytes in the context; a screenshot's or photo's text stays legible at this size.
+pub(crate) const MAX_SIDE: u32 = 1024;
+
+/// The widest or tallest image decoded at all: a small file can declare an enormous canvas
+/// (a decompression bomb), and the decoder refuses one past this before allocating it.
+const MAX_DECODED_SIDE: u32 = 16_384;
+
+/// The most memory one decode may take (a 16k square RGBA is 1 GiB, so this is the binding
+/// limit for large images): enough for a 64-megapixel photo.
+const MAX_DECODE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// JPEG quality for a scaled-down photo: the usual web default, visually lossless at this size.
+const JPEG_QUALITY: u8 = 85;
+
+/// What to send for an attachment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Preview {
+    /// An image within [`MAX_SIDE`], encoded as `media_type`.
+    Image {
+        /// The encoded image.
+        bytes: Vec<u8>,
+        /// `image/png`, `image/jpeg`, or the source's own type when it was sent unchanged.
+        media_type: &'static str,
+        /// A sentence naming the file, its size and what was done to it.
+        caption: String,
+    },
+    /// No image: a sentence saying what the file is.
+    Described(String),
+}
+
+/// `vault_read` of an attachment: read through the gate, then [`preview`]ed. Decoding and
+/// scaling are CPU work: the caller runs this on a blocking thread, as it does the read.
+pub(crate) fn read(e: &Engine, t: &Target, a: tools::ReadArgs) -> Result<Preview> {
+    Ok(preview(&tools::read_attachment(e, t, a.vault.as_deref(), &a.path)?))
+}
+
+/// A preview as tool content: the caption and the image (base64), or the description.
+pub(crate) fn content(p: Preview) -> CallToolResult {
+    match p {
+        Preview::Image { bytes, media_type, caption } => {
+            let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+            CallToolResult::success(vec![
+                ContentBlock::text(caption),
+                ContentBlock::image(data, media_type),
+            ])
+        }
+        Preview::Described(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+    }
+}
+
+/// The preview of an attachment: a raster image this build decodes becomes an image whose
+/// longest side is at most [`MAX_SIDE`] (sent unchanged when it already fits); everything else,
+/// and an image that does not decode, is described.
+pub(crate) fn preview(a: &AttachmentRead) -> Preview {
+    let described = |why: &str| {
+        Preview::Described(format!(
+            "{} is an attachment ({}, {} bytes, etag {}); {why}",
+            a.path,
+            a.kind.media_type,
+            a.bytes.len(),
+            a.etag
+        ))
+    };
+    let format = match a.kind.kind {
+        AttachmentKind::Image => ImageFormat::from_mime_type(a.kind.media_type),
+        // An SVG can carry script and needs a renderer: never decoded here.
+        AttachmentKind::Vector => return described("an SVG is not rendered here"),
+        AttachmentKind::Audio => return described("audio is not sent here"),
+        AttachmentKind::Video => return described("video is not sent here"),
+    };
+    let Some(format) = format.filter(|f| f.reading_enabled()) else {
+        return described("this image format is not decoded here");
+    };
+    match scaled(&a.bytes, format) {
+        Ok(Scaled::Fits { width, height }) => Preview::Image {
+            bytes: a.bytes.clone(),
+            media_type: a.kind.media_type,
+            caption: format!("{}: {width}x{height} pixels, etag {}", a.path, a.etag),
+        },
+        Ok(Scaled::Shrunk { bytes, media_type, from, to }) => Preview::Image {
+            bytes,
+            media_type,
+            caption: format!(
+                "{}: {}x{} pixels, shown scaled down to {}x{}, etag {}",
+                a.path, from.0, from.1, to.0, to.1, a.etag
+            ),
+        },
+        Err(e) => described(&format!("it could not be decoded as an image ({e})")),
+    }
+}
+
+/// An image after [`scaled`].
+enum Scaled {
+    /// Within the bound already: the source bytes do.
+    Fits { width: u32, height: u32 },
+    /// Scaled down and re-encoded.
+    Shrunk { bytes: Vec<u8>, media_type: &'static str, from: (u32, u32), to: (u32, u32) },
+}
+
+/// Decodes `bytes` (under the decode limits) and, when its longest side passes [`MAX_SIDE`],
+/// scales it to fit, keeping its aspect ratio, and re-encodes it: a JPEG stays JPEG (a photo;
+/// PNG would be several times larger), anything else becomes PNG (lossless, keeps alpha).
+fn scaled(bytes: &[u8], format: ImageFormat) -> image::ImageResult<Scaled> {
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_DECODED_SIDE);
+    limits.max_image_height = Some(MAX_DECODED_SIDE);
+    limits.max_alloc = Some(MAX_DECODE_BYTES);
+    reader.limits(limits);
+    let image = reader.decode()?;
+    let from = (image.width(), image.height());
+    if from.0.max(from.1) <= MAX_SIDE {
+        return Ok(Scaled::Fits { width: from.0, height: from.1 });
+    }
+    let small = image.resize(MAX_SIDE, MAX_SIDE, image::imageops::FilterType::Triangle);
+    let to = (small.width(), small.height());
+    let mut out = Cursor::new(Vec::new());
+    let media_type = if format == ImageFormat::Jpeg {
+        let rgb = DynamicImage::ImageRgb8(small.to_rgb8());
+        rgb.write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
+            &mut out,
+            JPEG_QUALITY,
+        ))?;
+        "image/jpeg"
+    } else {
+        small.write_to(&mut out, ImageFormat::Png)?;
+        "image/png"
+    };
+    Ok(Scaled::Shrunk { bytes: out.into_inner(), media_type, from, to })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vault::attachment::kind_of;
+
+    fn attachment(path: &str, bytes: Vec<u8>) -> AttachmentRead {
+        AttachmentRead {
+            path: path.into(),
+            etag: crate::vault::content_hash(&bytes),
+            kind: kind_of(path).unwrap(),
+            bytes,
+        }
+    }
+
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let img = image::RgbaImage::from_fn(width, height, |x, y| {
+            image::Rgba([(x % 256) as u8, (y % 256) as u8, 128, 255])
+        });
+        let mut out = Cursor::new(Vec::new());
+        DynamicImage::ImageRgba8(img).write_to(&mut out, ImageFormat::Png).unwrap();
+        out.into_inner()
+    }
+
+    fn decoded(bytes: &[u8]) -> DynamicImage {
+        image::load_from_memory(bytes).unwrap()
+    }
+
+    #[test]
+    fn a_large_png_is_scaled_to_the_bound_keeping_its_aspect_ratio() {
+        let Preview::Image { bytes, media_type, caption } =
+            preview(&attachment("Home/big.png", png(3000, 1500)))
+        else {
+            panic!("not an image")
+        };
+        assert_eq!(media_type, "image/png");
+        let img = decoded(&bytes);
+        assert_eq!((img.width(), img.height()), (MAX_SIDE, MAX_SIDE / 2));
+        assert!(caption.contains("3000x1500") && caption.contains("1024x512"), "{caption}");
+        // A tall one is bounded by its height.
+        let Preview::Image { bytes, .. } = preview(&attachment("tall.png", png(600, 2400))) else {
+            panic!("not an image")
+        };
+        let img = decoded(&bytes);
+        assert_eq!((img.width(), img.height()), (256, MAX_SIDE));
+    }
+
+    #[test]
+    fn a_large_jpeg_stays_jpeg_and_a_small_image_is_sent_as_it_is() {
+        let img = DynamicImage::ImageRgb8(image::RgbImage::new(2048, 1024));
+        let mut jpeg = Cursor::new(Vec::new());
+        img.write_to(&mut jpeg, ImageFormat::Jpeg).unwrap();
+        let Preview::Image { bytes, media_type, .. } =
+            preview(&attachment("photo.JPG", jpeg.into_inner()))
+        else {
+            panic!("not an image")
+        };
+        assert_eq!(media_type, "image/jpeg");
+        assert_eq!(decoded(&bytes).width(), MAX_SIDE);
+        let small = png(40, 30);
+        let p = preview(&attachment("icon.png", small.clone()));
+        assert!(matches!(p, Preview::Image { ref bytes, .. } if *bytes == small), "{p:?}");
+    }
+
+    #[test]
+    fn an_svg_audio_video_or_undecodable_image_is_described_not_sent() {
+        for (path, says) in [
+            ("a.svg", "SVG"),
+            ("a.mp3", "audio"),
+            ("a.mp4", "video"),
+            ("a.bmp", "not decoded here"),
+            ("a.png", "could not be decoded"),
+        ] {
+            let Preview::Described(text) = preview(&attachment(path, b"<svg/>".to_vec())) else {
+                panic!("{path} was sent as an image")
+            };
+            assert!(text.starts_with(path) && text.contains(says), "{path}: {text}");
+        }
+    }
+}

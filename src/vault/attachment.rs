@@ -1,0 +1,109 @@
+//! Attachments: the images, audio and video a vault's notes embed (`![[boiler.png]]`), which
+//! mdvault serves read-only.
+//!
+//! [`kind_of`] is the one rule for which names are attachments and what media type they are
+//! served as; the gate ([`super::path::gate`]) asks it to let [`Access::ReadAttachment`](super::path::Access::ReadAttachment)
+//! through and to refuse every write of one (`attachment_read_only`), and the surfaces ask it
+//! which answer an attachment gets. `Vault::read_attachment` (in `ops/read.rs`) is the one
+//! read.
+
+/// What sort of attachment a file is: decides how a surface that cannot send the bytes as they
+/// are (MCP) shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AttachmentKind {
+    /// A raster image: MCP sends it as an image, scaled down.
+    Image,
+    /// An SVG: an image that can carry script, so never decoded nor sent as an image.
+    Vector,
+    /// Audio.
+    Audio,
+    /// Video.
+    Video,
+}
+
+/// One attachment suffix: its media type and kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AttachmentType {
+    /// The media type the file is served as.
+    pub(crate) media_type: &'static str,
+    /// How a surface that cannot send the bytes shows it.
+    pub(crate) kind: AttachmentKind,
+}
+
+/// Obsidian's accepted image, audio and video formats (its help's "Accepted file formats"),
+/// lowercase without the dot. PDF is a document (filed and extracted), `.canvas` and `.base`
+/// are Obsidian's own files with their own model (a later slice), and other files (`.txt`,
+/// `.json`) are not attachments Obsidian shows, so none of those are here. `.webm` is listed
+/// by Obsidian as both audio and video; it is served as video, which a player of either takes.
+const ATTACHMENTS: &[(&str, &str, AttachmentKind)] = {
+    use AttachmentKind::{Audio, Image, Vector, Video};
+    &[
+        ("avif", "image/avif", Image),
+        ("bmp", "image/bmp", Image),
+        ("gif", "image/gif", Image),
+        ("jpeg", "image/jpeg", Image),
+        ("jpg", "image/jpeg", Image),
+        ("png", "image/png", Image),
+        ("webp", "image/webp", Image),
+        ("svg", "image/svg+xml", Vector),
+        ("flac", "audio/flac", Audio),
+        ("m4a", "audio/mp4", Audio),
+        ("mp3", "audio/mpeg", Audio),
+        ("ogg", "audio/ogg", Audio),
+        ("wav", "audio/wav", Audio),
+        ("3gp", "audio/3gpp", Audio),
+        ("webm", "video/webm", Video),
+        ("mkv", "video/x-matroska", Video),
+        ("mov", "video/quicktime", Video),
+        ("mp4", "video/mp4", Video),
+        ("ogv", "video/ogg", Video),
+    ]
+};
+
+/// The attachment type of a file name (case-insensitive suffix), or `None` when it is not an
+/// attachment.
+pub(crate) fn kind_of(name: &str) -> Option<AttachmentType> {
+    let (stem, ext) = name.rsplit_once('.')?;
+    if stem.is_empty() || stem.ends_with('/') {
+        return None;
+    }
+    ATTACHMENTS
+        .iter()
+        .find(|(s, _, _)| ext.eq_ignore_ascii_case(s))
+        .map(|&(_, media_type, kind)| AttachmentType { media_type, kind })
+}
+
+/// The attachment suffixes, for messages (`.png, .jpg, ...`).
+pub(crate) fn suffix_list() -> String {
+    ATTACHMENTS.iter().map(|(s, _, _)| format!(".{s}")).collect::<Vec<_>>().join(", ")
+}
+
+/// An attachment as read: its bytes, as they are on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AttachmentRead {
+    /// Vault-relative path.
+    pub(crate) path: String,
+    /// The file's bytes.
+    pub(crate) bytes: Vec<u8>,
+    /// Its type, from its suffix.
+    pub(crate) kind: AttachmentType,
+    /// sha256 of the bytes.
+    pub(crate) etag: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn obsidians_image_audio_and_video_suffixes_are_attachments_and_others_are_not() {
+        let png = kind_of("Home/Boiler.PNG").unwrap();
+        assert_eq!((png.media_type, png.kind), ("image/png", AttachmentKind::Image));
+        assert_eq!(kind_of("a.svg").unwrap().kind, AttachmentKind::Vector);
+        assert_eq!(kind_of("a.mp3").unwrap().media_type, "audio/mpeg");
+        assert_eq!(kind_of("a.mov").unwrap().kind, AttachmentKind::Video);
+        for name in ["a.md", "a.pdf", "a.txt", "a.canvas", "png", ".png", "a.png.md", "a"] {
+            assert_eq!(kind_of(name), None, "{name}");
+        }
+    }
+}
