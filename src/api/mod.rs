@@ -26,6 +26,7 @@ mod logic;
 pub(crate) mod mcp;
 mod patch;
 mod periodic;
+mod prose;
 mod readiness;
 pub mod rest;
 pub(crate) mod sanitize;
