@@ -36,6 +36,7 @@ mod resolver;
 mod search;
 mod seed_rest;
 mod serve;
+mod tags;
 mod tidy;
 mod tls;
 mod tour;
