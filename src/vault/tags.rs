@@ -50,11 +50,18 @@ pub(crate) fn inline_tags(text: &str) -> Vec<String> {
             _ => continue,
         };
         let spans = markdown::code_spans(body);
+        // The spans are in order and so are the `#`s: one walk over both keeps a line of
+        // many spans and many `#`s linear.
+        let mut span = spans.iter().peekable();
         let mut prev = ' ';
         for (at, c) in body.char_indices() {
             let starts = c == '#' && prev.is_whitespace();
             prev = c;
-            if !starts || spans.iter().any(|s| s.contains(&at)) {
+            if !starts {
+                continue;
+            }
+            while span.next_if(|s| s.end <= at).is_some() {}
+            if span.peek().is_some_and(|s| s.contains(&at)) {
                 continue;
             }
             let rest = &body[at + 1..];
@@ -101,9 +108,15 @@ fn key(tag: &str) -> String {
     tag.to_lowercase()
 }
 
-/// A tag and the tags it nests under, outermost first: `a/b/c` gives `a`, `a/b`, `a/b/c`.
+/// How many of a tag's parents count for it: a hostile tag of a million levels would otherwise
+/// count for a million parents, each as long as itself.
+pub(crate) const MAX_PARENTS: usize = 32;
+
+/// A tag and the tags it nests under, outermost first: `a/b/c` gives `a`, `a/b`, `a/b/c`. Only
+/// the outermost [`MAX_PARENTS`] parents are given.
 pub(crate) fn lineage(tag: &str) -> impl Iterator<Item = &str> {
-    tag.match_indices('/').map(|(i, _)| &tag[..i]).chain(std::iter::once(tag))
+    let parents = tag.match_indices('/').take(MAX_PARENTS).map(|(i, _)| &tag[..i]);
+    parents.chain(std::iter::once(tag))
 }
 
 /// Whether `tag` is `wanted` or nests under it, without case: `project` takes `Project` and
@@ -285,6 +298,12 @@ mod tests {
     }
 
     #[test]
+    fn a_line_of_many_code_spans_and_hashes_is_read_in_one_walk() {
+        let line = "`#c` #t ".repeat(20_000);
+        assert_eq!(inline_tags(&line), ["t"]);
+    }
+
+    #[test]
     fn code_blocks_and_frontmatter_hold_no_inline_tags() {
         let text = "---\ntags: [a]\n---\n#real\n\n```\n#fenced\n```\n\n    #indented\n\n~~~\n#tilde\n~~~\n#real #again\n";
         assert_eq!(inline_tags(text), ["real", "again"]);
@@ -314,6 +333,9 @@ mod tests {
     fn a_nested_tag_falls_under_each_of_its_parents_without_case() {
         assert_eq!(lineage("a/b/c").collect::<Vec<_>>(), ["a", "a/b", "a/b/c"]);
         assert_eq!(lineage("a").collect::<Vec<_>>(), ["a"]);
+        let deep = vec!["x"; 1000].join("/");
+        assert_eq!(lineage(&deep).count(), MAX_PARENTS + 1);
+        assert_eq!(lineage(&deep).last(), Some(deep.as_str()));
         assert!(falls_under("project/alpha", "project"));
         assert!(falls_under("Project", "project"));
         assert!(falls_under("project/alpha/x", "PROJECT/alpha"));
