@@ -284,6 +284,20 @@ pub(crate) fn callouts(
     })
 }
 
+/// `mdvault tags --json`: the tags in tree order (each with its nesting `depth`) and, for a tag
+/// asked for, the notes under it with their tags there.
+pub(crate) fn tags(vault: &str, r: &crate::vault::tags::TagReport) -> Value {
+    json!({
+        "vault": vault,
+        "tag": r.tag,
+        "notes_scanned": r.notes_scanned,
+        "tags": r.tags.iter().map(|t| json!({"name": t.name, "count": t.count, "depth": t.depth()}))
+            .collect::<Vec<_>>(),
+        "notes": r.notes.iter().map(|(path, tags)| json!({"path": path, "tags": tags}))
+            .collect::<Vec<_>>(),
+    })
+}
+
 /// `/maintenance`: the run (the findings contract's own JSON), its summary, the exit status
 /// the contract gives it, and the Markdown rendering of the same findings.
 pub(crate) fn maintenance(run: &crate::upkeep::findings::Run) -> Value {

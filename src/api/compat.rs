@@ -8,12 +8,11 @@
 //! from `rest.rs`, and nothing here writes. The map from each plugin route to these functions,
 //! and what mdvault refuses on purpose, is `docs/local-rest-api.md`.
 
-use std::collections::{BTreeMap, HashSet};
-
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::markdown::{self, Class};
+use crate::vault::tags::{self, TagCount, note_tags};
 use crate::vault::{NoteRead, frontmatter, headings};
 
 /// What `GET /` calls the service, as the plugin's clients check it.
@@ -49,78 +48,6 @@ pub(crate) fn status(authenticated: bool) -> Value {
         "versions": { "obsidian": format!("mdvault {}", env!("CARGO_PKG_VERSION")), "self": PLUGIN_VERSION },
         "mdvault": { "version": env!("CARGO_PKG_VERSION") },
     })
-}
-
-/// A tag as Obsidian reads it: letters, digits, `_`, `-` and `/`, at least one non-digit.
-fn is_tag(t: &str) -> bool {
-    !t.is_empty()
-        && t.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/'))
-        && !t.chars().all(|c| c.is_ascii_digit())
-}
-
-/// The inline `#tags` of a note's text, outside frontmatter, code and inline code spans, in
-/// order of first appearance, without the `#`.
-pub(crate) fn inline_tags(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    // Seen tags are looked up, not searched for: a note of 200,000 distinct tags would cost
-    // their number squared.
-    let mut seen: HashSet<String> = HashSet::new();
-    for line in markdown::lines(text) {
-        if !matches!(line.class, Class::Text | Class::Heading { .. }) {
-            continue;
-        }
-        let raw = line.raw;
-        // A heading's own markers are not tags.
-        let body = match line.class {
-            Class::Heading { text, .. } => text,
-            _ => raw,
-        };
-        let mut in_code = false;
-        let mut prev = ' ';
-        let chars: Vec<(usize, char)> = body.char_indices().collect();
-        let mut i = 0;
-        while i < chars.len() {
-            let (at, c) = chars[i];
-            if c == '`' {
-                in_code = !in_code;
-            } else if c == '#' && !in_code && (prev.is_whitespace() || i == 0) {
-                let rest = &body[at + 1..];
-                let end = rest
-                    .char_indices()
-                    .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '/')))
-                    .map_or(rest.len(), |(n, _)| n);
-                let tag = rest[..end].trim_end_matches('/');
-                if is_tag(tag) && !seen.contains(tag) {
-                    seen.insert(tag.to_string());
-                    out.push(tag.to_string());
-                }
-            }
-            prev = c;
-            i += 1;
-        }
-    }
-    out
-}
-
-/// The frontmatter `tags` (a list or one string, `#` optional), then the inline ones.
-pub(crate) fn note_tags(fm: &Map<String, Value>, text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut add = |t: &str| {
-        let t = t.trim().trim_start_matches('#');
-        if is_tag(t) && seen.insert(t.to_string()) {
-            out.push(t.to_string());
-        }
-    };
-    match fm.get("tags").or_else(|| fm.get("tag")) {
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).for_each(&mut add),
-        Some(Value::String(s)) => s.split([',', ' ']).for_each(&mut add),
-        _ => {}
-    }
-    for t in inline_tags(text) {
-        add(&t);
-    }
-    out
 }
 
 /// A file's times in milliseconds since the epoch and its size, as the plugin's `stat`.
@@ -337,34 +264,16 @@ pub(crate) fn listing_files(l: &crate::vault::Listing) -> Vec<String> {
         .collect()
 }
 
-/// `/tags/`: every tag with the number of notes that carry it, most used first.
-pub(crate) fn tag_counts(per_note: impl IntoIterator<Item = Vec<String>>) -> Value {
-    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for tags in per_note {
-        for t in tags {
-            *counts.entry(t).or_default() += 1;
-        }
-    }
-    let mut list: Vec<(String, u64)> = counts.into_iter().collect();
-    list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    json!({ "tags": list.into_iter().map(|(name, count)| json!({"name": name, "count": count})).collect::<Vec<_>>() })
+/// `/tags/`: every tag with the number of notes that carry it or a tag nested under it (the
+/// plugin counts a nested tag for each parent too), most used first.
+pub(crate) fn tag_counts(tags: &[TagCount]) -> Value {
+    let list = tags::by_count(tags);
+    json!({ "tags": list.into_iter().map(|t| json!({"name": t.name, "count": t.count})).collect::<Vec<_>>() })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn inline_tags_skip_code_headings_markers_and_numbers() {
-        let text = "---\ntags: [a]\n---\n# Title #top\n\nText #one and #two/sub, not a#b or `#code`.\n\n```\n#fenced\n```\n#2026 #x-y\n";
-        assert_eq!(inline_tags(text), ["top", "one", "two/sub", "x-y"]);
-    }
-
-    #[test]
-    fn note_tags_take_the_frontmatter_first_then_the_inline_ones_once() {
-        let fm = serde_json::from_str::<Map<String, Value>>(r##"{"tags": ["a", "#b"]}"##).unwrap();
-        assert_eq!(note_tags(&fm, "x #c #a\n"), ["a", "b", "c"]);
-    }
 
     #[test]
     fn the_document_map_is_a_tree_in_2x_and_a_list_in_1x() {

@@ -27,6 +27,7 @@ pub(crate) mod mcp;
 mod patch;
 mod periodic;
 mod preview;
+mod prose;
 mod readiness;
 pub mod rest;
 pub(crate) mod sanitize;

@@ -114,6 +114,12 @@ enum Command {
         after_help = "Examples:\n  mdvault callouts\n  mdvault callouts --dir Projects --json"
     )]
     Callouts(upkeep::CalloutsArgs),
+    /// List the tags (frontmatter and inline `#tags`) as a tree with how many notes carry
+    /// each, a nested tag counting for its parents; with TAG, the notes carrying it.
+    #[command(
+        after_help = "Examples:\n  mdvault tags\n  mdvault tags project\n  mdvault tags '#project/alpha' --json"
+    )]
+    Tags(upkeep::TagsArgs),
     /// Which embedding model the index uses; install the default one; switch to another
     /// (states the re-embedding cost first).
     #[command(
@@ -268,6 +274,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Check(args) => upkeep::check(&open_light(config)?, only.as_deref(), args),
         Command::IndexMd => upkeep::index_md(&open_light(config)?, only.as_deref()),
         Command::Callouts(args) => upkeep::callouts(&open_light(config)?, only.as_deref(), args),
+        Command::Tags(args) => upkeep::tags(&open_light(config)?, only.as_deref(), args),
         Command::Expiries(args) => upkeep::expiries(&open_light(config)?, only.as_deref(), args),
         Command::Serve(args) => {
             let listen = args.listen.unwrap_or_else(|| config.server.listen.clone());

@@ -1,4 +1,4 @@
-//! The upkeep commands: `check` (maintenance), `index-md`, `callouts` and `expiries`.
+//! The upkeep commands: `check` (maintenance), `index-md`, `callouts`, `tags` and `expiries`.
 //!
 //! None of them loads the embedding model or touches the search index: they read the notes
 //! on disk, so they work on a machine where the model is missing. `check` exits as the
@@ -38,6 +38,21 @@ pub(crate) struct CalloutsArgs {
     #[arg(long, value_name = "FOLDER")]
     dir: Option<String>,
     /// Print JSON (the shape `/callouts` answers with).
+    #[arg(long)]
+    json: bool,
+}
+
+/// `mdvault tags`.
+#[derive(Debug, Args)]
+pub(crate) struct TagsArgs {
+    /// List the notes carrying this tag or a tag nested under it (`project` also finds
+    /// `#project/alpha`); `#` optional, case ignored.
+    #[arg(value_name = "TAG")]
+    tag: Option<String>,
+    /// Only notes under this folder.
+    #[arg(long, value_name = "FOLDER")]
+    dir: Option<String>,
+    /// Print JSON: the tags in tree order with counts and depth, and the notes under TAG.
     #[arg(long)]
     json: bool,
 }
@@ -266,6 +281,19 @@ pub(crate) fn callouts(
         r.notes_with_callouts,
         r.notes_scanned
     ));
+    Ok(())
+}
+
+/// `mdvault tags`.
+pub(crate) fn tags(desk: &LightEngine, only: Option<&str>, args: TagsArgs) -> Result<(), Failure> {
+    let v = desk.vaults().get(only)?;
+    let a = service::TagsArgs { vault: Some(v.name().to_string()), tag: args.tag, dir: args.dir };
+    let r = service::tags(desk, &Target::default(), a)?;
+    if args.json {
+        print_json(&wire::tags(v.name(), &r));
+    } else {
+        print(&r.render());
+    }
     Ok(())
 }
 

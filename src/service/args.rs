@@ -551,6 +551,23 @@ pub(crate) struct CalloutsArgs {
     pub(crate) dir: Option<String>,
 }
 
+/// `vault_tags`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TagsArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault). A path
+    /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
+    #[serde(default)]
+    pub(crate) vault: Option<String>,
+    /// List the notes carrying this tag or a tag nested under it ("project" also finds
+    /// "#project/alpha"), `#` optional, case ignored. Without it, every tag with its count.
+    #[serde(default)]
+    pub(crate) tag: Option<String>,
+    /// Only notes under this folder, e.g. "Projects".
+    #[serde(default)]
+    pub(crate) dir: Option<String>,
+}
+
 /// `vault_maintenance`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -1,5 +1,5 @@
-//! The upkeep tools: status, expiries, callouts, maintenance and its checks, frontmatter
-//! queries, grep and links.
+//! The upkeep tools: status, expiries, callouts, tags, maintenance and its checks,
+//! frontmatter queries, grep and links.
 
 use super::*;
 
@@ -33,6 +33,30 @@ pub(crate) fn callouts(
 ) -> Result<crate::upkeep::callouts::Report> {
     let v = vault(desk, t, a.vault.as_deref())?;
     crate::upkeep::callouts(v, a.dir.as_deref().unwrap_or(""), &upkeep_settings(desk))
+}
+
+/// The vault's tags (frontmatter and inline, nested ones counted for their parents too) with
+/// how many notes carry each; or, with a tag, the notes carrying it or a tag nested under it.
+pub(crate) fn tags(
+    desk: &dyn Desk,
+    t: &Target,
+    a: TagsArgs,
+) -> Result<crate::vault::tags::TagReport> {
+    let v = vault(desk, t, a.vault.as_deref())?;
+    let wanted = match a.tag.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(raw) => Some(crate::vault::tags::asked(raw).ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "{raw:?} is not a tag: a tag is letters, digits, `_`, `-` and `/` (for \
+                     nesting), with at least one non-digit, e.g. \"project/alpha\""
+                ),
+            )
+        })?),
+    };
+    let dir = v.folder(a.dir.as_deref().unwrap_or(""))?;
+    Ok(crate::vault::tags::report(&crate::upkeep::notes(v, &dir), wanted))
 }
 
 /// Runs every maintenance check (built-in and the vault's scripts); a second caller in the

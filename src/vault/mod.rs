@@ -32,6 +32,7 @@ pub mod patch;
 pub mod path;
 pub(crate) mod periodic;
 pub(crate) mod sweep;
+pub(crate) mod tags;
 pub mod text;
 
 use std::path::{Path, PathBuf};

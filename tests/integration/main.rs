@@ -37,6 +37,7 @@ mod resolver;
 mod search;
 mod seed_rest;
 mod serve;
+mod tags;
 mod tidy;
 mod tls;
 mod tour;

@@ -316,6 +316,20 @@ fn cases() -> Vec<Case> {
             }),
         },
         Case {
+            tool: "vault_tags",
+            args: json!({}),
+            rest: Rest("GET", "/tags/", vec![], None),
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                assert!(!j["tags"].as_array().unwrap().is_empty(), "{r}");
+                for t in j["tags"].as_array().unwrap() {
+                    let leaf = t["name"].as_str().unwrap().rsplit('/').next().unwrap();
+                    let line = format!("- #{leaf} ({})\n", t["count"]);
+                    assert!(m.contains(&line), "{line} missing from {m}");
+                }
+            }),
+        },
+        Case {
             tool: "vault_maintenance",
             args: json!({}),
             rest: Rest("GET", "/maintenance", vec![], None),

@@ -140,13 +140,14 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// Inside `api`, the same rule between its files: the limits every surface applies, which
-/// connections are admitted, TLS, the gate, then the MCP server, then the shared HTTP helpers,
-/// the plugin's PATCH formats and its periodic notes, then the router that mounts them, then the
-/// entry points. The web page (`api/web/`, one entry here) sits beside REST: it uses the gate
+/// connections are admitted, TLS, the gate, then the MCP server (its prose first), then the
+/// shared HTTP helpers, the plugin's PATCH formats and its periodic notes, then the router that
+/// mounts them, then the entry points. The web page (`api/web/`, one entry here) sits beside REST: it uses the gate
 /// and the limits, and only `mod` mounts it.
 #[rustfmt::skip]
 const API_LAYERS: &[&str] = &[
-    "sanitize", "accept", "compat", "logic", "limits", "admission", "tls", "preview", "guard", "mcp",
+    "sanitize", "accept", "compat", "logic", "limits", "admission", "tls", "preview", "guard",
+    "prose", "mcp",
     "common", "patch", "periodic", "readiness", "rest", "web", "mod",
 ];
 

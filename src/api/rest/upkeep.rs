@@ -14,21 +14,15 @@ use crate::error::Result;
 use crate::service::{self as tools, Target};
 use crate::wire;
 
-/// `GET /tags/`: every tag (frontmatter and inline) with how many notes carry it.
+/// `GET /tags/`: every tag (frontmatter and inline, nested ones counted for their parents too)
+/// with how many notes carry it.
 pub(super) async fn tags_route(
     State(app): State<App>,
     Extension(target): Extension<Target>,
 ) -> Response {
     let engine = app.engine.clone();
-    let counted = blocking(move || {
-        let notes = tools::all_notes(&engine, &target)?;
-        Ok(compat::tag_counts(
-            notes
-                .iter()
-                .map(|(_, text)| compat::note_tags(&crate::vault::frontmatter::parse(text), text)),
-        ))
-    });
-    finish(counted.await.map(json_body))
+    let counted = blocking(move || tools::tags(&engine, &target, tools::TagsArgs::default()));
+    finish(counted.await.map(|r| json_body(compat::tag_counts(&r.tags))))
 }
 
 /// `GET /frontmatter?key=&value=[&dir=]`: `[{"filename"}]`, sorted by path.
