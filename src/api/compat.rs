@@ -149,10 +149,10 @@ pub(crate) fn note(r: &NoteRead, stat: Stat, links: &[String], unresolved: &[Str
 }
 
 /// A note as sanitised HTML in Obsidian's reading view (the web page's pipeline,
-/// `web::render`), its frontmatter left out as the reading view does. Links keep their targets
+/// `api::render`), its frontmatter left out as the reading view does. Links keep their targets
 /// as written: this answer is read outside the vault, so nothing is resolved against it.
 pub(crate) fn html(text: &str) -> String {
-    use super::web::render;
+    use super::render;
     let (_, body) = frontmatter::split(text);
     // The body's first line in the file, so heading ids come from the file's own outline.
     let first_line = text[..text.len() - body.len()].matches('\n').count() + 1;

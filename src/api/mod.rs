@@ -27,6 +27,7 @@ pub(crate) mod mcp;
 mod patch;
 mod periodic;
 mod readiness;
+pub(crate) mod render;
 pub mod rest;
 pub(crate) mod sanitize;
 pub(crate) mod tls;

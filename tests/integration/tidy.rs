@@ -146,7 +146,7 @@ const LAYERS: &[&[&str]] = &[
 /// and the limits, and only `mod` mounts it.
 #[rustfmt::skip]
 const API_LAYERS: &[&str] = &[
-    "sanitize", "accept", "compat", "logic", "limits", "admission", "tls", "guard", "mcp",
+    "sanitize", "render", "accept", "compat", "logic", "limits", "admission", "tls", "guard", "mcp",
     "common", "patch", "periodic", "readiness", "rest", "web", "mod",
 ];
 

@@ -4,7 +4,7 @@
 //! argument structs and calls the same functions, so the page can show things differently
 //! but never act differently (the etag check, the write scope, link rewriting on a move and
 //! the re-index after a write all live below). It renders HTML with maud (`pages`,
-//! `health`), a note's Markdown through pulldown-cmark and the ammonia sanitiser (`render`),
+//! `health`), a note's Markdown through `api::render` (pulldown-cmark, then the sanitiser),
 //! and keeps its sign-ins as sessions in the data directory's credentials file, one cookie
 //! each (`session`). The stylesheet and the one small script are compiled into the binary;
 //! the page works offline and loads nothing from elsewhere.
@@ -21,7 +21,6 @@
 
 pub(crate) mod health;
 pub(crate) mod pages;
-pub(crate) mod render;
 pub(crate) mod session;
 
 use std::collections::HashMap;
@@ -35,6 +34,8 @@ use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use maud::Markup;
+
+use super::render;
 
 use super::guard::Policy;
 use super::limits::Searches;

@@ -216,7 +216,7 @@ pub(crate) struct NotePage<'a> {
     pub(crate) frontmatter: &'a serde_json::Map<String, Value>,
     pub(crate) headings: &'a [crate::vault::HeadingEntry],
     /// The ids the rendered headings carry, which the outline links to.
-    pub(crate) anchors: &'a super::render::Anchors,
+    pub(crate) anchors: &'a crate::api::render::Anchors,
     pub(crate) body_html: String,
     pub(crate) backlinks: &'a [crate::upkeep::survey::Backlink],
     pub(crate) verdict: Option<&'a crate::docs::Verdict>,

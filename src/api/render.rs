@@ -14,7 +14,8 @@
 //! arrives inert. The sanitiser runs last, over everything, so nothing this module adds can
 //! open a hole either.
 //!
-//! It does not read files or know routes beyond the URLs its caller hands in.
+//! It does not read files or know routes beyond the URLs its caller hands in. It sits below
+//! `compat` and `web`, which both show notes as HTML.
 
 use std::collections::{HashMap, HashSet};
 
@@ -449,8 +450,8 @@ fn mark_callouts(html: &str) -> String {
 }
 
 /// The one sanitiser every surface uses (`api::sanitize`).
-pub(crate) fn clean(html: &str) -> String {
-    crate::api::sanitize::clean(html)
+fn clean(html: &str) -> String {
+    super::sanitize::clean(html)
 }
 
 #[cfg(test)]
