@@ -75,19 +75,20 @@ pub(crate) fn note(r: &NoteRead, stat: Stat, links: &[String], unresolved: &[Str
     v
 }
 
-/// A note as sanitised HTML (CommonMark with tables, strikethrough and task lists), its
-/// frontmatter left out as Obsidian's reading view does.
+/// A note as sanitised HTML in Obsidian's reading view (the web page's pipeline,
+/// `api::render`), its frontmatter left out as the reading view does. Links keep their targets
+/// as written: this answer is read outside the vault, so nothing is resolved against it.
 pub(crate) fn html(text: &str) -> String {
-    use pulldown_cmark::{Options, Parser, html};
+    use super::render;
     let (_, body) = frontmatter::split(text);
-    let mut opts = Options::empty();
-    opts.insert(Options::ENABLE_TABLES);
-    opts.insert(Options::ENABLE_STRIKETHROUGH);
-    opts.insert(Options::ENABLE_TASKLISTS);
-    let mut out = String::with_capacity(body.len() * 3 / 2);
-    html::push_html(&mut out, Parser::new_ext(body, opts));
-    // Raw HTML in a note passes through pulldown-cmark; the one sanitiser makes it inert.
-    super::sanitize::clean(&out)
+    // The body's first line in the file, so heading ids come from the file's own outline.
+    let first_line = text[..text.len() - body.len()].matches('\n').count() + 1;
+    render::note_html(
+        &render::Shown::note(body),
+        first_line,
+        &render::Anchors::of(text),
+        &render::Links::AsWritten,
+    )
 }
 
 /// The block ids (`^id` closing a line) of a note, outside code, in order.
@@ -329,7 +330,20 @@ mod tests {
     #[test]
     fn html_leaves_the_frontmatter_out() {
         let h = html("---\ntitle: x\n---\n# Head\n\ntext\n");
-        assert!(h.starts_with("<h1>Head</h1>"), "{h}");
+        assert!(h.starts_with("<h1 id=\"head\">Head</h1>"), "{h}");
         assert!(!h.contains("title"));
+    }
+
+    #[test]
+    fn html_is_the_reading_view_with_links_as_written() {
+        let h = html(
+            "---\ntitle: x\n---\n## Use it\n\n| a |\n| - |\n| [[Basic formatting syntax\\|Markdown]] |\n\n\
+             ==hi== %%secret%% [[#Use it]]\n",
+        );
+        assert!(h.contains("<h2 id=\"use-it\">"), "{h}");
+        assert!(h.contains("href=\"Basic%20formatting%20syntax\""), "{h}");
+        assert!(h.contains(">Markdown</a>"), "{h}");
+        assert!(h.contains("<mark>hi</mark>") && !h.contains("secret"), "{h}");
+        assert!(h.contains("href=\"#use-it\""), "{h}");
     }
 }

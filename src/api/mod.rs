@@ -29,6 +29,7 @@ mod periodic;
 mod preview;
 mod prose;
 mod readiness;
+pub(crate) mod render;
 pub mod rest;
 pub(crate) mod sanitize;
 pub(crate) mod tls;

@@ -15,8 +15,12 @@ pub(crate) const HTML_CSP: &str = "default-src 'none'; img-src 'self' data:; \
 pub(crate) const SVG_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
 /// The sanitiser's rules: ammonia's safe defaults (no script, style, event attributes, frames,
-/// forms or `javascript:` URLs; links get `rel="noopener noreferrer"`) plus classes, heading
-/// ids and the task-list checkboxes pulldown-cmark writes.
+/// forms or `javascript:` URLs; links get `rel="noopener noreferrer"`; `<mark>` for
+/// highlights is among its tags) plus classes, ids and the task-list checkboxes pulldown-cmark
+/// writes. Ids are kept as written, not prefixed: a link's `#fragment` (a heading's slug, a
+/// block's `^id`) must name the id the renderer gave. The page's script looks up only the
+/// search and health pages' own ids, and those pages show no note, so a note's own `id` can
+/// at worst be a second target of a fragment.
 pub(crate) fn clean(html: &str) -> String {
     ammonia::Builder::default()
         .add_generic_attributes(["class", "id"])
@@ -44,8 +48,13 @@ mod tests {
     }
 
     #[test]
-    fn task_list_checkboxes_and_heading_ids_survive() {
-        let out = clean("<h2 id=\"x\">X</h2><input type=\"checkbox\" checked disabled>");
+    fn task_list_checkboxes_heading_and_block_ids_and_highlights_survive() {
+        let out = clean(
+            "<h2 id=\"x\">X</h2><input type=\"checkbox\" checked disabled>\
+             <p id=\"^b1\"><mark>hi</mark> <a href=\"#^b1\">b</a></p>",
+        );
         assert!(out.contains("id=\"x\"") && out.contains("type=\"checkbox\""), "{out}");
+        assert!(out.contains("<p id=\"^b1\"><mark>hi</mark>"), "{out}");
+        assert!(out.contains("href=\"#^b1\""), "{out}");
     }
 }

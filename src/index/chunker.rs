@@ -238,7 +238,7 @@ fn file_stem(rel_path: &str) -> &str {
 /// Removes Obsidian `%% ... %%` comments, inline or across lines, keeping every newline so
 /// line numbers survive. Code blocks and inline code spans are left alone, where `%%` is
 /// literal. An unclosed `%%` hides the rest of the note, as it does in Obsidian.
-fn strip_comments(body: &str) -> String {
+pub(crate) fn strip_comments(body: &str) -> String {
     if !body.contains("%%") {
         return body.to_string();
     }

@@ -28,7 +28,7 @@ fn a_notes_html_over_rest_is_sanitised_and_served_with_a_policy() {
     for bad in ["<script", "onerror", "javascript:", "<iframe", "<form", "evil.example"] {
         assert!(!r.body.contains(bad), "{bad} in {}", r.body);
     }
-    assert!(r.body.contains("<h1>Trap</h1>"), "{}", r.body);
+    assert!(r.body.contains("<h1 id=\"trap\">Trap</h1>"), "{}", r.body);
     assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
     let csp = r.header("content-security-policy").expect("a policy");
     assert!(csp.contains("default-src 'none'") && csp.contains("form-action 'none'"), "{csp}");

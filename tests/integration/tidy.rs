@@ -146,8 +146,8 @@ const LAYERS: &[&[&str]] = &[
 /// and the limits, and only `mod` mounts it.
 #[rustfmt::skip]
 const API_LAYERS: &[&str] = &[
-    "sanitize", "accept", "compat", "logic", "limits", "admission", "tls", "preview", "guard",
-    "prose", "mcp",
+    "sanitize", "render", "accept", "compat", "logic", "limits", "admission", "tls", "preview",
+    "guard", "prose", "mcp",
     "common", "patch", "periodic", "readiness", "rest", "web", "mod",
 ];
 

@@ -1,7 +1,8 @@
 //! The web page's rules, over HTTP against the real binary: every page needs the session,
 //! the session cookie's flags, sessions kept on the server (ended by sign-out, listed and
 //! revoked on the page and by `mdvault sessions` from another process, surviving a restart),
-//! the Content-Security-Policy on every answer, and the Origin check on writes. What a person sees is tested in a real browser by
+//! the Content-Security-Policy on every answer, the Origin check on writes, and a note shown
+//! as Obsidian's reading view (links that land, on the fixture and on obsidian-help). What a person sees is tested in a real browser by
 //! `scripts/browser-test.sh`; these are the rules that must hold whatever the browser does.
 
 use std::path::Path;
@@ -410,4 +411,111 @@ fn a_save_with_a_stale_etag_shows_both_versions_and_keeps_the_file() {
     assert_eq!(r.status, 409, "{}", r.body);
     assert!(r.body.contains("id=\"conflict\"") && r.body.contains("Mine only"), "{}", r.body);
     assert!(v.read("Home/Boiler.md").contains("Varmond"), "the note was overwritten");
+}
+
+/// A server that indexes with the hashing embedder: these tests read pages, not rankings.
+const HASHING: &[(&str, &str)] = &[("MDVAULT_EMBEDDING__BACKEND", "hashing")];
+
+/// Every `(href, text)` of the `<a>` elements in a page, text as the HTML writes it.
+fn anchors(html: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for piece in html.split("<a href=\"").skip(1) {
+        let Some((href, rest)) = piece.split_once('"') else { continue };
+        let Some((_, rest)) = rest.split_once('>') else { continue };
+        let text = rest.split("</a>").next().unwrap_or_default();
+        out.push((href.replace("&amp;", "&"), text.to_string()));
+    }
+    out
+}
+
+#[test]
+fn a_note_renders_as_obsidian_s_reading_view_on_the_page_and_over_rest() {
+    let v = TempVault::fixture();
+    v.write(
+        "Home/Reading.md",
+        "---\ntags: [x]\n---\n# Reading\n\n## Service plan\n\nA ==bright== idea %%not for readers%%.\n\n\
+         Last step. ^step\n\n| Link | Why |\n| --- | --- |\n| [[Boiler\\|the boiler]] | x |\n\n\
+         [[#Service plan]] [[Reading#^step]] [[Boiler#Settings|settings]]\n\n%%\nA [[Hidden]] block.\n%%\n",
+    );
+    let s = Server::start(&[format!("main={}", v.root().display())], HASHING);
+    let session = sign_in(&s);
+    let r = browser(&s, "GET", "/ui/note?path=Home/Reading.md", &[("Cookie", &session)], "");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let page = &r.body;
+    assert!(page.contains("<h2 id=\"service-plan\">Service plan</h2>"), "{page}");
+    assert!(page.contains("<p id=\"^step\">Last step.</p>"), "{page}");
+    assert!(page.contains("A <mark>bright</mark> idea"), "{page}");
+    assert!(!page.contains("not for readers") && !page.contains("Hidden"), "{page}");
+    let links = anchors(page);
+    let to = |text: &str| links.iter().find(|(_, t)| t == text).map(|(h, _)| h.as_str());
+    assert_eq!(to("the boiler"), Some("/ui/note?vault=main&path=Home/Boiler.md"), "{links:?}");
+    assert_eq!(to("Service plan"), Some("#service-plan"), "{links:?}");
+    assert_eq!(to("Reading#^step"), Some("/ui/note?vault=main&path=Home/Reading.md#^step"));
+    assert_eq!(to("settings"), Some("/ui/note?vault=main&path=Home/Boiler.md#settings"));
+    // The heading the link lands on carries that id on the linked note's page.
+    let boiler = browser(&s, "GET", "/ui/note?path=Home/Boiler.md", &[("Cookie", &session)], "");
+    assert!(boiler.body.contains("id=\"settings\""), "{}", boiler.body);
+    // The outline links to the same ids.
+    assert!(page.contains("href=\"#service-plan\""), "{page}");
+
+    let r = s.call("GET", "/vault/Home/Reading.md", &[("Accept", "text/html")], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("<h2 id=\"service-plan\">") && r.body.contains("<mark>bright</mark>"));
+    assert!(!r.body.contains("not for readers"), "{}", r.body);
+    let links = anchors(&r.body);
+    assert!(links.contains(&("Boiler".into(), "the boiler".into())), "{links:?}");
+}
+
+#[test]
+fn every_escaped_pipe_link_in_an_obsidian_help_table_renders_as_a_link_to_its_note() {
+    let Some(vaults) = crate::eval_data::find(&crate::eval_data::EVAL_VAULTS) else { return };
+    let v = TempVault::copy_of(&vaults.join("obsidian-help"));
+    // Each note with a table row holding `[[target\|alias]]`, with the aliases it shows.
+    let link = regex::Regex::new(r"(?:^|[^!])\[\[([^\]|]+)\\\|([^\]]+)\]\]").unwrap();
+    let mut notes: Vec<(String, Vec<String>)> = Vec::new();
+    for entry in walkdir::WalkDir::new(v.root()).into_iter().filter_map(Result::ok) {
+        let rel = entry.path().strip_prefix(v.root()).unwrap().to_string_lossy().into_owned();
+        if !rel.ends_with(".md") || rel.starts_with('.') {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let aliases: Vec<String> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with('|'))
+            .flat_map(|l| link.captures_iter(l).map(|c| c[2].to_string()).collect::<Vec<_>>())
+            .collect();
+        if !aliases.is_empty() {
+            notes.push((rel, aliases));
+        }
+    }
+    assert!(notes.len() >= 2, "obsidian-help has tables with `\\|` links: {notes:?}");
+    let s = Server::start(&[format!("help={}", v.root().display())], HASHING);
+    let session = sign_in(&s);
+    for (note, aliases) in &notes {
+        let enc = note.replace(' ', "%20");
+        let r = browser(&s, "GET", &format!("/ui/note?path={enc}"), &[("Cookie", &session)], "");
+        assert_eq!(r.status, 200, "{note}: {}", r.body);
+        let links = anchors(&r.body);
+        for alias in aliases {
+            let shown = alias.replace('&', "&amp;");
+            let hrefs: Vec<&str> =
+                links.iter().filter(|(_, t)| *t == shown).map(|(h, _)| h.as_str()).collect();
+            // (The outline may also show the text, as a `#heading` link.)
+            assert!(
+                hrefs.iter().any(|h| h.starts_with("/ui/note?"))
+                    && !hrefs.iter().any(|h| h.starts_with("/ui/new")),
+                "{note}: `{alias}` links to {hrefs:?}, not to an existing note"
+            );
+        }
+        let r = s.call("GET", &format!("/vault/{enc}"), &[("Accept", "text/html")], None);
+        assert_eq!(r.status, 200, "{note}: {}", r.body);
+        let links = anchors(&r.body);
+        for alias in aliases {
+            let shown = alias.replace('&', "&amp;");
+            assert!(
+                links.iter().any(|(h, t)| *t == shown && !h.contains("%5C")),
+                "{note}: `{alias}` over REST: {links:?}"
+            );
+        }
+    }
 }

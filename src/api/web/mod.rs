@@ -4,7 +4,7 @@
 //! argument structs and calls the same functions, so the page can show things differently
 //! but never act differently (the etag check, the write scope, link rewriting on a move and
 //! the re-index after a write all live below). It renders HTML with maud (`pages`,
-//! `health`), a note's Markdown through pulldown-cmark and the ammonia sanitiser (`render`),
+//! `health`), a note's Markdown through `api::render` (pulldown-cmark, then the sanitiser),
 //! and keeps its sign-ins as sessions in the data directory's credentials file, one cookie
 //! each (`session`). The stylesheet and the one small script are compiled into the binary;
 //! the page works offline and loads nothing from elsewhere.
@@ -21,7 +21,6 @@
 
 pub(crate) mod health;
 pub(crate) mod pages;
-pub(crate) mod render;
 pub(crate) mod session;
 
 use std::collections::HashMap;
@@ -35,6 +34,8 @@ use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use maud::Markup;
+
+use super::render;
 
 use super::guard::Policy;
 use super::limits::Searches;
@@ -480,23 +481,49 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
         } else {
             Vec::new()
         };
-        let targets = render::link_targets(&read.body);
+        let is_note = read.extraction.is_none();
+        let shown = if is_note {
+            render::Shown::note(&read.body)
+        } else {
+            render::Shown::document(&read.body)
+        };
+        let targets = render::link_targets(&shown);
         let resolved = tools::resolve_links(&*engine, &t, Some(&read.vault), &read.path, &targets)?;
         let resolved: HashMap<_, _> = targets.into_iter().zip(resolved).collect();
+        // The notes a `[[Note#Heading]]` points into are read for their headings, so the
+        // fragment is the id the heading is given there.
+        let mut anchors = HashMap::new();
+        for key in render::heading_link_targets(&shown) {
+            let Some(Some(target)) = resolved.get(&key) else { continue };
+            if anchors.contains_key(target) || !target.to_ascii_lowercase().ends_with(".md") {
+                continue;
+            }
+            let args = tools::ReadArgs {
+                vault: Some(read.vault.clone()),
+                path: target.clone(),
+                section: None,
+            };
+            if let Ok(linked) = tools::read(&*engine, &t, args) {
+                anchors.insert(target.clone(), render::Anchors::of(&linked.content));
+            }
+        }
         // The body's first line in the file: the heading ids are file lines, like the outline's.
-        let first_line = if read.extraction.is_none() && read.content.ends_with(&read.body) {
+        let first_line = if is_note && read.content.ends_with(&read.body) {
             read.content[..read.content.len() - read.body.len()].matches('\n').count() + 1
         } else {
             1
         };
+        let own = render::Anchors::of(if is_note { &read.content } else { "" });
         let v = read.vault.clone();
-        let body_html = render::note_html(
-            &read.body,
-            first_line,
-            &resolved,
-            &|p| url::note(&v, p),
-            &|target| format!("/ui/new?vault={}&path={}", url::enc(&v), url::enc(target)),
-        );
+        let new_url =
+            |target: &str| format!("/ui/new?vault={}&path={}", url::enc(&v), url::enc(target));
+        let links = render::Links::Resolved {
+            paths: &resolved,
+            anchors: &anchors,
+            note_url: &|p| url::note(&v, p),
+            new_url: &new_url,
+        };
+        let body_html = render::note_html(&shown, first_line, &own, &links);
         let obsidian_vault = engine
             .vaults()
             .get(Some(&read.vault))
@@ -515,6 +542,7 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             obsidian_vault: &obsidian_vault,
             frontmatter: &read.frontmatter,
             headings: &headings,
+            anchors: &own,
             body_html,
             backlinks: &backlinks,
             verdict: read.extraction.as_ref(),

@@ -215,6 +215,8 @@ pub(crate) struct NotePage<'a> {
     pub(crate) obsidian_vault: &'a str,
     pub(crate) frontmatter: &'a serde_json::Map<String, Value>,
     pub(crate) headings: &'a [crate::vault::HeadingEntry],
+    /// The ids the rendered headings carry, which the outline links to.
+    pub(crate) anchors: &'a crate::api::render::Anchors,
     pub(crate) body_html: String,
     pub(crate) backlinks: &'a [crate::upkeep::survey::Backlink],
     pub(crate) verdict: Option<&'a crate::docs::Verdict>,
@@ -240,7 +242,7 @@ pub(crate) fn note(p: &NotePage) -> Markup {
             @if let Some((line, text, section)) = &p.focus {
                 p.focus #focus-line {
                     "Line " (line) ": " code { (text) }
-                    @if let Some(h) = section { " · " a href=(format!("#L{h}")) { "go to its section" } }
+                    @if let Some(h) = section { " · " a href=(format!("#{}", p.anchors.id_at(*h))) { "go to its section" } }
                 }
             }
             header.note-head {
@@ -278,7 +280,7 @@ pub(crate) fn note(p: &NotePage) -> Markup {
                             ol {
                                 @for h in p.headings {
                                     li class=(format!("depth-{}", h.depth)) {
-                                        a href=(format!("#L{}", h.line)) { (h.text) }
+                                        a href=(format!("#{}", p.anchors.id_at(h.line))) { (h.text) }
                                         " "
                                         button.copy type="button" data-copy=(h.path) title="copy the heading path for an agent" { "copy " code { (h.path) } }
                                         @if p.verdict.is_none() {
