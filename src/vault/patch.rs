@@ -34,6 +34,10 @@ pub struct Spelling {
     pub(crate) operation: &'static str,
     /// The new Markdown.
     pub(crate) content: &'static str,
+    /// Whether a creation flag beside `within` is let pass (the target must then exist). Agents
+    /// send `create_target_if_missing: true` by habit, and before the rules were decided here
+    /// the tool surfaces ignored it there; the plugin's formats always refused it.
+    pub(crate) within_overlooks_create: bool,
 }
 
 impl Spelling {
@@ -45,6 +49,7 @@ impl Spelling {
         destination: "destination",
         operation: "operation",
         content: "content",
+        within_overlooks_create: true,
     };
     /// The Local REST API plugin's 2.x JSON instruction.
     pub(crate) const JSON: Spelling = Spelling {
@@ -54,6 +59,7 @@ impl Spelling {
         destination: "destination",
         operation: "operation",
         content: "content",
+        within_overlooks_create: false,
     };
     /// The plugin's header formats (1.x, and raw-content mode, whose body is the content).
     pub(crate) const HEADERS: Spelling = Spelling {
@@ -63,6 +69,7 @@ impl Spelling {
         destination: "Destination header",
         operation: "Operation",
         content: "the body",
+        within_overlooks_create: false,
     };
 }
 
@@ -172,7 +179,7 @@ impl PatchSpec {
                     s.within, s.scope
                 ));
             }
-            Some(_) if self.create_missing => {
+            Some(_) if self.create_missing && !s.within_overlooks_create => {
                 return invalid(format!(
                     "{} and {} cannot be combined: a created section has no blocks to index",
                     s.within, s.create
@@ -345,6 +352,9 @@ mod tests {
              blocks to index"
         );
         assert!(refusal(at("^b"), &Spelling::TOOL).contains("`^b` is a block"));
+        let mut habit = at("A");
+        habit.create_missing = true;
+        assert!(habit.build(&Spelling::TOOL).is_ok(), "the tools let a habitual flag pass");
     }
 
     #[test]

@@ -1015,9 +1015,6 @@ fn the_patch_rules_refuse_alike_over_rest_and_mcp_in_each_one_s_own_words() {
     let said = rest(json!({"targetType": "heading", "target": ["A"], "operation": "append",
         "within": 0, "content": "x", "createTargetIfMissing": true}));
     assert!(said.contains("within and createTargetIfMissing cannot be combined"), "{said}");
-    let said = mcp(json!({"path": "Plan.md", "target": "A", "operation": "append",
-        "within": 0, "content": "x", "create_target_if_missing": true}));
-    assert!(said.contains("within and create_target_if_missing cannot be combined"), "{said}");
     let said = rest(json!({"targetType": "block", "target": "b", "operation": "append",
         "within": 0, "content": "x"}));
     assert!(said.contains("`^b` is a block"), "{said}");
@@ -1036,4 +1033,16 @@ fn the_patch_rules_refuse_alike_over_rest_and_mcp_in_each_one_s_own_words() {
         "within": 0, "destination": {"parent": "B"}}));
     assert!(said.contains("drop within"), "{said}");
     assert_eq!(v.snapshot(), before);
+
+    // An agent's habitual create_target_if_missing beside within is let pass on the tools, as it
+    // always was: the heading exists, so the block is edited.
+    let (error, text) = tool(
+        &s,
+        "/mcp",
+        "vault_patch",
+        json!({"path": "Plan.md", "target": "A",
+        "operation": "append", "within": 0, "content": "Added.", "create_target_if_missing": true}),
+    );
+    assert!(!error, "{text}");
+    assert!(v.read("Plan.md").contains("Added."), "{}", v.read("Plan.md"));
 }
