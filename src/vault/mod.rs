@@ -42,7 +42,7 @@ use std::sync::Arc;
 pub(crate) use filing::{Filed, FilingStatus};
 pub use ops::{Change, DocumentText, content_hash};
 pub(crate) use ops::{
-    EntryKind, FileStat, Generated, HeadingEntry, Indexed, Listing, NoteMap, NoteRead, TagRenamed,
+    EntryKind, FileStat, HeadingEntry, Indexed, Listing, NoteMap, NoteRead, TagRenamed,
     now_timestamp,
 };
 pub use patch::PatchRequest;

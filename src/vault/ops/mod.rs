@@ -23,7 +23,7 @@ mod write;
 
 pub use read::DocumentText;
 pub(crate) use read::{EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead};
-pub(crate) use retag::{Generated, TagRenamed};
+pub(crate) use retag::TagRenamed;
 
 use sha2::{Digest, Sha256};
 
