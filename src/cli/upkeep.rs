@@ -44,7 +44,6 @@ pub(crate) struct CalloutsArgs {
 
 /// `mdvault tags`.
 #[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct TagsArgs {
     #[command(subcommand)]
     command: Option<TagsCommand>,
