@@ -102,6 +102,11 @@ codes! {
     /// A periodic note of a period the vault's Obsidian settings do not enable (the Periodic
     /// Notes plugin's, or the daily notes plugin switched off); turn it on, or ask another.
     PeriodDisabled = ("period_disabled", 400),
+    /// Not a tag by Obsidian's rules (letters, digits, `_`, `-`, `/` for nesting; no spaces;
+    /// not all digits); write the tag as Obsidian would accept it.
+    InvalidTag = ("invalid_tag", 400),
+    /// A tag rename whose new name is the old one; name a different tag.
+    SameTag = ("same_tag", 400),
     /// The route exists but not with this HTTP method.
     MethodNotAllowed = ("method_not_allowed", 405),
     /// No bearer token, or the wrong one.

@@ -298,6 +298,21 @@ pub(crate) fn tags(vault: &str, r: &crate::vault::tags::TagReport) -> Value {
     })
 }
 
+/// A tag's rename: what was renamed, and every changed note with its count of replaced tags.
+pub(crate) fn tag_renamed(r: &crate::vault::TagRenamed) -> Value {
+    json!({
+        "vault": r.vault,
+        "from": r.from,
+        "to": r.to,
+        "dry_run": r.dry_run,
+        "notes_scanned": r.notes_scanned,
+        "replaced": r.replaced(),
+        "notes": r.notes.iter().map(|(path, n)| json!({"path": path, "replaced": n}))
+            .collect::<Vec<_>>(),
+        "message": r.render().lines().next().unwrap_or_default(),
+    })
+}
+
 /// `/maintenance`: the run (the findings contract's own JSON), its summary, the exit status
 /// the contract gives it, and the Markdown rendering of the same findings.
 pub(crate) fn maintenance(run: &crate::upkeep::findings::Run) -> Value {

@@ -58,7 +58,8 @@ note is created at the path as written. An absolute path works only inside the v
 separated by one blank line. vault_patch needs `operation`; an empty replace needs `allow_empty`.
 - For a review of the vault, vault_expiries lists what falls due (lapsed dates first), \
 vault_callouts the open todos and warnings, vault_maintenance broken links and other problems; \
-vault_tags lists the tags, and with `tag` the notes under one (nested tags included).
+vault_tags lists the tags, and with `tag` the notes under one (nested tags included); \
+vault_tag_rename renames or merges one in every note.
 - A refused call says why and what to do next; follow that advice instead of retrying as is.";
 
 /// The vault tools as an MCP server.
@@ -770,6 +771,28 @@ impl VaultMcp {
     ) -> CallToolResult {
         let a = take!(args);
         answer(self.run(&ctx, move |e, t| tools::tags(e, t, a)).await, |r| r.render())
+    }
+
+    /// Rename a tag in every note, inline `#tags` and frontmatter `tags:` alike, the tags
+    /// nested under it with it ("project" to "work" turns "#project/alpha" into "#work/alpha");
+    /// renaming onto an existing tag merges the two. One all-or-nothing change that keeps every
+    /// other byte; answers with each changed note and its count. `dry_run` lists them only.
+    #[tool(
+        name = "vault_tag_rename",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_tag_rename(
+        &self,
+        Parameters(args): Parameters<tools::TagRenameArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let a = take!(args);
+        answer(self.run(&ctx, move |e, t| tools::rename_tag(e, t, a)).await, |r| r.render())
     }
 
     /// Run the vault's health checks (broken and ambiguous links, unpatchable duplicate

@@ -115,9 +115,10 @@ enum Command {
     )]
     Callouts(upkeep::CalloutsArgs),
     /// List the tags (frontmatter and inline `#tags`) as a tree with how many notes carry
-    /// each, a nested tag counting for its parents; with TAG, the notes carrying it.
+    /// each, a nested tag counting for its parents; with TAG, the notes carrying it. `tags
+    /// rename OLD NEW` renames or merges a tag in every note.
     #[command(
-        after_help = "Examples:\n  mdvault tags\n  mdvault tags project\n  mdvault tags '#project/alpha' --json"
+        after_help = "Examples:\n  mdvault tags\n  mdvault tags project\n  mdvault tags '#project/alpha' --json\n  mdvault tags rename project work --dry-run"
     )]
     Tags(upkeep::TagsArgs),
     /// Which embedding model the index uses; install the default one; switch to another

@@ -7,7 +7,7 @@
 
 use std::io::IsTerminal;
 
-use clap::Args;
+use clap::{Args, Subcommand};
 
 use super::{Failure, print, print_json};
 use crate::engine::LightEngine;
@@ -45,6 +45,8 @@ pub(crate) struct CalloutsArgs {
 /// `mdvault tags`.
 #[derive(Debug, Args)]
 pub(crate) struct TagsArgs {
+    #[command(subcommand)]
+    command: Option<TagsCommand>,
     /// List the notes carrying this tag or a tag nested under it (`project` also finds
     /// `#project/alpha`); `#` optional, case ignored.
     #[arg(value_name = "TAG")]
@@ -55,6 +57,31 @@ pub(crate) struct TagsArgs {
     /// Print JSON: the tags in tree order with counts and depth, and the notes under TAG.
     #[arg(long)]
     json: bool,
+}
+
+/// `mdvault tags rename`.
+#[derive(Debug, Subcommand)]
+enum TagsCommand {
+    /// Rename (or merge) a tag in every note, inline `#tags` and frontmatter `tags:`, the
+    /// tags nested under it with it (`#old/child` becomes `#new/child`); renaming onto an
+    /// existing tag merges the two. All or nothing; every other byte stays.
+    #[command(
+        after_help = "Examples:\n  mdvault tags rename project work --dry-run\n  mdvault tags rename '#Todo' todo --json"
+    )]
+    Rename {
+        /// The tag to rename (`#` optional, case ignored).
+        #[arg(value_name = "OLD")]
+        from: String,
+        /// Its new name (`#` optional).
+        #[arg(value_name = "NEW")]
+        to: String,
+        /// Only list the notes that would change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON: the changed notes with their counts.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `mdvault expiries`.
@@ -287,6 +314,16 @@ pub(crate) fn callouts(
 /// `mdvault tags`.
 pub(crate) fn tags(desk: &LightEngine, only: Option<&str>, args: TagsArgs) -> Result<(), Failure> {
     let v = desk.vaults().get(only)?;
+    if let Some(TagsCommand::Rename { from, to, dry_run, json }) = args.command {
+        let a = service::TagRenameArgs { vault: Some(v.name().to_string()), from, to, dry_run };
+        let r = service::rename_tag(desk, &Target::default(), a)?;
+        if json {
+            print_json(&wire::tag_renamed(&r));
+        } else {
+            print(&r.render());
+        }
+        return Ok(());
+    }
     let a = service::TagsArgs { vault: Some(v.name().to_string()), tag: args.tag, dir: args.dir };
     let r = service::tags(desk, &Target::default(), a)?;
     if args.json {

@@ -568,6 +568,23 @@ pub(crate) struct TagsArgs {
     pub(crate) dir: Option<String>,
 }
 
+/// `vault_tag_rename`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TagRenameArgs {
+    /// The vault, by name (default: the connection's vault, else the default vault).
+    #[serde(default)]
+    pub(crate) vault: Option<String>,
+    /// The tag to rename, `#` optional, case ignored; the tags nested under it follow
+    /// ("project" to "work" turns "#project/alpha" into "#work/alpha").
+    pub(crate) from: String,
+    /// Its new name, `#` optional. Naming a tag that exists merges the two.
+    pub(crate) to: String,
+    /// Only list the notes that would change; write nothing.
+    #[serde(default)]
+    pub(crate) dry_run: bool,
+}
+
 /// `vault_maintenance`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -59,6 +59,33 @@ pub(crate) fn tags(
     Ok(crate::vault::tags::report(&crate::upkeep::notes(v, &dir), wanted))
 }
 
+/// Renames (or merges) a tag in every note, inline and in the frontmatter, nested tags with
+/// it, as one journaled change; refused under any write scope, as a move is.
+pub(crate) fn rename_tag(
+    desk: &dyn Desk,
+    t: &Target,
+    a: TagRenameArgs,
+) -> Result<crate::vault::TagRenamed> {
+    let v = vault(desk, t, a.vault.as_deref())?;
+    if let Some(scope) = &t.scope {
+        return Err(Error::new(
+            ErrorCode::OutOfScope,
+            format!(
+                "a tag's rename changes notes anywhere in the vault, which a connection confined \
+                 to {scope} may not; ask the user to rename #{} themselves",
+                a.from.trim().trim_start_matches('#')
+            ),
+        ));
+    }
+    let retag = crate::vault::tag_rename::Retag::new(&a.from, &a.to)?;
+    let r = v.rename_tag(&retag, a.dry_run, crate::upkeep::indexmd::generated)?;
+    if !r.dry_run && !r.notes.is_empty() {
+        let paths: Vec<String> = r.notes.iter().map(|(p, _)| p.clone()).collect();
+        desk.written(v.name(), &paths);
+    }
+    Ok(r)
+}
+
 /// Runs every maintenance check (built-in and the vault's scripts); a second caller in the
 /// same process waits for the run in progress.
 pub(crate) fn maintenance(

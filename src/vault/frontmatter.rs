@@ -707,6 +707,20 @@ fn key_spans(lines: &[&str], key: &str) -> Vec<Range<usize>> {
     spans
 }
 
+/// Where the first `key:` of the frontmatter block writes its value: the bytes from just after
+/// its colon to the end of its last continuation line (a block list's items included). `None`
+/// without a block or the key. For readers that must keep every other byte (a tag's rename).
+pub(crate) fn value_span(text: &str, key: &str) -> Option<Range<usize>> {
+    let block = locate(text)?;
+    let lines = yaml_lines(text, &block);
+    let span = key_spans(&lines, key).into_iter().next()?;
+    let offset = |i: usize| block.yaml_start + lines[..i].iter().map(|l| l.len()).sum::<usize>();
+    let line = lines[span.start];
+    let rest = if line.starts_with(['"', '\'']) { quoted_key(line)?.1 } else { &line[key.len()..] };
+    let value = rest.trim_start_matches([' ', '\t']).strip_prefix(':')?;
+    Some(offset(span.start) + line.len() - value.len()..offset(span.end))
+}
+
 /// Where a missing `key` goes: before the first later canonical key (and the comment lines
 /// directly above it, which usually describe it), else just before the closing fence.
 fn insert_index(lines: &[&str], key: &str) -> usize {

@@ -1,5 +1,7 @@
-//! The move journal: the durable plan of a multi-file change, so that a crash while it commits
-//! is finished or undone on the next start, never left half done.
+//! The journal of multi-file changes: the durable plan of a change to several files, so that a
+//! crash while it commits is finished or undone on the next start, never left half done. Two
+//! operations write records (their [`Kind`]): a move with its link rewrites (`ops/moves.rs`),
+//! and a tag's rename across notes (`ops/retag.rs`); "a move" below stands for either.
 //!
 //! A move with link rewrites changes many files, and no filesystem renames several files in
 //! one step. So before its first rename a move writes a [`Record`] of its plan: every file in
@@ -29,7 +31,8 @@
 //! over the same vault with *another* data directory does not see the record. Serve a vault
 //! from one data directory.
 //!
-//! This module does not plan a move (`ops/moves.rs` computes the new texts) and writes nothing itself:
+//! This module does not plan a change (`ops/moves.rs` and `ops/retag.rs` compute the new texts)
+//! and writes nothing itself:
 //! every rename, link and unlink goes through `vault::fs`.
 
 use std::collections::BTreeSet;
@@ -45,8 +48,9 @@ use super::{Vault, fs};
 
 /// Bumped when a record's meaning changes; a process never acts on a version it does not know.
 const RECORD_VERSION: u32 = 1;
-/// Records are `move-<pid>-<n>.json`; anything else in the folder is not a record.
-const RECORD_PREFIX: &str = "move-";
+/// Records are `<kind>-<pid>-<n>.json` (`move-`, `retag-`); anything else in the folder is
+/// not a record.
+const RECORD_PREFIXES: [&str; 2] = ["move-", "retag-"];
 const RECORD_SUFFIX: &str = ".json";
 
 /// The journal of one data directory.
@@ -55,20 +59,45 @@ pub(crate) struct Journal {
     dir: PathBuf,
 }
 
+/// Which operation a record is of: what its `from` and `to` name, and what the log calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Kind {
+    /// A note or document moved, with the links to it rewritten (records written before
+    /// kinds existed are moves).
+    #[default]
+    Move,
+    /// A tag renamed across notes.
+    Retag,
+}
+
+impl Kind {
+    /// The record's file name prefix (one of [`RECORD_PREFIXES`]).
+    fn prefix(self) -> &'static str {
+        match self {
+            Kind::Move => RECORD_PREFIXES[0],
+            Kind::Retag => RECORD_PREFIXES[1],
+        }
+    }
+}
+
 /// The plan of one multi-file change, as written before its first rename.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Record {
     /// [`RECORD_VERSION`] when written.
     pub(crate) version: u32,
+    /// What the change is.
+    #[serde(default)]
+    pub(crate) kind: Kind,
     /// The vault's name, for the log.
     pub(crate) vault: String,
     /// The vault's canonical root: how recovery finds the vault, whatever it is called now.
     pub(crate) root: PathBuf,
     /// The process that wrote it, for the log.
     pub(crate) pid: u32,
-    /// The moved file's old vault-relative path.
+    /// A move's old vault-relative path; a retag's old tag.
     pub(crate) from: String,
-    /// Its new one.
+    /// A move's new path; a retag's new tag.
     pub(crate) to: String,
     /// Folders the move created for the destination, outermost first (vault-relative);
     /// removed again, while empty, when the move is undone.
@@ -104,8 +133,8 @@ pub(crate) enum Direction {
 impl Direction {
     fn as_str(self) -> &'static str {
         match self {
-            Direction::Forward => "rolled forward (the move is finished)",
-            Direction::Back => "rolled back (the move is undone)",
+            Direction::Forward => "rolled forward (it is finished)",
+            Direction::Back => "rolled back (it is undone)",
         }
     }
 }
@@ -146,6 +175,7 @@ impl Record {
     ) -> Record {
         Record {
             version: RECORD_VERSION,
+            kind: Kind::Move,
             vault: vault.to_string(),
             root: root.to_path_buf(),
             pid: std::process::id(),
@@ -153,6 +183,26 @@ impl Record {
             to: to.to_string(),
             made,
             steps,
+        }
+    }
+
+    /// The record of a tag's rename from `from` to `to` in `vault` by this process: only notes
+    /// rewritten in place, no folder made.
+    pub(crate) fn retag(
+        vault: &str,
+        root: &Path,
+        from: &str,
+        to: &str,
+        steps: Vec<Step>,
+    ) -> Record {
+        Record { kind: Kind::Retag, ..Record::new(vault, root, from, to, Vec::new(), steps) }
+    }
+
+    /// What the change was, for the log.
+    fn describe(&self) -> String {
+        match self.kind {
+            Kind::Move => format!("the move of {} to {}", self.from, self.to),
+            Kind::Retag => format!("the rename of the tag #{} to #{}", self.from, self.to),
         }
     }
 }
@@ -173,7 +223,7 @@ impl Journal {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-        let name = format!("{RECORD_PREFIX}{}-{nanos}-{n}{RECORD_SUFFIX}", record.pid);
+        let name = format!("{}{}-{nanos}-{n}{RECORD_SUFFIX}", record.kind.prefix(), record.pid);
         let file = fs::create_locked(&self.dir, &name, &bytes)?;
         Ok(Open { path: self.dir.join(name), _file: file })
     }
@@ -204,9 +254,9 @@ impl Journal {
             .flatten()
             .map(|e| e.path())
             .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(RECORD_PREFIX) && n.ends_with(RECORD_SUFFIX))
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    RECORD_PREFIXES.iter().any(|p| n.starts_with(p)) && n.ends_with(RECORD_SUFFIX)
+                })
             })
             .collect();
         records.sort();
@@ -234,7 +284,7 @@ impl Journal {
             }
             Err(std::fs::TryLockError::Error(e)) => {
                 tracing::warn!(
-                    "cannot lock the move record {}: {e}; left in place",
+                    "cannot lock the journal record {}: {e}; left in place",
                     path.display()
                 );
                 return;
@@ -249,7 +299,7 @@ impl Journal {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(
-                    "the move record {} cannot be used ({e}); it is left in place: check the \
+                    "the journal record {} cannot be used ({e}); it is left in place: check the \
                      vault, then delete the record",
                     path.display()
                 );
@@ -258,7 +308,7 @@ impl Journal {
         };
         let Some(vault) = vaults.iter().find(|v| v.root() == record.root) else {
             tracing::info!(
-                "the move record {} is for the vault at {}, which this process does not open; \
+                "the journal record {} is for the vault at {}, which this process does not open; \
                  a process that opens it will settle it",
                 path.display(),
                 record.root.display()
@@ -268,10 +318,9 @@ impl Journal {
         let settled = settle(vault.root(), &record);
         let files: Vec<&str> = record.steps.iter().map(|s| s.path.as_str()).collect();
         tracing::warn!(
-            "vault {}: the move of {} to {} (process {}) was interrupted and has been {}; files: {}",
+            "vault {}: {} (process {}) was interrupted and has been {}; files: {}",
             vault.name(),
-            record.from,
-            record.to,
+            record.describe(),
             record.pid,
             settled.direction.as_str(),
             files.join(", ")
@@ -280,7 +329,7 @@ impl Journal {
             tracing::warn!("vault {}: {left}", vault.name());
         }
         if let Err(e) = fs::remove_file(path) {
-            tracing::warn!("cannot remove the settled move record {}: {e}", path.display());
+            tracing::warn!("cannot remove the settled journal record {}: {e}", path.display());
         }
     }
 }
@@ -441,7 +490,7 @@ pub(crate) fn settle(root: &Path, record: &Record) -> Settled {
         match record.steps.iter().try_for_each(|s| forward(root, s)) {
             Ok(()) => settled.direction = Direction::Forward,
             Err(e) => {
-                tracing::warn!("finishing the move of {} failed ({e}); undoing it", record.from);
+                tracing::warn!("finishing {} failed ({e}); undoing it", record.describe());
                 settled.left = roll_back(root, record);
             }
         }
@@ -469,6 +518,7 @@ mod tests {
     fn record(steps: Vec<Step>) -> Record {
         Record {
             version: RECORD_VERSION,
+            kind: Kind::Move,
             vault: "v".into(),
             root: PathBuf::from("/v"),
             pid: 1,

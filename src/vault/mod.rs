@@ -32,6 +32,7 @@ pub mod patch;
 pub mod path;
 pub(crate) mod periodic;
 pub(crate) mod sweep;
+pub(crate) mod tag_rename;
 pub(crate) mod tags;
 pub mod text;
 
@@ -41,7 +42,8 @@ use std::sync::Arc;
 pub(crate) use filing::{Filed, FilingStatus};
 pub use ops::{Change, DocumentText, content_hash};
 pub(crate) use ops::{
-    EntryKind, FileStat, HeadingEntry, Indexed, Listing, NoteMap, NoteRead, now_timestamp,
+    EntryKind, FileStat, HeadingEntry, Indexed, Listing, NoteMap, NoteRead, TagRenamed,
+    now_timestamp,
 };
 pub use patch::PatchRequest;
 

@@ -6,6 +6,7 @@
 //! Pure text: the notes are handed in; the walk that reads them is the caller's.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
 
 use serde_json::{Map, Value};
 
@@ -41,7 +42,24 @@ pub(crate) fn inline_tags(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     // Seen tags are looked up, not searched for: a note of 200,000 distinct tags would cost
     // their number squared.
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for at in inline_spans(text) {
+        let tag = &text[at];
+        if seen.insert(tag) {
+            out.push(tag.to_string());
+        }
+    }
+    out
+}
+
+/// Where each inline `#tag` of a note's text is, as the byte range of the tag without its `#`
+/// (every occurrence, in order). The one scanner behind [`inline_tags`] and a tag's rename
+/// (`vault/tag_rename.rs`), so finding a tag and renaming it cannot disagree. Besides what
+/// [`inline_tags`] says, a `#` inside an Obsidian `%%comment%%` (which may span lines) or
+/// inside a wikilink's brackets (`[[Note #x]]`) starts no tag.
+pub(crate) fn inline_spans(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut in_comment = false;
     for line in markdown::lines(text) {
         // A heading's own markers are not tags.
         let body = match line.class {
@@ -49,27 +67,45 @@ pub(crate) fn inline_tags(text: &str) -> Vec<String> {
             Class::Text => line.raw,
             _ => continue,
         };
+        // `body` is a slice of the line: its place in the text.
+        let base = line.start + (body.as_ptr() as usize - line.raw.as_ptr() as usize);
         let spans = markdown::code_spans(body);
         // The spans are in order and so are the `#`s: one walk over both keeps a line of
         // many spans and many `#`s linear.
         let mut span = spans.iter().peekable();
+        let bytes = body.as_bytes();
         let mut prev = ' ';
+        let mut in_link = false;
+        let mut skip = 0;
         for (at, c) in body.char_indices() {
-            let starts = c == '#' && prev.is_whitespace();
-            prev = c;
-            if !starts {
+            let was = std::mem::replace(&mut prev, c);
+            if at < skip {
                 continue;
             }
             while span.next_if(|s| s.end <= at).is_some() {}
             if span.peek().is_some_and(|s| s.contains(&at)) {
                 continue;
             }
+            let pair = |b: u8| c as u32 == u32::from(b) && bytes.get(at + 1) == Some(&b);
+            if pair(b'%') {
+                in_comment = !in_comment;
+                skip = at + 2;
+                continue;
+            }
+            if !in_comment && pair(b'[') {
+                in_link = true;
+            } else if pair(b']') {
+                in_link = false;
+            }
+            if c != '#' || !was.is_whitespace() || in_comment || in_link {
+                continue;
+            }
             let rest = &body[at + 1..];
             let end = rest.find(|c: char| !is_tag_char(c)).unwrap_or(rest.len());
             let tag = rest[..end].trim_end_matches('/');
-            if is_tag(tag) && !seen.contains(tag) {
-                seen.insert(tag.to_string());
-                out.push(tag.to_string());
+            if is_tag(tag) {
+                let start = base + at + 1;
+                out.push(start..start + tag.len());
             }
         }
     }

@@ -350,6 +350,13 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
     vec![
         call("/", "get", &p("/"), &[], None),
         call("/tags/", "get", &p("/tags/"), &[], None),
+        call(
+            "/tags/rename",
+            "post",
+            &p("/tags/rename"),
+            &[JSON],
+            Some(r#"{"from": "heating", "to": "warmth", "dry_run": true}"#),
+        ),
         call("/search/simple/", "post", &p("/search/simple/?query=boiler"), &[], None),
         // The fixture has no Obsidian settings, so daily notes are Obsidian's defaults.
         call("/periodic/{period}/", "put", &p("/periodic/daily/"), &[], Some("# Today\n")),

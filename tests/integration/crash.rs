@@ -1,5 +1,6 @@
 //! Crash hardening with the real binary: refusals that must come before any folder is made,
-//! and a move record left by a killed process, settled when the next process opens the vault.
+//! and a move or tag-rename record left by a killed process, settled when the next process
+//! opens the vault.
 //!
 //! The records here are planted by hand, in the format `src/vault/journal.rs` writes, as a
 //! process killed between two renames of a move would leave them. `scripts/crash-test.sh`
@@ -175,4 +176,72 @@ fn a_command_started_after_a_killed_move_whose_staged_text_is_gone_undoes_it_and
     }
     assert!(temporaries(v.root()).is_empty(), "{:?}", temporaries(v.root()));
     assert_eq!(std::fs::read_dir(data.path().join("journal")).unwrap().count(), 0);
+}
+
+/// The notes of a rename of #old to #new: each note's text before and after.
+fn retag_notes() -> Vec<(String, String, String)> {
+    (0..3)
+        .map(|n| {
+            let path = format!("T{n}.md");
+            (
+                path,
+                format!("---\ntags: [old]\n---\nnote #old {n}\n"),
+                format!("---\ntags: [new]\n---\nnote #new {n}\n"),
+            )
+        })
+        .collect()
+}
+
+/// Lays out what a process killed in a tag's rename after committing the first note leaves:
+/// that note done (its original kept aside), the other two still old with their new text
+/// staged and their originals kept, and the record.
+fn plant_interrupted_retag(root: &Path, data: &Path) {
+    let notes = retag_notes();
+    let w = |rel: &str, text: &str| std::fs::write(root.join(rel), text).unwrap();
+    let mut steps = Vec::new();
+    for (n, (path, old, new)) in notes.iter().enumerate() {
+        w(path, if n == 0 { new } else { old });
+        w(&temp(40 + n), new); // staged
+        w(&temp(50 + n), old); // kept
+        steps.push(json!({
+            "path": path, "old": hash(old), "new": hash(new),
+            "staged": temp(40 + n), "kept": temp(50 + n)
+        }));
+    }
+    // The first note's staged text was renamed into place.
+    std::fs::remove_file(root.join(temp(40))).unwrap();
+    let record = json!({
+        "version": 1, "kind": "retag", "vault": "fixture", "root": root.canonicalize().unwrap(),
+        "pid": DEAD_PID, "from": "old", "to": "new", "made": [], "steps": steps
+    });
+    std::fs::create_dir_all(data.join("journal")).unwrap();
+    std::fs::write(data.join("journal/retag-1-1-0.json"), record.to_string()).unwrap();
+}
+
+#[test]
+fn a_tag_rename_killed_mid_way_is_finished_or_undone_whole_by_the_next_process() {
+    // (remove a staged text before the restart, what every note must then read)
+    for (lose_staged, finished) in [(false, true), (true, false)] {
+        let v = TempVault::empty();
+        let data = tempfile::tempdir().unwrap();
+        plant_interrupted_retag(v.root(), data.path());
+        if lose_staged {
+            std::fs::remove_file(v.root().join(temp(42))).unwrap();
+        }
+        let spec = format!("fixture={}", v.root().display());
+        let out = mdvault_with(
+            &["--data-dir", data.path().to_str().unwrap(), "--vault", &spec, "ls"],
+            &[],
+            None,
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(log.contains("the rename of the tag #old to #new"), "{log}");
+        assert!(log.contains(if finished { "rolled forward" } else { "rolled back" }), "{log}");
+        for (path, old, new) in retag_notes() {
+            assert_eq!(v.read(&path), if finished { new } else { old }, "{path}: a mix");
+        }
+        assert!(temporaries(v.root()).is_empty(), "{:?}", temporaries(v.root()));
+        assert_eq!(std::fs::read_dir(data.path().join("journal")).unwrap().count(), 0);
+    }
 }

@@ -43,7 +43,7 @@ fn drive(args: &[String], env: &[(&str, &str)]) -> Value {
 fn check(report: &Value, v: &TempVault) {
     assert_eq!(report["server_name"], "mdvault", "{report}");
     let tools = report["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 23, "{report}");
+    assert_eq!(tools.len(), 24, "{report}");
     assert_eq!(report["search"]["error"], false, "{report}");
     assert!(report["search"]["text"].as_str().unwrap().contains("Home/Boiler.md"), "{report}");
     assert!(report["read"]["text"].as_str().unwrap().contains("1.3 bar"), "{report}");

@@ -316,6 +316,26 @@ fn cases() -> Vec<Case> {
             }),
         },
         Case {
+            tool: "vault_tag_rename",
+            args: json!({"from": "utilities", "to": "Utility"}),
+            rest: Rest(
+                "POST",
+                "/tags/rename",
+                vec![],
+                Some(r#"{"from": "utilities", "to": "Utility"}"#),
+            ),
+            // The same notes and counts: MCP's lines, REST's JSON.
+            agree: Some(|m, r| {
+                let j: Value = serde_json::from_str(r).unwrap();
+                assert_eq!(m.lines().next(), j["message"].as_str(), "{m}");
+                assert!(!j["notes"].as_array().unwrap().is_empty(), "{r}");
+                for n in j["notes"].as_array().unwrap() {
+                    let line = format!("- {} ({})\n", n["path"].as_str().unwrap(), n["replaced"]);
+                    assert!(m.contains(&line), "{line} missing from {m}");
+                }
+            }),
+        },
+        Case {
             tool: "vault_tags",
             args: json!({}),
             rest: Rest("GET", "/tags/", vec![], None),

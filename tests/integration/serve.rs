@@ -645,6 +645,7 @@ fn mcp_over_http_serves_every_tool_with_vault_prefixes_and_scopes() {
             "vault_set_body",
             "vault_set_frontmatter",
             "vault_status",
+            "vault_tag_rename",
             "vault_tags",
             "vault_write",
         ]

@@ -59,6 +59,7 @@ pub(crate) const CERTIFICATE_PATH: &str = "/obsidian-local-rest-api.crt";
 pub const ROUTES: &[(&str, &[&str])] = &[
     ("/", &["get"]),
     ("/tags/", &["get"]),
+    ("/tags/rename", &["post"]),
     ("/periodic/{period}/", &["get", "put", "post", "patch", "delete"]),
     ("/periodic/{period}/{year}/{month}/{day}/", &["get", "put", "post", "patch", "delete"]),
     ("/search/simple/", &["post"]),
@@ -251,6 +252,7 @@ pub(crate) fn router(
     let routes = Router::new()
         .route("/", get(health::root_route))
         .route("/tags/", get(upkeep::tags_route))
+        .route("/tags/rename", post(upkeep::tag_rename_route))
         .route("/periodic/{*rest}", any(vault::periodic_route))
         .route("/search/simple/", post(search::simple_search_route))
         .route("/search/", post(search::logic_search_route))

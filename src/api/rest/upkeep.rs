@@ -1,4 +1,4 @@
-//! The upkeep and survey routes: `/tags/`, `/frontmatter`, `/grep`, `/links/`, `/expiries`,
+//! The upkeep and survey routes: `/tags/`, `/tags/rename`, `/frontmatter`, `/grep`, `/links/`, `/expiries`,
 //! `/callouts`, `/maintenance` and `/maintenance/checks`.
 
 use std::time::Instant;
@@ -23,6 +23,26 @@ pub(super) async fn tags_route(
     let engine = app.engine.clone();
     let counted = blocking(move || tools::tags(&engine, &target, tools::TagsArgs::default()));
     finish(counted.await.map(|r| json_body(compat::tag_counts(&r.tags))))
+}
+
+/// `POST /tags/rename` with `{"from", "to", "dry_run"}`: renames (or merges) a tag in every
+/// note, nested tags with it; answers with each changed note and its count.
+pub(super) async fn tag_rename_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    body: std::result::Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    let engine = app.engine.clone();
+    let renamed = async move {
+        let body = body.map_err(|e| bad(format!("the body could not be read: {e}")))?;
+        let a: tools::TagRenameArgs = serde_json::from_slice(&body).map_err(|e| {
+            bad(format!(
+                "the body must be JSON {{\"from\": \"old\", \"to\": \"new\", \"dry_run\": false}}: {e}"
+            ))
+        })?;
+        blocking(move || tools::rename_tag(&engine, &target, a)).await
+    };
+    finish(renamed.await.map(|r| json_body(wire::tag_renamed(&r))))
 }
 
 /// `GET /frontmatter?key=&value=[&dir=]`: `[{"filename"}]`, sorted by path.

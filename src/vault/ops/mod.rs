@@ -11,16 +11,19 @@
 //!
 //! This file holds what every operation shares: the forgiving lookup of a caller's path
 //! (`Reach`), the expected-hash check, the write path (`write_note`, `finish`) and `Change`.
-//! The operations themselves live by concept in `read`, `write`, `patch`, `remove` and `moves`.
+//! The operations themselves live by concept in `read`, `write`, `patch`, `remove`, `moves`
+//! and `retag`.
 
 mod moves;
 mod patch;
 mod read;
 mod remove;
+mod retag;
 mod write;
 
 pub use read::DocumentText;
 pub(crate) use read::{EntryKind, FileStat, HeadingEntry, Listing, NoteMap, NoteRead};
+pub(crate) use retag::TagRenamed;
 
 use sha2::{Digest, Sha256};
 
