@@ -3,7 +3,7 @@
 //! them give way is `admission`'s), and how many searches run at once.
 //!
 //! Every number is a named constant here with its reason, so that the accept loop (`mod.rs`)
-//! and the two ways into search (`rest.rs` and `mcp.rs`) apply the same ones. None of them is
+//! and the two ways into search (`rest/` and `mcp/`) apply the same ones. None of them is
 //! configurable: they bound misbehaviour, and no honest client comes near them.
 //!
 //! It does not decide whether a request is allowed (that is `guard`), and it does not know
