@@ -496,14 +496,39 @@ mod tests {
         // No frontmatter, so no timestamp: the finished state is the same byte for byte
         // whenever it is reached.
         let target = "# Target\n\nsee [a](L0.md)\n";
+        // Staging, before each of the 6 steps, before and after the record's removal.
+        killed_at_every_point(&|root| linked_vault(root, target), "Target.md", "Sub/Renamed.md", 9);
+    }
+
+    #[test]
+    fn an_attachment_move_repointing_a_canvas_killed_at_any_point_is_all_old_or_all_new() {
+        let setup = |root: &std::path::Path| {
+            write(root, "img/a.png", "png");
+            write(root, "Boards/Plan.canvas", BOARD);
+            write(root, "Target.md", "![](img/a.png)\n");
+        };
+        // Staging, the destination, the canvas, the note, the source, the record's removal.
+        killed_at_every_point(&setup, "img/a.png", "assets/a.png", 7);
+    }
+
+    /// Kills a move of `from` to `to` in a vault `setup` makes at every point it offers (there
+    /// are `points`), and checks that the next start leaves it wholly undone or wholly done.
+    fn killed_at_every_point(
+        setup: &dyn Fn(&std::path::Path),
+        from: &str,
+        to: &str,
+        points: usize,
+    ) {
         let expected = tempfile::tempdir().unwrap();
-        linked_vault(expected.path(), target);
+        setup(expected.path());
         let plain = Vault::open("t", expected.path(), &settings()).unwrap();
         let before_all = snapshot(expected.path());
-        plain.move_file("Target.md", "Sub/Renamed.md", true, None).unwrap();
+        plain.move_file(from, to, true, None).unwrap();
         let after_all = snapshot(expected.path());
         let notes = |snap: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> {
-            snap.iter().filter(|(r, _)| r.ends_with(".md")).cloned().collect()
+            // Files (every name here has a suffix), not folders or temporaries.
+            let file = |r: &str| r.rsplit('/').next().is_some_and(|n| n.contains('.'));
+            snap.iter().filter(|(r, _)| file(r) && !r.contains(".mdvault-")).cloned().collect()
         };
         let (before, after) = (notes(&before_all), notes(&after_all));
 
@@ -512,17 +537,16 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let data = tempfile::tempdir().unwrap();
             let root = dir.path().canonicalize().unwrap();
-            linked_vault(&root, target);
+            setup(&root);
             let vault = std::sync::Arc::new(
                 Vault::open("t", &root, &settings()).unwrap().with_journal(data.path()),
             );
             CRASH_AT.with(|f| f.set(Some(point)));
-            let result = vault.move_file("Target.md", "Sub/Renamed.md", true, None);
+            let result = vault.move_file(from, to, true, None);
             CRASH_AT.with(|f| f.set(None));
             if result.is_ok() {
                 // The hook did not fire: every point of the move has been visited.
-                // Staging, before each of the 6 steps, before and after the record's removal.
-                assert_eq!(point, 9, "the move stopped offering crash points at {point}");
+                assert_eq!(point, points, "the move stopped offering crash points at {point}");
                 break;
             }
             assert!(has_temporaries(&root), "a crash at {point} left no temporaries to sweep");
