@@ -55,12 +55,13 @@ codes! {
     IsDirectory = ("is_directory", 400),
     /// A file where a directory was needed.
     NotADirectory = ("not_a_directory", 400),
-    /// A document where a note was needed, or a section named on one.
+    /// A document or canvas where a note was needed, or a section named on one.
     IsDocument = ("is_document", 400),
-    /// An attachment (an image, audio or video file) is served read-only: no write, patch,
-    /// move or delete of one.
+    /// An attachment (an image, audio or video file) is served read-only: no write, patch or
+    /// delete of one (a move keeps its bytes).
     AttachmentReadOnly = ("attachment_read_only", 400),
-    /// A move may not turn a note into a document or back.
+    /// A move may not turn one kind of file (note, document, canvas, attachment of a media
+    /// type) into another.
     KindChange = ("kind_change", 400),
     /// The heading target names no heading (or the `^id` target no block).
     NoSuchHeading = ("no_such_heading", 400),

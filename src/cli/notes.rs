@@ -125,7 +125,7 @@ pub(crate) enum NoteCommand {
         #[command(flatten)]
         common: WriteArgs,
     },
-    /// Move a note or document, repointing links to it across the vault.
+    /// Move a note, document, canvas or attachment, repointing links to it across the vault.
     #[command(name = "mv", after_help = "Example:\n  mdvault mv Inbox/Idea.md Projects/Idea.md")]
     Move {
         /// The current path ([VAULT:]path).

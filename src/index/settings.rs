@@ -85,7 +85,7 @@ impl IndexSettings {
     /// files by it); `None` when it is indexed.
     pub(crate) fn skip_reason(&self, rel: &str) -> Option<String> {
         Some(match self.class(rel) {
-            FileClass::Note | FileClass::Document => return None,
+            FileClass::Note | FileClass::Document | FileClass::Canvas => return None,
             FileClass::Other(Some(e)) => {
                 format!("neither a note (.md) nor a document suffix in vault.doc_suffixes (.{e})")
             }
@@ -146,6 +146,7 @@ mod tests {
         assert!(s.is_indexed("Home/Files/scan.PDF"));
         assert!(!s.is_indexed("Workflows/Files/scan.pdf"));
         assert!(!s.is_indexed("Home/photo.png"));
+        assert!(s.is_indexed("Boards/Plan.canvas"));
         assert_eq!(s.document_suffix("a/B.Pdf"), Some(".pdf"));
         let why = |rel| s.skip_reason(rel).unwrap_or_default();
         assert_eq!(why("Workflows/x.md"), "in Workflows/, listed in search.exclude_dirs");

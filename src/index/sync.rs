@@ -16,6 +16,7 @@ use super::store::{self, Batch, FileKind, FileStatus, FileUpdate, NewChunk};
 use super::{Index, Silent, Slot, TextHash, chunker, coverage, hash_prefix, row_key, text_hash};
 use super::{Progress, under};
 use crate::error::{Error, ErrorCode, Result};
+use crate::vault::canvas::Canvas;
 use crate::vault::census::FileClass;
 use crate::vault::{FileStat, Vault};
 
@@ -323,7 +324,8 @@ impl Index {
             fingerprint: fingerprint.to_string(),
             chunks: Vec::new(),
         };
-        let note = if self.settings.class(&stat.path) == FileClass::Document {
+        let class = self.settings.class(&stat.path);
+        let note = if class == FileClass::Document {
             let (sha256, extraction) = self.extraction(&stat.path, &bytes)?;
             update.sha256 = sha256;
             update.kind = FileKind::Document;
@@ -342,7 +344,24 @@ impl Index {
                 update.detail = "not valid UTF-8 text".to_string();
                 return Ok(Some((update, Vec::new())));
             };
-            chunker::chunk_note(&stat.path, &text, &self.settings.chunking)
+            if class == FileClass::Canvas {
+                // A canvas is searched by what it says (`vault::canvas`), as a note is: its
+                // text nodes are the author's own writing, so no document weight applies.
+                match Canvas::parse(&text) {
+                    Ok(canvas) => chunker::chunk_note(
+                        &stat.path,
+                        &canvas.reading_text(),
+                        &self.settings.chunking,
+                    ),
+                    Err(why) => {
+                        update.status = FileStatus::Failed;
+                        update.detail = why;
+                        return Ok(Some((update, Vec::new())));
+                    }
+                }
+            } else {
+                chunker::chunk_note(&stat.path, &text, &self.settings.chunking)
+            }
         };
         let mut lexical = Vec::with_capacity(note.chunks.len());
         for c in &note.chunks {

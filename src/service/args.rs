@@ -419,7 +419,7 @@ pub(crate) struct MoveArgs {
     /// may also name it as a prefix, "journal:Daily/2026-01-02.md".
     #[serde(default)]
     pub(crate) vault: Option<String>,
-    /// Where the note or document is now.
+    /// Where the note, document, canvas or attachment is now.
     pub(crate) source: String,
     /// Where it should go (must not exist).
     pub(crate) destination: String,

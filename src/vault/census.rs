@@ -1,5 +1,5 @@
-//! Which files of a vault count: the one rule for what is a note, what is a document, and what
-//! is left out (hidden entries, `node_modules`, configured exclusions, the root `index.md`).
+//! Which files of a vault count: the one rule for what is a note, what is a document, what is
+//! a canvas (Obsidian's `.canvas`, read by `vault::canvas`), and what is left out (hidden entries, `node_modules`, configured exclusions, the root `index.md`).
 //!
 //! [`classify`] answers for one vault-relative path by its text alone, with the [`Counting`]
 //! its caller was configured with, and says why a path is left out as a [`FileClass`], so the
@@ -14,6 +14,7 @@
 //! or a hand-written note depends on its text, which only its reader knows
 //! (`upkeep::indexmd::generated`).
 
+use super::canvas;
 use super::path::Suffixes;
 
 /// The generated page's name, at the vault root (matched case-insensitively).
@@ -67,6 +68,9 @@ pub(crate) enum FileClass {
     Note,
     /// A file with one of the configured document suffixes.
     Document,
+    /// An Obsidian canvas (`.canvas`, case-insensitive): counted everywhere a document is,
+    /// whatever the configured document suffixes, since its text needs no extractor.
+    Canvas,
     /// The root `index.md`: the generated page's place. Never indexed or listed on the page;
     /// upkeep reads a hand-written one as a note.
     RootIndex,
@@ -82,9 +86,9 @@ pub(crate) enum FileClass {
 }
 
 impl FileClass {
-    /// True for a note or a document.
+    /// True for a note, a document or a canvas.
     pub(crate) fn counts(&self) -> bool {
-        matches!(self, FileClass::Note | FileClass::Document)
+        matches!(self, FileClass::Note | FileClass::Document | FileClass::Canvas)
     }
 }
 
@@ -97,6 +101,8 @@ pub(crate) fn classify(rel: &str, counting: &Counting) -> FileClass {
         FileClass::Note
     } else if counting.suffixes.is_document(rel) {
         FileClass::Document
+    } else if canvas::is_canvas(rel) {
+        FileClass::Canvas
     } else {
         let name = rel.rsplit('/').next().unwrap_or(rel);
         let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
@@ -167,6 +173,25 @@ mod tests {
         assert_eq!(classify("Home/README", &c), FileClass::Other(None));
         assert_eq!(classify("Home/trailing.", &c), FileClass::Other(None));
         assert!(classify("a.md", &c).counts() && classify("b.pdf", &c).counts());
+    }
+
+    #[test]
+    fn a_canvas_counts_whatever_the_document_suffixes_and_is_left_out_where_a_note_would_be() {
+        for c in [counting(&["Workflows"]), Counting::notes_everywhere()] {
+            assert_eq!(classify("Boards/Plan.canvas", &c), FileClass::Canvas);
+            assert_eq!(classify("Boards/Plan.CANVAS", &c), FileClass::Canvas);
+            assert!(classify("Plan.canvas", &c).counts());
+            assert_eq!(classify(".trash/Plan.canvas", &c), FileClass::Hidden);
+            assert_eq!(classify("x/node_modules/Plan.canvas", &c), FileClass::Dependencies);
+        }
+        assert_eq!(
+            classify("Workflows/Plan.canvas", &counting(&["Workflows"])),
+            FileClass::Excluded("Workflows".into())
+        );
+        assert_eq!(
+            classify("Plan.canvas.bak", &counting(&[])),
+            FileClass::Other(Some("bak".into()))
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! of indexing, search or any transport.
 
 pub(crate) mod attachment;
+pub(crate) mod canvas;
 pub(crate) mod census;
 pub(crate) mod diff;
 pub mod edit;

@@ -1,5 +1,6 @@
-//! A move's link plan: the new text of every note whose links a move changes, made before the
-//! vault's write lock is taken and confirmed under it.
+//! A move's link plan: the new text of every note and canvas whose links a move changes, made
+//! before the vault's write lock is taken and confirmed under it. A canvas takes part as a note
+//! does, its links found and edited by `vault::canvas`.
 //!
 //! Reading and scanning every note of a vault is the long part of a move. Done under the write
 //! lock, it made every other write to the vault wait behind it (a hostile note once held an
@@ -11,6 +12,7 @@
 //! that changed a note between the two is not overwritten with a plan made from its old text.
 //! The moved note's own outbound rewrite is planned the same way. Nothing here writes.
 
+use super::canvas;
 use super::links::{self, PathSet};
 use super::ops::content_hash;
 use super::path::{Reading, Suffixes, Target};
@@ -24,7 +26,7 @@ pub(super) struct Plan {
     files: Vec<String>,
     before: PathSet,
     after: PathSet,
-    /// Every note scanned for links to `from`.
+    /// Every note and canvas scanned for links to `from`.
     notes: Vec<Scanned>,
     /// The moved note's bytes when planned and its text with its own links rewritten.
     source: Option<(Vec<u8>, String)>,
@@ -41,8 +43,8 @@ struct Scanned {
 }
 
 impl Plan {
-    /// Plans a move of note `from` to `to`: lists the vault's files and reads every note but
-    /// `from` and the root `index.md` (generated, and rewritten by its own generator).
+    /// Plans a move of `from` to `to`: lists the vault's files and reads every note and canvas
+    /// but `from` and the root `index.md` (generated, and rewritten by its own generator).
     pub(super) fn make(vault: &Vault, from: &str, to: &str) -> Plan {
         let files = vault.all_files();
         let (before, after) = path_sets(&files, from, to);
@@ -57,12 +59,13 @@ impl Plan {
         };
         plan.notes = files
             .iter()
-            .filter(|rel| Suffixes::is_note(rel) && *rel != from)
+            .filter(|rel| (Suffixes::is_note(rel) || canvas::is_canvas(rel)) && *rel != from)
             .filter(|rel| !rel.eq_ignore_ascii_case("index.md"))
             .map(|rel| plan.scan(rel, fs::read(&vault.root.join(rel)).ok()))
             .collect();
         plan.files = files;
-        // A document has no links of its own to rewrite.
+        // A document or attachment has no links of its own to rewrite, and a canvas names
+        // files by their vault paths, which do not change when it moves.
         if Suffixes::is_note(from)
             && let Ok(bytes) = fs::read(&vault.root.join(from))
             && let Ok(text) = std::str::from_utf8(&bytes)
@@ -90,9 +93,11 @@ impl Plan {
         self
     }
 
-    /// How many notes' links change.
-    pub(super) fn notes_changed(&self) -> usize {
-        self.notes.iter().filter(|note| note.rewrite.is_some()).count()
+    /// How many notes' links change, and how many canvases'.
+    pub(super) fn changed(&self) -> (usize, usize) {
+        let changed = self.notes.iter().filter(|note| note.rewrite.is_some());
+        let canvases = changed.clone().filter(|note| canvas::is_canvas(&note.rel)).count();
+        (changed.count() - canvases, canvases)
     }
 
     /// The moved note's text (read under the lock) with its own links rewritten: as planned
@@ -104,7 +109,8 @@ impl Plan {
         }
     }
 
-    /// Every note whose links change: its target, its bytes as read, and its new text.
+    /// Every note and canvas whose links change: its target, its bytes as read, and its new
+    /// text.
     pub(super) fn into_rewrites(self, vault: &Vault) -> Vec<(Target, Vec<u8>, String)> {
         self.notes
             .into_iter()
@@ -121,8 +127,9 @@ impl Plan {
         let Some(text) = bytes.as_deref().and_then(|b| std::str::from_utf8(b).ok()) else {
             return Scanned { rel: rel.to_string(), hash: None, rewrite: None };
         };
-        let (new, n) =
-            links::rewrite_inbound(text, rel, &self.from, &self.to, &self.before, &self.after);
+        let rewrite =
+            if canvas::is_canvas(rel) { canvas::rewrite_inbound } else { links::rewrite_inbound };
+        let (new, n) = rewrite(text, rel, &self.from, &self.to, &self.before, &self.after);
         Scanned {
             rel: rel.to_string(),
             hash: Some(content_hash(text.as_bytes())),
@@ -193,7 +200,7 @@ mod tests {
             let plan = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("a plan");
             drop(guard);
             let plan = plan.confirm(&vault);
-            assert_eq!(plan.notes_changed(), 1);
+            assert_eq!(plan.changed(), (1, 0));
             assert_eq!(
                 rewrites(plan, &vault),
                 [("Linker.md".to_string(), "see [t](Moved/Renamed.md)\n".to_string())]

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use percent_encoding::percent_decode_str;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::vault::attachment;
+use crate::vault::{attachment, canvas};
 
 /// The longest name, in bytes, one path component may have: `NAME_MAX` on Linux's common
 /// filesystems (ext4, XFS, Btrfs, tmpfs) and on macOS's APFS. A filesystem with a shorter limit
@@ -55,7 +55,7 @@ fn max_rel_bytes(root: &Path, writes: bool) -> usize {
 /// What the caller is about to do with the path; decides which paths are acceptable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Read a note or document.
+    /// Read a note, document or canvas.
     Read,
     /// Read an attachment (an image, audio or video a note embeds; `vault::attachment`) as
     /// its bytes. Attachments are read-only: every write access refuses one.
@@ -64,8 +64,11 @@ pub enum Access {
     List,
     /// Create or change a note (`.md` only, never the generated root `index.md`).
     WriteNote,
-    /// Delete or move a file that may be a note or an allowlisted document.
+    /// Delete or move a file that may be a note, an allowlisted document or a canvas.
     WriteFile,
+    /// Move a file: what `WriteFile` takes, and attachments too. A move changes no byte of
+    /// the file it moves, so it is the one write an attachment takes (its links follow it).
+    Move,
     /// Store an uploaded document (allowlisted suffix only).
     WriteDocument,
     /// Create or delete a folder; no component may look like a file.
@@ -309,6 +312,11 @@ impl Suffixes {
         self.documents.iter().any(|s| has_suffix(name, s))
     }
 
+    /// True for a note, a document or a canvas: the files the file verbs take.
+    fn counts_as_file(&self, name: &str) -> bool {
+        Self::is_note(name) || self.is_document(name) || canvas::is_canvas(name)
+    }
+
     fn looks_like_file(&self, name: &str) -> bool {
         Self::is_note(name) || self.is_document(name)
     }
@@ -470,9 +478,13 @@ pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Resu
     let name = parts.last().map(String::as_str).unwrap_or("");
     let wants_file = matches!(
         access,
-        Access::Read | Access::ReadAttachment | Access::WriteNote | Access::WriteFile
+        Access::Read
+            | Access::ReadAttachment
+            | Access::WriteNote
+            | Access::WriteFile
+            | Access::Move
     );
-    if wants_file && !Suffixes::is_note(name) && !suffixes.is_document(name) {
+    if wants_file && !suffixes.counts_as_file(name) {
         // A folder given to a file verb deserves the folder advice, not a suffix lecture.
         let abs = reject_symlinks(root, &parts, raw)?;
         if abs.is_dir() {
@@ -485,14 +497,14 @@ pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Resu
     let attachment = attachment::kind_of(name).is_some();
     match access {
         // Before the suffix rules, so a write of an image says why, not that it is no note.
-        // Moving one (and rewriting the links to it) is a later change.
+        // A move is not among these: it keeps the bytes (`Access::Move`).
         Access::WriteNote | Access::WriteFile | Access::WriteDocument if attachment => {
             return Err(Error::new(
                 ErrorCode::AttachmentReadOnly,
                 format!(
                     "'{raw}' is an attachment (an image, audio or video file), which mdvault \
-                     serves read-only: it cannot be written, patched, moved or deleted here; \
-                     change it in Obsidian or on disk"
+                     serves read-only: it cannot be written, patched or deleted here, only \
+                     moved; change it in Obsidian or on disk"
                 ),
             ));
         }
@@ -505,19 +517,30 @@ pub fn gate(root: &Path, suffixes: &Suffixes, raw: &str, access: Access) -> Resu
                 ),
             ));
         }
+        // Obsidian owns a canvas's layout: a note's verbs would write Markdown into JSON, and a
+        // whole-file put is Obsidian's job, so mdvault reads, moves and deletes canvases only.
+        Access::WriteNote if canvas::is_canvas(name) => {
+            return Err(Error::new(
+                ErrorCode::UnsupportedSuffix,
+                format!(
+                    "'{raw}' is a canvas, which mdvault reads, searches, moves and deletes but \
+                     does not write; change it in Obsidian"
+                ),
+            ));
+        }
         Access::WriteNote if !Suffixes::is_note(name) => {
             return Err(Error::new(
                 ErrorCode::UnsupportedSuffix,
                 format!("'{raw}' is not a note; notes end in .md"),
             ));
         }
-        Access::WriteFile | Access::Read
-            if !Suffixes::is_note(name) && !suffixes.is_document(name) =>
-        {
+        Access::Move if attachment => {}
+        Access::WriteFile | Access::Read | Access::Move if !suffixes.counts_as_file(name) => {
             return Err(Error::new(
                 ErrorCode::UnsupportedSuffix,
                 format!(
-                    "'{raw}' is neither a note (.md) nor a document ({}); only those can be used here",
+                    "'{raw}' is neither a note (.md), a canvas (.canvas) nor a document ({}); \
+                     only those can be used here",
                     suffixes.documents.join(", ")
                 ),
             ));
@@ -700,6 +723,32 @@ mod tests {
         assert!(gate(root, &suffixes(), "A/Files/x.PDF", Access::WriteFile).is_ok());
         assert!(gate(root, &suffixes(), "A/b.MD", Access::WriteNote).is_ok());
         assert_eq!(gate(root, &suffixes(), "", Access::List).unwrap().rel, "");
+    }
+
+    #[test]
+    fn a_canvas_is_read_moved_and_deleted_but_never_written_as_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for access in [Access::Read, Access::WriteFile, Access::Move] {
+            assert!(gate(root, &suffixes(), "Boards/Plan.canvas", access).is_ok(), "{access:?}");
+        }
+        let e = gate(root, &suffixes(), "Plan.canvas", Access::WriteNote).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::UnsupportedSuffix);
+        assert!(e.message().contains("is a canvas"), "{}", e.message());
+        assert_eq!(code(root, "Plan.canvas", Access::WriteDocument), ErrorCode::UnsupportedSuffix);
+        assert_eq!(code(root, "Plan.canvas", Access::ReadAttachment), ErrorCode::UnsupportedSuffix);
+    }
+
+    #[test]
+    fn a_move_is_the_one_write_an_attachment_takes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for raw in ["a.png", "Home/Plan.SVG", "a.md", "x.pdf", "b.canvas"] {
+            assert!(gate(root, &suffixes(), raw, Access::Move).is_ok(), "{raw}");
+        }
+        assert_eq!(code(root, "a.txt", Access::Move), ErrorCode::UnsupportedSuffix);
+        assert_eq!(code(root, "../a.png", Access::Move), ErrorCode::InvalidPath);
+        assert_eq!(code(root, "index.md", Access::Move), ErrorCode::InvalidPath);
     }
 
     #[test]

@@ -664,8 +664,9 @@ impl VaultMcp {
         answer(self.run(&ctx, move |e, t| tools::delete(e, t, a, None)).await, change)
     }
 
-    /// Move or rename a note or document. Links to it in other notes are repointed unless
-    /// `update_links` is false. The destination must not exist.
+    /// Move or rename a note, document, canvas or attachment (an image keeps its bytes). Links
+    /// to it in other notes and canvases are repointed unless `update_links` is false. The
+    /// destination must not exist.
     #[tool(
         name = "vault_move",
         annotations(

@@ -31,7 +31,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::vault::edit::{self};
 use crate::vault::find::Named;
 use crate::vault::path::{self, Access, Reading, Rooting, Target, gate};
-use crate::vault::{Vault, diff, find, frontmatter, fs};
+use crate::vault::{Vault, canvas, diff, find, frontmatter, fs};
 
 /// Appended to a confirmation when the note has no frontmatter to carry a timestamp.
 const NO_BUMP: &str = " (no frontmatter, so timestamp not bumped)";
@@ -322,6 +322,17 @@ impl Vault {
     }
 
     fn refuse_document(&self, target: Target, verb: &str) -> Result<Target> {
+        // The note verbs would write Markdown into a canvas's JSON (see the gate's refusal).
+        if canvas::is_canvas(&target.rel) {
+            return Err(Error::new(
+                ErrorCode::IsDocument,
+                format!(
+                    "{} is a canvas; canvases can be read, searched, moved and deleted, but \
+                     not {verb}; change it in Obsidian",
+                    target.rel
+                ),
+            ));
+        }
         if self.suffixes.is_document(&target.rel) {
             return Err(Error::new(
                 ErrorCode::IsDocument,
@@ -434,7 +445,9 @@ impl Vault {
     /// than `out_of_scope`. A scope ending in `.md` admits exactly that note; any other scope
     /// is a folder and admits paths strictly beneath it (`Sub` does not admit `Subterfuge.md`).
     pub(crate) fn check_scope(&self, raw: &str, folder: bool, scope: &str) -> Result<()> {
-        let target = self.gate(raw, if folder { Access::Folder } else { Access::WriteFile })?;
+        // The widest file access (a move of an attachment is scoped too); the operation's own
+        // gate still refuses what its verb does not take.
+        let target = self.gate(raw, if folder { Access::Folder } else { Access::Move })?;
         let scope = scope.trim().trim_matches('/');
         let admitted = if scope.to_ascii_lowercase().ends_with(".md") {
             target.rel == scope

@@ -1,5 +1,6 @@
-//! Moving a note or document, with the link rewrites it needs: staged, journalled, committed
-//! all or nothing (`move_plan` makes the plan, `journal` records it).
+//! Moving a note, document, canvas or attachment, with the link rewrites it needs (in notes and
+//! canvases): staged, journalled, committed all or nothing (`move_plan` makes the plan,
+//! `journal` records it).
 
 use std::collections::BTreeSet;
 
@@ -7,12 +8,14 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::vault::journal::{self, Record, Step};
 use crate::vault::move_plan::Plan;
 use crate::vault::path::{Access, Target};
-use crate::vault::{Vault, frontmatter, fs};
+use crate::vault::{Vault, attachment, canvas, frontmatter, fs};
 
 use super::{Change, NO_BUMP, content_hash, now_timestamp, rel_string, utf8};
 
 impl Vault {
-    /// Moves a note or a document, rewriting inbound links when `update_links` is set.
+    /// Moves a note, document, canvas or attachment, rewriting inbound links when
+    /// `update_links` is set. Only a note's own bytes change (its links and timestamp); every
+    /// other kind moves as it is.
     ///
     /// All or nothing: every new file is written to a staged temporary first; only when all of
     /// them are ready are they renamed into place, and a failure while committing restores
@@ -24,21 +27,21 @@ impl Vault {
         update_links: bool,
         expected: Option<&str>,
     ) -> Result<Change> {
-        let from = self.gate(from_raw, Access::WriteFile)?;
-        let to = self.gate(to_raw, Access::WriteFile)?;
-        let from_doc = self.suffixes.is_document(&from.rel);
-        if from_doc != self.suffixes.is_document(&to.rel) {
+        let from = self.gate(from_raw, Access::Move)?;
+        let to = self.gate(to_raw, Access::Move)?;
+        let (from_kind, to_kind) = (self.kind_of(&from.rel), self.kind_of(&to.rel));
+        if from_kind != to_kind {
             return Err(Error::new(
                 ErrorCode::KindChange,
                 format!(
-                    "moving {} to {} would turn a {} into a {}; keep the kind of file",
-                    from.rel,
-                    to.rel,
-                    if from_doc { "document" } else { "note" },
-                    if from_doc { "note" } else { "document" }
+                    "moving {} to {} would turn a {from_kind} into a {to_kind}; keep the kind of \
+                     file",
+                    from.rel, to.rel,
                 ),
             ));
         }
+        // Only a note's bytes change in a move; every other kind keeps them.
+        let verbatim = from_kind != "note";
         if from.rel == to.rel {
             return Err(Error::new(
                 ErrorCode::InvalidRequest,
@@ -61,7 +64,7 @@ impl Vault {
         let plan = planned.map(|plan| plan.confirm(self));
 
         let mut bumped = false;
-        let moved_text = if from_doc {
+        let moved_text = if verbatim {
             None
         } else {
             // The moved note keeps its bytes: only link targets and the timestamp change.
@@ -77,7 +80,7 @@ impl Vault {
             }
             Some(new)
         };
-        let links_changed = plan.as_ref().map_or(0, Plan::notes_changed);
+        let (links_changed, canvases_changed) = plan.as_ref().map_or((0, 0), Plan::changed);
         let rewrites = plan.map(|plan| plan.into_rewrites(self)).unwrap_or_default();
 
         // Folders made for the destination are taken away again (while empty) if the move
@@ -91,18 +94,21 @@ impl Vault {
         result?;
 
         let mut message = format!("moved {} to {}", from.rel, to.rel);
-        if !from_doc && !bumped {
+        if !verbatim && !bumped {
             message.push_str(NO_BUMP);
         }
         if update_links {
             message.push_str(&format!("; repointed links in {links_changed} note(s)"));
+            if canvases_changed > 0 {
+                message.push_str(&format!(" and {canvases_changed} canvas(es)"));
+            }
         } else {
             message.push_str("; links NOT updated");
         }
         let message = from.reading.told(&from.rel, message);
         let mut change = self.change_at(&to, message);
         change.timestamp_bumped = bumped;
-        change.links_rewritten = update_links.then_some(links_changed);
+        change.links_rewritten = update_links.then_some(links_changed + canvases_changed);
         change.etag = match &moved_text {
             Some(t) => Some(content_hash(t.as_bytes())),
             None => Some(content_hash(&source_bytes)),
@@ -226,6 +232,20 @@ impl Vault {
         Ok(())
     }
 
+    /// What kind of file a move keeps: a note, a document, a canvas, or an attachment of one
+    /// media type (a `.png` renamed `.jpg` would be served as what it is not).
+    fn kind_of(&self, rel: &str) -> String {
+        if let Some(kind) = attachment::kind_of(rel) {
+            format!("{} attachment", kind.media_type)
+        } else if canvas::is_canvas(rel) {
+            "canvas".to_string()
+        } else if self.suffixes.is_document(rel) {
+            "document".to_string()
+        } else {
+            "note".to_string()
+        }
+    }
+
     /// A temporary's vault-relative path (temporaries always sit beside their target).
     fn rel_of(&self, abs: &std::path::Path) -> String {
         rel_string(abs.strip_prefix(&self.root).unwrap_or(abs))
@@ -323,6 +343,122 @@ mod tests {
         snapshot(root).iter().any(|(rel, _)| rel.contains(".mdvault-"))
     }
 
+    fn write(root: &std::path::Path, rel: &str, text: &str) {
+        let abs = root.join(rel);
+        std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+        std::fs::write(abs, text).unwrap();
+    }
+
+    fn read(root: &std::path::Path, rel: &str) -> String {
+        std::fs::read_to_string(root.join(rel)).unwrap()
+    }
+
+    const BOARD: &str = "{\"nodes\":[\n\t{\"id\":\"a\",\"type\":\"file\",\"file\":\"img/a.png\",\"x\":0,\"y\":0},\n\t\
+        {\"id\":\"b\",\"type\":\"text\",\"text\":\"[[Target]] ![](img/a.png)\",\"x\":0,\"y\":9},\n\t\
+        {\"id\":\"c\",\"type\":\"file\",\"file\":\"Target.md\",\"x\":9,\"y\":0}\n]}\n";
+
+    #[test]
+    fn a_note_move_repoints_the_canvases_that_name_it_and_journals_them_like_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "Target.md", "# Target\n");
+        write(root, "img/a.png", "png");
+        write(root, "Boards/Plan.canvas", BOARD);
+        let vault = Vault::open("t", root, &settings()).unwrap().with_journal(data.path());
+        // Every step fails in turn and leaves nothing changed, the canvas's step among them.
+        let before = snapshot(root);
+        for at in 0..3 {
+            FAIL_STEP_AT.with(|f| f.set(Some(at)));
+            assert!(vault.move_file("Target.md", "Sub/Renamed.md", true, None).is_err());
+            assert_eq!(snapshot(root), before, "failure at step {at} left changes");
+        }
+        FAIL_STEP_AT.with(|f| f.set(None));
+        let change = vault.move_file("Target.md", "Sub/Renamed.md", true, None).unwrap();
+        assert_eq!(change.links_rewritten, Some(1));
+        assert!(change.message.contains("0 note(s) and 1 canvas(es)"), "{}", change.message);
+        assert_eq!(
+            read(root, "Boards/Plan.canvas"),
+            BOARD
+                .replace("[[Target]]", "[[Renamed]]")
+                .replace("\"file\":\"Target.md\"", "\"file\":\"Sub/Renamed.md\"")
+        );
+    }
+
+    #[test]
+    fn an_attachment_moves_with_every_link_and_embed_to_it_and_its_bytes_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "img/a.png", "\u{89}PNG bytes");
+        write(root, "Notes/Deep.md", "![[a.png]] ![](../img/a.png) [p](<../img/a.png>)\n");
+        write(root, "Top.md", "![[img/a.png|300]] ![](img/a.png)\n");
+        write(root, "Boards/Plan.canvas", BOARD);
+        write(root, "Target.md", "# Target\n");
+        let vault = Vault::open("t", root, &settings()).unwrap();
+        let change = vault.move_file("img/a.png", "assets/a.png", true, None).unwrap();
+        assert_eq!(change.links_rewritten, Some(3));
+        assert!(!root.join("img/a.png").exists());
+        assert_eq!(std::fs::read(root.join("assets/a.png")).unwrap(), "\u{89}PNG bytes".as_bytes());
+        // A bare name still finds the only a.png; a path names its new place.
+        assert_eq!(
+            read(root, "Notes/Deep.md"),
+            "![[a.png]] ![](../assets/a.png) [p](<../assets/a.png>)\n"
+        );
+        assert_eq!(read(root, "Top.md"), "![[assets/a.png|300]] ![](assets/a.png)\n");
+        assert_eq!(
+            read(root, "Boards/Plan.canvas"),
+            BOARD.replace("img/a.png", "assets/a.png"),
+            "the file node and the text node's embed"
+        );
+    }
+
+    #[test]
+    fn a_bare_attachment_name_gains_a_path_when_the_move_makes_it_ambiguous() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "img/a.png", "one");
+        write(root, "other/a.png", "two");
+        write(root, "img/Note.md", "![[a.png]]\n");
+        let vault = Vault::open("t", root, &settings()).unwrap();
+        vault.move_file("img/a.png", "assets/a.png", true, None).unwrap();
+        assert_eq!(read(root, "img/Note.md"), "![[assets/a.png]]\n");
+    }
+
+    #[test]
+    fn a_moved_note_keeps_its_relative_links_to_attachments() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "img/a.png", "png");
+        write(root, "Notes/N.md", "![](../img/a.png) ![[a.png]]\n");
+        let vault = Vault::open("t", root, &settings()).unwrap();
+        vault.move_file("Notes/N.md", "Deep/er/N.md", true, None).unwrap();
+        assert_eq!(read(root, "Deep/er/N.md"), "![](../../img/a.png) ![[a.png]]\n");
+    }
+
+    #[test]
+    fn a_move_keeps_the_kind_of_file_and_an_attachment_is_still_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.png", "png");
+        write(root, "Plan.canvas", "{}");
+        write(root, "N.md", "x\n");
+        let vault = Vault::open("t", root, &settings()).unwrap();
+        for (from, to) in [
+            ("a.png", "a.jpg"),
+            ("a.png", "a.md"),
+            ("Plan.canvas", "Plan.md"),
+            ("N.md", "N.canvas"),
+        ] {
+            let err = vault.move_file(from, to, true, None).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::KindChange, "{from} -> {to}: {}", err.message());
+        }
+        let err = vault.delete("a.png", None).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::AttachmentReadOnly);
+        let moved = vault.move_file("Plan.canvas", "Boards/Plan.canvas", true, None).unwrap();
+        assert_eq!(read(root, "Boards/Plan.canvas"), "{}", "a canvas moves as it is");
+        assert!(moved.message.contains("0 note(s)"), "{}", moved.message);
+    }
+
     #[test]
     fn a_move_that_fails_while_committing_leaves_nothing_changed() {
         let dir = tempfile::tempdir().unwrap();
@@ -360,14 +496,39 @@ mod tests {
         // No frontmatter, so no timestamp: the finished state is the same byte for byte
         // whenever it is reached.
         let target = "# Target\n\nsee [a](L0.md)\n";
+        // Staging, before each of the 6 steps, before and after the record's removal.
+        killed_at_every_point(&|root| linked_vault(root, target), "Target.md", "Sub/Renamed.md", 9);
+    }
+
+    #[test]
+    fn an_attachment_move_repointing_a_canvas_killed_at_any_point_is_all_old_or_all_new() {
+        let setup = |root: &std::path::Path| {
+            write(root, "img/a.png", "png");
+            write(root, "Boards/Plan.canvas", BOARD);
+            write(root, "Target.md", "![](img/a.png)\n");
+        };
+        // Staging, the destination, the canvas, the note, the source, the record's removal.
+        killed_at_every_point(&setup, "img/a.png", "assets/a.png", 7);
+    }
+
+    /// Kills a move of `from` to `to` in a vault `setup` makes at every point it offers (there
+    /// are `points`), and checks that the next start leaves it wholly undone or wholly done.
+    fn killed_at_every_point(
+        setup: &dyn Fn(&std::path::Path),
+        from: &str,
+        to: &str,
+        points: usize,
+    ) {
         let expected = tempfile::tempdir().unwrap();
-        linked_vault(expected.path(), target);
+        setup(expected.path());
         let plain = Vault::open("t", expected.path(), &settings()).unwrap();
         let before_all = snapshot(expected.path());
-        plain.move_file("Target.md", "Sub/Renamed.md", true, None).unwrap();
+        plain.move_file(from, to, true, None).unwrap();
         let after_all = snapshot(expected.path());
         let notes = |snap: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> {
-            snap.iter().filter(|(r, _)| r.ends_with(".md")).cloned().collect()
+            // Files (every name here has a suffix), not folders or temporaries.
+            let file = |r: &str| r.rsplit('/').next().is_some_and(|n| n.contains('.'));
+            snap.iter().filter(|(r, _)| file(r) && !r.contains(".mdvault-")).cloned().collect()
         };
         let (before, after) = (notes(&before_all), notes(&after_all));
 
@@ -376,17 +537,16 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let data = tempfile::tempdir().unwrap();
             let root = dir.path().canonicalize().unwrap();
-            linked_vault(&root, target);
+            setup(&root);
             let vault = std::sync::Arc::new(
                 Vault::open("t", &root, &settings()).unwrap().with_journal(data.path()),
             );
             CRASH_AT.with(|f| f.set(Some(point)));
-            let result = vault.move_file("Target.md", "Sub/Renamed.md", true, None);
+            let result = vault.move_file(from, to, true, None);
             CRASH_AT.with(|f| f.set(None));
             if result.is_ok() {
                 // The hook did not fire: every point of the move has been visited.
-                // Staging, before each of the 6 steps, before and after the record's removal.
-                assert_eq!(point, 9, "the move stopped offering crash points at {point}");
+                assert_eq!(point, points, "the move stopped offering crash points at {point}");
                 break;
             }
             assert!(has_temporaries(&root), "a crash at {point} left no temporaries to sweep");

@@ -9,9 +9,10 @@ use serde_json::{Map, Value};
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 use crate::vault::attachment::{self, AttachmentRead};
+use crate::vault::canvas::{self, Canvas};
 use crate::vault::edit::{self};
 use crate::vault::headings::{self};
-use crate::vault::path::{Access, Reading, Suffixes};
+use crate::vault::path::{Access, Reading, Suffixes, Target};
 use crate::vault::{Vault, frontmatter};
 
 use super::{Reach, content_hash, rel_string};
@@ -259,6 +260,9 @@ impl Vault {
         docs: &dyn DocumentText,
     ) -> Result<NoteRead> {
         let target = self.existing_target(raw, Access::Read, Reach::Name)?;
+        if canvas::is_canvas(&target.rel) {
+            return self.read_canvas(target, section);
+        }
         if self.suffixes.is_document(&target.rel) {
             if section.is_some_and(|s| !s.trim().is_empty()) {
                 return Err(Error::new(
@@ -339,7 +343,10 @@ impl Vault {
     /// verdict and the outline of its extracted Markdown.
     pub fn map(&self, raw: &str, docs: &dyn DocumentText) -> Result<NoteMap> {
         let target = self.existing_target(raw, Access::Read, Reach::Name)?;
-        let (content, frontmatter, etag, extraction) = if self.suffixes.is_document(&target.rel) {
+        let (content, frontmatter, etag, extraction) = if canvas::is_canvas(&target.rel) {
+            let (text, etag) = self.canvas_text(&target)?;
+            (text, Map::new(), etag, None)
+        } else if self.suffixes.is_document(&target.rel) {
             let bytes = self.load_bytes(&target)?;
             let (etag, extraction) = docs.extraction(&target.rel, &bytes)?;
             (extraction.markdown, Map::new(), etag, Some(extraction.verdict))
@@ -368,6 +375,39 @@ impl Vault {
             extraction,
             reading: target.reading,
         })
+    }
+
+    /// A canvas read as what it says (`vault::canvas`), whole: its etag is its file's, so
+    /// the read leaves its JSON as it is and a later move or delete can be checked against it.
+    fn read_canvas(&self, target: Target, section: Option<&str>) -> Result<NoteRead> {
+        if section.is_some_and(|s| !s.trim().is_empty()) {
+            return Err(Error::new(
+                ErrorCode::IsDocument,
+                format!("{} is a canvas, which has no sections to read; read it whole", target.rel),
+            ));
+        }
+        let (text, etag) = self.canvas_text(&target)?;
+        Ok(NoteRead {
+            vault: self.name.clone(),
+            path: target.rel,
+            body: text.clone(),
+            content: text,
+            section: None,
+            frontmatter: Map::new(),
+            etag,
+            extraction: None,
+            reading: target.reading,
+        })
+    }
+
+    /// A canvas's reading text and its file's hash; a file that is not JSON Canvas is
+    /// refused with what is wrong with it.
+    fn canvas_text(&self, target: &Target) -> Result<(String, String)> {
+        let json = self.load_text(target)?;
+        let canvas = Canvas::parse(&json).map_err(|why| {
+            Error::new(ErrorCode::Unreadable, format!("{} cannot be read: {why}", target.rel))
+        })?;
+        Ok((canvas.reading_text(), content_hash(json.as_bytes())))
     }
 
     /// Lists a folder (`""` is the vault root).
@@ -404,7 +444,7 @@ impl Vault {
                 let meta = item.metadata().ok();
                 let kind = if Suffixes::is_note(&name) {
                     EntryKind::Note
-                } else if self.suffixes.is_document(&name) {
+                } else if self.suffixes.is_document(&name) || canvas::is_canvas(&name) {
                     EntryKind::Document
                 } else {
                     EntryKind::Other
