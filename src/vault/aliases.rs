@@ -51,7 +51,7 @@ pub(crate) fn of(text: &str) -> Vec<String> {
 
 /// The vault's aliases: folded alias -> the notes that list it, shortest path first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Aliases {
+pub(crate) struct Aliases {
     by_alias: HashMap<String, Vec<String>>,
 }
 

@@ -176,8 +176,15 @@ pub(crate) fn alternatives(
         Via::Name if folder(&res.path) != folder(from_note) => {
             paths.named(file_name(&res.path), false)
         }
-        Via::Alias if folder(&res.path) != folder(from_note) => {
-            alias_holders(target, paths).iter().map(String::as_str).collect()
+        Via::Alias => {
+            // Unlike file names, two notes of one folder can share an alias: the note's own
+            // folder settles it only when it holds just one of them.
+            let holders = alias_holders(target, paths);
+            let here = holders.iter().filter(|p| folder(p) == folder(from_note)).count();
+            if here == 1 {
+                return None;
+            }
+            holders.iter().map(String::as_str).collect()
         }
         Via::Suffix => {
             let written = target.trim().trim_matches('/').split('/').count();
@@ -1046,6 +1053,12 @@ mod tests {
         assert_eq!(alts("Shared", "X.md"), Some(vec!["A/One.md".into(), "B/Two.md".into()]));
         assert_eq!(alts("Shared", "B/Note.md"), None, "the note's own folder wins");
         assert_eq!(alts("Mine", "X.md"), None);
+        let twins = with_aliases(&[
+            ("Home/One.md", "---\naliases: [Twin]\n---\n"),
+            ("Home/Two.md", "---\naliases: [Twin]\n---\n"),
+        ]);
+        let both = Some(vec!["Home/One.md".to_string(), "Home/Two.md".to_string()]);
+        assert_eq!(alternatives("Twin", LinkKind::Wiki, "Home/Log.md", &twins), both);
     }
 
     #[test]
