@@ -357,7 +357,7 @@ pub(crate) fn note_links(
     text: &str,
 ) -> Result<(Vec<String>, Vec<String>)> {
     let (v, path) = locate(desk, t, None, raw)?;
-    let paths = crate::vault::links::PathSet::new(v.all_files());
+    let paths = v.link_paths();
     let (mut resolved, mut unresolved) = (Vec::new(), Vec::new());
     for link in crate::vault::links::links(text) {
         if link.is_external() || link.target.is_empty() {
@@ -383,9 +383,9 @@ pub(crate) fn resolve_links(
     raw: &str,
     targets: &[(String, bool)],
 ) -> Result<Vec<Option<String>>> {
-    use crate::vault::links::{LinkKind, PathSet, resolve};
+    use crate::vault::links::{LinkKind, resolve};
     let (v, path) = locate(desk, t, vault, raw)?;
-    let paths = PathSet::new(v.all_files());
+    let paths = v.link_paths();
     Ok(targets
         .iter()
         .map(|(target, wiki)| {

@@ -12,6 +12,7 @@
 //! it can write) settles interrupted moves and sweeps, in that order. This module knows nothing
 //! of indexing, search or any transport.
 
+pub(crate) mod aliases;
 pub(crate) mod attachment;
 pub(crate) mod canvas;
 pub(crate) mod census;

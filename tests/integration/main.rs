@@ -29,6 +29,7 @@ mod line_model;
 mod mcp_sdk;
 mod migrate;
 mod multivault;
+mod native_aliases;
 mod native_canvas;
 mod native_tags;
 mod parity;
