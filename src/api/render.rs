@@ -21,6 +21,8 @@ use std::collections::{HashMap, HashSet};
 
 use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd, TextMergeWithOffset};
 
+use crate::vault::attachment::{self, AttachmentKind};
+use crate::vault::embed::{Found, Size};
 use crate::vault::headings::{self, Heading};
 use crate::vault::links::{self, Link, LinkKind};
 
@@ -31,6 +33,7 @@ fn options() -> Options {
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_WIKILINKS
         | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_MATH
 }
 
 /// A link target as the vault resolves it: the path without `#fragment`, and whether it was
@@ -253,6 +256,8 @@ pub(crate) enum Links<'a> {
         anchors: &'a HashMap<String, Anchors>,
         /// The page URL of a vault path.
         note_url: &'a dyn Fn(&str) -> String,
+        /// The URL that serves an attachment (an image, audio, video) by vault path.
+        file_url: &'a dyn Fn(&str) -> String,
         /// The URL that offers to create a missing note.
         new_url: &'a dyn Fn(&str) -> String,
     },
@@ -278,9 +283,17 @@ impl Links<'_> {
             (Dest::Vault((target, _), f), Links::AsWritten) => {
                 with_fragment(target, None, f.as_deref())
             }
-            (Dest::Vault(key, f), Links::Resolved { paths, anchors, note_url, new_url }) => {
+            (
+                Dest::Vault(key, f),
+                Links::Resolved { paths, anchors, note_url, file_url, new_url },
+            ) => {
                 match paths.get(&key).cloned().flatten() {
+                    Some(path) if attachment::kind_of(&path).is_some() => {
+                        CowStr::from(file_url(&path))
+                    }
                     Some(path) => with_fragment(note_url(&path), anchors.get(&path), f.as_deref()),
+                    // A missing attachment is no note to create: its link stays as written.
+                    None if attachment::kind_of(&key.0).is_some() => url,
                     None => CowStr::from(new_url(&key.0)),
                 }
             }
@@ -288,96 +301,504 @@ impl Links<'_> {
     }
 }
 
+/// An embed's key: its link target and its fragment (`![[Note#Heading]]`).
+pub(crate) type EmbedKey = (LinkKey, Option<String>);
+
+/// What the note's embeds show, as the caller found them (`vault::embed::found`): the
+/// renderer reads no files.
+pub(crate) struct Embeds<'a> {
+    /// By key; an embed not here is shown as a link.
+    pub(crate) found: &'a HashMap<EmbedKey, Found>,
+    /// The URL that serves an attachment by vault path, through the path gate.
+    pub(crate) file_url: &'a dyn Fn(&str) -> String,
+}
+
+/// The embeds of the shown text, once each, in order.
+pub(crate) fn embed_keys(shown: &Shown) -> Vec<EmbedKey> {
+    let model = model(shown);
+    let mut seen = HashSet::new();
+    Parser::new_ext(&shown.0, options())
+        .into_offset_iter()
+        .filter_map(|(event, range)| match event {
+            Event::Start(Tag::Image { link_type, dest_url, .. }) => {
+                match dest_of(&model, range.start, link_type, &dest_url) {
+                    Dest::Vault(key, fragment) => Some((key, fragment)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .filter(|k| seen.insert(k.clone()))
+        .collect()
+}
+
+/// A note's embeds as found, and every link target the page shows (the note's own and those
+/// of the parts it embeds), for one batched resolution.
+pub(crate) struct Gathered {
+    pub(crate) found: HashMap<EmbedKey, Found>,
+    pub(crate) targets: Vec<LinkKey>,
+}
+
+/// Finds what the shown note's embeds show with the caller's `find` (`service::embeds`),
+/// then the embeds of the embedded parts (their images show; their notes are links, one level
+/// deep). An embedded part's links are resolved from the embedding note: Obsidian's links name
+/// files by unique name, so only a relative path could land elsewhere.
+pub(crate) fn gather(
+    shown: &Shown,
+    find: &dyn Fn(&[EmbedKey]) -> crate::Result<Vec<Found>>,
+) -> crate::Result<Gathered> {
+    let keys = embed_keys(shown);
+    let mut found: HashMap<EmbedKey, Found> = if keys.is_empty() {
+        HashMap::new()
+    } else {
+        keys.iter().cloned().zip(find(&keys)?).collect()
+    };
+    let mut targets = link_targets(shown);
+    let mut inner = Vec::new();
+    for f in found.values() {
+        if let Found::Note { part, .. } = f {
+            let part = Shown::note(&part.text);
+            targets.extend(link_targets(&part));
+            inner.extend(embed_keys(&part).into_iter().filter(|k| !found.contains_key(k)));
+        }
+    }
+    let mut seen = HashSet::new();
+    targets.retain(|k| seen.insert(k.clone()));
+    let mut seen = HashSet::new();
+    inner.retain(|k| seen.insert(k.clone()));
+    if !inner.is_empty() {
+        found.extend(inner.iter().cloned().zip(find(&inner)?));
+    }
+    Ok(Gathered { found, targets })
+}
+
 /// Renders a note body as the reader sees it. `first_line` is the file line of the body's
 /// first line and `own` the note's anchors (from its whole file), so each heading gets the id
 /// the outline and every link to it use ([`Anchors::id_at`]).
-pub(crate) fn note_html(shown: &Shown, first_line: usize, own: &Anchors, links: &Links) -> String {
-    let text = shown.0.as_str();
-    let line_starts: Vec<usize> =
-        std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-    let line_of = |offset: usize| line_starts.partition_point(|&s| s <= offset) + first_line - 1;
-    let ends_line = |at: usize| {
-        text[at..].trim_start_matches([' ', '\t']).starts_with(['\n', '\r'])
-            || text[at..].trim().is_empty()
-    };
-    let model = model(shown);
-    let mut events: Vec<Event> = Vec::new();
-    // Indices (in `events`) of the open paragraphs and list items, and the block id each got.
-    let mut open: Vec<usize> = Vec::new();
-    let mut block_ids: Vec<(usize, String)> = Vec::new();
-    // Inside code, text is literal; inside code, headings and tables no `^id` closes a block.
-    let (mut code, mut not_block) = (0usize, 0usize);
-    let parsed = Parser::new_ext(text, options()).into_offset_iter();
-    for (event, range) in TextMergeWithOffset::new(parsed) {
+pub(crate) fn note_html(
+    shown: &Shown,
+    first_line: usize,
+    own: &Anchors,
+    links: &Links,
+    embeds: &Embeds,
+) -> String {
+    clean(&Walk::new(shown, first_line, own, links, embeds, false).html())
+}
+
+/// How a callout folds: Obsidian's `-` (collapsed), `+` (expanded), or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    No,
+    Collapsed,
+    Expanded,
+}
+
+/// An open blockquote: where its start event is, and whether it turned out a callout (and
+/// then whether it folds, which decides its title's and its own closing tags).
+struct Quote {
+    at: usize,
+    callout: Option<bool>,
+}
+
+/// An image being read: where it points and the alt text gathered so far.
+struct Image<'s> {
+    dest: Dest,
+    start: usize,
+    link_type: LinkType,
+    dest_url: CowStr<'s>,
+    title: CowStr<'s>,
+    id: CowStr<'s>,
+    alt: String,
+    depth: usize,
+}
+
+/// One pass over the note's events, rewriting them into the reading view's.
+struct Walk<'s, 'r> {
+    text: &'s str,
+    line_starts: Vec<usize>,
+    first_line: usize,
+    own: &'r Anchors,
+    links: &'r Links<'r>,
+    embeds: &'r Embeds<'r>,
+    /// Inside an embedded part: a note embed here is a link (one level deep).
+    nested: bool,
+    model: HashMap<usize, Link>,
+    events: Vec<Event<'s>>,
+    /// Indices (in `events`) of the open paragraphs and list items, and the block id each got.
+    open: Vec<usize>,
+    block_ids: Vec<(usize, String)>,
+    /// Inside code, text is literal; inside code, headings and tables no `^id` closes a block.
+    code: usize,
+    not_block: usize,
+    quotes: Vec<Quote>,
+    /// The open callout title: the index its content starts at, and its default text.
+    title: Option<(usize, String)>,
+    image: Option<Image<'s>>,
+    mermaid: bool,
+}
+
+impl<'s, 'r> Walk<'s, 'r> {
+    fn new(
+        shown: &'s Shown,
+        first_line: usize,
+        own: &'r Anchors,
+        links: &'r Links<'r>,
+        embeds: &'r Embeds<'r>,
+        nested: bool,
+    ) -> Self {
+        let text = shown.0.as_str();
+        Walk {
+            text,
+            line_starts: std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect(),
+            first_line,
+            own,
+            links,
+            embeds,
+            nested,
+            model: model(shown),
+            events: Vec::new(),
+            open: Vec::new(),
+            block_ids: Vec::new(),
+            code: 0,
+            not_block: 0,
+            quotes: Vec::new(),
+            title: None,
+            image: None,
+            mermaid: false,
+        }
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&s| s <= offset) + self.first_line - 1
+    }
+
+    fn ends_line(&self, at: usize) -> bool {
+        self.text[at..].trim_start_matches([' ', '\t']).starts_with(['\n', '\r'])
+            || self.text[at..].trim().is_empty()
+    }
+
+    /// The rendered HTML, not yet sanitised.
+    fn html(mut self) -> String {
+        let parsed = Parser::new_ext(self.text, options()).into_offset_iter();
+        for (event, range) in TextMergeWithOffset::new(parsed) {
+            if self.image.is_some() {
+                self.in_image(event);
+            } else {
+                self.event(event, range);
+            }
+        }
+        for (at, id) in std::mem::take(&mut self.block_ids) {
+            let tag = if matches!(self.events[at], Event::Start(Tag::Item)) { "li" } else { "p" };
+            self.events[at] = Event::Html(CowStr::from(format!("\n<{tag} id=\"^{id}\">")));
+        }
+        let mut html = String::new();
+        pulldown_cmark::html::push_html(&mut html, self.events.into_iter());
+        html
+    }
+
+    fn event(&mut self, event: Event<'s>, range: std::ops::Range<usize>) {
         match event {
             Event::Start(Tag::Heading { level, classes, attrs, .. }) => {
-                not_block += 1;
-                let id = own.id_at(line_of(range.start));
-                events.push(Event::Start(Tag::Heading {
+                self.not_block += 1;
+                let id = self.own.id_at(self.line_of(range.start));
+                self.events.push(Event::Start(Tag::Heading {
                     level,
                     id: Some(CowStr::from(id)),
                     classes,
                     attrs,
                 }));
             }
+            Event::Start(Tag::CodeBlock(pulldown_cmark::CodeBlockKind::Fenced(ref lang)))
+                if lang.trim().eq_ignore_ascii_case("mermaid") =>
+            {
+                // No diagram is drawn (that needs a script the page does not load): the
+                // source is shown, labelled as what it is.
+                self.mermaid = true;
+                self.events.push(Event::Html(CowStr::Borrowed(
+                    "<figure class=\"mermaid\"><figcaption>Mermaid diagram</figcaption>\n",
+                )));
+                self.code += 1;
+                self.not_block += 1;
+                self.events.push(event);
+            }
             Event::Start(ref tag @ (Tag::CodeBlock(_) | Tag::Table(_))) => {
-                code += usize::from(matches!(tag, Tag::CodeBlock(_)));
-                not_block += 1;
-                events.push(event);
+                self.code += usize::from(matches!(tag, Tag::CodeBlock(_)));
+                self.not_block += 1;
+                self.events.push(event);
             }
             Event::End(ref end @ (TagEnd::CodeBlock | TagEnd::Table | TagEnd::Heading(_))) => {
-                code -= usize::from(matches!(end, TagEnd::CodeBlock));
-                not_block -= 1;
-                events.push(event);
-            }
-            Event::Start(Tag::Paragraph | Tag::Item) => {
-                open.push(events.len());
-                events.push(event);
-            }
-            Event::End(TagEnd::Paragraph | TagEnd::Item) => {
-                open.pop();
-                events.push(event);
-            }
-            // Images become links: embeds of notes and documents open their own page, and a
-            // note cannot make the browser fetch anything.
-            Event::Start(Tag::Link { link_type, dest_url, title, id })
-            | Event::Start(Tag::Image { link_type, dest_url, title, id }) => {
-                let dest = dest_of(&model, range.start, link_type, &dest_url);
-                let dest_url = links.href(dest, own, dest_url);
-                events.push(Event::Start(Tag::Link { link_type, dest_url, title, id }));
-            }
-            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
-                events.push(Event::End(TagEnd::Link))
-            }
-            Event::Text(t) if code == 0 => {
-                let mut t = t;
-                // A `^id` ending a block's last line is the block's id, hidden as Obsidian
-                // hides it (`headings::block_id` is the rule the resolver uses).
-                if not_block == 0
-                    && ends_line(range.end)
-                    && let Some(&at) = open.last()
-                    && let Some(id) = headings::block_id(&t)
-                {
-                    let id = id.to_string();
-                    let kept = t.trim_end();
-                    t = CowStr::from(kept[..kept.len() - id.len() - 1].trim_end().to_string());
-                    if !block_ids.iter().any(|(i, _)| *i == at) {
-                        block_ids.push((at, id));
-                    }
+                let code = matches!(end, TagEnd::CodeBlock);
+                self.code -= usize::from(code);
+                self.not_block -= 1;
+                self.events.push(event);
+                if code && std::mem::take(&mut self.mermaid) {
+                    self.events.push(Event::Html(CowStr::Borrowed("</figure>\n")));
                 }
-                push_highlighted(t, &mut events);
             }
+            Event::Start(Tag::BlockQuote(_)) => {
+                self.quotes.push(Quote { at: self.events.len(), callout: None });
+                self.events.push(event);
+            }
+            Event::End(TagEnd::BlockQuote(_)) => match self.quotes.pop() {
+                Some(Quote { callout: Some(folds), .. }) => {
+                    let close = if folds { "</div></details>\n" } else { "</div></div>\n" };
+                    self.events.push(Event::Html(CowStr::Borrowed(close)))
+                }
+                _ => self.events.push(event),
+            },
+            Event::Start(Tag::Paragraph | Tag::Item) => {
+                self.open.push(self.events.len());
+                self.events.push(event);
+            }
+            Event::End(TagEnd::Paragraph) if self.title.is_some() => {
+                // The callout's first paragraph was its title alone: nothing of it stays open.
+                self.end_title(false);
+            }
+            Event::SoftBreak | Event::HardBreak if self.title.is_some() => self.end_title(true),
+            Event::End(TagEnd::Paragraph | TagEnd::Item) => {
+                self.open.pop();
+                self.events.push(event);
+            }
+            Event::Start(Tag::Image { link_type, dest_url, title, id }) => {
+                let dest = dest_of(&self.model, range.start, link_type, &dest_url);
+                self.image = Some(Image {
+                    dest,
+                    start: range.start,
+                    link_type,
+                    dest_url,
+                    title,
+                    id,
+                    alt: String::new(),
+                    depth: 0,
+                });
+            }
+            Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
+                let dest = dest_of(&self.model, range.start, link_type, &dest_url);
+                let dest_url = self.links.href(dest, self.own, dest_url);
+                self.events.push(Event::Start(Tag::Link { link_type, dest_url, title, id }));
+            }
+            Event::Text(t) if self.code == 0 => self.text_event(t, range),
             // Raw HTML is passed on; ammonia below keeps only what is harmless.
-            other => events.push(other),
+            other => self.events.push(other),
         }
     }
-    for (at, id) in block_ids {
-        let tag = if matches!(events[at], Event::Start(Tag::Item)) { "li" } else { "p" };
-        events[at] = Event::Html(CowStr::from(format!("\n<{tag} id=\"^{id}\">")));
+
+    fn text_event(&mut self, mut t: CowStr<'s>, range: std::ops::Range<usize>) {
+        if self.title.is_none()
+            && let Some(q) = self.quotes.last()
+            && q.callout.is_none()
+            && q.at + 2 == self.events.len()
+            && matches!(self.events.last(), Some(Event::Start(Tag::Paragraph)))
+            && let Some((kind, fold, rest)) = callout_head(&t)
+        {
+            self.open_callout(&kind, fold);
+            let rest = rest.trim_start();
+            if !rest.is_empty() {
+                push_highlighted(CowStr::from(rest.to_string()), &mut self.events);
+            }
+            return;
+        }
+        // A `^id` ending a block's last line is the block's id, hidden as Obsidian hides it
+        // (`headings::block_id` is the rule the resolver uses).
+        if self.not_block == 0
+            && self.ends_line(range.end)
+            && let Some(&at) = self.open.last()
+            && let Some(id) = headings::block_id(&t)
+        {
+            let id = id.to_string();
+            let kept = t.trim_end();
+            t = CowStr::from(kept[..kept.len() - id.len() - 1].trim_end().to_string());
+            if !self.block_ids.iter().any(|(i, _)| *i == at) {
+                self.block_ids.push((at, id));
+            }
+        }
+        push_highlighted(t, &mut self.events);
     }
-    let mut html = String::new();
-    pulldown_cmark::html::push_html(&mut html, events.into_iter());
-    clean(&mark_callouts(&html))
+
+    /// The quote just opened is a callout: its start becomes the callout's, with a title
+    /// element of its own; a folding one is a `<details>` the reader opens and closes.
+    fn open_callout(&mut self, kind: &str, fold: Fold) {
+        let q = self.quotes.last_mut().expect("a quote is open");
+        // The paragraph the title was read from is not the body's.
+        self.events.pop();
+        self.open.pop();
+        let class = format!("callout callout-{kind}");
+        let open = match fold {
+            Fold::No => format!("<div class=\"{class}\"><div class=\"callout-title\">"),
+            Fold::Collapsed => {
+                format!("<details class=\"{class}\"><summary class=\"callout-title\">")
+            }
+            Fold::Expanded => {
+                format!("<details class=\"{class}\" open><summary class=\"callout-title\">")
+            }
+        };
+        self.events[q.at] = Event::Html(CowStr::from(open));
+        q.callout = Some(fold != Fold::No);
+        // Obsidian's default title: the kind, capitalised.
+        let mut default: Vec<char> = kind.chars().collect();
+        if let Some(c) = default.first_mut() {
+            *c = c.to_ascii_uppercase();
+        }
+        self.title = Some((self.events.len(), default.into_iter().collect()));
+    }
+
+    /// The callout title ends (at its line's end); `more` when its paragraph goes on, then as
+    /// the body's first paragraph.
+    fn end_title(&mut self, more: bool) {
+        let Some((start, default)) = self.title.take() else { return };
+        if self.events.len() == start {
+            self.events.push(Event::Text(CowStr::from(default)));
+        }
+        let folds = self.quotes.last().and_then(|q| q.callout).unwrap_or(false);
+        let end = if folds { "</summary>" } else { "</div>" };
+        self.events
+            .push(Event::Html(CowStr::from(format!("{end}\n<div class=\"callout-content\">\n"))));
+        if more {
+            self.open.push(self.events.len());
+            self.events.push(Event::Start(Tag::Paragraph));
+        }
+    }
+
+    /// An image's inner events are its alt text; its end shows the embed.
+    fn in_image(&mut self, event: Event<'s>) {
+        let img = self.image.as_mut().expect("an image is open");
+        match event {
+            Event::Start(Tag::Image { .. }) => img.depth += 1,
+            Event::End(TagEnd::Image) if img.depth > 0 => img.depth -= 1,
+            Event::End(TagEnd::Image) => {
+                let img = self.image.take().expect("an image is open");
+                self.end_image(img);
+            }
+            Event::Text(t) | Event::Code(t) => img.alt.push_str(&t),
+            _ => {}
+        }
+    }
+
+    fn end_image(&mut self, img: Image<'s>) {
+        let wiki = is_wiki(img.link_type);
+        // A wikilink's alias is the model's (a table's `\|` included); a Markdown image's
+        // size follows a `|` in its alt text, as Obsidian writes `![alt|300](a.png)`.
+        let written = match self.model.get(&img.start).filter(|l| l.embed && wiki) {
+            Some(l) => l.alias.clone().unwrap_or_default(),
+            None if wiki => img.alt.clone(),
+            None => img.alt.rsplit_once('|').map(|(_, s)| s.to_string()).unwrap_or_default(),
+        };
+        let size = Size::parse(&written);
+        let alt = match (&size, wiki) {
+            (Some(_), true) => String::new(),
+            (Some(_), false) => {
+                img.alt.rsplit_once('|').map(|(a, _)| a.to_string()).unwrap_or_default()
+            }
+            (None, true) => written,
+            (None, false) => img.alt.clone(),
+        };
+        if let Dest::Vault(key, fragment) = &img.dest
+            && let Some(found) = self.embeds.found.get(&(key.clone(), fragment.clone()))
+        {
+            let html = self.embed_html(found, key, fragment.as_deref(), alt, size);
+            self.events.push(Event::InlineHtml(CowStr::from(html)));
+            return;
+        }
+        // Not found by the caller (an external image, or no embeds looked up): a link, so a
+        // note cannot make the browser fetch anything from elsewhere.
+        let dest_url = self.links.href(img.dest, self.own, img.dest_url);
+        let (link_type, title, id) = (img.link_type, img.title, img.id);
+        self.events.push(Event::Start(Tag::Link { link_type, dest_url, title, id }));
+        self.events.push(Event::Text(CowStr::from(img.alt)));
+        self.events.push(Event::End(TagEnd::Link));
+    }
+
+    /// The HTML of one found embed.
+    fn embed_html(
+        &self,
+        found: &Found,
+        key: &LinkKey,
+        fragment: Option<&str>,
+        alt: String,
+        size: Option<Size>,
+    ) -> String {
+        let shown_name = match fragment {
+            Some(f) => format!("{}#{f}", key.0),
+            None => key.0.clone(),
+        };
+        let href = || {
+            let dest = Dest::Vault(key.clone(), fragment.map(str::to_string));
+            esc(&self.links.href(dest, self.own, CowStr::from(key.0.clone())))
+        };
+        match found {
+            Found::Missing => format!(
+                "<span class=\"embed-missing\">{} (not in the vault)</span>",
+                esc(&shown_name)
+            ),
+            Found::Attachment { path, kind } => {
+                let src = esc(&(self.embeds.file_url)(path));
+                match kind.kind {
+                    AttachmentKind::Image | AttachmentKind::Vector => {
+                        let mut attrs = String::new();
+                        if let Some(s) = size {
+                            attrs.push_str(&format!(" width=\"{}\"", s.width));
+                            if let Some(h) = s.height {
+                                attrs.push_str(&format!(" height=\"{h}\""));
+                            }
+                        }
+                        format!(
+                            "<img class=\"embed-image\" src=\"{src}\" alt=\"{}\"{attrs}>",
+                            esc(&alt)
+                        )
+                    }
+                    _ => format!("<a class=\"embed-file\" href=\"{src}\">{}</a>", esc(&shown_name)),
+                }
+            }
+            Found::Note { .. } if self.nested => {
+                format!("<a class=\"embed-link\" href=\"{}\">{}</a>", href(), esc(&shown_name))
+            }
+            Found::Note { part, .. } => {
+                let shown = Shown::note(&part.text);
+                let anchors = Anchors::of(&part.text);
+                let inner = Walk::new(&shown, 1, &anchors, self.links, self.embeds, true).html();
+                format!(
+                    "<div class=\"embed\"><div class=\"embed-title\"><a href=\"{}\">{}</a></div>\n{inner}</div>",
+                    href(),
+                    esc(&shown_name)
+                )
+            }
+            Found::Refused { why, .. } => format!(
+                "<a class=\"embed-link\" href=\"{}\">{}</a> <em class=\"embed-refused\">(not embedded: {})</em>",
+                href(),
+                esc(&shown_name),
+                esc(why)
+            ),
+        }
+    }
+}
+
+/// Text made safe inside an HTML attribute or element.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// An Obsidian callout's first line (`[!kind]`, `[!kind]-`, `[!kind]+ Title`): its kind in
+/// lower case, its fold and the rest of the line (the title).
+fn callout_head(t: &str) -> Option<(String, Fold, &str)> {
+    let after = t.strip_prefix("[!")?;
+    let kind: String =
+        after.chars().take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_').collect();
+    let tail = after[kind.len()..].strip_prefix(']')?;
+    if kind.is_empty() {
+        return None;
+    }
+    let (fold, rest) = match tail.as_bytes().first() {
+        Some(b'-') => (Fold::Collapsed, &tail[1..]),
+        Some(b'+') => (Fold::Expanded, &tail[1..]),
+        _ => (Fold::No, tail),
+    };
+    Some((kind.to_lowercase(), fold, rest))
 }
 
 /// Pushes a run of text with each `==text==` in it as `<mark>`: the opening `==` followed and
@@ -419,36 +840,6 @@ fn push_highlighted<'a>(t: CowStr<'a>, out: &mut Vec<Event<'a>>) {
     }
 }
 
-/// `<blockquote><p>[!kind]...` (an Obsidian callout as pulldown-cmark renders it) becomes a
-/// classed block with its kind shown. Runs before the sanitiser, which keeps the class.
-fn mark_callouts(html: &str) -> String {
-    const OPEN: &str = "<blockquote>\n<p>[!";
-    let mut out = String::with_capacity(html.len());
-    let mut rest = html;
-    while let Some(at) = rest.find(OPEN) {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + OPEN.len()..];
-        let kind: String =
-            after.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
-        match after[kind.len()..].strip_prefix(']') {
-            Some(tail) if !kind.is_empty() => {
-                let kind = kind.to_ascii_lowercase();
-                let tail = tail.strip_prefix(['+', '-']).unwrap_or(tail);
-                out.push_str(&format!(
-                    "<blockquote class=\"callout callout-{kind}\">\n<p><strong class=\"callout-kind\">{kind}</strong>"
-                ));
-                rest = tail;
-            }
-            _ => {
-                out.push_str(OPEN);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The one sanitiser every surface uses (`api::sanitize`).
 fn clean(html: &str) -> String {
     super::sanitize::clean(html)
@@ -457,6 +848,12 @@ fn clean(html: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn no_embeds() -> Embeds<'static> {
+        static NONE: std::sync::LazyLock<HashMap<EmbedKey, Found>> =
+            std::sync::LazyLock::new(HashMap::new);
+        Embeds { found: &NONE, file_url: &|p| format!("/vault/{p}") }
+    }
 
     fn render(md: &str, resolved: &[(&str, bool, Option<&str>)]) -> String {
         render_with(md, resolved, &HashMap::new())
@@ -475,9 +872,10 @@ mod tests {
             paths: &map,
             anchors,
             note_url: &|p| format!("/ui/note?path={p}"),
+            file_url: &|p| format!("/ui/attachment?path={p}"),
             new_url: &|t| format!("/ui/new?path={t}"),
         };
-        note_html(&Shown::note(md), 1, &Anchors::of(md), &links)
+        note_html(&Shown::note(md), 1, &Anchors::of(md), &links, &no_embeds())
     }
 
     #[test]
@@ -581,7 +979,7 @@ mod tests {
         assert!(link_targets(&Shown::note(md)).is_empty());
         // A document's extracted text is not Obsidian-authored: its `%%` is literal.
         let doc = Shown::document("50%% off %%really%%");
-        let html = note_html(&doc, 1, &Anchors::of(""), &Links::AsWritten);
+        let html = note_html(&doc, 1, &Anchors::of(""), &Links::AsWritten, &no_embeds());
         assert!(html.contains("50%% off %%really%%"), "{html}");
     }
 
@@ -593,13 +991,208 @@ mod tests {
     }
 
     #[test]
-    fn callouts_get_their_kind_and_headings_their_id() {
+    fn callouts_have_a_title_of_their_own_a_default_one_and_fold() {
         let html = render("# Top\n\n> [!warning]- Mind the gas\n> Valve is stiff.\n", &[]);
         assert!(html.contains("<h1 id=\"top\">Top</h1>"), "{html}");
-        assert!(html.contains("class=\"callout callout-warning\""), "{html}");
-        assert!(html.contains("Mind the gas"), "{html}");
-        let plain = render("> just a quote\n", &[]);
-        assert!(plain.contains("<blockquote>") && !plain.contains("callout"), "{plain}");
+        assert!(
+            html.contains("<details class=\"callout callout-warning\"><summary class=\"callout-title\">Mind the gas</summary>"),
+            "{html}"
+        );
+        assert!(html.contains("<div class=\"callout-content\">\n<p>Valve is stiff.</p>"), "{html}");
+        // The kind is not repeated beside the title.
+        assert_eq!(html.matches("warning").count(), 1, "{html}");
+        let cases = [
+            (
+                "> [!tip]\n> Body.\n",
+                "<div class=\"callout callout-tip\"><div class=\"callout-title\">Tip</div>",
+            ),
+            (
+                "> [!NOTE] Read **this**\n",
+                "<div class=\"callout-title\">Read <strong>this</strong></div>",
+            ),
+            (
+                "> [!faq]+\n> Open.\n",
+                "<details class=\"callout callout-faq\" open=\"\"><summary class=\"callout-title\">Faq</summary>",
+            ),
+            ("> [!info] ==Lit==\n> x\n", "<div class=\"callout-title\"><mark>Lit</mark></div>"),
+        ];
+        for (md, want) in cases {
+            let html = render(md, &[]);
+            assert!(html.contains(want), "{md}: {html}");
+        }
+        let plain = render("> just a quote\n> [!tip] not a callout\n", &[]);
+        assert!(plain.contains("<blockquote>") && !plain.contains("class="), "{plain}");
+    }
+
+    #[test]
+    fn nested_callouts_each_get_their_own_title_and_body() {
+        let md = "> [!note] Outer\n> Outer body.\n> > [!todo]- Inner\n> > Inner body.\n\nAfter.\n";
+        let html = render(md, &[]);
+        let outer = html.find("callout-note").unwrap();
+        let inner = html.find("<details class=\"callout callout-todo\">").unwrap();
+        assert!(outer < inner, "{html}");
+        assert!(html.contains("<summary class=\"callout-title\">Inner</summary>"), "{html}");
+        assert!(html.contains("Inner body.</p>\n</div></details>\n</div></div>"), "{html}");
+        assert!(html.ends_with("<p>After.</p>\n"), "{html}");
+    }
+
+    #[test]
+    fn mermaid_is_a_labelled_code_block_and_math_is_marked() {
+        let html =
+            render("```mermaid\ngraph TD; A-->B\n```\n\nInline $e^x$ and\n\n$$\\sum_i i$$\n", &[]);
+        assert!(
+            html.contains("<figure class=\"mermaid\"><figcaption>Mermaid diagram</figcaption>\n<pre><code class=\"language-mermaid\">graph TD; A--&gt;B\n</code></pre>\n</figure>"),
+            "{html}"
+        );
+        assert!(html.contains("<span class=\"math math-inline\">e^x</span>"), "{html}");
+        assert!(html.contains("<span class=\"math math-display\">\\sum_i i</span>"), "{html}");
+        // A price is no formula.
+        let html = render("It costs $5 and $10.\n", &[]);
+        assert!(html.contains("It costs $5 and $10.") && !html.contains("math"), "{html}");
+    }
+
+    fn render_embeds(md: &str, found: &[(&str, Option<&str>, Found)]) -> String {
+        let found: HashMap<EmbedKey, Found> = found
+            .iter()
+            .map(|(t, f, x)| (((t.to_string(), true), f.map(str::to_string)), x.clone()))
+            .collect();
+        let paths: HashMap<LinkKey, Option<String>> = found
+            .iter()
+            .map(|((k, _), x)| {
+                let path = match x {
+                    Found::Attachment { path, .. }
+                    | Found::Note { path, .. }
+                    | Found::Refused { path, .. } => Some(path.clone()),
+                    Found::Missing => None,
+                };
+                (k.clone(), path)
+            })
+            .collect();
+        let links = Links::Resolved {
+            paths: &paths,
+            anchors: &HashMap::new(),
+            note_url: &|p| format!("/ui/note?path={p}"),
+            file_url: &|p| format!("/ui/attachment?path={p}"),
+            new_url: &|t| format!("/ui/new?path={t}"),
+        };
+        let embeds = Embeds { found: &found, file_url: &|p| format!("/ui/attachment?path={p}") };
+        note_html(&Shown::note(md), 1, &Anchors::of(md), &links, &embeds)
+    }
+
+    fn png(path: &str) -> Found {
+        Found::Attachment { path: path.to_string(), kind: attachment::kind_of(path).unwrap() }
+    }
+
+    #[test]
+    fn embedded_images_show_at_their_size_and_a_missing_one_shows_missing() {
+        let md = "![[boiler.png]] ![[boiler.png|300]] ![[boiler.png|300x200]] ![[gone.png]]\n\n\
+                  ![A boiler|120](boiler.png) ![Just alt](boiler.png) [[boiler.png]] [[gone.png]]\n";
+        let mut found =
+            vec![("boiler.png", None, png("img/boiler.png")), ("gone.png", None, Found::Missing)];
+        let html = render_embeds(md, &found);
+        // The Markdown image is keyed as a Markdown link.
+        assert!(
+            html.contains("<a href=\"boiler.png\""),
+            "unkeyed markdown image stays a link: {html}"
+        );
+        found.truncate(2);
+        let src = "src=\"/ui/attachment?path=img/boiler.png\"";
+        for want in [
+            format!("<img class=\"embed-image\" {src} alt=\"\">"),
+            format!("<img class=\"embed-image\" {src} alt=\"\" width=\"300\">"),
+            format!("<img class=\"embed-image\" {src} alt=\"\" width=\"300\" height=\"200\">"),
+            "<span class=\"embed-missing\">gone.png (not in the vault)</span>".to_string(),
+            "<a href=\"/ui/attachment?path=img/boiler.png\"".to_string(),
+        ] {
+            assert!(html.contains(&want), "{want} in {html}");
+        }
+        assert!(
+            !html.contains("/ui/new"),
+            "a missing attachment is never a note to create: {html}"
+        );
+        // A Markdown image, keyed as such, takes its size after a `|` in its alt text.
+        let key = (("boiler.png".to_string(), false), None);
+        let map = HashMap::from([(key, png("img/boiler.png"))]);
+        let embeds = Embeds { found: &map, file_url: &|p| format!("/vault/{p}") };
+        let md = "![A boiler|120](boiler.png) ![Just alt](boiler.png)";
+        let html = note_html(&Shown::note(md), 1, &Anchors::of(md), &Links::AsWritten, &embeds);
+        assert!(
+            html.contains("src=\"/vault/img/boiler.png\" alt=\"A boiler\" width=\"120\">"),
+            "{html}"
+        );
+        assert!(html.contains("alt=\"Just alt\">"), "{html}");
+    }
+
+    fn note(path: &str, text: &str) -> Found {
+        Found::Note {
+            path: path.to_string(),
+            part: crate::vault::embed::Part { text: text.to_string(), first_line: 1 },
+        }
+    }
+
+    #[test]
+    fn embedded_notes_show_their_part_one_level_deep_and_self_embeds_are_refused() {
+        let md = "![[Boiler#Service]]\n\n![[Home]]\n\n![[Gone]]\n";
+        let html = render_embeds(
+            md,
+            &[
+                (
+                    "Boiler",
+                    Some("Service"),
+                    note("B.md", "## Service\n\nOnce a year ![[Deeper]] ![[pic.png|50]]\n"),
+                ),
+                (
+                    "Home",
+                    None,
+                    Found::Refused {
+                        path: "Home.md".into(),
+                        why: "a note cannot embed itself".into(),
+                    },
+                ),
+                ("Gone", None, Found::Missing),
+                ("Deeper", None, note("D.md", "deep text")),
+                ("pic.png", None, png("pic.png")),
+            ],
+        );
+        assert!(
+            html.contains("<div class=\"embed\"><div class=\"embed-title\"><a href=\"/ui/note?path=B.md#service\" rel=\"noopener noreferrer\">Boiler#Service</a></div>"),
+            "{html}"
+        );
+        assert!(html.contains("<h2 id=\"service\">Service</h2>"), "{html}");
+        // One level deep: the embed inside the part is a link; its image still shows.
+        assert!(html.contains("<a class=\"embed-link\" href=\"/ui/note?path=D.md\""), "{html}");
+        assert!(!html.contains("deep text"), "{html}");
+        assert!(
+            html.contains("src=\"/ui/attachment?path=pic.png\" alt=\"\" width=\"50\""),
+            "{html}"
+        );
+        assert!(html.contains("(not embedded: a note cannot embed itself)"), "{html}");
+        assert!(html.contains("Gone (not in the vault)") && !html.contains("/ui/new"), "{html}");
+    }
+
+    #[test]
+    fn gather_finds_the_embeds_of_the_note_and_of_its_parts_once() {
+        let calls = std::cell::RefCell::new(Vec::new());
+        let find = |keys: &[EmbedKey]| -> crate::Result<Vec<Found>> {
+            calls.borrow_mut().push(keys.to_vec());
+            Ok(keys
+                .iter()
+                .map(|((t, _), _)| match t.as_str() {
+                    "Boiler" => note("B.md", "See [[Gas]] and ![[pic.png]] ![[Home]]"),
+                    _ => Found::Missing,
+                })
+                .collect())
+        };
+        let g = gather(&Shown::note("![[Boiler]] [[Home]] ![[Boiler]]"), &find).unwrap();
+        let calls = calls.into_inner();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_eq!(calls[0], [(("Boiler".to_string(), true), None)]);
+        assert_eq!(
+            calls[1],
+            [(("pic.png".to_string(), true), None), (("Home".to_string(), true), None)]
+        );
+        let targets: Vec<&str> = g.targets.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(targets, ["Boiler", "Home", "Gas", "pic.png"]);
     }
 
     #[test]
@@ -614,7 +1207,8 @@ mod tests {
     #[test]
     fn links_as_written_keep_their_target_with_the_fragment_as_an_id() {
         let md = "[[Basic formatting syntax#Bold text|bold]] [[Note]] [x](Other.md#^b1)";
-        let html = note_html(&Shown::note(md), 1, &Anchors::of(md), &Links::AsWritten);
+        let html =
+            note_html(&Shown::note(md), 1, &Anchors::of(md), &Links::AsWritten, &no_embeds());
         assert!(html.contains("href=\"Basic%20formatting%20syntax#bold-text\""), "{html}");
         assert!(html.contains("href=\"Note\""), "{html}");
         assert!(html.contains("href=\"Other.md#^b1\""), "{html}");

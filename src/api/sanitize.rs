@@ -16,8 +16,9 @@ pub(crate) const SVG_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'"
 
 /// The sanitiser's rules: ammonia's safe defaults (no script, style, event attributes, frames,
 /// forms or `javascript:` URLs; links get `rel="noopener noreferrer"`; `<mark>` for
-/// highlights is among its tags) plus classes, ids and the task-list checkboxes pulldown-cmark
-/// writes. Ids are kept as written, not prefixed: a link's `#fragment` (a heading's slug, a
+/// highlights, `<details>`/`<summary>` for folding callouts and `<img>` for embedded images
+/// are among its tags) plus classes, ids, the task-list checkboxes pulldown-cmark writes and
+/// `open` on an expanded callout's `<details>`. Ids are kept as written, not prefixed: a link's `#fragment` (a heading's slug, a
 /// block's `^id`) must name the id the renderer gave. The page's script looks up only the
 /// search and health pages' own ids, and those pages show no note, so a note's own `id` can
 /// at worst be a second target of a fragment.
@@ -26,6 +27,7 @@ pub(crate) fn clean(html: &str) -> String {
         .add_generic_attributes(["class", "id"])
         .add_tags(["input"])
         .add_tag_attributes("input", ["type", "checked", "disabled"])
+        .add_tag_attributes("details", ["open"])
         .add_url_schemes(["obsidian"])
         .clean(html)
         .to_string()

@@ -16,6 +16,7 @@ pub(crate) mod attachment;
 pub(crate) mod census;
 pub(crate) mod diff;
 pub mod edit;
+pub(crate) mod embed;
 mod exact;
 mod filing;
 mod find;
