@@ -29,6 +29,7 @@ mod line_model;
 mod mcp_sdk;
 mod migrate;
 mod multivault;
+mod native_render;
 mod parity;
 mod paths;
 mod periodic;
