@@ -728,10 +728,10 @@ impl<'s, 'r> Walk<'s, 'r> {
             esc(&self.links.href(dest, self.own, CowStr::from(key.0.clone())))
         };
         match found {
-            Found::Missing => format!(
-                "<span class=\"embed-missing\">{} (not in the vault)</span>",
-                esc(&shown_name)
-            ),
+            // The file is what is missing, whatever part of it was asked for.
+            Found::Missing => {
+                format!("<span class=\"embed-missing\">{} (not in the vault)</span>", esc(&key.0))
+            }
             Found::Attachment { path, kind } => {
                 let src = esc(&(self.embeds.file_url)(path));
                 match kind.kind {

@@ -105,3 +105,32 @@ fn rest_html_shows_the_same_reading_view_with_images_from_the_vault_route() {
     let img = s.call("GET", "/vault/render-pixel.png", &[], None);
     assert_eq!((img.status, img.header("content-type")), (200, Some("image/png")));
 }
+
+#[test]
+fn obsidian_help_s_embeds_render_and_every_note_renders_over_rest() {
+    let Some(vaults) = crate::eval_data::find(&crate::eval_data::EVAL_VAULTS) else { return };
+    let v = TempVault::copy_of(&vaults.join("obsidian-help"));
+    let s = Server::start(&[format!("help={}", v.root().display())], HASHING);
+    let session = sign_in(&s);
+    let note = "/ui/note?path=Linking%20notes%20and%20files/Embed%20files.md";
+    let r = browser(&s, "GET", note, &[("Cookie", &session)], "");
+    assert_eq!(r.status, 200, "{}", r.body);
+    // `![[Internal links#^b15695]]`: the block, inline.
+    let at = r.body.find(">Internal links#^b15695</a></div>").expect("the block embed's label");
+    assert!(r.body[at..].contains("By linking notes, you can create a network of knowledge."));
+    // The copy holds no images: each embed of one is shown missing, never offered as a note.
+    assert!(r.body.contains("Engelbart.jpg (not in the vault)"), "{}", r.body);
+    assert!(!r.body.contains("/ui/new?vault=help&amp;path=Engelbart"), "{}", r.body);
+    let mut notes = 0;
+    for entry in walkdir::WalkDir::new(v.root()).into_iter().filter_map(Result::ok) {
+        let rel = entry.path().strip_prefix(v.root()).unwrap().to_string_lossy().into_owned();
+        if !rel.ends_with(".md") || rel.starts_with('.') {
+            continue;
+        }
+        let path = rel.replace(' ', "%20");
+        let r = s.call("GET", &format!("/vault/{path}"), &[("Accept", "text/html")], None);
+        assert_eq!(r.status, 200, "{rel}: {}", r.body);
+        notes += 1;
+    }
+    assert!(notes > 100, "{notes} notes");
+}
