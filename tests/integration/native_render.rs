@@ -4,7 +4,7 @@
 //! at their size from a route that serves them through the path gate, a missing attachment
 //! shown missing (never offered as a note to create), note embeds of a section and a block one
 //! level deep with a self-embed refused, callouts with their own and default titles and
-//! folding, math marked, Mermaid labelled, and heading links that land. What a browser does
+//! folding, math as MathML, Mermaid labelled, and heading links that land. What a browser does
 //! with it (the image loads, the callout opens, the link lands) is `tests/browser_test.py`.
 
 use std::path::Path;
@@ -41,8 +41,10 @@ fn shows_the_reading_view(html: &str) {
         "<div class=\"callout callout-note\"><div class=\"callout-title\">Outer</div>",
         "<div class=\"callout callout-todo\"><div class=\"callout-title\">Inner</div>",
         // Math and Mermaid.
-        "<span class=\"math math-inline\">e^{i\\pi} + 1 = 0</span> and a price of $5.",
-        "<span class=\"math math-display\">",
+        "<math display=\"inline\"><semantics>",
+        "<annotation encoding=\"application/x-tex\">e^{i\\pi} + 1 = 0</annotation></semantics></math> and a price of $5.",
+        "<math display=\"block\"><semantics>",
+        "<mfrac>",
         "<figure class=\"mermaid\"><figcaption>Mermaid diagram</figcaption>",
         "A[Boiler] --&gt; B[Radiator]",
     ] {

@@ -9,13 +9,17 @@
 //! ([`Anchors`]), the paragraph or list item a `^id` closes gets the id `^id`, and a link's
 //! `#Heading`, `#Heading#Sub` or `#^id` becomes that id as a URL fragment, the heading part
 //! followed with the one heading resolver (`vault::headings::resolve`). `==text==` becomes
-//! `<mark>`. Obsidian callouts (`> [!kind] Title`) get a class. Then ammonia cleans the whole
-//! result, so whatever HTML a note carries (`<script>`, `onerror=`, `javascript:` URLs)
+//! `<mark>`. Obsidian callouts (`> [!kind] Title`) get a title element of their own and fold
+//! (`<details>`); images and notes a note embeds show, as the caller found them
+//! ([`Embeds`], `vault::embed`); math is MathML (`math`); a Mermaid block is labelled. Then
+//! ammonia cleans the whole result, so whatever HTML a note carries (`<script>`, `onerror=`, `javascript:` URLs)
 //! arrives inert. The sanitiser runs last, over everything, so nothing this module adds can
 //! open a hole either.
 //!
 //! It does not read files or know routes beyond the URLs its caller hands in. It sits below
 //! `compat` and `web`, which both show notes as HTML.
+
+mod math;
 
 use std::collections::{HashMap, HashSet};
 
@@ -580,6 +584,12 @@ impl<'s, 'r> Walk<'s, 'r> {
                 self.events.push(Event::Start(Tag::Link { link_type, dest_url, title, id }));
             }
             Event::Text(t) if self.code == 0 => self.text_event(t, range),
+            Event::InlineMath(tex) => {
+                self.events.push(Event::InlineHtml(CowStr::from(math::html(&tex, false))))
+            }
+            Event::DisplayMath(tex) => {
+                self.events.push(Event::InlineHtml(CowStr::from(math::html(&tex, true))))
+            }
             // Raw HTML is passed on; ammonia below keeps only what is harmless.
             other => self.events.push(other),
         }
@@ -840,9 +850,9 @@ fn push_highlighted<'a>(t: CowStr<'a>, out: &mut Vec<Event<'a>>) {
     }
 }
 
-/// The one sanitiser every surface uses (`api::sanitize`).
+/// The one sanitiser every surface uses (`api::sanitize`), with the MathML the math writes.
 fn clean(html: &str) -> String {
-    super::sanitize::clean(html)
+    super::sanitize::clean(html, math::TAGS, math::ATTRIBUTES)
 }
 
 #[cfg(test)]
@@ -1037,15 +1047,24 @@ mod tests {
     }
 
     #[test]
-    fn mermaid_is_a_labelled_code_block_and_math_is_marked() {
+    fn mermaid_is_a_labelled_code_block_and_math_is_mathml_or_marked() {
         let html =
             render("```mermaid\ngraph TD; A-->B\n```\n\nInline $e^x$ and\n\n$$\\sum_i i$$\n", &[]);
         assert!(
             html.contains("<figure class=\"mermaid\"><figcaption>Mermaid diagram</figcaption>\n<pre><code class=\"language-mermaid\">graph TD; A--&gt;B\n</code></pre>\n</figure>"),
             "{html}"
         );
-        assert!(html.contains("<span class=\"math math-inline\">e^x</span>"), "{html}");
-        assert!(html.contains("<span class=\"math math-display\">\\sum_i i</span>"), "{html}");
+        assert!(html.contains("Inline <math display=\"inline\"><semantics><mrow><msup><mi>e</mi><mi>x</mi></msup></mrow>"), "{html}");
+        assert!(html.contains("<math display=\"block\">"), "{html}");
+        assert!(
+            html.contains("<annotation encoding=\"application/x-tex\">\\sum_i i</annotation>"),
+            "{html}"
+        );
+        let html = render("Broken $x \\nocommand$ formula.\n", &[]);
+        assert!(
+            html.contains("Broken <code class=\"math\">x \\nocommand</code> formula."),
+            "{html}"
+        );
         // A price is no formula.
         let html = render("It costs $5 and $10.\n", &[]);
         assert!(html.contains("It costs $5 and $10.") && !html.contains("math"), "{html}");
