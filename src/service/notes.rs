@@ -395,6 +395,30 @@ pub(crate) fn resolve_links(
         .collect())
 }
 
+/// What each embed of the note at `raw` shows (`vault::embed::found`), for `keys` of
+/// `(target, is_wiki, fragment)`: resolved as its links are, with one walk of the vault, and
+/// each embedded note read once.
+pub(crate) fn embeds(
+    desk: &dyn Desk,
+    t: &Target,
+    vault: Option<&str>,
+    raw: &str,
+    keys: &[((String, bool), Option<String>)],
+) -> Result<Vec<crate::vault::embed::Found>> {
+    use crate::vault::links::{LinkKind, PathSet, resolve};
+    let (v, path) = locate(desk, t, vault, raw)?;
+    let paths = PathSet::new(v.all_files());
+    let read = |p: &str| Ok(v.read(p, None, &*desk.documents())?.content);
+    Ok(keys
+        .iter()
+        .map(|((target, wiki), fragment)| {
+            let kind = if *wiki { LinkKind::Wiki } else { LinkKind::Markdown };
+            let resolved = resolve(target, kind, path, &paths);
+            crate::vault::embed::found(path, resolved, fragment.as_deref(), &read)
+        })
+        .collect())
+}
+
 /// The periodic note of `period` (`daily`, `weekly`, `monthly`, `quarterly`, `yearly`) that
 /// holds `date` (today, in local time, when `None`), by the vault's own Obsidian settings
 /// (`vault::periodic`): its gated path and whether it is there. Reads settings only.

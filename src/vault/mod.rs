@@ -18,6 +18,7 @@ pub(crate) mod canvas;
 pub(crate) mod census;
 pub(crate) mod diff;
 pub mod edit;
+pub(crate) mod embed;
 mod exact;
 mod filing;
 mod find;

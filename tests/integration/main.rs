@@ -32,6 +32,7 @@ mod multivault;
 mod native_aliases;
 mod native_canvas;
 mod native_tags;
+mod native_render;
 mod parity;
 mod paths;
 mod periodic;

@@ -211,6 +211,12 @@ fn the_api_files_use_only_the_files_below_them() {
         // Inside `api/web/`, a submodule's `super::` is the page's own `mod.rs`; only that
         // file's `super::` reaches the other api files. Inside `api/rest/`, a handler file's
         // `super::` is the router, and it reaches the other api files as `crate::api::`.
+        // Inside `api/render/`, likewise: a submodule's `super::` is the renderer's `mod.rs`.
+        let file = match file.strip_prefix("render/") {
+            Some("mod") => "render",
+            Some(_) => continue,
+            None => file,
+        };
         let (file, prefix) = match (file.strip_prefix("web/"), file.strip_prefix("rest/")) {
             (Some("mod"), _) => ("web", "super::"),
             (Some(_), _) => continue,
