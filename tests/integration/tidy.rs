@@ -208,21 +208,16 @@ fn the_api_files_use_only_the_files_below_them() {
         let Some(file) = rel.strip_prefix("src/api/").and_then(|f| f.strip_suffix(".rs")) else {
             continue;
         };
-        // Inside `api/web/`, a submodule's `super::` is the page's own `mod.rs`; only that
-        // file's `super::` reaches the other api files. Inside `api/rest/`, a handler file's
-        // `super::` is the router, and it reaches the other api files as `crate::api::`.
-        // Inside `api/render/`, likewise: a submodule's `super::` is the renderer's `mod.rs`.
-        let file = match file.strip_prefix("render/") {
-            Some("mod") => "render",
+        // Inside a folder module (`api/web/`, `api/render/`, `api/mcp/`), a submodule's
+        // `super::` is the folder's own `mod.rs`; only that file's `super::` reaches the other
+        // api files. Inside `api/rest/`, a handler file's `super::` is the router, and it
+        // reaches the other api files as `crate::api::`.
+        let (file, prefix) = match file.split_once('/') {
+            Some(("rest", "mod")) => ("rest", "super::"),
+            Some(("rest", _)) => ("rest", "crate::api::"),
+            Some((folder, "mod")) => (folder, "super::"),
             Some(_) => continue,
-            None => file,
-        };
-        let (file, prefix) = match (file.strip_prefix("web/"), file.strip_prefix("rest/")) {
-            (Some("mod"), _) => ("web", "super::"),
-            (Some(_), _) => continue,
-            (_, Some("mod")) => ("rest", "super::"),
-            (_, Some(_)) => ("rest", "crate::api::"),
-            _ => (file, "super::"),
+            None => (file, "super::"),
         };
         let mine = API_LAYERS.iter().position(|f| *f == file).expect("every api file is listed");
         let body = text.split("#[cfg(test)]").next().unwrap_or("");
