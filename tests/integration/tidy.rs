@@ -211,11 +211,16 @@ fn the_api_files_use_only_the_files_below_them() {
         // Inside `api/web/`, a submodule's `super::` is the page's own `mod.rs`; only that
         // file's `super::` reaches the other api files. Inside `api/rest/`, a handler file's
         // `super::` is the router, and it reaches the other api files as `crate::api::`.
-        let (file, prefix) = match (file.strip_prefix("web/"), file.strip_prefix("rest/")) {
-            (Some("mod"), _) => ("web", "super::"),
-            (Some(_), _) => continue,
-            (_, Some("mod")) => ("rest", "super::"),
-            (_, Some(_)) => ("rest", "crate::api::"),
+        // Inside `api/mcp/`, likewise: its parts reach the other api files as `crate::api::`.
+        let folders =
+            (file.strip_prefix("web/"), file.strip_prefix("rest/"), file.strip_prefix("mcp/"));
+        let (file, prefix) = match folders {
+            (Some("mod"), _, _) => ("web", "super::"),
+            (Some(_), _, _) => continue,
+            (_, Some("mod"), _) => ("rest", "super::"),
+            (_, Some(_), _) => ("rest", "crate::api::"),
+            (_, _, Some("mod")) => ("mcp", "super::"),
+            (_, _, Some(_)) => ("mcp", "crate::api::"),
             _ => (file, "super::"),
         };
         let mine = API_LAYERS.iter().position(|f| *f == file).expect("every api file is listed");
