@@ -35,6 +35,7 @@ mod paths;
 mod periodic;
 mod real_vaults;
 mod resolver;
+mod resources;
 mod search;
 mod seed_rest;
 mod serve;

@@ -6,7 +6,7 @@
 //! most [`PAGE`] resources however large the vault, and a file present throughout a walk is
 //! listed exactly once even when others come and go between pages. [`read`] answers a note as
 //! its Markdown, a filed document as its extracted text (or, with `?original`, its bytes), and
-//! an image as [`super::super::preview`] scales it (or, with `?original`, as it is).
+//! an image as [`crate::api::preview`] scales it (or, with `?original`, as it is).
 //!
 //! A URI is a caller's path like any other: [`Address::parse`] percent-decodes it and refuses
 //! dot segments, then the read goes through the front door (`crate::service`), so the path
