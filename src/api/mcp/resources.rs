@@ -249,9 +249,8 @@ pub(crate) fn page(
     let mut out: Vec<(String, Listed)> = Vec::new();
     for (i, vault) in vaults.iter().enumerate().skip(start) {
         let after = cursor.filter(|_| i == start).map(|c| c.after.as_str());
-        let mut more =
-            files(vault).into_iter().filter(|f| after.is_none_or(|a| f.path.as_str() > a));
-        for f in more.by_ref() {
+        let rest = files(vault).into_iter().filter(|f| after.is_none_or(|a| f.path.as_str() > a));
+        for f in rest {
             if out.len() == size {
                 // One more exists: the page is full and the cursor points past its last item.
                 let (vault, last) =
