@@ -38,6 +38,7 @@ mod paths;
 mod periodic;
 mod real_vaults;
 mod resolver;
+mod resources;
 mod search;
 mod seed_rest;
 mod serve;
