@@ -208,13 +208,13 @@ fn the_api_files_use_only_the_files_below_them() {
         let Some(file) = rel.strip_prefix("src/api/").and_then(|f| f.strip_suffix(".rs")) else {
             continue;
         };
-        // Inside a folder module (`api/web/`, `api/render/`, `api/mcp/`), a submodule's
-        // `super::` is the folder's own `mod.rs`; only that file's `super::` reaches the other
-        // api files. Inside `api/rest/`, a handler file's `super::` is the router, and it
-        // reaches the other api files as `crate::api::`.
+        // Inside a folder module (`api/web/`, `api/render/`), a submodule's `super::` is the
+        // folder's own `mod.rs`; only that file's `super::` reaches the other api files. Inside
+        // `api/rest/` and `api/mcp/`, a part's `super::` is the folder's `mod.rs`, and it
+        // reaches the other api files as `crate::api::`, held to the folder's layer.
         let (file, prefix) = match file.split_once('/') {
-            Some(("rest", "mod")) => ("rest", "super::"),
-            Some(("rest", _)) => ("rest", "crate::api::"),
+            Some((folder @ ("rest" | "mcp"), "mod")) => (folder, "super::"),
+            Some((folder @ ("rest" | "mcp"), _)) => (folder, "crate::api::"),
             Some((folder, "mod")) => (folder, "super::"),
             Some(_) => continue,
             None => (file, "super::"),
