@@ -27,6 +27,7 @@ mod hardening;
 mod hostile_input;
 mod line_model;
 mod mcp_sdk;
+mod mcp_versions;
 mod migrate;
 mod multivault;
 mod native_aliases;
