@@ -54,9 +54,10 @@ const JS: &str = include_str!("assets/app.js");
 
 /// Everything from this server, nothing inline, nothing from elsewhere. `img-src data:` is
 /// absent on purpose (a sanitised note keeps no images that could beacon out anyway);
+/// `media-src 'self'` plays an embedded recording from the attachment route;
 /// `frame-ancestors 'none'` stops another site from framing the page to steal clicks.
 pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-    img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; \
+    img-src 'self'; media-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; \
     frame-ancestors 'none'";
 
 /// The policy of a filed document's bytes (see `file`).
