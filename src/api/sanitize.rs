@@ -5,8 +5,9 @@
 //! attachment is served as it is, under [`SVG_CSP`].
 
 /// The policy of a note served as HTML over REST: nothing runs, nothing loads from elsewhere,
-/// no form posts; images from the server itself (a note's attachments) may show.
-pub(crate) const HTML_CSP: &str = "default-src 'none'; img-src 'self' data:; \
+/// no form posts; images, audio and video from the server itself (a note's attachments) may
+/// show and play.
+pub(crate) const HTML_CSP: &str = "default-src 'none'; img-src 'self' data:; media-src 'self'; \
     style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /// The policy of an SVG attachment served over REST (`GET /vault/<file>.svg`): an SVG can
@@ -17,8 +18,10 @@ pub(crate) const SVG_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'"
 /// The sanitiser's rules: ammonia's safe defaults (no script, style, event attributes, frames,
 /// forms or `javascript:` URLs; links get `rel="noopener noreferrer"`; `<mark>` for
 /// highlights, `<details>`/`<summary>` for folding callouts and `<img>` for embedded images
-/// are among its tags) plus classes, ids, the task-list checkboxes pulldown-cmark writes and
-/// `open` on an expanded callout's `<details>`. Ids are kept as written, not prefixed: a link's `#fragment` (a heading's slug, a
+/// are among its tags) plus classes, ids, the task-list checkboxes pulldown-cmark writes,
+/// `open` on an expanded callout's `<details>`, and `<audio>`/`<video>` with only `src` and
+/// `controls` for embedded recordings (no `autoplay`, no `poster` or `<source>` to load from
+/// elsewhere; `src` is held to the URL schemes as `href` is). Ids are kept as written, not prefixed: a link's `#fragment` (a heading's slug, a
 /// block's `^id`) must name the id the renderer gave. The page's script looks up only the
 /// search and health pages' own ids, and those pages show no note, so a note's own `id` can
 /// at worst be a second target of a fragment.
@@ -35,6 +38,9 @@ pub(crate) fn clean(html: &str, math_tags: &[&str], math_attributes: &[&str]) ->
         .add_tags(["input"])
         .add_tag_attributes("input", ["type", "checked", "disabled"])
         .add_tag_attributes("details", ["open"])
+        .add_tags(["audio", "video"])
+        .add_tag_attributes("audio", ["src", "controls"])
+        .add_tag_attributes("video", ["src", "controls"])
         .add_url_schemes(["obsidian"])
         .clean(html)
         .to_string()

@@ -73,26 +73,30 @@ pub(crate) fn declarations() -> Vec<Declaration> {
 }
 
 /// Runs every built-in check over `notes` (path and text, as from [`super::notes`]), except
-/// those named in `replaced` (a vault script of the same name runs instead).
+/// those named in `replaced` (a vault script of the same name runs instead). The links of
+/// `canvases` (as from [`super::canvases`]) are checked and count as links like a note's; the
+/// other checks are about note text and leave canvases alone.
 pub(crate) fn run_all(
     vault: &Vault,
     notes: &[(String, String)],
+    canvases: &[(String, String)],
     docs: &dyn DocumentText,
     replaced: &[String],
 ) -> Vec<CheckRun> {
     // The notes are in hand, so their aliases are read from them rather than again.
     let paths = PathSet::new(vault.all_files())
         .with_aliases(Aliases::from_notes(notes.iter().map(|(p, t)| (p.as_str(), t.as_str()))));
+    let linking: Vec<&(String, String)> = notes.iter().chain(canvases).collect();
     declarations()
         .into_iter()
         .filter(|decl| !replaced.contains(&decl.check))
         .map(|decl| {
             let started = Instant::now();
             let findings = match decl.check.as_str() {
-                "links" => check_links(notes, &paths),
+                "links" => check_links(&linking, &paths),
                 "headings" => check_headings(notes),
                 "frontmatter" => check_frontmatter(notes),
-                "documents" => check_documents(vault, notes, &paths, docs),
+                "documents" => check_documents(vault, &linking, &paths, docs),
                 _ => check_expiries(notes),
             };
             let ms = started.elapsed().as_millis() as u64;
@@ -111,7 +115,7 @@ fn written(text: &str, link: &links::Link) -> String {
     }
 }
 
-fn check_links(notes: &[(String, String)], paths: &PathSet) -> Vec<Finding> {
+fn check_links(notes: &[&(String, String)], paths: &PathSet) -> Vec<Finding> {
     let mut out = Vec::new();
     for (note, text) in notes {
         // Two identical links in one note are two findings; the occurrence keeps ids unique
@@ -259,7 +263,7 @@ fn check_frontmatter(notes: &[(String, String)]) -> Vec<Finding> {
 
 fn check_documents(
     vault: &Vault,
-    notes: &[(String, String)],
+    notes: &[&(String, String)],
     paths: &PathSet,
     docs: &dyn DocumentText,
 ) -> Vec<Finding> {
@@ -388,7 +392,7 @@ mod tests {
         };
         let vault = Vault::open("v", root, &settings).unwrap();
         let notes = super::super::notes(&vault, "");
-        let runs = run_all(&vault, &notes, &Verdicts, &[]);
+        let runs = run_all(&vault, &notes, &[], &Verdicts, &[]);
         let by: HashMap<&str, &CheckRun> =
             runs.iter().map(|r| (r.declaration.check.as_str(), r)).collect();
         let some = |s: &str| Some(s.to_string());
@@ -424,7 +428,7 @@ mod tests {
         assert_eq!(by["links"].exit_code, Some(0));
         assert_eq!(by["headings"].exit_code, Some(1));
         // Ids are stable from run to run.
-        let again = run_all(&vault, &notes, &Verdicts, &[]);
+        let again = run_all(&vault, &notes, &[], &Verdicts, &[]);
         assert_eq!(again[0].findings[0].id, runs[0].findings[0].id);
     }
 }

@@ -27,6 +27,7 @@ pub(crate) mod survey;
 use std::time::Instant;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::vault::canvas::Canvas;
 use crate::vault::census::{self, Counting, FileClass};
 use crate::vault::{DocumentText, Vault, fs};
 use findings::{Declaration, Run, Source};
@@ -79,6 +80,28 @@ pub(crate) fn notes(vault: &Vault, dir: &str) -> Vec<(String, String)> {
                 }
                 out.push((path, text));
             }
+            Err(e) => tracing::warn!("upkeep: cannot read {path}: {e}"),
+        }
+    }
+    out
+}
+
+/// The canvases of the vault with what each says (`Canvas::reading_text`), sorted by path: the
+/// link checks and backlinks read their links there, a file node as a wikilink to its file
+/// and a text node's links as written, so a line is a line of the canvas as read. A canvas
+/// that is not JSON Canvas links nothing (its read says why).
+pub(crate) fn canvases(vault: &Vault) -> Vec<(String, String)> {
+    let counting = Counting::notes_everywhere();
+    let mut out = Vec::new();
+    for path in vault.all_files() {
+        if census::classify(&path, &counting) != FileClass::Canvas {
+            continue;
+        }
+        match fs::read(&vault.root().join(&path)) {
+            Ok(bytes) => match Canvas::parse(&String::from_utf8_lossy(&bytes)) {
+                Ok(canvas) => out.push((path, canvas.reading_text())),
+                Err(why) => tracing::warn!("upkeep: {path}: {why}"),
+            },
             Err(e) => tracing::warn!("upkeep: cannot read {path}: {e}"),
         }
     }
@@ -154,7 +177,8 @@ pub(crate) fn maintenance(vault: &Vault, docs: &dyn DocumentText, settings: &Set
     let generated_at = crate::vault::now_timestamp();
     let all = notes(vault, "");
     let (scripts, replaced) = discover(vault, settings);
-    let mut runs = builtin::run_all(vault, &all, docs, &replaced);
+    let boards = canvases(vault);
+    let mut runs = builtin::run_all(vault, &all, &boards, docs, &replaced);
     drop(all);
     for s in scripts {
         runs.push(scripts::run(vault.root(), &s, &settings.scripts));

@@ -1,6 +1,6 @@
 //! Exact lookups over the files: `grep` (a literal string or a regular expression, line by
-//! line, over the notes and the text extracted from filed documents) and `links` (a note's
-//! outgoing links, resolved or broken, and the notes that link to it).
+//! line, over the notes and the text extracted from filed documents) and `links` (a note's or
+//! canvas's outgoing links, resolved or broken, and the notes and canvases that link to it).
 //!
 //! Both read the files on disk, not the search index, so they see the vault as it is now,
 //! folders search leaves out included, and an answer of "none" is a proof of absence rather
@@ -164,10 +164,10 @@ pub(crate) struct Outgoing {
     pub(crate) external: bool,
 }
 
-/// One note linking to the note asked about.
+/// One note (or canvas) linking to the note asked about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Backlink {
-    /// The linking note.
+    /// The linking note or canvas.
     pub(crate) from: String,
     /// 1-based line of the link in it.
     pub(crate) line: usize,
@@ -182,7 +182,7 @@ pub(crate) struct LinkReport {
     pub(crate) path: String,
     /// Its outgoing links, in order (empty for a document).
     pub(crate) outgoing: Vec<Outgoing>,
-    /// The links to it from other notes (and itself), by note then line.
+    /// The links to it from other notes and canvases (and itself), by path then line.
     pub(crate) backlinks: Vec<Backlink>,
 }
 
@@ -191,6 +191,9 @@ pub(crate) fn links_of(vault: &Vault, rel: &str) -> Result<LinkReport> {
     let notes = super::notes(vault, "");
     let paths = PathSet::new(vault.all_files())
         .with_aliases(Aliases::from_notes(notes.iter().map(|(p, t)| (p.as_str(), t.as_str()))));
+    // A canvas links as a note does (its file nodes and its text nodes' links), so a note
+    // placed only on a canvas still has a backlink, and a canvas has outgoing links.
+    let notes: Vec<(String, String)> = notes.into_iter().chain(super::canvases(vault)).collect();
     let mut outgoing = Vec::new();
     if let Some((_, text)) = notes.iter().find(|(p, _)| p == rel) {
         for link in links::links(text) {
@@ -218,6 +221,7 @@ pub(crate) fn links_of(vault: &Vault, rel: &str) -> Result<LinkReport> {
             }
         }
     }
+    backlinks.sort_by(|a, b| (&a.from, a.line).cmp(&(&b.from, b.line)));
     Ok(LinkReport { path: rel.to_string(), outgoing, backlinks })
 }
 

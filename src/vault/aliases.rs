@@ -14,6 +14,8 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 use serde_json::Value;
 
@@ -118,10 +120,71 @@ pub(crate) fn path_set(root: &Path, files: &[String]) -> PathSet {
     PathSet::new(files.iter().cloned()).with_aliases(Aliases::read(root, files))
 }
 
+/// Each note's aliases as last read, with the modification time and size they were read at,
+/// so the table is built again reading only the notes changed since.
+///
+/// Why: `link_paths` runs on every resolve (the web page, bare names, REST's rendering), and
+/// reading the head of every note each time cost 160-290 ms on obsidian-hub's 6,571 notes in
+/// a debug build (measured by the alias slice of issue 32); with this, a second call only
+/// stats them and re-reads the notes changed since. A file rewritten within the clock's resolution at the same
+/// size would keep its old aliases until its next change; the move planner, whose check must
+/// not miss one, reads the notes afresh ([`Aliases::read`]).
+#[derive(Debug, Default)]
+pub(crate) struct AliasCache {
+    seen: Mutex<HashMap<String, Seen>>,
+}
+
+/// One note's aliases and the (mtime, size) of the file they were read from.
+#[derive(Debug)]
+struct Seen {
+    modified: Option<SystemTime>,
+    len: u64,
+    aliases: Vec<String>,
+}
+
+impl AliasCache {
+    /// The table of the notes among `files` (as [`Aliases::read`] builds it), reading again
+    /// only a note whose mtime or size changed, and forgetting the notes no longer listed.
+    fn table(&self, root: &Path, files: &[String]) -> Aliases {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fresh: HashMap<String, Seen> = HashMap::with_capacity(seen.len());
+        let mut table = Aliases::default();
+        for path in files.iter().filter(|f| Suffixes::is_note(f)) {
+            let abs = root.join(path);
+            let Ok(meta) = std::fs::metadata(&abs) else { continue };
+            let (modified, len) = (meta.modified().ok(), meta.len());
+            let entry = match seen.remove(path) {
+                Some(old)
+                    if old.modified.is_some() && old.modified == modified && old.len == len =>
+                {
+                    old
+                }
+                _ => Seen {
+                    modified,
+                    len,
+                    aliases: frontmatter_of(&abs).map(|head| of(&head)).unwrap_or_default(),
+                },
+            };
+            for alias in &entry.aliases {
+                table.add(alias, path);
+            }
+            fresh.insert(path.clone(), entry);
+        }
+        *seen = fresh;
+        table.sorted()
+    }
+}
+
 impl Vault {
-    /// The vault's link model now: its files and its notes' aliases ([`path_set`]).
+    /// The vault's link model now: its files and its notes' aliases ([`path_set`], the aliases
+    /// from the vault's [`AliasCache`]).
     pub(crate) fn link_paths(&self) -> PathSet {
-        path_set(&self.root, &self.all_files())
+        self.link_paths_of(&self.all_files())
+    }
+
+    /// The link model of `files` (the vault's files, as `all_files` lists them).
+    pub(crate) fn link_paths_of(&self, files: &[String]) -> PathSet {
+        PathSet::new(files.iter().cloned()).with_aliases(self.aliases.table(&self.root, files))
     }
 }
 
@@ -208,5 +271,34 @@ mod tests {
         let from_texts =
             Aliases::from_notes(texts.iter().filter(|(p, _)| p.ends_with(".md")).copied());
         assert_eq!(table, from_texts, "one table whichever way it is built");
+    }
+
+    #[test]
+    fn the_cache_reads_a_note_again_only_when_its_mtime_or_size_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let note = dir.path().join("A.md");
+        std::fs::write(&note, "---\naliases: [One]\n---\n").unwrap();
+        std::fs::write(dir.path().join("B.md"), "---\naliases: [Bee]\n---\n").unwrap();
+        let cache = AliasCache::default();
+        let both = ["A.md".to_string(), "B.md".to_string()];
+        let table = cache.table(dir.path(), &both);
+        assert_eq!(
+            (table.holders("one"), table.holders("bee")),
+            (&["A.md".into()][..], &["B.md".into()][..])
+        );
+        // Same size, the old mtime put back: the cache cannot tell, so it does not read it.
+        let when = std::fs::metadata(&note).unwrap().modified().unwrap();
+        std::fs::write(&note, "---\naliases: [Two]\n---\n").unwrap();
+        std::fs::File::options().write(true).open(&note).unwrap().set_modified(when).unwrap();
+        assert_eq!(cache.table(dir.path(), &both).holders("one"), ["A.md"]);
+        // A new mtime: read again.
+        let later = when + std::time::Duration::from_secs(5);
+        std::fs::File::options().write(true).open(&note).unwrap().set_modified(later).unwrap();
+        let table = cache.table(dir.path(), &both);
+        assert_eq!((table.holders("one"), table.holders("two")), (&[][..], &["A.md".into()][..]));
+        // A note no longer listed is forgotten.
+        let table = cache.table(dir.path(), &both[..1]);
+        assert!(table.holders("bee").is_empty());
+        assert_eq!(cache.seen.lock().unwrap().len(), 1);
     }
 }

@@ -13,8 +13,7 @@
 
 use std::path::Path;
 
-use super::aliases;
-use super::links::{self, LinkKind};
+use super::links::{self, LinkKind, PathSet};
 use percent_encoding::percent_decode_str;
 
 /// How many paths a `not_found` answer suggests.
@@ -92,13 +91,13 @@ pub(crate) enum Named {
     Several(Vec<String>),
 }
 
-/// What `written` names among `files` (the vault's visible files) when it does not name a
+/// What `written` names in `paths` (the vault's link model, `Vault::link_paths`) when it does not name a
 /// file as a path from the root: what a wikilink `[[written]]` at the vault root resolves to
 /// (`links::resolve`: a file name anywhere in the vault, `.md` optional, or the unique path
 /// ending in a partial path such as `Sub/Deep`, else a name in the notes' `aliases`, ignoring
 /// case). Where Obsidian would pick the shortest of several paths, this answers all of them:
 /// a caller's path must not be guessed. A leading `/` keeps meaning the vault root only.
-pub(crate) fn by_name(root: &Path, files: &[String], written: &str) -> Named {
+pub(crate) fn by_name(paths: &PathSet, written: &str) -> Named {
     let written = written.trim();
     if written.is_empty() {
         return Named::Nothing;
@@ -109,15 +108,14 @@ pub(crate) fn by_name(root: &Path, files: &[String], written: &str) -> Named {
     {
         forms.push(decoded.into_owned());
     }
-    let paths = aliases::path_set(root, files);
     for form in &forms {
-        if let Some(found) = links::resolve(form, LinkKind::Wiki, "", &paths) {
-            let by = if links::by_an_alias(form, LinkKind::Wiki, "", &paths) {
+        if let Some(found) = links::resolve(form, LinkKind::Wiki, "", paths) {
+            let by = if links::by_an_alias(form, LinkKind::Wiki, "", paths) {
                 By::Alias
             } else {
                 By::Name
             };
-            return match links::alternatives(form, LinkKind::Wiki, "", &paths) {
+            return match links::alternatives(form, LinkKind::Wiki, "", paths) {
                 Some(all) => Named::Several(all),
                 None => Named::One(found, by),
             };
@@ -179,6 +177,7 @@ fn levenshtein(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::super::aliases;
     use super::*;
 
     #[test]
@@ -242,7 +241,8 @@ mod tests {
             ("B/Twin.md", "x"),
             ("Home/Files/Contract.pdf", "x"),
         ]);
-        let named = |w: &str| by_name(dir.path(), &files, w);
+        let paths = aliases::path_set(dir.path(), &files);
+        let named = |w: &str| by_name(&paths, w);
         assert_eq!(named("Deep"), Named::One("Sub/Deep.md".into(), By::Name));
         assert_eq!(named("deep.md"), Named::One("Sub/Deep.md".into(), By::Name));
         assert_eq!(named("Sub"), Named::One("Sub/Sub.md".into(), By::Name));
@@ -268,7 +268,8 @@ mod tests {
             ("B/Two.md", "---\naliases: [shared]\n---\n"),
             ("C/Boiler notes.md", "aliases: [Nope]\n"),
         ]);
-        let named = |w: &str| by_name(dir.path(), &files, w);
+        let paths = aliases::path_set(dir.path(), &files);
+        let named = |w: &str| by_name(&paths, w);
         assert_eq!(named("Boiler"), Named::One("Home/Heating.md".into(), By::Alias));
         assert_eq!(named("furnace.md"), Named::One("Home/Heating.md".into(), By::Alias));
         assert_eq!(named("pump house"), Named::One("Home/Pump.md".into(), By::Alias));

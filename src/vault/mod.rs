@@ -79,6 +79,8 @@ pub struct Vault {
     /// [`Vault::with_journal`], and its moves are then all-or-nothing against failures but
     /// not against a crash.
     journal: Option<Arc<Journal>>,
+    /// The notes' aliases as last read (`aliases::AliasCache`), for [`Vault::link_paths`].
+    aliases: aliases::AliasCache,
 }
 
 impl Vault {
@@ -112,6 +114,7 @@ impl Vault {
             timestamp_key: settings.timestamp_key.clone(),
             write_lock: lock::WriteLock::new(&root_lock_path),
             journal: None,
+            aliases: aliases::AliasCache::default(),
         })
     }
 

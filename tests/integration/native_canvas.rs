@@ -3,7 +3,8 @@
 //! REST and MCP without a byte of it changing, refused to the note verbs, found by search over
 //! REST and MCP naming its path, and repointed on a note's move with only the moved note's
 //! JSON strings changed; an attachment's move carrying every link and embed to it along, in
-//! notes and the canvas.
+//! notes and the canvas; the web page showing a canvas read-only, its editor refused; upkeep
+//! counting a canvas's links as backlinks and its missing files as broken links.
 
 use std::path::Path;
 
@@ -181,4 +182,87 @@ fn an_attachment_moves_with_every_link_and_embed_to_it_in_notes_and_the_canvas()
     // Written from the root, the link still reaches the image from the new folder (Obsidian
     // falls back to the root), so it may stay as it was; it never points at the old place.
     assert!(moved.contains("canvas-assets/canvas-pixel.png)") && !moved.contains(PIXEL), "{moved}");
+}
+
+#[test]
+fn the_web_page_shows_a_canvas_read_only_and_its_editor_and_save_are_refused() {
+    use crate::web::{browser, sign_in};
+    let (v, s) = served();
+    let before = v.read(CANVAS);
+    let session = sign_in(&s);
+    let page = browser(&s, "GET", &format!("/ui/note?path={CANVAS}"), &[("Cookie", &session)], "");
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("quillfeather"), "the canvas's text is shown: {}", page.body);
+    assert!(page.body.contains("canvas-target"), "its file node is shown: {}", page.body);
+    for edit in ["id=\"edit-note\"", "/ui/edit", "class=\"edit-section\""] {
+        assert!(!page.body.contains(edit), "an edit affordance {edit}: {}", page.body);
+    }
+    // A note still offers its editor (the page tells the two apart).
+    let note = browser(&s, "GET", "/ui/note?path=canvas-note.md", &[("Cookie", &session)], "");
+    assert!(note.body.contains("id=\"edit-note\""), "{}", note.body);
+
+    let form = browser(&s, "GET", &format!("/ui/edit?path={CANVAS}"), &[("Cookie", &session)], "");
+    assert_eq!(form.status, 400, "{}", form.body);
+    assert!(form.body.contains("is_document") && !form.body.contains("<textarea"), "{}", form.body);
+    let o = s.base.clone();
+    let body = format!("path={CANVAS}&text=Overwritten");
+    let save = browser(&s, "POST", "/ui/edit", &[("Cookie", &session), ("Origin", &o)], &body);
+    assert_eq!(save.status, 400, "{}", save.body);
+    assert_eq!(v.read(CANVAS), before, "the canvas's JSON is as it was");
+}
+
+#[test]
+fn upkeep_reads_a_canvases_links_as_backlinks_and_its_missing_files_as_broken_links() {
+    let v = canvas_vault();
+    v.write(
+        "canvas-broken.canvas",
+        r#"{"nodes":[
+            {"id":"a","type":"file","file":"canvas-gone.md","x":0,"y":0,"width":10,"height":10},
+            {"id":"b","type":"text","text":"See [[canvas-missing]].","x":0,"y":50,"width":10,"height":10}
+        ]}"#,
+    );
+    let s = Server::start(&[format!("main={}", v.root().display())], HASHING);
+
+    // The target note is linked only from the plan's canvas: by its text node's wikilink and
+    // Markdown link, and by its file node.
+    let r = s.call("GET", "/links/canvas-target.md", &[], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let backlinks: Vec<String> = r.json()["backlinks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| format!("{} {}", b["from"].as_str().unwrap(), b["written"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        backlinks,
+        [
+            "canvas-plan.canvas [[canvas-target]]",
+            "canvas-plan.canvas [the budget](canvas-target.md#Budget)",
+            "canvas-plan.canvas [[canvas-target.md#Budget]]",
+        ],
+        "{}",
+        r.body
+    );
+
+    let run = s.call("GET", "/maintenance", &[], None).json();
+    let links = run["checks"].as_array().unwrap().iter().find(|c| c["check"] == "links").unwrap();
+    let mut found: Vec<(String, String, String)> = links["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let message = f["message"].as_str().unwrap();
+            let written = message.split(" leads nowhere").next().unwrap().to_string();
+            (f["code"].as_str().unwrap().into(), f["path"].as_str().unwrap().into(), written)
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("broken_link".into(), "canvas-broken.canvas".into(), "[[canvas-gone.md]]".into()),
+            ("broken_link".into(), "canvas-broken.canvas".into(), "[[canvas-missing]]".into()),
+        ],
+        "the plan's links all resolve; the broken canvas's two do not: {links}"
+    );
 }

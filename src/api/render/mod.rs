@@ -758,7 +758,14 @@ impl<'s, 'r> Walk<'s, 'r> {
                             esc(&alt)
                         )
                     }
-                    _ => format!("<a class=\"embed-file\" href=\"{src}\">{}</a>", esc(&shown_name)),
+                    // Obsidian plays an embedded recording in place; the source is the
+                    // same gated route an image's is.
+                    AttachmentKind::Audio => {
+                        format!("<audio class=\"embed-audio\" controls src=\"{src}\"></audio>")
+                    }
+                    AttachmentKind::Video => {
+                        format!("<video class=\"embed-video\" controls src=\"{src}\"></video>")
+                    }
                 }
             }
             Found::Note { .. } if self.nested => {
@@ -1100,6 +1107,27 @@ mod tests {
 
     fn png(path: &str) -> Found {
         Found::Attachment { path: path.to_string(), kind: attachment::kind_of(path).unwrap() }
+    }
+
+    #[test]
+    fn embedded_audio_and_video_play_in_place_from_the_gated_route_and_never_autoplay() {
+        let md = "![[clip.mp3]]\n\n![[clip.mp4]]\n\n\
+                  <audio autoplay src=\"https://evil.example/a.mp3\" onplay=\"x()\"></audio>\
+                  <video poster=\"https://evil.example/p.png\"><source src=\"https://evil.example/v.mp4\"></video>\n";
+        let found = vec![
+            ("clip.mp3", None, png("media/clip.mp3")),
+            ("clip.mp4", None, png("media/clip.mp4")),
+        ];
+        let html = render_embeds(md, &found);
+        for want in [
+            "<audio class=\"embed-audio\" controls=\"\" src=\"/ui/attachment?path=media/clip.mp3\"></audio>",
+            "<video class=\"embed-video\" controls=\"\" src=\"/ui/attachment?path=media/clip.mp4\"></video>",
+        ] {
+            assert!(html.contains(want), "{want} in {html}");
+        }
+        for bad in ["autoplay", "onplay", "poster", "<source"] {
+            assert!(!html.contains(bad), "{bad} in {html}");
+        }
     }
 
     #[test]

@@ -54,9 +54,10 @@ const JS: &str = include_str!("assets/app.js");
 
 /// Everything from this server, nothing inline, nothing from elsewhere. `img-src data:` is
 /// absent on purpose (a sanitised note keeps no images that could beacon out anyway);
+/// `media-src 'self'` plays an embedded recording from the attachment route;
 /// `frame-ancestors 'none'` stops another site from framing the page to steal clicks.
 pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-    img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; \
+    img-src 'self'; media-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; \
     frame-ancestors 'none'";
 
 /// The policy of a filed document's bytes (see `file`).
@@ -487,7 +488,9 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
         } else {
             Vec::new()
         };
-        let is_note = read.extraction.is_none();
+        // A document or a canvas is shown read-only, its text as it reads (the note verbs
+        // refuse to write either, so the page offers no editor, outline edits or anchors).
+        let is_note = read.editable;
         let shown = if is_note {
             render::Shown::note(&read.body)
         } else {
@@ -541,8 +544,8 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             .ok()
             .and_then(|v| v.root().file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| read.vault.clone());
-        let headings = if read.extraction.is_none() { map.headings } else { Vec::new() };
-        let focus = focus_line.filter(|_| read.extraction.is_none()).and_then(|n| {
+        let headings = if is_note { map.headings } else { Vec::new() };
+        let focus = focus_line.filter(|_| is_note).and_then(|n| {
             let text = read.content.lines().nth(n.checked_sub(1)?)?.to_string();
             let section = headings.iter().rev().find(|h| h.line <= n).map(|h| h.line);
             Some((n, text, section))
@@ -557,6 +560,7 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             body_html,
             backlinks: &backlinks,
             verdict: read.extraction.as_ref(),
+            editable: is_note,
             etag: &read.etag,
             saved,
             focus,
@@ -644,6 +648,17 @@ async fn edit_form(State(web): State<Web>, Query(q): Params) -> Response {
     })
     .await;
     match read {
+        // The save would be refused (`is_document`); say so before the text is typed.
+        Ok(r) if !r.editable => error_response(
+            &Error::new(
+                ErrorCode::IsDocument,
+                format!(
+                    "{} is a filed document or a canvas; the web page shows it read-only",
+                    r.path
+                ),
+            ),
+            true,
+        ),
         Ok(r) => page(
             "Edit",
             pages::edit(&pages::EditPage {

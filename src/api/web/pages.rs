@@ -220,6 +220,8 @@ pub(crate) struct NotePage<'a> {
     pub(crate) body_html: String,
     pub(crate) backlinks: &'a [crate::upkeep::survey::Backlink],
     pub(crate) verdict: Option<&'a crate::docs::Verdict>,
+    /// A note: offer the editor. A document or a canvas is shown read-only.
+    pub(crate) editable: bool,
     pub(crate) etag: &'a str,
     /// Just saved: say so.
     pub(crate) saved: bool,
@@ -249,7 +251,7 @@ pub(crate) fn note(p: &NotePage) -> Markup {
                 h1 { (p.path) }
                 p.note-meta { "vault " span.vault { (p.vault) } " · etag " code.etag { (&p.etag[..p.etag.len().min(12)]) } }
                 nav.actions aria-label="note actions" {
-                    @if p.verdict.is_none() {
+                    @if p.editable {
                         a href=(url::with(&url::note(p.vault, p.path), "/ui/note", "/ui/edit")) id="edit-note" { "Edit" }
                     }
                     a href=(url::with(&url::note(p.vault, p.path), "/ui/note", "/ui/rename")) { "Rename" }
@@ -283,7 +285,7 @@ pub(crate) fn note(p: &NotePage) -> Markup {
                                         a href=(format!("#{}", p.anchors.id_at(h.line))) { (h.text) }
                                         " "
                                         button.copy type="button" data-copy=(h.path) title="copy the heading path for an agent" { "copy " code { (h.path) } }
-                                        @if p.verdict.is_none() {
+                                        @if p.editable {
                                             " "
                                             a.edit-section href=(format!("{}&section={}", url::with(&url::note(p.vault, p.path), "/ui/note", "/ui/edit"), url::enc(&h.path))) { "edit" }
                                         }

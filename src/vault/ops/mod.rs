@@ -236,7 +236,7 @@ impl Vault {
         }
         if reach == Reach::Name {
             let files = self.all_files();
-            match find::by_name(&self.root, &files, &path) {
+            match find::by_name(&self.link_paths_of(&files), &path) {
                 Named::Nothing => {}
                 Named::One(rel, by) => {
                     if let Ok(mut t) = gate(&rel)

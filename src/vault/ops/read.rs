@@ -36,6 +36,9 @@ pub struct NoteRead {
     pub etag: String,
     /// For a filed document, its extraction verdict (the content is the extracted Markdown).
     pub(crate) extraction: Option<Verdict>,
+    /// True for a note; false for a filed document or a canvas, which the note verbs refuse
+    /// to write (`is_document`), so a surface offers no editing of them.
+    pub(crate) editable: bool,
     /// How the caller's path came to name this file, when the caller did not write its path.
     pub(crate) reading: Reading,
 }
@@ -297,6 +300,7 @@ impl Vault {
                 frontmatter: Map::new(),
                 etag,
                 extraction: Some(extraction.verdict),
+                editable: false,
                 reading: target.reading,
             });
         }
@@ -316,6 +320,7 @@ impl Vault {
                     body,
                     etag,
                     extraction: None,
+                    editable: true,
                     reading: target.reading,
                 })
             }
@@ -333,6 +338,7 @@ impl Vault {
                     frontmatter: fm,
                     etag,
                     extraction: None,
+                    editable: true,
                     reading: target.reading,
                 })
             }
@@ -396,6 +402,7 @@ impl Vault {
             frontmatter: Map::new(),
             etag,
             extraction: None,
+            editable: false,
             reading: target.reading,
         })
     }
