@@ -13,12 +13,15 @@
 //! rmcp hands the request parts to the tool. Over stdio there is no URL, so the default vault
 //! and no scope apply. This module does not authenticate: the HTTP guard has done that.
 
+mod prompts;
+
 use std::sync::Arc;
 
 use rmcp::handler::server::common::{FromContextPart, schema_for_type};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+    CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    JsonObject, ListPromptsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
@@ -82,16 +85,20 @@ impl VaultMcp {
         T: Send + 'static,
         F: FnOnce(&Engine, &Target) -> Result<T> + Send + 'static,
     {
-        let target = ctx
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|p| p.extensions.get::<Target>().cloned())
-            .unwrap_or_default();
+        let target = target(ctx);
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || f(&engine, &target)).await.unwrap_or_else(|e| {
             Err(Error::new(ErrorCode::InternalError, format!("the tool failed unexpectedly: {e}")))
         })
     }
+}
+
+/// The vault and write scope the request's URL named; none over stdio.
+fn target(ctx: &RequestContext<RoleServer>) -> Target {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<Target>().cloned())
+        .unwrap_or_default()
 }
 
 /// A tool's arguments: the front door's struct, or the refusal that says which argument is
@@ -893,12 +900,33 @@ impl VaultMcp {
 #[tool_handler]
 impl ServerHandler for VaultMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_prompts().enable_tools().build())
             .with_server_info(
                 Implementation::new("mdvault", env!("CARGO_PKG_VERSION"))
                     .with_title("mdvault: search and edit a Markdown vault"),
             )
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<GetPromptResponse, ErrorData> {
+        let (engine, target) = (self.engine.clone(), target(&ctx));
+        let (name, args) = (request.name, request.arguments);
+        let built =
+            tokio::task::spawn_blocking(move || prompts::get(&engine, &target, &name, args));
+        let prompt = built.await.map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
+        Ok(prompt.into())
     }
 }
 
