@@ -13,15 +13,19 @@
 //! rmcp hands the request parts to the tool. Over stdio there is no URL, so the default vault
 //! and no scope apply. This module does not authenticate: the HTTP guard has done that.
 
+mod logging;
 mod prompts;
 
 use std::sync::Arc;
 
 use rmcp::handler::server::common::{FromContextPart, schema_for_type};
 use rmcp::handler::server::tool::ToolCallContext;
+#[allow(deprecated)] // SetLevelRequestParams: logging is deprecated by SEP-2577.
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
-    JsonObject, ListPromptsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, JsonObject, ListPromptsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
@@ -71,12 +75,14 @@ pub(crate) struct VaultMcp {
     engine: Arc<Engine>,
     /// The search queue; over HTTP the one REST searches wait in too.
     searches: Searches,
+    /// The session's log level (`logging/setLevel`).
+    logging: logging::Logging,
 }
 
 impl VaultMcp {
     /// A server over this engine whose searches wait in `searches`.
     pub(crate) fn new(engine: Arc<Engine>, searches: Searches) -> VaultMcp {
-        VaultMcp { engine, searches }
+        VaultMcp { engine, searches, logging: logging::Logging::default() }
     }
 
     /// Runs a shared tool function on the blocking pool with the request's target.
@@ -900,12 +906,46 @@ impl VaultMcp {
 #[tool_handler]
 impl ServerHandler for VaultMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_prompts().enable_tools().build())
+        #[allow(deprecated)] // Logging is deprecated by SEP-2577; clients still speak it.
+        let capabilities =
+            ServerCapabilities::builder().enable_logging().enable_prompts().enable_tools().build();
+        ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("mdvault", env!("CARGO_PKG_VERSION"))
                     .with_title("mdvault: search and edit a Markdown vault"),
             )
             .with_instructions(INSTRUCTIONS)
+    }
+
+    /// Every tool call, through the router; a refusal is also told as a log message to a
+    /// client that asked for them, and index progress while the call runs.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let (level, peer, tool) =
+            (self.logging.level_for(&ctx), ctx.peer.clone(), request.name.clone());
+        let _watch = self.logging.watch_call(&ctx, self.engine.clone());
+        let answer = Self::tool_router().call(ToolCallContext::new(self, request, ctx)).await;
+        if let Ok(CallToolResponse::Complete(r)) = &answer
+            && r.is_error == Some(true)
+        {
+            let text: String =
+                r.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+            logging::refused(&peer, level, &tool, &text).await;
+        }
+        answer
+    }
+
+    #[allow(deprecated)] // Logging is deprecated by SEP-2577; clients still speak it.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        self.logging.set(request.level, self.engine.clone(), ctx.peer.clone());
+        Ok(())
     }
 
     async fn list_prompts(
