@@ -22,7 +22,8 @@ use std::time::Duration;
 
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, RequestContext, RoleServer};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::engine::Engine;
 
@@ -112,16 +113,27 @@ fn admits(threshold: LoggingLevel, level: LoggingLevel) -> bool {
     rank(level) >= rank(threshold)
 }
 
+/// A log message's `data`, told apart by `event`.
+#[derive(Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+enum Told<'a> {
+    /// A tool call was refused: the tool and the refusal's text.
+    Refused { tool: &'a str, message: &'a str },
+    /// A pass's progress: the sentence `status` shows, and its numbers.
+    IndexProgress { message: String, stage: &'a str, done: usize, total: usize },
+}
+
 /// Sends one message when the threshold admits it; false when the client is gone.
 async fn send(
     peer: &Peer<RoleServer>,
     threshold: Option<LoggingLevel>,
     level: LoggingLevel,
-    data: Value,
+    data: Told<'_>,
 ) -> bool {
     if !threshold.is_some_and(|t| admits(t, level)) {
         return true;
     }
+    let data = serde_json::to_value(data).unwrap_or(Value::Null);
     let message = LoggingMessageNotificationParam::new(level, data).with_logger(LOGGER);
     peer.notify_logging_message(message).await.is_ok()
 }
@@ -142,8 +154,12 @@ async fn tell_progress(
         return true;
     }
     *last = now;
-    let data = json!({"event": "index_progress", "message": p.describe(), "stage": p.stage,
-                      "done": p.done, "total": p.total});
+    let data = Told::IndexProgress {
+        message: p.describe(),
+        stage: &p.stage,
+        done: p.done,
+        total: p.total,
+    };
     send(peer, threshold, LoggingLevel::Info, data).await
 }
 
@@ -154,7 +170,7 @@ pub(crate) async fn refused(
     tool: &str,
     text: &str,
 ) {
-    let data = json!({"event": "refused", "tool": tool, "message": text});
+    let data = Told::Refused { tool, message: text };
     send(peer, threshold, LoggingLevel::Warning, data).await;
 }
 
