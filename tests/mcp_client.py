@@ -7,7 +7,9 @@ The client connects in its default mode, which first probes `server/discover` an
 to `initialize`; then it lists the tools and calls search, read, map and patch (one patch that
 works and one that is refused); then it lists the resources to the last cursor, reads a note, a
 PDF (text and original), an image and a missing note, lists the templates and completes a vault
-and a path. It prints one JSON object describing what it saw, which the
+and a path; then it lists the prompts and gets each, and asks for log messages at `warning`
+(both ways: `logging/setLevel`, and the per-request `_meta` opt-in) so the refused patch
+arrives as one. It prints one JSON object describing what it saw, which the
 Rust integration test (`tests/integration/mcp_sdk.rs`) checks. Exit status 0 unless the SDK
 itself failed.
 """
@@ -98,6 +100,21 @@ async def exercise(client):
         "vault_patch",
         {"path": "Home/Boiler.md", "target": "No such heading", "operation": "replace", "content": "x"},
     )
+    prompts = await client.list_prompts()
+    got = {}
+    for name, arguments in [
+        ("daily_review", {}),
+        ("file_document", {"path": "Home/Boiler.md"}),
+        ("maintenance_pass", {}),
+        ("note_from_template", {"template": "Meeting", "title": "Kickoff"}),
+    ]:
+        prompt = await client.get_prompt(name, arguments)
+        got[name] = "\n".join(getattr(m.content, "text", "") for m in prompt.messages)
+    try:
+        await client.get_prompt("no_such_prompt", {})
+        got["unknown"] = None
+    except Exception as e:  # the SDK raises the server's invalid-params error
+        got["unknown"] = str(e)
     return {
         "protocol_version": client.protocol_version,
         "server_name": client.server_info.name if client.server_info else None,
@@ -108,6 +125,8 @@ async def exercise(client):
         "patch": {"error": bool(patch.is_error), "text": text_of(patch)},
         "refused": {"error": bool(refused.is_error), "text": text_of(refused)},
         "resources": await resources(client),
+        "prompts": sorted(p.name for p in prompts.prompts),
+        "prompt_texts": got,
     }
 
 
@@ -121,8 +140,20 @@ async def main(argv):
         server = StdioServerParameters(command=argv[1], args=argv[2:], env=env)
     else:
         sys.exit(__doc__)
-    async with Client(server) as client:
+    logs = []
+
+    async def on_log(params):
+        logs.append({"level": params.level, "logger": params.logger, "data": params.data})
+
+    async with Client(server, logging_callback=on_log, log_level="warning") as client:
+        try:
+            await client.set_logging_level("warning")
+            set_level = None
+        except Exception as e:  # a connection whose protocol has no logging/setLevel
+            set_level = str(e)
         report = await exercise(client)
+    report["set_level_error"] = set_level
+    report["logs"] = logs
     print(json.dumps(report))
 
 

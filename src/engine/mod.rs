@@ -329,7 +329,7 @@ fn is_warm(vaults: &Vaults, index: &Index) -> bool {
 }
 
 #[cfg(test)]
-pub(super) mod fixture {
+pub(crate) mod fixture {
     //! Engines over temporary vaults with the hashing embedder, for the engine's unit tests.
 
     use super::*;

@@ -146,6 +146,12 @@ impl Engine {
             .unwrap_or_default()
     }
 
+    /// The running pass's progress in this process, `None` between passes or in a reader
+    /// (cheap: one lock; what MCP logging polls).
+    pub(crate) fn pass_progress(&self) -> Option<crate::index::PassProgress> {
+        self.indexer().and_then(|i| i.progress())
+    }
+
     /// The build phase alone (cheap: no store query).
     pub fn phase(&self) -> Phase {
         self.readiness.state.lock().unwrap_or_else(|p| p.into_inner()).phase

@@ -197,7 +197,7 @@ pub(crate) fn reachable<'e>(
 }
 
 /// The vault a request without a path means.
-fn vault<'e>(
+pub(crate) fn vault<'e>(
     desk: &'e dyn Desk,
     t: &Target,
     arg: Option<&str>,

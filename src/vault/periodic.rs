@@ -237,36 +237,57 @@ pub(crate) fn expand_template(
     let day = date.and_time(now.time());
     let file_name = format(&s.format, day);
     let title = file_name.rsplit('/').next().unwrap_or(&file_name).to_string();
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 2..];
-        let Some(close) = after.find("}}") else {
-            rest = &rest[open..];
-            break;
-        };
-        let inner = after[..close].trim();
-        let (name, fmt) = match inner.split_once(':') {
-            Some((n, f)) => (n.trim().to_ascii_lowercase(), Some(f.trim())),
-            None => (inner.to_ascii_lowercase(), None),
-        };
-        let value = match (name.as_str(), fmt) {
-            ("date", None) => Some(format(&s.format, day)),
-            ("time", None) => Some(format("HH:mm", now)),
-            ("title", None) => Some(title.clone()),
-            ("date", Some(f)) => Some(format(f, day)),
-            ("time", Some(f)) => Some(format(f, now)),
-            _ => None,
-        };
-        match value {
-            Some(v) => out.push_str(&v),
-            None => out.push_str(&rest[open..open + 2 + close + 2]),
+    let fill = Placeholders { title, date_format: &s.format, time_format: "HH:mm" };
+    fill.apply(text, day, now)
+}
+
+/// What Obsidian's template placeholders stand for: the title and the default formats of a
+/// bare `{{date}}` and `{{time}}`. Periodic notes and the core Templates plugin share them.
+pub(crate) struct Placeholders<'a> {
+    /// What `{{title}}` becomes.
+    pub(crate) title: String,
+    /// The Moment.js format of a bare `{{date}}`.
+    pub(crate) date_format: &'a str,
+    /// The Moment.js format of a bare `{{time}}`.
+    pub(crate) time_format: &'a str,
+}
+
+impl Placeholders<'_> {
+    /// `text` with `{{date}}`, `{{time}}`, `{{title}}`, `{{date:FORMAT}}` and `{{time:FORMAT}}`
+    /// filled in (`day` for dates, `now` for times); names are case-insensitive and may be
+    /// padded with spaces; any other `{{...}}` is left as is.
+    pub(crate) fn apply(&self, text: &str, day: NaiveDateTime, now: NaiveDateTime) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(open) = rest.find("{{") {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 2..];
+            let Some(close) = after.find("}}") else {
+                rest = &rest[open..];
+                break;
+            };
+            let inner = after[..close].trim();
+            let (name, fmt) = match inner.split_once(':') {
+                Some((n, f)) => (n.trim().to_ascii_lowercase(), Some(f.trim())),
+                None => (inner.to_ascii_lowercase(), None),
+            };
+            let value = match (name.as_str(), fmt) {
+                ("date", None) => Some(format(self.date_format, day)),
+                ("time", None) => Some(format(self.time_format, now)),
+                ("title", None) => Some(self.title.clone()),
+                ("date", Some(f)) => Some(format(f, day)),
+                ("time", Some(f)) => Some(format(f, now)),
+                _ => None,
+            };
+            match value {
+                Some(v) => out.push_str(&v),
+                None => out.push_str(&rest[open..open + 2 + close + 2]),
+            }
+            rest = &after[close + 2..];
         }
-        rest = &after[close + 2..];
+        out.push_str(rest);
+        out
     }
-    out.push_str(rest);
-    out
 }
 
 /// Moment.js's format tokens this module knows, longest first so that `MMMM` wins over `MM`.

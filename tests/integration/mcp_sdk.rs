@@ -57,6 +57,31 @@ fn check(report: &Value, v: &TempVault) {
     assert!(report["refused"]["text"].as_str().unwrap().contains("no_such_heading"), "{report}");
     assert!(v.read("Home/Boiler.md").contains("Checked by the Python SDK driver."));
     check_resources(&report["resources"], v);
+    let prompts: Vec<&str> =
+        report["prompts"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(
+        prompts,
+        ["daily_review", "file_document", "maintenance_pass", "note_from_template"],
+        "{report}"
+    );
+    let text = |name: &str| report["prompt_texts"][name].as_str().unwrap_or_default().to_string();
+    // The fixture's open callout, and the broken link and template `with_extras` adds.
+    assert!(text("daily_review").contains("Do not overfill"), "{report}");
+    assert!(text("maintenance_pass").contains("Inbox/Broken.md"), "{report}");
+    assert!(text("maintenance_pass").contains("Fix: vault_links on Inbox/Broken.md"), "{report}");
+    assert!(text("file_document").contains("vault_move"), "{report}");
+    assert!(text("note_from_template").contains("# Kickoff"), "{report}");
+    assert!(text("note_from_template").contains("vault_write with path `Kickoff.md`"), "{report}");
+    assert!(report["prompt_texts"]["unknown"].as_str().unwrap().contains("the prompts are"));
+
+    assert_eq!(report["set_level_error"], Value::Null, "{report}");
+    let logs = report["logs"].as_array().unwrap();
+    let refusal = logs.iter().find(|l| l["data"]["event"] == "refused");
+    let refusal = refusal.unwrap_or_else(|| panic!("no refusal was logged: {report}"));
+    assert_eq!(refusal["logger"], "mdvault", "{report}");
+    assert_eq!(refusal["level"], "warning", "{report}");
+    assert_eq!(refusal["data"]["tool"], "vault_patch", "{report}");
+    assert!(refusal["data"]["message"].as_str().unwrap().contains("no_such_heading"), "{report}");
 }
 
 /// A picture beside the notes, larger than the bound MCP scales images to.
@@ -117,9 +142,17 @@ fn check_resources(r: &Value, v: &TempVault) {
     );
 }
 
+/// The fixture vault plus a note with a broken link and a template, for the prompts.
+fn with_extras() -> TempVault {
+    let v = TempVault::fixture();
+    v.write("Inbox/Broken.md", "# Broken\n\nSee [[No Such Note Anywhere]].\n");
+    v.write("Templates/Meeting.md", "# {{title}}\n\nHeld on {{date}}.\n");
+    v
+}
+
 #[test]
 fn the_python_sdk_drives_streamable_http() {
-    let v = TempVault::fixture();
+    let v = with_extras();
     with_image(&v);
     let s = Server::start(&[format!("fixture={}", v.root().display())], &[]);
     let report = drive(&["http".into(), format!("{}/mcp", s.base), KEY.into()], &[]);
@@ -128,7 +161,7 @@ fn the_python_sdk_drives_streamable_http() {
 
 #[test]
 fn the_python_sdk_drives_stdio() {
-    let v = TempVault::fixture();
+    let v = with_extras();
     with_image(&v);
     let data = tempfile::tempdir().unwrap();
     // Index first, so the stdio server's background build has nothing left to do and search

@@ -32,19 +32,21 @@ pub(crate) enum Takes {
     Path,
     /// A heading path (`A::B::C`) in the note the `path` argument names.
     Heading,
+    /// A template of the vault's templates folder, by its name there (`note_from_template`).
+    Template,
 }
 
-/// What a prompt's argument takes: the hook prompts plug into. Until a prompt says otherwise,
-/// an argument takes what its name says (`vault`; `path` or `note`; `section` or `heading`),
-/// the names the tools use for the same things; any other argument completes to nothing.
+/// What a prompt's argument takes: the one place prompts' arguments are tied to completions.
+/// An argument of a prompt's own (`note_from_template`'s `template`) is matched on
+/// `(prompt, argument)` first; otherwise an argument takes what its name says (`vault`;
+/// `path` or `note`; `section` or `heading`), the names the tools use for the same things; any
+/// other argument completes to nothing.
 pub(crate) fn prompt_argument(prompt: &str, argument: &str) -> Option<Takes> {
-    // No prompt ties an argument to a completion of its own yet; when one does, it is matched
-    // on `(prompt, argument)` here, before the names every prompt shares.
-    let _ = prompt;
-    match argument {
-        "vault" => Some(Takes::Vault),
-        "path" | "note" => Some(Takes::Path),
-        "section" | "heading" => Some(Takes::Heading),
+    match (prompt, argument) {
+        ("note_from_template", "template") => Some(Takes::Template),
+        (_, "vault") => Some(Takes::Vault),
+        (_, "path" | "note") => Some(Takes::Path),
+        (_, "section" | "heading") => Some(Takes::Heading),
         _ => None,
     }
 }
@@ -87,6 +89,7 @@ pub(crate) fn complete(
             Some(path) => headings(e, t, given("vault"), path)?,
             None => Vec::new(),
         },
+        Some(Takes::Template) => super::prompts::template_names(e, t, given("vault"))?,
     };
     let (values, total) = ranked(&candidates, &req.argument.value, MAX_VALUES);
     let total_sent = u32::try_from(total).unwrap_or(u32::MAX);
@@ -205,6 +208,8 @@ mod tests {
         assert_eq!(prompt_argument("any", "note"), Some(Takes::Path));
         assert_eq!(prompt_argument("any", "section"), Some(Takes::Heading));
         assert_eq!(prompt_argument("any", "date"), None);
+        assert_eq!(prompt_argument("note_from_template", "template"), Some(Takes::Template));
+        assert_eq!(prompt_argument("any", "template"), None);
         assert_eq!(template_argument("path"), Some(Takes::Path));
         assert_eq!(template_argument("section"), None);
     }

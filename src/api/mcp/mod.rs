@@ -13,13 +13,19 @@
 //! rmcp hands the request parts to the tool. Over stdio there is no URL, so the default vault
 //! and no scope apply. This module does not authenticate: the HTTP guard has done that.
 
+mod logging;
+mod prompts;
+
 use std::sync::Arc;
 
 use rmcp::handler::server::common::{FromContextPart, schema_for_type};
 use rmcp::handler::server::tool::ToolCallContext;
+#[allow(deprecated)] // SetLevelRequestParams: logging is deprecated by SEP-2577.
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, Implementation,
-    JsonObject, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
     ServerConfig,
 };
@@ -74,12 +80,14 @@ pub(crate) struct VaultMcp {
     engine: Arc<Engine>,
     /// The search queue; over HTTP the one REST searches wait in too.
     searches: Searches,
+    /// The session's log level (`logging/setLevel`).
+    logging: logging::Logging,
 }
 
 impl VaultMcp {
     /// A server over this engine whose searches wait in `searches`.
     pub(crate) fn new(engine: Arc<Engine>, searches: Searches) -> VaultMcp {
-        VaultMcp { engine, searches }
+        VaultMcp { engine, searches, logging: logging::Logging::default() }
     }
 
     /// Runs a shared tool function on the blocking pool with the request's target.
@@ -88,16 +96,20 @@ impl VaultMcp {
         T: Send + 'static,
         F: FnOnce(&Engine, &Target) -> Result<T> + Send + 'static,
     {
-        let target = ctx
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|p| p.extensions.get::<Target>().cloned())
-            .unwrap_or_default();
+        let target = target(ctx);
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || f(&engine, &target)).await.unwrap_or_else(|e| {
             Err(Error::new(ErrorCode::InternalError, format!("the tool failed unexpectedly: {e}")))
         })
     }
+}
+
+/// The vault and write scope the request's URL named; none over stdio.
+fn target(ctx: &RequestContext<RoleServer>) -> Target {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<Target>().cloned())
+        .unwrap_or_default()
 }
 
 /// A tool's arguments: the front door's struct, or the refusal that says which argument is
@@ -901,9 +913,15 @@ impl ServerHandler for VaultMcp {
     fn get_info(&self) -> ServerConfig {
         // Resources without `subscribe` or `listChanged`: nothing sends either notification
         // (resources.rs says why).
-        let capabilities =
-            ServerCapabilities::builder().enable_tools().enable_resources().enable_completions();
-        ServerConfig::new(capabilities.build())
+        #[allow(deprecated)] // Logging is deprecated by SEP-2577; clients still speak it.
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("mdvault", env!("CARGO_PKG_VERSION"))
                     .with_title("mdvault: search and edit a Markdown vault"),
@@ -948,6 +966,58 @@ impl ServerHandler for VaultMcp {
     ) -> std::result::Result<CompleteResult, ErrorData> {
         let done = self.run(&ctx, move |e, t| completion::complete(e, t, &request)).await;
         Ok(CompleteResult::new(done.map_err(|e| resources::rpc_error(&e))?))
+    }
+
+    /// Every tool call, through the router; a refusal is also told as a log message to a
+    /// client that asked for them, and index progress while the call runs.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let (level, peer, tool) =
+            (self.logging.level_for(&ctx), ctx.peer.clone(), request.name.clone());
+        let _watch = self.logging.watch_call(&ctx, self.engine.clone());
+        let answer = Self::tool_router().call(ToolCallContext::new(self, request, ctx)).await;
+        if let Ok(CallToolResponse::Complete(r)) = &answer
+            && r.is_error == Some(true)
+        {
+            let text: String =
+                r.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+            logging::refused(&peer, level, &tool, &text).await;
+        }
+        answer
+    }
+
+    #[allow(deprecated)] // Logging is deprecated by SEP-2577; clients still speak it.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        self.logging.set(request.level, self.engine.clone(), ctx.peer.clone());
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<GetPromptResponse, ErrorData> {
+        let (engine, target) = (self.engine.clone(), target(&ctx));
+        let (name, args) = (request.name, request.arguments);
+        let built =
+            tokio::task::spawn_blocking(move || prompts::get(&engine, &target, &name, args));
+        let prompt = built.await.map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
+        Ok(prompt.into())
     }
 }
 
