@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::common::{FromContextPart, schema_for_type};
+use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
@@ -25,6 +25,8 @@ use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+mod schema;
 
 use super::limits::Searches;
 use super::prose::*;
@@ -106,8 +108,10 @@ impl<T: JsonSchema> JsonSchema for Parameters<T> {
         T::schema_name()
     }
 
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        T::json_schema(generator)
+    /// The arguments' schema made portable (`schema::input`), whatever generator rmcp asks
+    /// with: the one place every tool's input schema comes from.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schema::input::<T>()
     }
 }
 
@@ -155,7 +159,7 @@ fn arguments<T: DeserializeOwned + JsonSchema + 'static>(
             _ => None,
         })
         .collect();
-    let schema = Value::Object((*schema_for_type::<T>()).clone());
+    let schema = schema::input::<T>().to_value();
     let message = explain(tool, &schema, &value, &path)
         .unwrap_or_else(|| format!("{tool} cannot take these arguments: {}", err.into_inner()));
     Err(Error::new(ErrorCode::InvalidRequest, message))
@@ -966,6 +970,29 @@ mod tests {
             "{m}"
         );
         assert!(m.contains("overwrite"), "{m}");
+    }
+
+    #[test]
+    fn every_tool_schema_is_portable_with_no_union_and_no_untyped_property() {
+        let tools = VaultMcp::tool_router().list_all();
+        assert!(tools.len() >= 24, "{} tools", tools.len());
+        for tool in tools {
+            let input = Value::Object((*tool.input_schema).clone());
+            assert_eq!(input["type"], "object", "{}", tool.name);
+            assert_eq!(schema::findings(&input), Vec::<String>::new(), "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn a_frontmatter_value_still_takes_numbers_booleans_lists_and_null() {
+        for value in [json!(3), json!(true), json!(["a", 2]), json!("x"), Value::Null] {
+            let Value::Object(args) = json!({"path": "a.md", "key": "k", "value": value.clone()})
+            else {
+                unreachable!()
+            };
+            let a: tools::SetFrontmatterArgs = arguments("vault_set_frontmatter", args).unwrap();
+            assert_eq!(a.value, Some(value).filter(|v| !v.is_null()));
+        }
     }
 
     #[test]
