@@ -179,7 +179,7 @@ fn locate<'e, 'p>(
 }
 
 /// The vault a request without a path means.
-fn vault<'e>(
+pub(crate) fn vault<'e>(
     desk: &'e dyn Desk,
     t: &Target,
     arg: Option<&str>,

@@ -211,6 +211,12 @@ fn the_api_files_use_only_the_files_below_them() {
         // Inside `api/web/`, a submodule's `super::` is the page's own `mod.rs`; only that
         // file's `super::` reaches the other api files. Inside `api/rest/`, a handler file's
         // `super::` is the router, and it reaches the other api files as `crate::api::`.
+        // Inside `api/mcp/` likewise: only its `mod.rs` reaches the other api files.
+        let file = match file.strip_prefix("mcp/") {
+            Some("mod") => "mcp",
+            Some(_) => continue,
+            None => file,
+        };
         let (file, prefix) = match (file.strip_prefix("web/"), file.strip_prefix("rest/")) {
             (Some("mod"), _) => ("web", "super::"),
             (Some(_), _) => continue,
