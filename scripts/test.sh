@@ -7,7 +7,8 @@
 # first-run test (the README's first command in a fresh HOME), the web page driven in headless
 # Chromium (scripts/browser-test.sh), the Local REST API plugin's
 # integration suite (scripts/lra-suite.sh) and two real clients of that API, mcp-obsidian and
-# obsidian-mcp-server, driven over MCP (scripts/lra-clients.sh). This is
+# obsidian-mcp-server, driven over MCP (scripts/lra-clients.sh), and the MCP Inspector's
+# --strict schema lint (scripts/inspector-strict.sh). This is
 # the README's test command and the one .ci/run calls. It installs the
 # default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are
 # already there).
@@ -46,3 +47,6 @@ cargo test --all-targets --locked
 # Two real Local REST API clients (installed pinned under target/lra-clients/), every tool that
 # maps to a route mdvault serves checked by its answer and on disk; see the script.
 ./scripts/lra-clients.sh target/debug/mdvault
+# The MCP Inspector's --strict schema lint (installed pinned under target/inspector/): every
+# tool's input and output schema portable, no finding at all; see the script.
+./scripts/inspector-strict.sh target/debug/mdvault
