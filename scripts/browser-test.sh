@@ -2,7 +2,8 @@
 # The web page's browser test: serves a copy of the fixture vault (plus a hostile note) with
 # the given binary, then drives the page at /ui/ with a real headless Chromium through
 # Selenium (tests/browser_test.py): sign-in, search as you type, a hit, a wikilink, a section
-# edit, a conflict from a second client, a PDF, every health page (this session marked among
+# edit, a conflict from a second client, the reading view (an image, an embed, a folded
+# callout, a heading link that lands), a PDF, every health page (this session marked among
 # the signed-in ones), the hostile note, sign-out (and the old cookie, put back, refused).
 # Screenshots of the main pages at desktop and phone widths land in target/screenshots/.
 #
@@ -26,6 +27,9 @@ cleanup() {
 trap cleanup EXIT
 
 cp -r tests/fixtures/vault "$tmp/vault"
+# The reading view's notes of real Obsidian syntax (an image, embeds, callouts, heading links).
+mkdir -p "$tmp/vault/Obsidian"
+cp tests/fixtures/obsidian/render-* "$tmp/vault/Obsidian/"
 # Every way a note could try to run script: each must arrive inert.
 cat > "$tmp/vault/Inbox/XSS.md" <<'MD'
 # Hostile note

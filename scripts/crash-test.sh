@@ -7,10 +7,11 @@
 # `cargo build` when it is missing. The script serves a scratch copy of tests/fixtures/vault
 # plus a hub note with 60 notes linking to it, with the hashing embedder (no model needed), and
 # runs CRASH_CYCLES cycles (default 30). Each cycle starts the server, sends note writes
-# (PUT /vault/...) and one move of the hub (POST /move/..., which rewrites 60 links) at once,
-# kills the server with SIGKILL at a random moment (every other cycle aimed inside the move's
-# commit: after its journal record appears, within the commit time of an uninterrupted move
-# measured first), restarts it, and checks:
+# (PUT /vault/...), one move of the hub (POST /move/..., which rewrites 60 links) and one
+# rename of the tag the 60 linking notes carry (POST /tags/rename, which rewrites the same 60
+# notes) at once, kills the server with SIGKILL at a random moment (every other cycle aimed
+# inside a journaled commit: after a journal record appears, within the commit time of an
+# uninterrupted move measured first), restarts it, and checks:
 #
 # - every write that was acknowledged (2xx), in any cycle so far, is on disk byte for byte;
 # - every append to the shared note acknowledged by either process (the server's 2xx, or exit
@@ -19,6 +20,8 @@
 #   exactly once;
 # - the move is whole: the hub at its old path with all 60 links old, or at its new path with
 #   all 60 links new (and the new one when the move was acknowledged);
+# - the tag rename is whole: all 60 notes carry the old tag, or all carry the new one (the new
+#   one when the rename was acknowledged), and no other byte of theirs changed;
 # - no `.mdvault-*.tmp` temporary of a dead process is left anywhere in the vault, and no move
 #   record in the data directory's journal.
 #
@@ -50,6 +53,7 @@ LINKS = 60  # inbound links: each a file the move rewrites, which widens its com
 KEY = "crash-test-key-0123456789"
 OLD, NEW = "Crash/Hub.md", "Crash/Moved/Hub Moved.md"
 OLD_LINK, NEW_LINK = "[[Hub]]", "[[Hub Moved]]"
+TAG_A, TAG_B = "crash/alpha", "crash/beta"  # the linking notes' tag, renamed back and forth
 
 rng = random.Random(SEED)
 work = tempfile.mkdtemp(prefix="mdvault-crash.")
@@ -69,11 +73,18 @@ CLI_ENV = {
     "MDVAULT_INDEX__INDEX_MD": "false",
     "MDVAULT_LOG": "warn",
 }
+
+
+def link_note(n, link, tag):
+    """A linking note's whole text with this link and tag: what every byte must be."""
+    return f"# Link {n}\n\nSee {link} for the hub. #{tag}\n\n" + "Filler line.\n" * 20
+
+
 with open(os.path.join(vault, OLD), "w") as f:
     f.write("# Hub\n\nThe note every crash test link points at.\n")
 for n in range(LINKS):
     with open(os.path.join(vault, f"Crash/Links/L{n:02}.md"), "w") as f:
-        f.write(f"# Link {n}\n\nSee {OLD_LINK} for the hub.\n\n" + "Filler line.\n" * 20)
+        f.write(link_note(n, OLD_LINK, TAG_A))
 
 
 def free_port():
@@ -153,14 +164,15 @@ def move(server, src, dst):
 
 acked = {}  # path -> content of every acknowledged write
 hub = OLD   # where the hub is known to be
+tag = TAG_A  # the tag the linking notes are known to carry
 violations = []
-counts = {"kills": 0, "aimed": 0, "mid_commit": 0, "writes": 0, "moves_acked": 0, "forward": 0, "back": 0,
+counts = {"kills": 0, "aimed": 0, "mid_commit": 0, "writes": 0, "moves_acked": 0, "renames_acked": 0, "forward": 0, "back": 0,
           "swept": 0, "cli_appends": 0, "cli_killed": 0, "rest_appends": 0}
 
 
-def check(cycle, server_pid, move_acked):
-    """The invariants after a restart; returns the hub's path."""
-    global hub
+def check(cycle, server_pid, move_acked, rename_acked):
+    """The invariants after a restart; records where the hub is and which tag the notes carry."""
+    global hub, tag
     found = []
     for path, content in acked.items():
         try:
@@ -174,15 +186,31 @@ def check(cycle, server_pid, move_acked):
         found.append(f"the hub is at {'both paths' if old else 'neither path'}")
     where = OLD if old else NEW
     want, other = (OLD_LINK, NEW_LINK) if old else (NEW_LINK, OLD_LINK)
-    stale = []
+    stale, tagged = [], {TAG_A: 0, TAG_B: 0}
+    texts = []
     for n in range(LINKS):
         with open(os.path.join(vault, f"Crash/Links/L{n:02}.md")) as f:
             text = f.read()
+        texts.append(text)
         if want not in text or other in text:
             stale.append(n)
+        for t in tagged:
+            tagged[t] += f"#{t}\n" in text
     if stale:
         found.append(f"hub at {where} but {len(stale)} of {LINKS} links do not point at it "
                      f"(half-done move): {stale[:8]}")
+    carried = TAG_A if tagged[TAG_A] == LINKS else TAG_B if tagged[TAG_B] == LINKS else None
+    if carried is None:
+        found.append(f"half-done tag rename: {tagged[TAG_A]} notes carry #{TAG_A} and "
+                     f"{tagged[TAG_B]} #{TAG_B}, of {LINKS}")
+    else:
+        # The move and the rename each change only their own span: every other byte stays.
+        changed = [n for n in range(LINKS) if texts[n] != link_note(n, want, carried)]
+        if changed:
+            found.append(f"linking notes changed beyond their link and tag: {changed[:8]}")
+        if rename_acked and carried != rename_acked:
+            found.append(f"an acknowledged tag rename to #{rename_acked} was lost")
+        tag = carried
     with open(os.path.join(vault, SHARED)) as f:
         lines = f.read().splitlines()
     for line in shared_acked:
@@ -197,7 +225,7 @@ def check(cycle, server_pid, move_acked):
                 found.append(f"stray temporary {os.path.relpath(os.path.join(dirpath, name), vault)}")
         dirnames[:] = [d for d in dirnames if not d.startswith(".mdvault-")]
     if records():
-        found.append(f"move records left in the journal: {records()}")
+        found.append(f"journal records left: {records()}")
     for v in found:
         violations.append(f"cycle {cycle}: {v}")
     hub = where
@@ -254,6 +282,7 @@ print(f"crash-test: seed {SEED}; the commit of a move of a note with {LINKS} inb
 for cycle in range(1, CYCLES + 1):
     aimed = cycle % 2 == 0
     src, dst = (OLD, NEW) if hub == OLD else (NEW, OLD)
+    tag_from, tag_to = (TAG_A, TAG_B) if tag == TAG_A else (TAG_B, TAG_A)
     result = {}
     stop = threading.Event()
 
@@ -273,6 +302,10 @@ for cycle in range(1, CYCLES + 1):
     def mover(server=server):
         result["started"] = time.time()
         result["status"] = move(server, src, dst)[0]
+
+    def renamer(server=server):
+        body = json.dumps({"from": tag_from, "to": tag_to}).encode()
+        result["rename"] = server.call("POST", "/tags/rename", body, "application/json")[0]
 
     def rest_appender(server=server, cycle=cycle):
         i = 0
@@ -311,6 +344,7 @@ for cycle in range(1, CYCLES + 1):
             i += 1
 
     threads = [threading.Thread(target=writer), threading.Thread(target=mover),
+               threading.Thread(target=renamer),
                threading.Thread(target=rest_appender), threading.Thread(target=cli_appender)]
     for t in threads:
         t.start()
@@ -334,21 +368,27 @@ for cycle in range(1, CYCLES + 1):
     move_acked = dst if result.get("status") == 200 else None
     if move_acked:
         counts["moves_acked"] += 1
+    rename_acked = tag_to if result.get("rename") == 200 else None
+    if rename_acked:
+        counts["renames_acked"] += 1
 
     server = Server(cycle)
-    found = check(cycle, server.proc.pid, move_acked)
+    found = check(cycle, server.proc.pid, move_acked, rename_acked)
     log_counts(server.log_path)
     state = "moved" if hub == dst else "not moved"
     ack = "acknowledged" if move_acked else f"answer {result.get('status')}"
+    renamed = "acknowledged" if rename_acked else f"answer {result.get('rename')}"
     when = "mid-commit" if mid_commit else "outside a commit"
     print(f"cycle {cycle:2}: killed {'aiming at the commit' if aimed else 'at random'} after "
-          f"{delay:.3f} s ({when}); move {ack}, {state} after restart; "
+          f"{delay:.3f} s ({when}); move {ack}, {state} after restart; tag rename {renamed}, "
+          f"#{tag} after restart; "
           f"{'OK' if not found else 'VIOLATION: ' + '; '.join(found)}", flush=True)
 
 server.stop()
 print(f"crash-test: {CYCLES} cycles, {counts['kills']} kills ({counts['aimed']} aimed at a "
       f"move's commit, {counts['mid_commit']} landed inside one), {counts['writes']} acknowledged writes checked, "
-      f"{counts['moves_acked']} moves acknowledged, {counts['rest_appends']} server and "
+      f"{counts['moves_acked']} moves and {counts['renames_acked']} tag renames acknowledged, "
+      f"{counts['rest_appends']} server and "
       f"{counts['cli_appends']} CLI appends to one note acknowledged ({counts['cli_killed']} CLI "
       f"writers killed), recovery rolled {counts['forward']} forward "
       f"and {counts['back']} back, {counts['swept']} sweeps removed temporaries, "

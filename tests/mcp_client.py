@@ -5,13 +5,14 @@
 
 The client connects in its default mode, which first probes `server/discover` and falls back
 to `initialize`; then it lists the tools and calls search, read, map and patch (one patch that
-works and one that is refused), then every tool that declares an `outputSchema`. The SDK
-validates each successful result's `structuredContent` against the tool's `outputSchema` by
-itself (and raises when it is missing or does not fit); the driver checks it again with
-`jsonschema`'s validator for the schema's own draft, and records an error result that carries
-structured content. It prints one JSON object describing what it saw, which the Rust
-integration test (`tests/integration/mcp_sdk.rs`) checks. Exit status 0 unless the SDK itself
-failed.
+works and one that is refused); then it lists the resources to the last cursor, reads a note, a
+PDF (text and original), an image and a missing note, lists the templates and completes a vault
+and a path; then it calls every tool that declares an `outputSchema`. The SDK validates each
+successful result's `structuredContent` against the tool's `outputSchema` by itself (and raises
+when it is missing or does not fit); the driver checks it again with `jsonschema`'s validator
+for the schema's own draft, and records an error result that carries structured content. It
+prints one JSON object describing what it saw, which the Rust integration test
+(`tests/integration/mcp_sdk.rs`) checks. Exit status 0 unless the SDK itself failed.
 """
 
 import asyncio
@@ -21,11 +22,66 @@ import sys
 
 import jsonschema
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp.types import ResourceTemplateReference
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 
 def text_of(result):
     return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+def contents_of(result):
+    return [
+        {
+            "uri": c.uri,
+            "mime_type": c.mime_type,
+            "text": getattr(c, "text", None),
+            "blob": getattr(c, "blob", None),
+        }
+        for c in result.contents
+    ]
+
+
+async def resources(client):
+    pages, listed, cursor = 0, [], None
+    while True:
+        page = await client.list_resources(cursor=cursor)
+        pages += 1
+        listed += [{"uri": r.uri, "name": r.name, "mime_type": r.mime_type, "size": r.size} for r in page.resources]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    reads = {}
+    for key, uri in [
+        ("note", "mdvault://fixture/Home/Boiler.md"),
+        ("pdf", "mdvault://fixture/Home/Utilities/Files/2026-05-02%20Nordlicht%20-%20Contract.pdf"),
+        ("pdf_original", "mdvault://fixture/Home/Utilities/Files/2026-05-02%20Nordlicht%20-%20Contract.pdf?original"),
+        ("image", "mdvault://fixture/Home/boiler.png"),
+    ]:
+        reads[key] = contents_of(await client.read_resource(uri))
+    try:
+        await client.read_resource("mdvault://fixture/Home/No%20such%20note.md")
+        missing = None
+    except MCPError as e:
+        missing = {"code": e.error.code, "message": e.error.message}
+    templates = await client.list_resource_templates()
+    template = ResourceTemplateReference(uri=templates.resource_templates[0].uri_template)
+    vault = await client.complete(template, {"name": "vault", "value": "fix"})
+    path = await client.complete(template, {"name": "path", "value": "home/b"}, {"vault": "fixture"})
+    return {
+        "pages": pages,
+        "listed": listed,
+        "reads": reads,
+        "missing": missing,
+        "templates": [t.uri_template for t in templates.resource_templates],
+        "complete_vault": vault.completion.values,
+        "complete_path": {
+            "values": path.completion.values,
+            "total": path.completion.total,
+            "has_more": path.completion.has_more,
+        },
+    }
 
 
 # Every tool that declares an outputSchema, called with arguments that succeed on the fixture
@@ -119,6 +175,7 @@ async def exercise(client):
             "text": text_of(refused),
             "structured": refused.structured_content is not None,
         },
+        "resources": await resources(client),
         "output_schemas": sorted(schemas),
         "typed": await typed(client, schemas),
     }

@@ -8,10 +8,14 @@
 //! from `rest.rs`, and nothing here writes. The map from each plugin route to these functions,
 //! and what mdvault refuses on purpose, is `docs/local-rest-api.md`.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
+use super::render;
 use crate::error::{Error, ErrorCode, Result};
 use crate::markdown::{self, Class};
+use crate::vault::embed::Found;
 use crate::vault::tags::{self, TagCount, note_tags};
 use crate::vault::{NoteRead, frontmatter, headings};
 
@@ -77,18 +81,32 @@ pub(crate) fn note(r: &NoteRead, stat: Stat, links: &[String], unresolved: &[Str
 
 /// A note as sanitised HTML in Obsidian's reading view (the web page's pipeline,
 /// `api::render`), its frontmatter left out as the reading view does. Links keep their targets
-/// as written: this answer is read outside the vault, so nothing is resolved against it.
-pub(crate) fn html(text: &str) -> String {
-    use super::render;
+/// as written: this answer is read outside the vault, so nothing is resolved against it. Its
+/// embeds (`found`, from `render::gather`) show: an image from `/vault/<path>`, the route that
+/// serves it through the path gate, and an embedded note's part inline.
+pub(crate) fn html(text: &str, found: &HashMap<render::EmbedKey, Found>) -> String {
     let (_, body) = frontmatter::split(text);
     // The body's first line in the file, so heading ids come from the file's own outline.
     let first_line = text[..text.len() - body.len()].matches('\n').count() + 1;
+    let file_url = |p: &str| format!("/vault/{}", vault_url_path(p));
     render::note_html(
         &render::Shown::note(body),
         first_line,
         &render::Anchors::of(text),
         &render::Links::AsWritten,
+        &render::Embeds { found, file_url: &file_url },
     )
+}
+
+/// A vault path as a `/vault/` URL's path: each segment percent-encoded, `/` kept.
+pub(crate) fn vault_url_path(path: &str) -> String {
+    use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+    const SEGMENT: &percent_encoding::AsciiSet =
+        &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    path.split('/')
+        .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The block ids (`^id` closing a line) of a note, outside code, in order.
@@ -329,7 +347,7 @@ mod tests {
 
     #[test]
     fn html_leaves_the_frontmatter_out() {
-        let h = html("---\ntitle: x\n---\n# Head\n\ntext\n");
+        let h = html("---\ntitle: x\n---\n# Head\n\ntext\n", &HashMap::new());
         assert!(h.starts_with("<h1 id=\"head\">Head</h1>"), "{h}");
         assert!(!h.contains("title"));
     }
@@ -339,6 +357,7 @@ mod tests {
         let h = html(
             "---\ntitle: x\n---\n## Use it\n\n| a |\n| - |\n| [[Basic formatting syntax\\|Markdown]] |\n\n\
              ==hi== %%secret%% [[#Use it]]\n",
+            &HashMap::new(),
         );
         assert!(h.contains("<h2 id=\"use-it\">"), "{h}");
         assert!(h.contains("href=\"Basic%20formatting%20syntax\""), "{h}");

@@ -16,16 +16,25 @@ pub(crate) const SVG_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'"
 
 /// The sanitiser's rules: ammonia's safe defaults (no script, style, event attributes, frames,
 /// forms or `javascript:` URLs; links get `rel="noopener noreferrer"`; `<mark>` for
-/// highlights is among its tags) plus classes, ids and the task-list checkboxes pulldown-cmark
-/// writes. Ids are kept as written, not prefixed: a link's `#fragment` (a heading's slug, a
+/// highlights, `<details>`/`<summary>` for folding callouts and `<img>` for embedded images
+/// are among its tags) plus classes, ids, the task-list checkboxes pulldown-cmark writes and
+/// `open` on an expanded callout's `<details>`. Ids are kept as written, not prefixed: a link's `#fragment` (a heading's slug, a
 /// block's `^id`) must name the id the renderer gave. The page's script looks up only the
 /// search and health pages' own ids, and those pages show no note, so a note's own `id` can
 /// at worst be a second target of a fragment.
-pub(crate) fn clean(html: &str) -> String {
-    ammonia::Builder::default()
+/// `math_tags` and `math_attributes` are the MathML elements and presentation attributes the
+/// renderer's math writes (`api::render::math`), kept as well; no other MathML is.
+pub(crate) fn clean(html: &str, math_tags: &[&str], math_attributes: &[&str]) -> String {
+    let mut builder = ammonia::Builder::default();
+    builder.add_tags(math_tags.iter().copied());
+    for tag in math_tags {
+        builder.add_tag_attributes(*tag, math_attributes.iter().copied());
+    }
+    builder
         .add_generic_attributes(["class", "id"])
         .add_tags(["input"])
         .add_tag_attributes("input", ["type", "checked", "disabled"])
+        .add_tag_attributes("details", ["open"])
         .add_url_schemes(["obsidian"])
         .clean(html)
         .to_string()
@@ -40,7 +49,7 @@ mod tests {
         let html = "<p>ok</p><script>alert(1)</script><img src=x onerror=alert(2)>\
                     <a href=\"javascript:alert(3)\">a</a><iframe src=\"javascript:alert(4)\"></iframe>\
                     <form action=\"https://evil.example\"><input name=q></form>";
-        let out = clean(html);
+        let out = clean(html, &[], &[]);
         for bad in ["<script", "onerror", "javascript:", "<iframe", "<form", "evil.example"] {
             assert!(!out.contains(bad), "{bad} in {out}");
         }
@@ -52,9 +61,24 @@ mod tests {
         let out = clean(
             "<h2 id=\"x\">X</h2><input type=\"checkbox\" checked disabled>\
              <p id=\"^b1\"><mark>hi</mark> <a href=\"#^b1\">b</a></p>",
+            &[],
+            &[],
         );
         assert!(out.contains("id=\"x\"") && out.contains("type=\"checkbox\""), "{out}");
         assert!(out.contains("<p id=\"^b1\"><mark>hi</mark>"), "{out}");
         assert!(out.contains("href=\"#^b1\""), "{out}");
+    }
+
+    #[test]
+    fn only_the_mathml_asked_for_is_kept_and_it_cannot_carry_script() {
+        let html = "<math display=\"block\"><mi mathvariant=\"bold\" onclick=\"x()\">x</mi>\
+                    <maction actiontype=\"statusline\">a</maction>\
+                    <mtext><img src=x onerror=alert(1)></mtext></math>";
+        let out = clean(html, &["math", "mi", "mtext"], &["display", "mathvariant"]);
+        assert!(out.contains("<math display=\"block\"><mi mathvariant=\"bold\">x</mi>"), "{out}");
+        for bad in ["onclick", "maction", "onerror"] {
+            assert!(!out.contains(bad), "{bad} in {out}");
+        }
+        assert!(!clean(html, &[], &[]).contains("<math"));
     }
 }

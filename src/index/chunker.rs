@@ -16,7 +16,8 @@ use crate::vault::{frontmatter, headings};
 /// on it. 2: code is what the shared line model says (fences inside quotes and list items,
 /// indented code; a fence indented four columns is not one), for comments and list blocks.
 /// 3: containers nest at most `markdown::MAX_NESTING` deep; a deeper marker is text.
-pub(crate) const CHUNKER_VERSION: u32 = 3;
+/// 4: a note's `aliases` are kept with its title (re-reading every note fills them in).
+pub(crate) const CHUNKER_VERSION: u32 = 4;
 
 /// Estimated characters per model token; rough on purpose, the targets are soft.
 const CHARS_PER_TOKEN: f64 = 3.6;
@@ -80,6 +81,8 @@ pub struct NoteChunks {
     pub(crate) title: String,
     /// Frontmatter `description` with whitespace collapsed, else empty.
     pub(crate) description: String,
+    /// The note's aliases (`vault::aliases::of`), one a line; lexical only, never embedded.
+    pub(crate) aliases: String,
     /// The chunks in document order.
     pub chunks: Vec<Chunk>,
 }
@@ -104,7 +107,8 @@ pub fn chunk_note(rel_path: &str, text: &str, cfg: &ChunkConfig) -> NoteChunks {
     // the block; only the body loses its comments.
     let body_at = frontmatter::locate(&text).map_or(0, |block| block.end);
     let work = format!("{}{}", &text[..body_at], strip_comments(&text[body_at..]));
-    NoteChunks { title, description, chunks: chunk_markdown(&work, cfg) }
+    let aliases = crate::vault::aliases::of(&text).join("\n");
+    NoteChunks { title, description, aliases, chunks: chunk_markdown(&work, cfg) }
 }
 
 /// A filed document's extracted Markdown: title = file stem; description = the name of the
@@ -129,6 +133,7 @@ pub(crate) fn chunk_document(
     NoteChunks {
         title: file_stem(rel_path).to_string(),
         description: description.to_string(),
+        aliases: String::new(),
         chunks,
     }
 }
@@ -206,9 +211,14 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
-/// The text the lexical index sees: title + " " + breadcrumb + " " + text (no description).
-pub(crate) fn lexical_text(title: &str, breadcrumb: &str, text: &str) -> String {
-    format!("{title} {breadcrumb} {text}")
+/// The text the lexical index sees: title + " " + breadcrumb + " " + text (no description),
+/// the note's aliases beside its title (so a search for an alias finds the note).
+pub(crate) fn lexical_text(title: &str, aliases: &str, breadcrumb: &str, text: &str) -> String {
+    if aliases.is_empty() {
+        format!("{title} {breadcrumb} {text}")
+    } else {
+        format!("{title} {} {breadcrumb} {text}", aliases.replace('\n', " "))
+    }
 }
 
 /// The token estimate: Unicode scalar count / 3.6, truncated.
@@ -1190,8 +1200,9 @@ mod tests {
 
     #[test]
     fn lexical_text_and_token_estimate_are_exact() {
-        assert_eq!(lexical_text("T", "T > A", "body"), "T T > A body");
-        assert_eq!(lexical_text("T", "", "body"), "T  body");
+        assert_eq!(lexical_text("T", "", "T > A", "body"), "T T > A body");
+        assert_eq!(lexical_text("T", "", "", "body"), "T  body");
+        assert_eq!(lexical_text("T", "Boiler\nHot water", "", "b"), "T Boiler Hot water  b");
         assert_eq!(estimate_tokens(""), 0);
         assert_eq!(estimate_tokens(&"a".repeat(35)), 9);
         assert_eq!(estimate_tokens(&"a".repeat(36)), 10);

@@ -22,7 +22,7 @@ use crate::docs::{Extraction, Status, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The schema this code writes; an older store is migrated, a newer one refused.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// sha256 of an embed text: the key of a vector.
 pub(crate) type TextHash = [u8; 32];
@@ -177,6 +177,8 @@ pub(crate) struct FileUpdate {
     pub(crate) title: String,
     /// The description chunks are embedded with.
     pub(crate) description: String,
+    /// The note's aliases, one a line: searched with its title, never embedded.
+    pub(crate) aliases: String,
     /// What became of it.
     pub(crate) status: FileStatus,
     /// Why it was skipped or failed.
@@ -229,6 +231,8 @@ pub struct ChunkInfo {
     pub(crate) title: String,
     /// The file's description.
     pub(crate) description: String,
+    /// The note's aliases, one a line.
+    pub(crate) aliases: String,
     /// Heading path.
     pub breadcrumb: String,
     /// 1-based line.
@@ -384,6 +388,17 @@ impl Store {
                      markdown TEXT NOT NULL,
                      PRIMARY KEY (sha256, signature));
                  PRAGMA user_version = 2;
+                 COMMIT;",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        }
+        if version < 3 {
+            // A note's aliases, searched beside its title. Rows written before are filled in
+            // when the chunker's version (in each row's fingerprint) makes every note re-read.
+            conn.execute_batch(
+                "BEGIN;
+                 ALTER TABLE files ADD COLUMN aliases TEXT NOT NULL DEFAULT '';
+                 PRAGMA user_version = 3;
                  COMMIT;",
             )
             .map_err(|e| db_err(&self.path, e))?;
@@ -557,8 +572,8 @@ impl Store {
             let mut insert_file = tx
                 .prepare_cached(
                     "INSERT INTO files (vault, path, kind, size, mtime_ns, sha256, title, description,
-                                        status, detail, fingerprint)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                        status, detail, fingerprint, aliases)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )
                 .map_err(|e| db_err(&self.path, e))?;
             let mut insert_chunk = tx
@@ -580,7 +595,8 @@ impl Store {
                         u.description,
                         u.status.as_str(),
                         u.detail,
-                        u.fingerprint
+                        u.fingerprint,
+                        u.aliases
                     ])
                     .map_err(|e| db_err(&self.path, e))?;
                 let file_id = tx.last_insert_rowid();
@@ -636,7 +652,7 @@ impl Store {
             let marks = vec!["?"; part.len()].join(",");
             let sql = format!(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
-                        chunks.breadcrumb, chunks.line, chunks.embed_hash
+                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases
                  FROM chunks JOIN files ON files.id = chunks.file_id WHERE chunks.id IN ({marks})"
             );
             let mut stmt = conn.prepare_cached(&sql).map_err(|e| db_err(&self.path, e))?;
@@ -704,7 +720,7 @@ impl Store {
         let mut stmt = conn
             .prepare(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
-                        chunks.breadcrumb, chunks.line, chunks.embed_hash
+                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases
                  FROM chunks JOIN files ON files.id = chunks.file_id
                  ORDER BY files.vault, files.path, chunks.ord",
             )
@@ -817,7 +833,7 @@ impl Store {
         let mut stmt = conn
             .prepare_cached(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
-                        chunks.breadcrumb, chunks.line, chunks.embed_hash, chunks.text
+                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases, chunks.text
                  FROM chunks JOIN files ON files.id = chunks.file_id
                  WHERE chunks.id > ?1
                    AND NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)
@@ -826,7 +842,7 @@ impl Store {
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
             .query_map(rusqlite::params![after, limit as i64], |r| {
-                Ok((info_from_row(r)?, r.get::<_, String>(9)?))
+                Ok((info_from_row(r)?, r.get::<_, String>(10)?))
             })
             .map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
@@ -857,7 +873,7 @@ impl Store {
         let mut stmt = conn
             .prepare_cached(
                 "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
-                        chunks.breadcrumb, chunks.line, chunks.embed_hash, chunks.text
+                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases, chunks.text
                  FROM chunks JOIN files ON files.id = chunks.file_id
                  WHERE files.vault = ?1 AND chunks.id > ?2
                  ORDER BY chunks.id LIMIT ?3",
@@ -865,7 +881,7 @@ impl Store {
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
             .query_map(rusqlite::params![vault, after, limit as i64], |r| {
-                Ok((info_from_row(r)?, r.get::<_, String>(9)?))
+                Ok((info_from_row(r)?, r.get::<_, String>(10)?))
             })
             .map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
@@ -949,6 +965,7 @@ fn info_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkInfo> {
         breadcrumb: r.get(6)?,
         line: r.get::<_, i64>(7)? as usize,
         embed_hash: TextHash::try_from(hash.as_slice()).unwrap_or([0; 32]),
+        aliases: r.get(9)?,
     })
 }
 
@@ -985,6 +1002,7 @@ mod tests {
             sha256: format!("sha of {path}"),
             title: String::new(),
             description: String::new(),
+            aliases: String::new(),
             status: FileStatus::Indexed,
             detail: String::new(),
             fingerprint: "f".into(),

@@ -319,6 +319,7 @@ impl Index {
             sha256: String::new(),
             title: String::new(),
             description: String::new(),
+            aliases: String::new(),
             status: FileStatus::Indexed,
             detail: String::new(),
             fingerprint: fingerprint.to_string(),
@@ -372,7 +373,7 @@ impl Index {
                 &c.breadcrumb,
                 &c.text,
             );
-            lexical.push(chunker::lexical_text(&note.title, &c.breadcrumb, &c.text));
+            lexical.push(chunker::lexical_text(&note.title, &note.aliases, &c.breadcrumb, &c.text));
             update.chunks.push(NewChunk {
                 breadcrumb: c.breadcrumb.clone(),
                 line: c.line,
@@ -386,6 +387,7 @@ impl Index {
         }
         update.title = note.title;
         update.description = note.description;
+        update.aliases = note.aliases;
         Ok(Some((update, lexical)))
     }
 

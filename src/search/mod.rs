@@ -430,10 +430,14 @@ impl Searcher<'_> {
             out.pins = select::lookup_pins(&arms.lexical_ids, |id| {
                 let meta = metas.get(&id)?;
                 let text = texts.get(&id)?;
-                let have: HashSet<String> =
-                    tokenize::tokenize(&chunker::lexical_text(&meta.title, &meta.breadcrumb, text))
-                        .into_iter()
-                        .collect();
+                let have: HashSet<String> = tokenize::tokenize(&chunker::lexical_text(
+                    &meta.title,
+                    &meta.aliases,
+                    &meta.breadcrumb,
+                    text,
+                ))
+                .into_iter()
+                .collect();
                 let holds_all = wanted.iter().all(|t| have.contains(*t));
                 Some((note_key(meta), holds_all))
             });

@@ -159,12 +159,7 @@ fn locate<'e, 'p>(
 ) -> Result<(&'e std::sync::Arc<Vault>, &'p str)> {
     let default = chosen(t, arg)?;
     let (v, path) = desk.vaults().locate(default, raw)?;
-    let bound = match (&t.vault, &t.scope) {
-        (Some(name), _) => Some(name.as_str()),
-        (None, Some(_)) => Some(desk.vaults().get(None)?.name()),
-        (None, None) => None,
-    };
-    if let Some(bound) = bound
+    if let Some(bound) = bound(desk, t)?
         && v.name() != bound
     {
         return Err(Error::new(
@@ -176,6 +171,29 @@ fn locate<'e, 'p>(
         ));
     }
     Ok((v, path))
+}
+
+/// The one vault a connection is confined to: the one its URL names, else the default vault
+/// when it has a write scope; `None` when it reaches every vault.
+fn bound<'e>(desk: &'e dyn Desk, t: &'e Target) -> Result<Option<&'e str>> {
+    Ok(match (&t.vault, &t.scope) {
+        (Some(name), _) => Some(name.as_str()),
+        (None, Some(_)) => Some(desk.vaults().get(None)?.name()),
+        (None, None) => None,
+    })
+}
+
+/// The vaults a connection reaches, the default first: the one it is confined to
+/// ([`locate`]'s rule), else every vault. For surfaces that enumerate what can be read (MCP's
+/// resources), so a listing never names what a read would refuse.
+pub(crate) fn reachable<'e>(
+    desk: &'e dyn Desk,
+    t: &Target,
+) -> Result<Vec<&'e std::sync::Arc<Vault>>> {
+    match bound(desk, t)? {
+        Some(name) => Ok(vec![desk.vaults().get(Some(name))?]),
+        None => Ok(desk.vaults().iter().collect()),
+    }
 }
 
 /// The vault a request without a path means.

@@ -357,7 +357,7 @@ pub(crate) fn note_links(
     text: &str,
 ) -> Result<(Vec<String>, Vec<String>)> {
     let (v, path) = locate(desk, t, None, raw)?;
-    let paths = crate::vault::links::PathSet::new(v.all_files());
+    let paths = v.link_paths();
     let (mut resolved, mut unresolved) = (Vec::new(), Vec::new());
     for link in crate::vault::links::links(text) {
         if link.is_external() || link.target.is_empty() {
@@ -383,14 +383,38 @@ pub(crate) fn resolve_links(
     raw: &str,
     targets: &[(String, bool)],
 ) -> Result<Vec<Option<String>>> {
-    use crate::vault::links::{LinkKind, PathSet, resolve};
+    use crate::vault::links::{LinkKind, resolve};
     let (v, path) = locate(desk, t, vault, raw)?;
-    let paths = PathSet::new(v.all_files());
+    let paths = v.link_paths();
     Ok(targets
         .iter()
         .map(|(target, wiki)| {
             let kind = if *wiki { LinkKind::Wiki } else { LinkKind::Markdown };
             resolve(target, kind, path, &paths)
+        })
+        .collect())
+}
+
+/// What each embed of the note at `raw` shows (`vault::embed::found`), for `keys` of
+/// `(target, is_wiki, fragment)`: resolved as its links are, with one walk of the vault, and
+/// each embedded note read once.
+pub(crate) fn embeds(
+    desk: &dyn Desk,
+    t: &Target,
+    vault: Option<&str>,
+    raw: &str,
+    keys: &[((String, bool), Option<String>)],
+) -> Result<Vec<crate::vault::embed::Found>> {
+    use crate::vault::links::{LinkKind, PathSet, resolve};
+    let (v, path) = locate(desk, t, vault, raw)?;
+    let paths = PathSet::new(v.all_files());
+    let read = |p: &str| Ok(v.read(p, None, &*desk.documents())?.content);
+    Ok(keys
+        .iter()
+        .map(|((target, wiki), fragment)| {
+            let kind = if *wiki { LinkKind::Wiki } else { LinkKind::Markdown };
+            let resolved = resolve(target, kind, path, &paths);
+            crate::vault::embed::found(path, resolved, fragment.as_deref(), &read)
         })
         .collect())
 }

@@ -18,6 +18,8 @@ use super::expiries;
 use super::findings::{CheckRun, Declaration, Finding, SCHEMA, Severity, Source};
 use crate::docs::Status as Extracted;
 use crate::markdown;
+use crate::vault::aliases::Aliases;
+use crate::vault::attachment;
 use crate::vault::links::{self, PathSet};
 use crate::vault::{DocumentText, Vault, frontmatter, headings};
 
@@ -26,8 +28,8 @@ const CHECKS: &[(&str, &str, &str, i64)] = &[
     (
         "links",
         "Links that lead somewhere",
-        "Wikilinks and Markdown links whose target is missing, or whose bare name fits \
-         several files.",
+        "Wikilinks and Markdown links whose target is missing (a note, or an attachment), \
+         or whose bare name fits several files.",
         10,
     ),
     (
@@ -78,7 +80,9 @@ pub(crate) fn run_all(
     docs: &dyn DocumentText,
     replaced: &[String],
 ) -> Vec<CheckRun> {
-    let paths = PathSet::new(vault.all_files());
+    // The notes are in hand, so their aliases are read from them rather than again.
+    let paths = PathSet::new(vault.all_files())
+        .with_aliases(Aliases::from_notes(notes.iter().map(|(p, t)| (p.as_str(), t.as_str()))));
     declarations()
         .into_iter()
         .filter(|decl| !replaced.contains(&decl.check))
@@ -119,6 +123,23 @@ fn check_links(notes: &[(String, String)], paths: &PathSet) -> Vec<Finding> {
             }
             let shown = written(text, &link);
             match links::resolve(&link.target, link.kind, note, paths) {
+                // An attachment is a file someone lost or misnamed, never a note to create.
+                None if attachment::kind_of(&link.target).is_some() => {
+                    let n = bump(&mut seen, &link.target, "attachment");
+                    out.push(Finding::new(
+                        "links",
+                        Severity::Warning,
+                        "missing_attachment",
+                        format!(
+                            "{shown} shows nothing: the attachment `{}` is not in the vault; \
+                             put the file back or fix the link's name",
+                            link.target
+                        ),
+                        Some(note),
+                        Some(link.line as u64),
+                        &[&link.target, &n.to_string()],
+                    ));
+                }
                 None => {
                     let n = bump(&mut seen, &link.target, "broken");
                     out.push(Finding::new(

@@ -10,6 +10,7 @@
 use regex::{Regex, RegexBuilder};
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::vault::aliases::Aliases;
 use crate::vault::links::{self, PathSet};
 use crate::vault::{DocumentText, Vault};
 
@@ -187,8 +188,9 @@ pub(crate) struct LinkReport {
 
 /// The links of `rel` (an existing file's vault path) both ways.
 pub(crate) fn links_of(vault: &Vault, rel: &str) -> Result<LinkReport> {
-    let paths = PathSet::new(vault.all_files());
     let notes = super::notes(vault, "");
+    let paths = PathSet::new(vault.all_files())
+        .with_aliases(Aliases::from_notes(notes.iter().map(|(p, t)| (p.as_str(), t.as_str()))));
     let mut outgoing = Vec::new();
     if let Some((_, text)) = notes.iter().find(|(p, _)| p == rel) {
         for link in links::links(text) {

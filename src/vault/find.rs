@@ -5,7 +5,7 @@
 //! `.md`, or in the wrong case, and name notes the way wikilinks do (`Boiler` for
 //! `Home/Boiler.md`, or an alias). This module proposes candidate spellings of a path that
 //! does not exist as given, finds what a note name means (by the vault's own link resolution,
-//! `links::resolve`, then `aliases`), and ranks existing paths for a refusal. It never decides
+//! `links::resolve`, aliases included), and ranks existing paths for a refusal. It never decides
 //! that a path is safe: every candidate goes through the gate (`path::gate`) like any other
 //! caller's path, so a candidate cannot reach what the original could not. The operations
 //! (`ops/`) use it for reads and edits of existing files, never to pick the name of a file
@@ -13,11 +13,9 @@
 
 use std::path::Path;
 
+use super::aliases;
+use super::links::{self, LinkKind};
 use percent_encoding::percent_decode_str;
-use serde_json::Value;
-
-use super::frontmatter;
-use super::links::{self, LinkKind, PathSet};
 
 /// How many paths a `not_found` answer suggests.
 pub(crate) const SUGGESTIONS: usize = 3;
@@ -97,9 +95,8 @@ pub(crate) enum Named {
 /// What `written` names among `files` (the vault's visible files) when it does not name a
 /// file as a path from the root: what a wikilink `[[written]]` at the vault root resolves to
 /// (`links::resolve`: a file name anywhere in the vault, `.md` optional, or the unique path
-/// ending in a partial path such as `Sub/Deep`), and, for a bare name that resolves to
-/// nothing, the notes whose `aliases` list it (ignoring case, as Obsidian's link suggestions
-/// do). Where Obsidian would pick the shortest of several paths, this answers all of them:
+/// ending in a partial path such as `Sub/Deep`, else a name in the notes' `aliases`, ignoring
+/// case). Where Obsidian would pick the shortest of several paths, this answers all of them:
 /// a caller's path must not be guessed. A leading `/` keeps meaning the vault root only.
 pub(crate) fn by_name(root: &Path, files: &[String], written: &str) -> Named {
     let written = written.trim();
@@ -112,49 +109,21 @@ pub(crate) fn by_name(root: &Path, files: &[String], written: &str) -> Named {
     {
         forms.push(decoded.into_owned());
     }
-    let paths = PathSet::new(files.iter().cloned());
+    let paths = aliases::path_set(root, files);
     for form in &forms {
         if let Some(found) = links::resolve(form, LinkKind::Wiki, "", &paths) {
+            let by = if links::by_an_alias(form, LinkKind::Wiki, "", &paths) {
+                By::Alias
+            } else {
+                By::Name
+            };
             return match links::alternatives(form, LinkKind::Wiki, "", &paths) {
                 Some(all) => Named::Several(all),
-                None => Named::One(found, By::Name),
+                None => Named::One(found, by),
             };
         }
     }
-    for form in &forms {
-        if form.contains('/') {
-            continue;
-        }
-        let name = form.to_lowercase();
-        let name = name.strip_suffix(".md").unwrap_or(&name);
-        let hits: Vec<String> = files
-            .iter()
-            .filter(|f| f.to_lowercase().ends_with(".md"))
-            .filter(|f| {
-                let text = std::fs::read_to_string(root.join(f)).unwrap_or_default();
-                aliases(&text).iter().any(|a| a.to_lowercase() == name)
-            })
-            .cloned()
-            .collect();
-        match hits.len() {
-            0 => {}
-            1 => return Named::One(hits[0].clone(), By::Alias),
-            _ => return Named::Several(hits),
-        }
-    }
     Named::Nothing
-}
-
-/// A note's aliases: its frontmatter `aliases`, a list (inline `[A, B]` or one item a line)
-/// or a single string.
-pub(crate) fn aliases(text: &str) -> Vec<String> {
-    match frontmatter::parse(text).get("aliases") {
-        Some(Value::String(one)) => vec![one.trim().to_string()],
-        Some(Value::Array(items)) => {
-            items.iter().filter_map(Value::as_str).map(|a| a.trim().to_string()).collect()
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// Up to [`SUGGESTIONS`] of `paths` nearest to `raw`: first those with the same file name

@@ -7,7 +7,10 @@
 //! `N`'s folder, then from the root (a leading `/` means root only, `./` or `../` relative only),
 //! exact before case-insensitive, and `..` out of the vault names nothing; (4) a target without
 //! `/` then matches by file name: `N`'s folder first, else the shortest path, ties lexical;
-//! (5) one with `/` then matches the shortest path ending in `/<target>`.
+//! (5) one with `/` then matches the shortest path ending in `/<target>`; (6) a wikilink that
+//! names no file is looked up among the notes' `aliases` (`vault::aliases`, carried by the
+//! [`PathSet`]), ignoring case, `N`'s folder first, else the shortest path. Obsidian writes
+//! `[[Note|Alias]]` when an alias is picked; a hand-written `[[Alias]]` resolves here too.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -15,6 +18,7 @@ use std::ops::Range;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use unicode_normalization::UnicodeNormalization;
 
+use super::aliases::Aliases;
 use crate::markdown;
 
 /// Which syntax a link uses.
@@ -59,7 +63,8 @@ pub fn links(text: &str) -> Vec<Link> {
     scan(text).into_iter().map(|found| found.link).collect()
 }
 
-/// The vault's files (notes and documents), as '/'-separated vault-relative paths.
+/// The vault's files (notes and documents), as '/'-separated vault-relative paths, and the
+/// aliases of its notes.
 #[derive(Debug, Clone, Default)]
 pub struct PathSet {
     exact: HashSet<String>,
@@ -69,6 +74,8 @@ pub struct PathSet {
     by_name: HashMap<String, Vec<String>>,
     /// (path, folded path), shortest first, ties in lexical order.
     ordered: Vec<(String, String)>,
+    /// The notes' aliases (empty unless given by [`PathSet::with_aliases`]).
+    aliases: Aliases,
 }
 
 impl PathSet {
@@ -86,6 +93,25 @@ impl PathSet {
             set.ordered.push((path, folded));
         }
         set
+    }
+
+    /// The same paths, with the notes' aliases to resolve by (`vault::aliases::path_set`
+    /// builds a whole vault's).
+    pub(crate) fn with_aliases(mut self, aliases: Aliases) -> PathSet {
+        self.aliases = aliases;
+        self
+    }
+
+    /// The vault after file `from` moved to `to`: its aliases go with it.
+    pub(crate) fn moved(&self, from: &str, to: &str) -> PathSet {
+        let paths = self.iter().filter(|p| *p != from).map(str::to_string);
+        PathSet::new(paths.chain(std::iter::once(to.to_string())))
+            .with_aliases(self.aliases.moved(from, to))
+    }
+
+    /// The notes' aliases.
+    pub(crate) fn aliases(&self) -> &Aliases {
+        &self.aliases
     }
 
     /// Every path, shortest first.
@@ -130,6 +156,12 @@ pub fn resolve(target: &str, kind: LinkKind, from_note: &str, paths: &PathSet) -
     resolve_detail(target, kind, from_note, paths).map(|r| r.path)
 }
 
+/// Whether `target` reaches its file through a note's `aliases` rather than a path or a file
+/// name.
+pub(crate) fn by_an_alias(target: &str, kind: LinkKind, from_note: &str, paths: &PathSet) -> bool {
+    resolve_detail(target, kind, from_note, paths).is_some_and(|r| r.via == Via::Alias)
+}
+
 /// When `target` resolves only by file name (or by a path suffix) and several files fit, every
 /// file that fits, the one chosen first. `None` when the link is unambiguous or names nothing.
 /// A by-name match in the note's own folder is not ambiguous: it always wins.
@@ -143,6 +175,16 @@ pub(crate) fn alternatives(
     let fits: Vec<&str> = match res.via {
         Via::Name if folder(&res.path) != folder(from_note) => {
             paths.named(file_name(&res.path), false)
+        }
+        Via::Alias => {
+            // Unlike file names, two notes of one folder can share an alias: the note's own
+            // folder settles it only when it holds just one of them.
+            let holders = alias_holders(target, paths);
+            let here = holders.iter().filter(|p| folder(p) == folder(from_note)).count();
+            if here == 1 {
+                return None;
+            }
+            holders.iter().map(String::as_str).collect()
         }
         Via::Suffix => {
             let written = target.trim().trim_matches('/').split('/').count();
@@ -583,6 +625,8 @@ enum Via {
     Absolute,
     Name,
     Suffix,
+    /// A note's `aliases` name it (never together with a file name).
+    Alias,
 }
 
 #[derive(Debug, Clone)]
@@ -634,10 +678,21 @@ fn resolve_detail(
     if rooted || dotted {
         return None;
     }
+    by_file_name(body, &variants, from_note, paths)
+        .or_else(|| (kind == LinkKind::Wiki).then(|| by_alias(body, from_note, paths)).flatten())
+}
+
+/// Steps (4) and (5): a target without `/` by file name, else one with `/` by path suffix.
+fn by_file_name(
+    body: &str,
+    variants: &[(String, bool)],
+    from_note: &str,
+    paths: &PathSet,
+) -> Option<Resolved> {
     if !body.contains('/') {
         let dir = folder(from_note);
         for exact in [true, false] {
-            for (name, appended) in &variants {
+            for (name, appended) in variants {
                 let hits = paths.named(name, exact);
                 let Some(&first) = hits.first() else { continue };
                 let hit = hits.into_iter().find(|p| folder(p) == dir).unwrap_or(first);
@@ -651,7 +706,7 @@ fn resolve_detail(
         return None;
     }
     for exact in [true, false] {
-        for (variant, appended) in &variants {
+        for (variant, appended) in variants {
             let Some(suffix) = normalize(variant) else { continue };
             if let Some(hit) = paths.with_suffix(&suffix, exact).next() {
                 return Some(Resolved {
@@ -663,6 +718,28 @@ fn resolve_detail(
         }
     }
     None
+}
+
+/// Step (6): the note whose aliases include the written target, the linking note's folder
+/// first, else the shortest path.
+fn by_alias(body: &str, from_note: &str, paths: &PathSet) -> Option<Resolved> {
+    let hits = alias_holders(body, paths);
+    let first = hits.first()?;
+    let dir = folder(from_note);
+    let hit = hits.iter().find(|p| folder(p) == dir).unwrap_or(first);
+    Some(Resolved { path: hit.clone(), via: Via::Alias, appended: false })
+}
+
+/// The notes an alias link's target names: as written, else without a `.md` the writer added.
+fn alias_holders<'p>(target: &str, paths: &'p PathSet) -> &'p [String] {
+    let body = target.trim();
+    let hits = paths.aliases.holders(body);
+    match body.len().checked_sub(3).filter(|&at| body.is_char_boundary(at)) {
+        Some(at) if hits.is_empty() && body[at..].eq_ignore_ascii_case(".md") => {
+            paths.aliases.holders(&body[..at])
+        }
+        _ => hits,
+    }
 }
 
 /// The paths a written target may name, in the order to try them, each with "was `.md` added".
@@ -710,11 +787,11 @@ fn file_name(path: &str) -> &str {
 }
 
 /// Case- and normalisation-insensitive key: macOS may hand us decomposed file names.
-fn fold(text: &str) -> String {
+pub(super) fn fold(text: &str) -> String {
     text.nfc().collect::<String>().to_lowercase()
 }
 
-fn shortest_first(a: &str, b: &str) -> std::cmp::Ordering {
+pub(super) fn shortest_first(a: &str, b: &str) -> std::cmp::Ordering {
     a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
@@ -917,6 +994,120 @@ mod tests {
 
     fn parts(link: &Link) -> (String, Option<String>, Option<String>) {
         (link.target.clone(), link.fragment.clone(), link.alias.clone())
+    }
+
+    /// A vault of notes with their text, as the link model sees it: its paths and aliases.
+    fn with_aliases(notes: &[(&str, &str)]) -> PathSet {
+        let table = Aliases::from_notes(notes.iter().copied());
+        set(&notes.iter().map(|(p, _)| *p).collect::<Vec<_>>()).with_aliases(table)
+    }
+
+    #[test]
+    fn a_wikilink_resolves_by_alias_after_every_path_and_file_name() {
+        let paths = with_aliases(&[
+            ("Home/Heating.md", "---\naliases: [Boiler, Hot water, How to/Old name]\n---\n"),
+            ("Home/Furnace.md", "---\naliases: [Heater]\n---\n"),
+            ("Other/Stove.md", "---\naliases: Furnace\n---\n"),
+            ("A/One.md", "---\naliases: [Shared]\n---\n"),
+            ("B/Two.md", "---\nalias: shared\n---\n"),
+            ("Boiler.png", ""),
+        ]);
+        let wiki = |t: &str, from: &str| resolve(t, LinkKind::Wiki, from, &paths);
+        let table: &[(&str, &str, Option<&str>)] = &[
+            ("Boiler", "X.md", Some("Home/Heating.md")),
+            ("boiler", "X.md", Some("Home/Heating.md")),
+            ("HOT WATER", "X.md", Some("Home/Heating.md")),
+            ("Hot water.md", "X.md", Some("Home/Heating.md")),
+            // An alias may be written like a path (obsidian-help keeps old paths so).
+            ("How to/Old name", "X.md", Some("Home/Heating.md")),
+            // A real file name wins over another note's alias.
+            ("Furnace", "X.md", Some("Home/Furnace.md")),
+            ("Boiler.png", "X.md", Some("Boiler.png")),
+            // A shared alias: the linking note's folder first, else the shortest path.
+            ("Shared", "B/Note.md", Some("B/Two.md")),
+            ("Shared", "X.md", Some("A/One.md")),
+            // Rooted and dotted targets are paths only.
+            ("/Boiler", "X.md", None),
+            ("./Boiler", "X.md", None),
+            ("Nothing", "X.md", None),
+        ];
+        for (target, from, want) in table {
+            assert_eq!(wiki(target, from).as_deref(), *want, "{target} from {from}");
+        }
+        // A Markdown link's target is a path, never an alias.
+        assert_eq!(resolve("Boiler", LinkKind::Markdown, "X.md", &paths), None);
+        // Without the table (a bare `PathSet::new`), no alias is known.
+        assert_eq!(resolve("Boiler", LinkKind::Wiki, "X.md", &set(&["Home/Heating.md"])), None);
+        assert!(by_an_alias("Boiler", LinkKind::Wiki, "X.md", &paths));
+        assert!(!by_an_alias("Furnace", LinkKind::Wiki, "X.md", &paths));
+    }
+
+    #[test]
+    fn a_shared_alias_is_ambiguous_as_a_shared_file_name_is() {
+        let paths = with_aliases(&[
+            ("A/One.md", "---\naliases: [Shared]\n---\n"),
+            ("B/Two.md", "---\naliases: [shared]\n---\n"),
+            ("C/Three.md", "---\naliases: [Mine]\n---\n"),
+        ]);
+        let alts = |t: &str, from: &str| alternatives(t, LinkKind::Wiki, from, &paths);
+        assert_eq!(alts("Shared", "X.md"), Some(vec!["A/One.md".into(), "B/Two.md".into()]));
+        assert_eq!(alts("Shared", "B/Note.md"), None, "the note's own folder wins");
+        assert_eq!(alts("Mine", "X.md"), None);
+        let twins = with_aliases(&[
+            ("Home/One.md", "---\naliases: [Twin]\n---\n"),
+            ("Home/Two.md", "---\naliases: [Twin]\n---\n"),
+        ]);
+        let both = Some(vec!["Home/One.md".to_string(), "Home/Two.md".to_string()]);
+        assert_eq!(alternatives("Twin", LinkKind::Wiki, "Home/Log.md", &twins), both);
+    }
+
+    #[test]
+    fn a_move_leaves_alias_links_as_they_are_since_the_alias_moves_with_the_note() {
+        let before =
+            with_aliases(&[("Home/Heating.md", "---\naliases: [Boiler]\n---\n"), ("Log.md", "")]);
+        let after = before.moved("Home/Heating.md", "Archive/Warmth.md");
+        let text = "[[Boiler]] [[Boiler#Service|svc]] ![[boiler]] [[Heating]]\n";
+        let (new, n) = rewrite_inbound(
+            text,
+            "Log.md",
+            "Home/Heating.md",
+            "Archive/Warmth.md",
+            &before,
+            &after,
+        );
+        assert_eq!(new, "[[Boiler]] [[Boiler#Service|svc]] ![[boiler]] [[Warmth]]\n");
+        assert_eq!(n, 1);
+        assert_eq!(
+            resolve("Boiler", LinkKind::Wiki, "Log.md", &after).as_deref(),
+            Some("Archive/Warmth.md")
+        );
+        // The moved note's own alias links to others stay too.
+        let (own, n) = rewrite_outbound(
+            "[[Boiler]]\n",
+            "Home/Heating.md",
+            "Archive/Warmth.md",
+            &before,
+            &after,
+        );
+        assert_eq!((own.as_str(), n), ("[[Boiler]]\n", 0));
+    }
+
+    #[test]
+    fn a_move_onto_a_name_another_note_uses_as_an_alias_takes_that_name_as_a_file_would() {
+        let before = with_aliases(&[
+            ("Home/Heating.md", "---\naliases: [Boiler]\n---\n"),
+            ("Old.md", ""),
+            ("Log.md", ""),
+        ]);
+        // A file named `Boiler` now wins over the alias, as a file name wins over any alias.
+        let after = before.moved("Old.md", "Boiler.md");
+        assert_eq!(
+            resolve("Boiler", LinkKind::Wiki, "Log.md", &after).as_deref(),
+            Some("Boiler.md")
+        );
+        let (new, n) =
+            rewrite_inbound("[[Old]]\n", "Log.md", "Old.md", "Boiler.md", &before, &after);
+        assert_eq!((new.as_str(), n), ("[[Boiler]]\n", 1));
     }
 
     #[test]

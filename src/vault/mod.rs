@@ -12,11 +12,13 @@
 //! it can write) settles interrupted moves and sweeps, in that order. This module knows nothing
 //! of indexing, search or any transport.
 
+pub(crate) mod aliases;
 pub(crate) mod attachment;
 pub(crate) mod canvas;
 pub(crate) mod census;
 pub(crate) mod diff;
 pub mod edit;
+pub(crate) mod embed;
 mod exact;
 mod filing;
 mod find;

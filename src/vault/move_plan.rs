@@ -47,7 +47,9 @@ impl Plan {
     /// but `from` and the root `index.md` (generated, and rewritten by its own generator).
     pub(super) fn make(vault: &Vault, from: &str, to: &str) -> Plan {
         let files = vault.all_files();
-        let (before, after) = path_sets(&files, from, to);
+        // The notes' aliases are part of where a link leads, and they move with their note.
+        let before = super::aliases::path_set(&vault.root, &files);
+        let after = before.moved(from, to);
         let mut plan = Plan {
             from: from.to_string(),
             to: to.to_string(),
@@ -79,7 +81,11 @@ impl Plan {
     /// made over, else with every note whose bytes changed since scanned again. Call it under
     /// the write lock.
     pub(super) fn confirm(mut self, vault: &Vault) -> Plan {
-        if vault.all_files() != self.files {
+        let files = vault.all_files();
+        // An alias written meanwhile changes where links lead, as a file that came would.
+        if files != self.files
+            || super::aliases::Aliases::read(&vault.root, &files) != *self.before.aliases()
+        {
             return Plan::make(vault, &self.from, &self.to);
         }
         let notes = std::mem::take(&mut self.notes);
@@ -153,15 +159,6 @@ impl Scanned {
             (Some(now), None) => self.hash.as_deref() == Some(content_hash(now).as_str()),
         }
     }
-}
-
-/// The vault's paths before and after the move.
-fn path_sets(files: &[String], from: &str, to: &str) -> (PathSet, PathSet) {
-    let before = PathSet::new(files.iter().cloned());
-    let after = PathSet::new(
-        files.iter().filter(|rel| *rel != from).cloned().chain(std::iter::once(to.to_string())),
-    );
-    (before, after)
 }
 
 #[cfg(test)]

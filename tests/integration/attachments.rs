@@ -19,7 +19,7 @@ const MAX_SIDE: u32 = 1024;
 const SVG: &str = r#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#;
 
 /// A PNG of `width` x `height` with a gradient, so a scaled copy is not trivially blank.
-fn png(width: u32, height: u32) -> Vec<u8> {
+pub fn png(width: u32, height: u32) -> Vec<u8> {
     let img = image::RgbImage::from_fn(width, height, |x, y| {
         image::Rgb([(x % 256) as u8, (y % 256) as u8, 90])
     });

@@ -3,10 +3,13 @@
 //! `tests/mcp_client.py` runs in the venv `scripts/pyenv.sh` makes (`scripts/test.sh` makes it
 //! before the tests; `MDVAULT_PYTHON` names another interpreter). The SDK opens with a
 //! `server/discover` probe, so this also proves the server answers it rather than hanging.
+//! Both transports also list every resource to the last cursor, read a note, a PDF (as text
+//! and as the original), an image (scaled) and a missing note, and complete a vault and a path.
 
 use std::path::PathBuf;
 use std::process::Command;
 
+use base64::Engine as _;
 use serde_json::Value;
 
 use crate::common::{KEY, Server, TempVault, model_dir};
@@ -64,11 +67,71 @@ fn check(report: &Value, v: &TempVault) {
         assert_eq!(call["problem"], Value::Null, "{call}");
     }
     assert!(v.read("Home/Boiler.md").contains("Checked by the Python SDK driver."));
+    check_resources(&report["resources"], v);
+}
+
+/// A picture beside the notes, larger than the bound MCP scales images to.
+fn with_image(v: &TempVault) {
+    std::fs::write(v.root().join("Home/boiler.png"), crate::attachments::png(2048, 512)).unwrap();
+}
+
+fn check_resources(r: &Value, v: &TempVault) {
+    // Every note, the PDF and the image, each once, across the pages.
+    let listed = r["listed"].as_array().unwrap();
+    let uris: std::collections::BTreeSet<&str> =
+        listed.iter().map(|l| l["uri"].as_str().unwrap()).collect();
+    assert_eq!(uris.len(), listed.len(), "a resource was listed twice: {r}");
+    let notes = walkdir::WalkDir::new(v.root())
+        .into_iter()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .filter_map(|e| e.path().strip_prefix(v.root()).ok().map(|r| r.display().to_string()))
+        .filter(|rel| !rel.split('/').any(|part| part.starts_with('.')))
+        .count();
+    let of = |mime: &str| listed.iter().filter(|l| l["mime_type"] == mime).count();
+    assert_eq!((of("text/markdown"), of("application/pdf"), of("image/png")), (notes, 1, 1), "{r}");
+    let boiler = listed.iter().find(|l| l["uri"] == "mdvault://fixture/Home/Boiler.md").unwrap();
+    assert_eq!(boiler["name"], "Boiler.md");
+    assert!(boiler["size"].as_u64().unwrap() > 0);
+    assert!(
+        uris.contains("mdvault://fixture/Personal/Recipes/%E9%BA%BB%E5%A9%86%E8%B1%86%E8%85%90.md")
+    );
+
+    let reads = &r["reads"];
+    assert_eq!(reads["note"][0]["mime_type"], "text/markdown", "{r}");
+    assert!(reads["note"][0]["text"].as_str().unwrap().contains("1.3 bar"), "{r}");
+    assert_eq!(reads["pdf"][0]["mime_type"], "text/plain", "{r}");
+    assert!(reads["pdf"][0]["text"].as_str().unwrap().contains("Nordlicht"), "{r}");
+    assert_eq!(reads["pdf_original"][0]["mime_type"], "application/pdf", "{r}");
+    let blob = |c: &Value| {
+        base64::engine::general_purpose::STANDARD.decode(c["blob"].as_str().unwrap()).unwrap()
+    };
+    let pdf =
+        std::fs::read(v.root().join("Home/Utilities/Files/2026-05-02 Nordlicht - Contract.pdf"));
+    assert_eq!(blob(&reads["pdf_original"][0]), pdf.unwrap());
+    assert_eq!(reads["image"][0]["mime_type"], "image/png", "{r}");
+    let shown = image::load_from_memory(&blob(&reads["image"][0])).unwrap();
+    assert_eq!((shown.width(), shown.height()), (1024, 256));
+
+    let missing = &r["missing"];
+    assert!(missing["code"] == -32002 || missing["code"] == -32602, "{r}");
+    assert!(missing["message"].as_str().unwrap().contains("not_found"), "{r}");
+
+    assert_eq!(r["templates"], serde_json::json!(["mdvault://{vault}/{+path}"]));
+    assert_eq!(r["complete_vault"], serde_json::json!(["fixture"]));
+    let paths = &r["complete_path"];
+    assert_eq!(paths["values"][0], "Home/Boiler.md", "{r}");
+    assert_eq!(paths["has_more"], false, "{r}");
+    assert_eq!(
+        paths["total"].as_u64().unwrap() as usize,
+        paths["values"].as_array().unwrap().len()
+    );
 }
 
 #[test]
 fn the_python_sdk_drives_streamable_http() {
     let v = TempVault::fixture();
+    with_image(&v);
     let s = Server::start(&[format!("fixture={}", v.root().display())], &[]);
     let report = drive(&["http".into(), format!("{}/mcp", s.base), KEY.into()], &[]);
     check(&report, &v);
@@ -77,6 +140,7 @@ fn the_python_sdk_drives_streamable_http() {
 #[test]
 fn the_python_sdk_drives_stdio() {
     let v = TempVault::fixture();
+    with_image(&v);
     let data = tempfile::tempdir().unwrap();
     // Index first, so the stdio server's background build has nothing left to do and search
     // is ready as soon as the SDK asks.

@@ -208,21 +208,16 @@ fn the_api_files_use_only_the_files_below_them() {
         let Some(file) = rel.strip_prefix("src/api/").and_then(|f| f.strip_suffix(".rs")) else {
             continue;
         };
-        // Inside `api/web/`, a submodule's `super::` is the page's own `mod.rs`; only that
-        // file's `super::` reaches the other api files. Inside `api/rest/`, a handler file's
-        // `super::` is the router, and it reaches the other api files as `crate::api::`.
-        // Inside `api/mcp/` likewise: only its `mod.rs` reaches the other api files.
-        let file = match file.strip_prefix("mcp/") {
-            Some("mod") => "mcp",
+        // Inside a folder module (`api/web/`, `api/render/`), a submodule's `super::` is the
+        // folder's own `mod.rs`; only that file's `super::` reaches the other api files. Inside
+        // `api/rest/` and `api/mcp/`, a part's `super::` is the folder's `mod.rs`, and it
+        // reaches the other api files as `crate::api::`, held to the folder's layer.
+        let (file, prefix) = match file.split_once('/') {
+            Some((folder @ ("rest" | "mcp"), "mod")) => (folder, "super::"),
+            Some((folder @ ("rest" | "mcp"), _)) => (folder, "crate::api::"),
+            Some((folder, "mod")) => (folder, "super::"),
             Some(_) => continue,
-            None => file,
-        };
-        let (file, prefix) = match (file.strip_prefix("web/"), file.strip_prefix("rest/")) {
-            (Some("mod"), _) => ("web", "super::"),
-            (Some(_), _) => continue,
-            (_, Some("mod")) => ("rest", "super::"),
-            (_, Some(_)) => ("rest", "crate::api::"),
-            _ => (file, "super::"),
+            None => (file, "super::"),
         };
         let mine = API_LAYERS.iter().position(|f| *f == file).expect("every api file is listed");
         let body = text.split("#[cfg(test)]").next().unwrap_or("");

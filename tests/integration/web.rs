@@ -20,7 +20,13 @@ fn server() -> (TempVault, Server) {
 }
 
 /// A request as a browser sends it: no bearer key.
-fn browser(s: &Server, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+pub(crate) fn browser(
+    s: &Server,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
     let body = (!body.is_empty()).then_some(body.as_bytes());
     let mut all = headers.to_vec();
     if body.is_some() {
@@ -34,7 +40,7 @@ fn origin(s: &Server) -> String {
 }
 
 /// Signs in and returns the `name=value` of the session cookie.
-fn sign_in(s: &Server) -> String {
+pub(crate) fn sign_in(s: &Server) -> String {
     sign_in_as(s, "")
 }
 

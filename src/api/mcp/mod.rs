@@ -18,7 +18,10 @@ use std::sync::Arc;
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+    CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, Implementation,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
@@ -35,10 +38,12 @@ use super::limits::Searches;
 use super::prose::*;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::SyncReport;
 use crate::search::SearchResponse;
 use crate::service::{self as tools, Target};
 use crate::vault::{Change, NoteRead};
+
+mod completion;
+mod resources;
 
 /// What the server tells a model before its first call.
 pub(crate) const INSTRUCTIONS: &str = "\
@@ -414,34 +419,6 @@ pub(crate) fn render_search(query: &str, r: &SearchResponse, default_vault: &str
         out.push_str(&format!("\nNote: {n}\n"));
     }
     out
-}
-
-fn render_status(report: crate::index::coverage::Report) -> String {
-    crate::index::coverage::render(&report)
-}
-
-fn render_reindex(reports: Vec<(String, SyncReport)>) -> String {
-    reports
-        .iter()
-        .map(|(name, r)| {
-            format!(
-                "re-indexed {name}: {} files seen, {} re-chunked, {} removed, {} passages \
-                 embedded ({} kept their stored vectors) in {:.1} s{}",
-                r.files_seen,
-                r.files_chunked,
-                r.files_removed,
-                r.texts_embedded,
-                r.texts_reused,
-                r.seconds,
-                if r.failed.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {} file(s) could not be indexed", r.failed.len())
-                }
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[tool_router]
@@ -960,12 +937,55 @@ impl VaultMcp {
 #[tool_handler]
 impl ServerHandler for VaultMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // Resources without `subscribe` or `listChanged`: nothing sends either notification
+        // (resources.rs says why).
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_resources().enable_completions();
+        ServerConfig::new(capabilities.build())
             .with_server_info(
                 Implementation::new("mdvault", env!("CARGO_PKG_VERSION"))
                     .with_title("mdvault: search and edit a Markdown vault"),
             )
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        let listed = self.run(&ctx, move |e, t| resources::list(e, t, cursor.as_deref())).await;
+        let (items, next) = listed.map_err(|e| resources::rpc_error(&e))?;
+        let mut page = ListResourcesResult::with_all_items(items);
+        page.next_cursor = next;
+        Ok(page)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![resources::template()]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResponse, ErrorData> {
+        let read = self.run(&ctx, move |e, t| resources::read(e, t, &request.uri)).await;
+        Ok(ReadResourceResult::new(read.map_err(|e| resources::rpc_error(&e))?).into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<CompleteResult, ErrorData> {
+        let done = self.run(&ctx, move |e, t| completion::complete(e, t, &request)).await;
+        Ok(CompleteResult::new(done.map_err(|e| resources::rpc_error(&e))?))
     }
 }
 

@@ -365,7 +365,15 @@ async fn read_route(
         Ok(r) if form == NoteForm::Html => {
             let etag = r.etag.clone();
             // Rendering and sanitising are CPU work: never on the server's async threads.
-            let page = blocking(move || Ok(compat::html(&r.content))).await?;
+            let (e3, t3, p3) = (engine.clone(), target.clone(), r.path.clone());
+            let page = blocking(move || {
+                let body = crate::vault::frontmatter::split(&r.content).1;
+                let shown = crate::api::render::Shown::note(body);
+                let find = |keys: &[_]| tools::embeds(&e3, &t3, None, &p3, keys);
+                let gathered = crate::api::render::gather(&shown, &find)?;
+                Ok(compat::html(&r.content, &gathered.found))
+            })
+            .await?;
             let resp = (
                 [
                     (header::CONTENT_TYPE, "text/html; charset=utf-8"),

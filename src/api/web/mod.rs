@@ -102,6 +102,11 @@ pub(crate) mod url {
         format!("/ui/file?vault={}&path={}", enc(vault), enc(path))
     }
 
+    /// An attachment's bytes (an image a note embeds), through the path gate.
+    pub(crate) fn attachment(vault: &str, path: &str) -> String {
+        format!("/ui/attachment?vault={}&path={}", enc(vault), enc(path))
+    }
+
     /// The same query on another route (`/ui/note?...` as `/ui/edit?...`).
     pub(crate) fn with(u: &str, from: &str, to: &str) -> String {
         match u.strip_prefix(from) {
@@ -134,6 +139,7 @@ pub(crate) fn router(
         .route("/ui/search", get(search))
         .route("/ui/note", get(note))
         .route("/ui/file", get(file))
+        .route("/ui/attachment", get(attachment))
         .route("/ui/edit", get(edit_form).post(edit))
         .route("/ui/new", get(new_form).post(create))
         .route("/ui/rename", get(rename_form).post(rename))
@@ -487,7 +493,9 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
         } else {
             render::Shown::document(&read.body)
         };
-        let targets = render::link_targets(&shown);
+        let find = |keys: &[_]| tools::embeds(&*engine, &t, Some(&read.vault), &read.path, keys);
+        let gathered = render::gather(&shown, &find)?;
+        let targets = gathered.targets;
         let resolved = tools::resolve_links(&*engine, &t, Some(&read.vault), &read.path, &targets)?;
         let resolved: HashMap<_, _> = targets.into_iter().zip(resolved).collect();
         // The notes a `[[Note#Heading]]` points into are read for their headings, so the
@@ -521,9 +529,12 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             paths: &resolved,
             anchors: &anchors,
             note_url: &|p| url::note(&v, p),
+            file_url: &|p| url::attachment(&v, p),
             new_url: &new_url,
         };
-        let body_html = render::note_html(&shown, first_line, &own, &links);
+        let embeds =
+            render::Embeds { found: &gathered.found, file_url: &|p| url::attachment(&v, p) };
+        let body_html = render::note_html(&shown, first_line, &own, &links, &embeds);
         let obsidian_vault = engine
             .vaults()
             .get(Some(&read.vault))
@@ -584,6 +595,36 @@ async fn file(State(web): State<Web>, Query(q): Params) -> Response {
             // 'none'` would block. The bytes are never HTML (the suffix decides the type and
             // `nosniff` holds the browser to it), so this answer only forbids framing.
             h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(FILE_CSP));
+            resp
+        }
+        Err(e) => error_response(&e, true),
+    }
+}
+
+/// `GET /ui/attachment?vault=&path=`: an attachment's bytes (an image a note embeds) with its
+/// media type, read through the path gate as REST's `/vault/` reads it, under the session.
+/// The gate's `nosniff` holds the browser to the suffix's type, and an SVG, which can carry script, gets
+/// the policy that runs and loads nothing.
+async fn attachment(State(web): State<Web>, Query(q): Params) -> Response {
+    let (vault, path) = match vault_and_path(&q) {
+        Ok(x) => x,
+        Err(e) => return error_response(&e, true),
+    };
+    let engine = web.engine.clone();
+    let read = blocking(move || {
+        tools::read_attachment(&*engine, &Target::default(), vault.as_deref(), &path)
+    })
+    .await;
+    match read {
+        Ok(a) => {
+            let mut resp = ([(header::CONTENT_TYPE, a.kind.media_type)], a.bytes).into_response();
+            // The gate adds `nosniff` to every answer of the page.
+            if a.kind.kind == crate::vault::attachment::AttachmentKind::Vector {
+                resp.headers_mut().insert(
+                    header::CONTENT_SECURITY_POLICY,
+                    HeaderValue::from_static(super::sanitize::SVG_CSP),
+                );
+            }
             resp
         }
         Err(e) => error_response(&e, true),
