@@ -7,8 +7,9 @@
 # first-run test (the README's first command in a fresh HOME), the web page driven in headless
 # Chromium (scripts/browser-test.sh), the Local REST API plugin's
 # integration suite (scripts/lra-suite.sh) and two real clients of that API, mcp-obsidian and
-# obsidian-mcp-server, driven over MCP (scripts/lra-clients.sh), and the official MCP
-# conformance suite against the MCP endpoint (scripts/mcp-conformance.sh). This is
+# obsidian-mcp-server, driven over MCP (scripts/lra-clients.sh), the official MCP conformance
+# suite against the MCP endpoint (scripts/mcp-conformance.sh) and the MCP Inspector's
+# --strict schema lint (scripts/inspector-strict.sh). This is
 # the README's test command and the one .ci/run calls. It installs the
 # default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are
 # already there).
@@ -50,3 +51,6 @@ cargo test --all-targets --locked
 # The official MCP conformance suite (installed pinned under target/mcp-conformance/) against
 # the MCP endpoint; the scenarios that need the suite's own fixtures are skipped, see the script.
 ./scripts/mcp-conformance.sh target/debug/mdvault
+# The MCP Inspector's --strict schema lint (installed pinned under target/inspector/): every
+# tool's input and output schema portable, no finding at all; see the script.
+./scripts/inspector-strict.sh target/debug/mdvault

@@ -9,9 +9,12 @@ works and one that is refused); then it lists the resources to the last cursor, 
 PDF (text and original), an image and a missing note, lists the templates and completes a vault
 and a path; then it lists the prompts and gets each, and asks for log messages at `warning`
 (both ways: `logging/setLevel`, and the per-request `_meta` opt-in) so the refused patch
-arrives as one. It prints one JSON object describing what it saw, which the
-Rust integration test (`tests/integration/mcp_sdk.rs`) checks. Exit status 0 unless the SDK
-itself failed.
+arrives as one; then it calls every tool that declares an `outputSchema`. The SDK validates
+each successful result's `structuredContent` against the tool's `outputSchema` by itself (and
+raises when it is missing or does not fit); the driver checks it again with `jsonschema`'s
+validator for the schema's own draft, and records an error result that carries structured
+content. It prints one JSON object describing what it saw, which the Rust integration test
+(`tests/integration/mcp_sdk.rs`) checks. Exit status 0 unless the SDK itself failed.
 """
 
 import asyncio
@@ -19,6 +22,7 @@ import json
 import os
 import sys
 
+import jsonschema
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import ResourceTemplateReference
@@ -82,8 +86,68 @@ async def resources(client):
     }
 
 
+# Every tool that declares an outputSchema, called with arguments that succeed on the fixture
+# vault (writes under SDK/, so the notes the other checks read are left alone).
+TYPED_CALLS = [
+    ("vault_search", {"query": "boiler pressure", "k": 2}),
+    ("vault_list", {"path": "Home"}),
+    ("vault_map", {"path": "Home/Boiler.md"}),
+    ("vault_status", {}),
+    ("vault_expiries", {"untracked": True}),
+    ("vault_callouts", {}),
+    ("vault_tags", {}),
+    ("vault_tags", {"tag": "renewal"}),
+    ("vault_tag_rename", {"from": "renewal", "to": "renewals", "dry_run": True}),
+    ("vault_maintenance", {}),
+    ("vault_maintenance", {"list_only": True}),
+    ("vault_grep", {"pattern": "bar", "limit": 3}),
+    ("vault_links", {"path": "Home/Boiler.md"}),
+    ("vault_reindex", {}),
+    ("vault_create_folder", {"path": "SDK/Empty"}),
+    ("vault_delete_folder", {"path": "SDK/Empty"}),
+    ("vault_write", {"path": "SDK/Typed.md", "content": "---\ntitle: Typed\n---\n# Typed\n\nbody\n"}),
+    ("vault_append", {"path": "SDK/Typed.md", "content": "- one"}),
+    ("vault_set_body", {"path": "SDK/Typed.md", "content": "# Typed\n\nnew body\n"}),
+    ("vault_set_frontmatter", {"path": "SDK/Typed.md", "key": "rating", "value": 4}),
+    ("vault_set_frontmatter", {"path": "SDK/Typed.md", "key": "tags", "add": ["a", "b"]}),
+    ("vault_replace_text", {"path": "SDK/Typed.md", "find": "new body", "replace": "newer"}),
+    ("vault_patch", {"path": "SDK/Typed.md", "target": "Typed", "operation": "append", "content": "x"}),
+    ("vault_move", {"source": "SDK/Typed.md", "destination": "SDK/Moved.md"}),
+    ("vault_delete", {"path": "SDK/Moved.md"}),
+]
+
+
+async def typed(client, schemas):
+    """Each typed call: whether it failed, and what its structured content made of the schema."""
+    seen = []
+    for name, args in TYPED_CALLS:
+        entry = {"tool": name}
+        try:
+            result = await client.call_tool(name, args)
+        except Exception as e:  # the SDK's own validation refused the result
+            entry["sdk_error"] = str(e)
+            seen.append(entry)
+            continue
+        entry["error"] = bool(result.is_error)
+        entry["structured"] = result.structured_content is not None
+        schema = schemas.get(name)
+        if schema is None:
+            entry["problem"] = "no outputSchema"
+        elif result.structured_content is not None:
+            validator = jsonschema.validators.validator_for(schema)
+            validator.check_schema(schema)
+            errors = [e.message for e in validator(schema).iter_errors(result.structured_content)]
+            if errors:
+                entry["problem"] = "; ".join(errors)
+        if entry["error"]:
+            entry["text"] = text_of(result)
+        seen.append(entry)
+    return seen
+
+
 async def exercise(client):
     tools = await client.list_tools()
+    schemas = {t.name: t.output_schema for t in tools.tools if t.output_schema is not None}
     search = await client.call_tool("vault_search", {"query": "boiler cold pressure", "k": 3})
     read = await client.call_tool("vault_read", {"path": "Home/Boiler.md", "section": "Settings"})
     outline = await client.call_tool("vault_map", {"path": "Home/Boiler.md"})
@@ -123,10 +187,16 @@ async def exercise(client):
         "read": {"error": bool(read.is_error), "text": text_of(read)},
         "map": {"error": bool(outline.is_error), "text": text_of(outline)},
         "patch": {"error": bool(patch.is_error), "text": text_of(patch)},
-        "refused": {"error": bool(refused.is_error), "text": text_of(refused)},
+        "refused": {
+            "error": bool(refused.is_error),
+            "text": text_of(refused),
+            "structured": refused.structured_content is not None,
+        },
         "resources": await resources(client),
         "prompts": sorted(p.name for p in prompts.prompts),
         "prompt_texts": got,
+        "output_schemas": sorted(schemas),
+        "typed": await typed(client, schemas),
     }
 
 

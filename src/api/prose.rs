@@ -1,6 +1,7 @@
-//! The prose the MCP survey and upkeep tools answer with: expiries, grep, links, callouts and
-//! the maintenance checks (a tag report and index coverage render themselves, for the terminal
-//! too). Text a model can act on: what was found, then what to call next.
+//! The prose the MCP survey and upkeep tools answer with: expiries, grep, links, callouts,
+//! the maintenance checks and a re-index's passes (a tag report and index coverage render
+//! themselves, for the terminal too). Text a model can act on: what was found, then what to
+//! call next.
 
 pub(super) fn render_expiries(r: crate::upkeep::expiries::Report) -> String {
     let mut out = format!("# Expiry dates (today is {})\n\n", r.today);
@@ -132,4 +133,32 @@ pub(super) fn render_checks(checks: Vec<crate::upkeep::CheckInfo>) -> String {
         out.push_str(&format!("- {} (`{}`, {from}): {}\n", d.title, d.check, d.description));
     }
     out
+}
+
+pub(super) fn render_status(report: crate::index::coverage::Report) -> String {
+    crate::index::coverage::render(&report)
+}
+
+pub(super) fn render_reindex(reports: Vec<(String, crate::index::SyncReport)>) -> String {
+    reports
+        .iter()
+        .map(|(name, r)| {
+            format!(
+                "re-indexed {name}: {} files seen, {} re-chunked, {} removed, {} passages \
+                 embedded ({} kept their stored vectors) in {:.1} s{}",
+                r.files_seen,
+                r.files_chunked,
+                r.files_removed,
+                r.texts_embedded,
+                r.texts_reused,
+                r.seconds,
+                if r.failed.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} file(s) could not be indexed", r.failed.len())
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

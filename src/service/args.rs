@@ -41,6 +41,30 @@ fn scope_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"type": "string", "enum": names, "default": "content"})
 }
 
+/// A frontmatter value as its schema offers it: a string, number, boolean or list (of plain
+/// values or objects, as `expires` items are), each branch typed, so a client that checks
+/// arguments against the schema knows what to send. serde still reads any JSON value.
+fn frontmatter_value_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"anyOf": [
+        {"type": "string"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "array", "items": {"anyOf": [
+            {"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "object"},
+        ]}},
+    ]})
+}
+
+/// Items to add to or remove from a list key: one string, or a list of plain values.
+fn list_items_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"anyOf": [
+        {"type": "string"},
+        {"type": "array", "items": {"anyOf": [
+            {"type": "string"}, {"type": "number"}, {"type": "boolean"},
+        ]}},
+    ]})
+}
+
 /// `vault_search`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -301,6 +325,7 @@ pub(crate) struct SetFrontmatterArgs {
     /// using add/remove. `expires` must be a list of {"date": "YYYY-MM-DD", "what": "..."}
     /// items (or "none" with an expires_reason key); anything else is refused.
     #[serde(default)]
+    #[schemars(schema_with = "frontmatter_value_schema")]
     pub(crate) value: Option<Value>,
     /// Remove the key instead of setting it.
     #[serde(default)]
@@ -308,9 +333,11 @@ pub(crate) struct SetFrontmatterArgs {
     /// Add these items (a string or a list) to the list under `key` (e.g. tags), keeping the
     /// items already there; a missing key becomes a new list.
     #[serde(default)]
+    #[schemars(schema_with = "list_items_schema")]
     pub(crate) add: Option<Value>,
     /// Remove these items (a string or a list) from the list under `key`.
     #[serde(default)]
+    #[schemars(schema_with = "list_items_schema")]
     pub(crate) remove: Option<Value>,
     /// Rename `key` to this, keeping its value as written; refused (key_exists) when the
     /// note already has a key of that name. Send it without value, delete, add or remove.

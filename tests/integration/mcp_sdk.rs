@@ -55,6 +55,17 @@ fn check(report: &Value, v: &TempVault) {
     assert!(report["patch"]["text"].as_str().unwrap().starts_with("appended to '"), "{report}");
     assert_eq!(report["refused"]["error"], true, "{report}");
     assert!(report["refused"]["text"].as_str().unwrap().contains("no_such_heading"), "{report}");
+    // A refusal carries no structured content (strict clients validate any that comes).
+    assert_eq!(report["refused"]["structured"], false, "{report}");
+    assert_eq!(report["output_schemas"].as_array().unwrap().len(), 22, "{report}");
+    // Every typed tool answered, with structured content that fits its outputSchema by the
+    // SDK's own check and by jsonschema's.
+    for call in report["typed"].as_array().unwrap() {
+        assert_eq!(call["sdk_error"], Value::Null, "{call}");
+        assert_eq!(call["error"], false, "{call}");
+        assert_eq!(call["structured"], true, "{call}");
+        assert_eq!(call["problem"], Value::Null, "{call}");
+    }
     assert!(v.read("Home/Boiler.md").contains("Checked by the Python SDK driver."));
     check_resources(&report["resources"], v);
     let prompts: Vec<&str> =

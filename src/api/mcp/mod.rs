@@ -13,33 +13,30 @@
 //! rmcp hands the request parts to the tool. Over stdio there is no URL, so the default vault
 //! and no scope apply. This module does not authenticate: the HTTP guard has done that.
 
+mod handler;
 mod logging;
 mod prompts;
 
 use std::sync::Arc;
 
-use rmcp::handler::server::common::{FromContextPart, schema_for_type};
+use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
-#[allow(deprecated)] // SetLevelRequestParams: logging is deprecated by SEP-2577.
-use rmcp::model::SetLevelRequestParams;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig,
-};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, tool, tool_router};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+mod output;
+mod schema;
+
+use output::{changed, typed};
 
 use super::limits::Searches;
 use super::prose::*;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::SyncReport;
 use crate::search::SearchResponse;
 use crate::service::{self as tools, Target};
 use crate::vault::{Change, NoteRead};
@@ -124,8 +121,10 @@ impl<T: JsonSchema> JsonSchema for Parameters<T> {
         T::schema_name()
     }
 
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        T::json_schema(generator)
+    /// The arguments' schema made portable (`schema::input`), whatever generator rmcp asks
+    /// with: the one place every tool's input schema comes from.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schema::input::<T>()
     }
 }
 
@@ -173,7 +172,7 @@ fn arguments<T: DeserializeOwned + JsonSchema + 'static>(
             _ => None,
         })
         .collect();
-    let schema = Value::Object((*schema_for_type::<T>()).clone());
+    let schema = schema::input::<T>().to_value();
     let message = explain(tool, &schema, &value, &path)
         .unwrap_or_else(|| format!("{tool} cannot take these arguments: {}", err.into_inner()));
     Err(Error::new(ErrorCode::InvalidRequest, message))
@@ -374,10 +373,6 @@ fn render_read(r: NoteRead) -> String {
     }
 }
 
-fn change(c: Change) -> String {
-    render_change(c)
-}
-
 /// Search results as Markdown: one block per passage, the passage text in full.
 /// Search results as prose. A hit outside `default_vault` is shown as `vault:path`, the form
 /// every path argument accepts, so the follow-up read reaches the same note.
@@ -431,40 +426,13 @@ pub(crate) fn render_search(query: &str, r: &SearchResponse, default_vault: &str
     out
 }
 
-fn render_status(report: crate::index::coverage::Report) -> String {
-    crate::index::coverage::render(&report)
-}
-
-fn render_reindex(reports: Vec<(String, SyncReport)>) -> String {
-    reports
-        .iter()
-        .map(|(name, r)| {
-            format!(
-                "re-indexed {name}: {} files seen, {} re-chunked, {} removed, {} passages \
-                 embedded ({} kept their stored vectors) in {:.1} s{}",
-                r.files_seen,
-                r.files_chunked,
-                r.files_removed,
-                r.texts_embedded,
-                r.texts_reused,
-                r.seconds,
-                if r.failed.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {} file(s) could not be indexed", r.failed.len())
-                }
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[tool_router]
 impl VaultMcp {
     /// Search the vault by meaning and by exact words. Returns the best passages with their
     /// note path, heading and line. Follow up with vault_read on the path and `section` set to
     /// the heading shown.
-    #[tool(name = "vault_search", annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(name = "vault_search",
+        output_schema = output::search(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_search(
         &self,
         Parameters(args): Parameters<tools::SearchArgs>,
@@ -483,7 +451,11 @@ impl VaultMcp {
             let _turn = turn;
             tools::search(e, t, a)
         });
-        answer(searched.await, |r| render_search(&query, &r, &default))
+        typed(
+            searched.await,
+            |r| crate::wire::search(r, false),
+            |r| render_search(&query, &r, &default),
+        )
     }
 
     /// Read a note, or only one section of it (`section`: a heading path from vault_map such
@@ -506,27 +478,33 @@ impl VaultMcp {
 
     /// List a folder of the vault: subfolders first, then files with size and modification
     /// time. An empty path lists the vault root.
-    #[tool(name = "vault_list", annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(name = "vault_list",
+        output_schema = output::listing(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_list(
         &self,
         Parameters(args): Parameters<tools::ListArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::list(e, t, a)).await, |l| l.render())
+        typed(self.run(&ctx, move |e, t| tools::list(e, t, a)).await, crate::wire::listing, |l| {
+            l.render()
+        })
     }
 
     /// Show a note's frontmatter and the full path of every heading (`A::B::C`). Call this
     /// before vault_patch and copy the target from it. For a filed PDF, shows its extraction
     /// verdict (pages, whether text or OCR was used, why nothing was found).
-    #[tool(name = "vault_map", annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(name = "vault_map",
+        output_schema = output::map(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_map(
         &self,
         Parameters(args): Parameters<tools::MapArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::map(e, t, a)).await, |m| m.render())
+        typed(self.run(&ctx, move |e, t| tools::map(e, t, a)).await, crate::wire::map, |m| {
+            m.render()
+        })
     }
 
     /// Edit one section of a note under a heading: replace, prepend to or append to its
@@ -541,6 +519,7 @@ impl VaultMcp {
     /// reply gives the new etag, the replaced text and a diff of what changed.
     #[tool(
         name = "vault_patch",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -554,13 +533,14 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::patch(e, t, a, None)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::patch(e, t, a, None)).await)
     }
 
     /// Replace an exact piece of text in a note (literal, case-sensitive). `count` is how
     /// many occurrences you expect; the edit is refused if the note has more or fewer.
     #[tool(
         name = "vault_replace_text",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -574,7 +554,7 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::replace_text(e, t, a, None)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::replace_text(e, t, a, None)).await)
     }
 
     /// Add Markdown at the end of a note. It joins with one blank line, or none when it
@@ -583,6 +563,7 @@ impl VaultMcp {
     /// The reply gives the new etag and a diff of what changed.
     #[tool(
         name = "vault_append",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -596,13 +577,14 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::append(e, t, a, None)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::append(e, t, a, None)).await)
     }
 
     /// Create a note with the given content (frontmatter included). An existing note is only
     /// replaced when `overwrite` is true.
     #[tool(
         name = "vault_write",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -616,12 +598,13 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::write(e, t, a, None)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::write(e, t, a, None)).await)
     }
 
     /// Replace everything after a note's frontmatter; the frontmatter stays as it is.
     #[tool(
         name = "vault_set_body",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -635,7 +618,7 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::set_body(e, t, a, None)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::set_body(e, t, a, None)).await)
     }
 
     /// Set one frontmatter key to a string, number, boolean or list, or remove it with
@@ -645,6 +628,7 @@ impl VaultMcp {
     /// rest of the frontmatter is left byte for byte.
     #[tool(
         name = "vault_set_frontmatter",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -658,7 +642,7 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::set_frontmatter(e, t, a, None)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::set_frontmatter(e, t, a, None)).await)
     }
 
     /// Delete a note or a filed document. It moves to the vault's `.trash` folder (as in
@@ -666,6 +650,7 @@ impl VaultMcp {
     /// are left as they are.
     #[tool(
         name = "vault_delete",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -679,7 +664,7 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::delete(e, t, a, None)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::delete(e, t, a, None)).await)
     }
 
     /// Move or rename a note, document, canvas or attachment (an image keeps its bytes). Links
@@ -687,6 +672,7 @@ impl VaultMcp {
     /// destination must not exist.
     #[tool(
         name = "vault_move",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -700,12 +686,13 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::move_file(e, t, a, None)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::move_file(e, t, a, None)).await)
     }
 
     /// Create a folder, and any missing parent folders.
     #[tool(
         name = "vault_create_folder",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -719,12 +706,13 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::create_folder(e, t, a)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::create_folder(e, t, a)).await)
     }
 
     /// Delete a folder. Only an empty one, unless `recursive` is true.
     #[tool(
         name = "vault_delete_folder",
+        output_schema = output::change(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -738,58 +726,84 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::delete_folder(e, t, a)).await, change)
+        changed(self.run(&ctx, move |e, t| tools::delete_folder(e, t, a)).await)
     }
 
     /// How much of each vault is searchable: notes, documents and chunks indexed, files that
     /// failed or gave no text (and why), files skipped by rule, entries out of step with the
     /// disk, and the last build. Use it when a search misses something that should be there.
-    #[tool(name = "vault_status", annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(name = "vault_status",
+        output_schema = output::status(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_status(
         &self,
         Parameters(args): Parameters<tools::StatusArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::status(e, t, a)).await, render_status)
+        typed(
+            self.run(&ctx, move |e, t| tools::status(e, t, a)).await,
+            crate::wire::status,
+            render_status,
+        )
     }
 
     /// Every dated commitment in the vault (the `expires` frontmatter lists), one row per date,
     /// oldest first, with days remaining; lapsed dates are always included. Also the notes
     /// dismissed with `expires: none`, how many notes track nothing, and malformed entries.
-    #[tool(name = "vault_expiries", annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(name = "vault_expiries",
+        output_schema = output::expiries(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_expiries(
         &self,
         Parameters(args): Parameters<tools::ExpiriesArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::expiries(e, t, a)).await, render_expiries)
+        let within = a.within;
+        let report = self.run(&ctx, move |e, t| tools::expiries(e, t, a)).await;
+        typed(report, |r| crate::wire::expiries(r, within), render_expiries)
     }
 
     /// The open callouts in the notes (`> [!todo]`, `> [!warning]` and the like), most urgent
     /// first, each with its note and line.
-    #[tool(name = "vault_callouts", annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(name = "vault_callouts",
+        output_schema = output::callouts(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_callouts(
         &self,
         Parameters(args): Parameters<tools::CalloutsArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::callouts(e, t, a)).await, render_callouts)
+        let started = std::time::Instant::now();
+        let report = self.run(&ctx, move |e, t| {
+            let name = tools::vault(e, t, a.vault.as_deref())?.name().to_string();
+            let open = e.config().callouts.open_types.clone();
+            tools::callouts(e, t, a).map(|r| (name, open, r))
+        });
+        typed(
+            report.await,
+            |(name, open, r)| {
+                crate::wire::callouts(name, open, r, started.elapsed().as_millis() as u64)
+            },
+            |(_, _, r)| render_callouts(r),
+        )
     }
 
     /// The vault's tags (frontmatter and inline `#tags`) as a tree with how many notes carry
     /// each, a nested tag counting for its parents; with `tag`, the notes carrying it or a tag
     /// nested under it ("project" finds "#project/alpha").
-    #[tool(name = "vault_tags", annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(name = "vault_tags",
+        output_schema = output::tags(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_tags(
         &self,
         Parameters(args): Parameters<tools::TagsArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::tags(e, t, a)).await, |r| r.render())
+        let report = self.run(&ctx, move |e, t| {
+            let name = tools::vault(e, t, a.vault.as_deref())?.name().to_string();
+            tools::tags(e, t, a).map(|r| (name, r))
+        });
+        typed(report.await, |(name, r)| crate::wire::tags(name, r), |(_, r)| r.render())
     }
 
     /// Rename a tag in every note, inline `#tags` and frontmatter `tags:` alike, the tags
@@ -798,6 +812,7 @@ impl VaultMcp {
     /// other byte; answers with each changed note and its count. `dry_run` lists them only.
     #[tool(
         name = "vault_tag_rename",
+        output_schema = output::tag_renamed(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -811,7 +826,8 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::rename_tag(e, t, a)).await, |r| r.render())
+        let renamed = self.run(&ctx, move |e, t| tools::rename_tag(e, t, a)).await;
+        typed(renamed, crate::wire::tag_renamed, |r| r.render())
     }
 
     /// Run the vault's health checks (broken and ambiguous links, unpatchable duplicate
@@ -819,6 +835,7 @@ impl VaultMcp {
     /// and the vault's own .scripts checks) and report the findings. Changes nothing.
     #[tool(
         name = "vault_maintenance",
+        output_schema = output::maintenance(),
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn vault_maintenance(
@@ -830,36 +847,46 @@ impl VaultMcp {
         let vault = a.vault.clone();
         if a.list_only {
             let checks = self.run(&ctx, move |e, t| tools::checks(e, t, vault.as_deref())).await;
-            return answer(checks, render_checks);
+            return typed(checks, |c| crate::wire::checks(c), render_checks);
         }
         let run = self.run(&ctx, move |e, t| tools::maintenance(e, t, vault.as_deref())).await;
-        answer(run, |run| run.markdown())
+        typed(run, output::maintenance_run, |run| run.markdown())
     }
 
     /// Find every line that contains an exact string (or, with `regex`, matches a pattern) in
     /// the notes and the text of filed documents, with path and line number. Use it to find an
     /// exact token, or to prove a string is absent (an empty answer covers the whole vault).
     /// Capped at `limit` lines (default 50, at most 200); `offset` pages on.
-    #[tool(name = "vault_grep", annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(name = "vault_grep",
+        output_schema = output::grep(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_grep(
         &self,
         Parameters(args): Parameters<tools::GrepArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::grep(e, t, a)).await, render_grep)
+        typed(
+            self.run(&ctx, move |e, t| tools::grep(e, t, a)).await,
+            crate::wire::grep,
+            render_grep,
+        )
     }
 
     /// A note's outgoing links (each resolved to a path, or marked broken) and its backlinks
     /// (the notes linking to it, with line). Call it before moving or deleting a note.
-    #[tool(name = "vault_links", annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(name = "vault_links",
+        output_schema = output::links(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_links(
         &self,
         Parameters(args): Parameters<tools::LinksArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::links(e, t, a)).await, render_links)
+        typed(
+            self.run(&ctx, move |e, t| tools::links(e, t, a)).await,
+            crate::wire::links,
+            render_links,
+        )
     }
 
     /// The notes whose frontmatter `key` holds exactly `value` (equal to a plain value, or one
@@ -891,6 +918,7 @@ impl VaultMcp {
     /// `full` re-reads every file.
     #[tool(
         name = "vault_reindex",
+        output_schema = output::reindexed(),
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -904,120 +932,10 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        answer(self.run(&ctx, move |e, t| tools::reindex(e, t, a)).await, render_reindex)
-    }
-}
-
-#[tool_handler]
-impl ServerHandler for VaultMcp {
-    fn get_info(&self) -> ServerConfig {
-        // Resources without `subscribe` or `listChanged`: nothing sends either notification
-        // (resources.rs says why).
-        #[allow(deprecated)] // Logging is deprecated by SEP-2577; clients still speak it.
-        let capabilities = ServerCapabilities::builder()
-            .enable_logging()
-            .enable_completions()
-            .enable_prompts()
-            .enable_resources()
-            .enable_tools()
-            .build();
-        ServerConfig::new(capabilities)
-            .with_server_info(
-                Implementation::new("mdvault", env!("CARGO_PKG_VERSION"))
-                    .with_title("mdvault: search and edit a Markdown vault"),
-            )
-            .with_instructions(INSTRUCTIONS)
-    }
-
-    async fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        ctx: RequestContext<RoleServer>,
-    ) -> std::result::Result<ListResourcesResult, ErrorData> {
-        let cursor = request.and_then(|r| r.cursor);
-        let listed = self.run(&ctx, move |e, t| resources::list(e, t, cursor.as_deref())).await;
-        let (items, next) = listed.map_err(|e| resources::rpc_error(&e))?;
-        let mut page = ListResourcesResult::with_all_items(items);
-        page.next_cursor = next;
-        Ok(page)
-    }
-
-    async fn list_resource_templates(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
-    ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![resources::template()]))
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> std::result::Result<ReadResourceResponse, ErrorData> {
-        let read = self.run(&ctx, move |e, t| resources::read(e, t, &request.uri)).await;
-        Ok(ReadResourceResult::new(read.map_err(|e| resources::rpc_error(&e))?).into())
-    }
-
-    async fn complete(
-        &self,
-        request: CompleteRequestParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> std::result::Result<CompleteResult, ErrorData> {
-        let done = self.run(&ctx, move |e, t| completion::complete(e, t, &request)).await;
-        Ok(CompleteResult::new(done.map_err(|e| resources::rpc_error(&e))?))
-    }
-
-    /// Every tool call, through the router; a refusal is also told as a log message to a
-    /// client that asked for them, and index progress while the call runs.
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> std::result::Result<CallToolResponse, ErrorData> {
-        let (level, peer, tool) =
-            (self.logging.level_for(&ctx), ctx.peer.clone(), request.name.clone());
-        let _watch = self.logging.watch_call(&ctx, self.engine.clone());
-        let answer = Self::tool_router().call(ToolCallContext::new(self, request, ctx)).await;
-        if let Ok(CallToolResponse::Complete(r)) = &answer
-            && r.is_error == Some(true)
-        {
-            let text: String =
-                r.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
-            logging::refused(&peer, level, &tool, &text).await;
-        }
-        answer
-    }
-
-    #[allow(deprecated)] // Logging is deprecated by SEP-2577; clients still speak it.
-    async fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> std::result::Result<(), ErrorData> {
-        self.logging.set(request.level, self.engine.clone(), ctx.peer.clone());
-        Ok(())
-    }
-
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
-    ) -> std::result::Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(prompts::list()))
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> std::result::Result<GetPromptResponse, ErrorData> {
-        let (engine, target) = (self.engine.clone(), target(&ctx));
-        let (name, args) = (request.name, request.arguments);
-        let built =
-            tokio::task::spawn_blocking(move || prompts::get(&engine, &target, &name, args));
-        let prompt = built.await.map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
-        Ok(prompt.into())
+        let passes = self.run(&ctx, move |e, t| tools::reindex(e, t, a)).await;
+        // Plain numbers and strings: serialising them cannot fail.
+        let data = |r: &Vec<_>| serde_json::to_value(crate::wire::reindexed(r)).unwrap_or_default();
+        typed(passes, data, render_reindex)
     }
 }
 
@@ -1085,6 +1003,48 @@ mod tests {
             "{m}"
         );
         assert!(m.contains("overwrite"), "{m}");
+    }
+
+    #[test]
+    fn every_tool_schema_is_portable_with_no_union_and_no_untyped_property() {
+        let tools = VaultMcp::tool_router().list_all();
+        assert!(tools.len() >= 24, "{} tools", tools.len());
+        for tool in tools {
+            let input = Value::Object((*tool.input_schema).clone());
+            assert_eq!(input["type"], "object", "{}", tool.name);
+            assert_eq!(schema::findings(&input), Vec::<String>::new(), "{}", tool.name);
+            if let Some(out) = &tool.output_schema {
+                let out = Value::Object((**out).clone());
+                assert_eq!(out["type"], "object", "{}", tool.name);
+                assert_eq!(schema::findings(&out), Vec::<String>::new(), "{}", tool.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_tool_but_read_and_frontmatter_query_declares_an_output_schema() {
+        let mut untyped: Vec<String> = VaultMcp::tool_router()
+            .list_all()
+            .into_iter()
+            .filter(|t| t.output_schema.is_none())
+            .map(|t| t.name.to_string())
+            .collect();
+        untyped.sort();
+        // vault_read can answer with an image, which has no JSON shape; vault_frontmatter_query
+        // answers with paths alone, all its prose says.
+        assert_eq!(untyped, ["vault_frontmatter_query", "vault_read"]);
+    }
+
+    #[test]
+    fn a_frontmatter_value_still_takes_numbers_booleans_lists_and_null() {
+        for value in [json!(3), json!(true), json!(["a", 2]), json!("x"), Value::Null] {
+            let Value::Object(args) = json!({"path": "a.md", "key": "k", "value": value.clone()})
+            else {
+                unreachable!()
+            };
+            let a: tools::SetFrontmatterArgs = arguments("vault_set_frontmatter", args).unwrap();
+            assert_eq!(a.value, Some(value).filter(|v| !v.is_null()));
+        }
     }
 
     #[test]
