@@ -153,18 +153,9 @@ impl Vault {
         });
         temps.push(dest);
         for (target, original, new) in rewrites {
-            let staged = fs::Staged::for_journal(&target.abs, new.as_bytes(), tag)
-                .map_err(|e| Error::write_io(&target.rel, &e))?;
-            let kept = fs::link_aside(&target.abs, &target.abs, tag)
-                .map_err(|e| Error::write_io(&target.rel, &e))?;
-            steps.push(Step {
-                path: target.rel.clone(),
-                old: Some(content_hash(original)),
-                new: Some(content_hash(new.as_bytes())),
-                staged: Some(self.rel_of(&staged)),
-                kept: Some(self.rel_of(&kept)),
-            });
-            temps.extend([staged, kept]);
+            let (step, pair) = self.stage_rewrite(&target.rel, &target.abs, original, new, tag)?;
+            steps.push(step);
+            temps.extend(pair);
         }
         let kept_source = fs::link_aside(&from.abs, &from.abs, tag)
             .map_err(|e| Error::write_io(&from.rel, &e))?;
@@ -246,16 +237,40 @@ impl Vault {
         }
     }
 
+    /// One file a journaled change rewrites (a move's link rewrite, a tag rename): its new
+    /// text staged and its original kept aside, both hidden temporaries beside it, and the
+    /// journal step naming them. The move and the tag rename both stage this way.
+    pub(super) fn stage_rewrite(
+        &self,
+        rel: &str,
+        abs: &std::path::Path,
+        original: &[u8],
+        new: &str,
+        tag: Option<&str>,
+    ) -> Result<(Step, [tempfile::TempPath; 2])> {
+        let staged = fs::Staged::for_journal(abs, new.as_bytes(), tag)
+            .map_err(|e| Error::write_io(rel, &e))?;
+        let kept = fs::link_aside(abs, abs, tag).map_err(|e| Error::write_io(rel, &e))?;
+        let step = Step {
+            path: rel.to_string(),
+            old: Some(content_hash(original)),
+            new: Some(content_hash(new.as_bytes())),
+            staged: Some(self.rel_of(&staged)),
+            kept: Some(self.rel_of(&kept)),
+        };
+        Ok((step, [staged, kept]))
+    }
+
     /// A temporary's vault-relative path (temporaries always sit beside their target).
-    fn rel_of(&self, abs: &std::path::Path) -> String {
+    pub(super) fn rel_of(&self, abs: &std::path::Path) -> String {
         rel_string(abs.strip_prefix(&self.root).unwrap_or(abs))
     }
 
-    /// Removes a settled move's record. Left behind, it would only be settled again (to the
-    /// state it is already in) on the next start.
-    fn finish_record(&self, open: Option<journal::Open>) {
+    /// Removes a settled journal record (a move's, a tag rename's). Left behind, it would only
+    /// be settled again (to the state it is already in) on the next start.
+    pub(super) fn finish_record(&self, open: Option<journal::Open>) {
         if let Some(Err(e)) = open.map(journal::Open::finish) {
-            tracing::warn!("vault {}: cannot remove a settled move record: {e}", self.name);
+            tracing::warn!("vault {}: cannot remove a settled journal record: {e}", self.name);
         }
     }
 

@@ -12,11 +12,11 @@
 use std::collections::BTreeSet;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::vault::journal::{self, Record, Step};
+use crate::vault::journal::{self, Record};
 use crate::vault::tag_rename::{self, Retag};
 use crate::vault::{Vault, census, fs};
 
-use super::{content_hash, rel_string};
+use super::content_hash;
 
 /// What a tag's rename changed (or, for a dry run, would change).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,18 +210,9 @@ impl Vault {
         let mut temps: Vec<tempfile::TempPath> = Vec::new();
         let mut steps = Vec::new();
         for (rel, original, new) in rewrites {
-            let abs = self.root.join(rel);
-            let staged = fs::Staged::for_journal(&abs, new.as_bytes(), tag)
-                .map_err(|e| Error::write_io(rel, &e))?;
-            let kept = fs::link_aside(&abs, &abs, tag).map_err(|e| Error::write_io(rel, &e))?;
-            steps.push(Step {
-                path: rel.clone(),
-                old: Some(content_hash(original)),
-                new: Some(content_hash(new.as_bytes())),
-                staged: Some(self.relative(&staged)),
-                kept: Some(self.relative(&kept)),
-            });
-            temps.extend([staged, kept]);
+            let (step, pair) = self.stage_rewrite(rel, &self.root.join(rel), original, new, tag)?;
+            steps.push(step);
+            temps.extend(pair);
         }
         // The temporaries' names must be on disk before a record that names them is.
         let mut flushed = BTreeSet::new();
@@ -255,7 +246,7 @@ impl Vault {
                     tracing::warn!("vault {}: undoing a failed tag rename: {file}", self.name);
                 }
                 journal::clean_up(&self.root, &record);
-                self.close_record(open);
+                self.finish_record(open);
                 return Err(Error::new(
                     ErrorCode::Conflict,
                     format!(
@@ -269,21 +260,9 @@ impl Vault {
         if crashes_at(1 + record.steps.len()) {
             return Err(simulated_crash());
         }
-        self.close_record(open);
+        self.finish_record(open);
         journal::clean_up(&self.root, &record);
         Ok(())
-    }
-
-    /// A temporary's vault-relative path (temporaries sit beside their target).
-    fn relative(&self, abs: &std::path::Path) -> String {
-        rel_string(abs.strip_prefix(&self.root).unwrap_or(abs))
-    }
-
-    /// Removes a settled rename's record; left behind, it would only be settled again.
-    fn close_record(&self, open: Option<journal::Open>) {
-        if let Some(Err(e)) = open.map(journal::Open::finish) {
-            tracing::warn!("vault {}: cannot remove a settled journal record: {e}", self.name);
-        }
     }
 }
 
