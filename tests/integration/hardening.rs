@@ -252,8 +252,11 @@ const SEARCHING: Duration = Duration::from_secs(3);
 const SEARCH_BOUND: Duration = Duration::from_secs(30);
 
 /// One search over a fresh connection (so every search must be admitted anew), held to
-/// [`SEARCH_BOUND`] from connecting to the last byte of the answer.
-fn bounded_search(s: &Server) {
+/// [`SEARCH_BOUND`] from connecting to the last byte of the answer. False when the server
+/// closed the connection before answering: at the descriptor ceiling a connection it accepted
+/// but had not yet read can give way to a newer one (see `api/admission.rs`), which on a loaded
+/// machine is now and then this client's, between its connect and its head arriving.
+fn bounded_search(s: &Server) -> bool {
     let started = Instant::now();
     let addr = authority(s).parse().unwrap();
     let over = || panic!("a search was not answered within {SEARCH_BOUND:?} beside the flood");
@@ -267,22 +270,33 @@ fn bounded_search(s: &Server) {
     let left = SEARCH_BOUND.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
     stream.set_read_timeout(Some(left)).unwrap();
     let mut raw = Vec::new();
-    if stream.read_to_end(&mut raw).is_err() || started.elapsed() > SEARCH_BOUND {
+    let read = stream.read_to_end(&mut raw);
+    if started.elapsed() > SEARCH_BOUND {
         over();
     }
+    if raw.is_empty() {
+        // Closed (or reset) before a byte of answer: given way, not answered wrongly.
+        return false;
+    }
+    assert!(read.is_ok(), "the answer broke off after {} bytes: {read:?}", raw.len());
     let r = parse_response(&raw);
     assert_eq!(r.status, 200, "{}", r.body);
+    true
 }
 
-/// Searches per second over [`SEARCHING`], one after another.
-fn search_rate(s: &Server) -> f64 {
+/// Searches answered per second over [`SEARCHING`], one after another, each closed one tried
+/// again as an HTTP client retries an idempotent request; and how many were closed unanswered.
+fn search_rate(s: &Server) -> (f64, usize) {
     let started = Instant::now();
-    let mut done = 0;
+    let (mut done, mut closed) = (0, 0);
     while started.elapsed() < SEARCHING {
-        bounded_search(s);
-        done += 1;
+        if bounded_search(s) {
+            done += 1;
+        } else {
+            closed += 1;
+        }
     }
-    done as f64 / started.elapsed().as_secs_f64()
+    (done as f64 / started.elapsed().as_secs_f64(), closed)
 }
 
 /// A client that keeps [`FLOOD`] half-sent requests open, opening a new one for each the
@@ -365,7 +379,7 @@ fn half_sent_requests_at_a_small_file_limit_leave_a_ready_client_its_search_rate
     let s = Server::launch(&[format!("fixture={}", v.root().display())], HASHING, &launch);
     s.wait_ready();
     search_answers(&s);
-    let unflooded = search_rate(&s);
+    let (unflooded, _) = search_rate(&s);
 
     let flood = Flood::start(&s);
     let deadline = Instant::now() + BOUND;
@@ -373,16 +387,21 @@ fn half_sent_requests_at_a_small_file_limit_leave_a_ready_client_its_search_rate
         assert!(Instant::now() < deadline, "only {} half-sent requests opened", flood.opened());
         std::thread::sleep(Duration::from_millis(20));
     }
-    let flooded = search_rate(&s);
+    let (flooded, closed) = search_rate(&s);
     let opened = flood.opened();
     drop(flood);
     eprintln!(
         "searches a second: {unflooded:.1} alone, {flooded:.1} beside {FLOOD} half-sent \
-         requests at an open-file limit of {SMALL_FD_LIMIT} ({opened} opened in all)"
+         requests at an open-file limit of {SMALL_FD_LIMIT} ({opened} opened in all; {closed} \
+         searches closed unanswered and tried again)"
     );
     assert!(
         flooded >= unflooded / 2.0,
         "the flood cut the search rate from {unflooded:.1} to {flooded:.1} a second"
     );
+    // Giving way is for the rare newcomer the accept loop reached before its head: most of a
+    // ready client's searches are answered the first time.
+    let answered = (flooded * SEARCHING.as_secs_f64()).round() as usize;
+    assert!(closed * 10 <= answered, "{closed} of {answered} searches were closed unanswered");
     healthz_answers(&s);
 }
