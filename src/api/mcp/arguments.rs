@@ -236,6 +236,16 @@ mod tests {
         );
         let m = refused::<tools::ReadArgs>("vault_read", json!({}));
         assert_eq!(m, "`path` is missing; vault_read needs it: a string");
+        use super::super::budget::Paged;
+        let m = refused::<Paged<tools::ReadArgs>>("vault_read", json!({"offset": 3}));
+        assert_eq!(m, "`path` is missing; vault_read needs it: a string");
+        let m = refused::<Paged<tools::ReadArgs>>("vault_read", json!({"path": ["Plan"]}));
+        assert_eq!(m, "`path` is a list; it takes a string");
+        let m = refused::<Paged<tools::ListArgs>>("vault_list", json!({"offset": -1}));
+        assert!(m.starts_with("`offset` is the number -1; it takes an integer"), "{m}");
+        let m = refused::<Paged<tools::ListArgs>>("vault_list", json!({"pathh": "A"}));
+        assert!(m.starts_with("`pathh` is not an argument vault_list takes"), "{m}");
+        assert!(m.ends_with("vault, path, offset"), "{m}");
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! and no scope apply. This module does not authenticate: the HTTP guard has done that.
 
 mod arguments;
+mod budget;
 mod handler;
 mod logging;
 mod prompts;
@@ -28,7 +29,9 @@ mod output;
 mod schema;
 
 use arguments::Parameters;
-use output::{changed, typed};
+use budget::{ANSWER_BUDGET, Paged};
+use output::{changed, paged, typed};
+use serde_json::Value;
 
 use super::limits::Searches;
 use super::prose::*;
@@ -40,6 +43,7 @@ use crate::vault::{Change, NoteRead};
 
 mod completion;
 mod resources;
+mod rows;
 
 /// What the server tells a model before its first call.
 pub(crate) const INSTRUCTIONS: &str = "\
@@ -258,49 +262,59 @@ impl VaultMcp {
     /// as "Plan::Risks", or a unique heading name). Returns the Markdown text. A filed PDF
     /// reads whole, as the text extracted from it. An image (png, jpg, gif, webp) returns the
     /// image, at most 1024 pixels a side; other attachments a sentence saying what they are.
+    /// A note over 60,000 characters (the answer budget) comes in parts: the first with its
+    /// outline (each heading's path and lines); `offset` (in lines) reads on.
     #[tool(name = "vault_read", annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_read(
         &self,
-        Parameters(args): Parameters<tools::ReadArgs>,
+        Parameters(args): Parameters<Paged<tools::ReadArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
+        let Paged { args: a, offset } = take!(args);
         if crate::vault::attachment::kind_of(&a.path).is_some() {
             let shown = self.run(&ctx, move |e, t| super::preview::read(e, t, a)).await;
             return shown.map_or_else(|e| refusal(&e), super::preview::content);
         }
-        answer(self.run(&ctx, move |e, t| tools::read(e, t, a)).await, render_read)
+        let read = self.run(&ctx, move |e, t| tools::read(e, t, a)).await;
+        if let Ok(r) = &read
+            && let Some(parts) = ANSWER_BUDGET.read(r, r.reading.sentence(&r.path), offset)
+        {
+            return CallToolResult::success(parts);
+        }
+        answer(read, render_read)
     }
 
     /// List a folder of the vault: subfolders first, then files with size and modification
     /// time. An empty path lists the vault root.
+    /// Answers over 60,000 characters (the answer budget) come in parts; send the `offset` the
+    /// closing line names to read on.
     #[tool(name = "vault_list",
         output_schema = output::listing(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_list(
         &self,
-        Parameters(args): Parameters<tools::ListArgs>,
+        Parameters(args): Parameters<Paged<tools::ListArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
-        typed(self.run(&ctx, move |e, t| tools::list(e, t, a)).await, crate::wire::listing, |l| {
-            l.render()
-        })
+        let Paged { args: a, offset } = take!(args);
+        let listing = self.run(&ctx, move |e, t| tools::list(e, t, a)).await;
+        paged(listing, "vault_list", offset, crate::wire::listing, |l| l.render())
     }
 
     /// Show a note's frontmatter and the full path of every heading (`A::B::C`). Call this
     /// before vault_patch and copy the target from it. For a filed PDF, shows its extraction
     /// verdict (pages, whether text or OCR was used, why nothing was found).
+    /// Answers over 60,000 characters (the answer budget) come in parts; send the `offset` the
+    /// closing line names to read on.
     #[tool(name = "vault_map",
         output_schema = output::map(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_map(
         &self,
-        Parameters(args): Parameters<tools::MapArgs>,
+        Parameters(args): Parameters<Paged<tools::MapArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
-        typed(self.run(&ctx, move |e, t| tools::map(e, t, a)).await, crate::wire::map, |m| {
-            m.render()
-        })
+        let Paged { args: a, offset } = take!(args);
+        let map = self.run(&ctx, move |e, t| tools::map(e, t, a)).await;
+        paged(map, "vault_map", offset, crate::wire::map, |m| m.render())
     }
 
     /// Edit one section of a note under a heading: replace, prepend to or append to its
@@ -528,55 +542,66 @@ impl VaultMcp {
     /// How much of each vault is searchable: notes, documents and chunks indexed, files that
     /// failed or gave no text (and why), files skipped by rule, entries out of step with the
     /// disk, and the last build. Use it when a search misses something that should be there.
+    /// Answers over 60,000 characters (the answer budget) come in parts; send the `offset` the
+    /// closing line names to read on.
     #[tool(name = "vault_status",
         output_schema = output::status(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_status(
         &self,
-        Parameters(args): Parameters<tools::StatusArgs>,
+        Parameters(args): Parameters<Paged<tools::StatusArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
-        typed(
-            self.run(&ctx, move |e, t| tools::status(e, t, a)).await,
-            crate::wire::status,
-            render_status,
-        )
+        let Paged { args: a, offset } = take!(args);
+        let report = self.run(&ctx, move |e, t| tools::status(e, t, a)).await;
+        paged(report, "vault_status", offset, crate::wire::status, render_status)
     }
 
     /// Every dated commitment in the vault (the `expires` frontmatter lists), one row per date,
     /// oldest first, with days remaining; lapsed dates are always included. Also the notes
     /// dismissed with `expires: none`, how many notes track nothing, and malformed entries.
+    /// Answers over 60,000 characters (the answer budget) come in parts; send the `offset` the
+    /// closing line names to read on.
     #[tool(name = "vault_expiries",
         output_schema = output::expiries(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_expiries(
         &self,
-        Parameters(args): Parameters<tools::ExpiriesArgs>,
+        Parameters(args): Parameters<Paged<tools::ExpiriesArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
+        let Paged { args: a, offset } = take!(args);
         let within = a.within;
         let report = self.run(&ctx, move |e, t| tools::expiries(e, t, a)).await;
-        typed(report, |r| crate::wire::expiries(r, within), render_expiries)
+        paged(
+            report,
+            "vault_expiries",
+            offset,
+            |r| crate::wire::expiries(r, within),
+            render_expiries,
+        )
     }
 
     /// The open callouts in the notes (`> [!todo]`, `> [!warning]` and the like), most urgent
     /// first, each with its note and line.
+    /// Answers over 60,000 characters (the answer budget) come in parts; send the `offset` the
+    /// closing line names to read on.
     #[tool(name = "vault_callouts",
         output_schema = output::callouts(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_callouts(
         &self,
-        Parameters(args): Parameters<tools::CalloutsArgs>,
+        Parameters(args): Parameters<Paged<tools::CalloutsArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
+        let Paged { args: a, offset } = take!(args);
         let started = std::time::Instant::now();
         let report = self.run(&ctx, move |e, t| {
             let name = tools::vault(e, t, a.vault.as_deref())?.name().to_string();
             let open = e.config().callouts.open_types.clone();
             tools::callouts(e, t, a).map(|r| (name, open, r))
         });
-        typed(
+        paged(
             report.await,
+            "vault_callouts",
+            offset,
             |(name, open, r)| {
                 crate::wire::callouts(name, open, r, started.elapsed().as_millis() as u64)
             },
@@ -587,19 +612,22 @@ impl VaultMcp {
     /// The vault's tags (frontmatter and inline `#tags`) as a tree with how many notes carry
     /// each, a nested tag counting for its parents; with `tag`, the notes carrying it or a tag
     /// nested under it ("project" finds "#project/alpha").
+    /// Answers over 60,000 characters (the answer budget) come in parts; send the `offset` the
+    /// closing line names to read on.
     #[tool(name = "vault_tags",
         output_schema = output::tags(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_tags(
         &self,
-        Parameters(args): Parameters<tools::TagsArgs>,
+        Parameters(args): Parameters<Paged<tools::TagsArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
+        let Paged { args: a, offset } = take!(args);
         let report = self.run(&ctx, move |e, t| {
             let name = tools::vault(e, t, a.vault.as_deref())?.name().to_string();
             tools::tags(e, t, a).map(|r| (name, r))
         });
-        typed(report.await, |(name, r)| crate::wire::tags(name, r), |(_, r)| r.render())
+        let data = |(name, r): &(String, _)| crate::wire::tags(name, r);
+        paged(report.await, "vault_tags", offset, data, |(_, r)| r.render())
     }
 
     /// Rename a tag in every note, inline `#tags` and frontmatter `tags:` alike, the tags
@@ -629,6 +657,8 @@ impl VaultMcp {
     /// Run the vault's health checks (broken and ambiguous links, unpatchable duplicate
     /// headings, unreadable frontmatter, unlinked or empty documents, malformed expiry dates,
     /// and the vault's own .scripts checks) and report the findings. Changes nothing.
+    /// Answers over 60,000 characters (the answer budget) come in parts; send the `offset` the
+    /// closing line names to read on.
     #[tool(
         name = "vault_maintenance",
         output_schema = output::maintenance(),
@@ -636,23 +666,30 @@ impl VaultMcp {
     )]
     async fn vault_maintenance(
         &self,
-        Parameters(args): Parameters<tools::MaintenanceArgs>,
+        Parameters(args): Parameters<Paged<tools::MaintenanceArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
+        let Paged { args: a, offset } = take!(args);
         let vault = a.vault.clone();
         if a.list_only {
             let checks = self.run(&ctx, move |e, t| tools::checks(e, t, vault.as_deref())).await;
-            return typed(checks, |c| crate::wire::checks(c), render_checks);
+            return paged(
+                checks,
+                "vault_maintenance",
+                offset,
+                |c| crate::wire::checks(c),
+                render_checks,
+            );
         }
         let run = self.run(&ctx, move |e, t| tools::maintenance(e, t, vault.as_deref())).await;
-        typed(run, output::maintenance_run, |run| run.markdown())
+        paged(run, "vault_maintenance", offset, output::maintenance_run, |run| run.markdown())
     }
 
     /// Find every line that contains an exact string (or, with `regex`, matches a pattern) in
     /// the notes and the text of filed documents, with path and line number. Use it to find an
     /// exact token, or to prove a string is absent (an empty answer covers the whole vault).
-    /// Capped at `limit` lines (default 50, at most 200); `offset` pages on.
+    /// Capped at `limit` lines (default 50, at most 200), and fewer when they would pass
+    /// 60,000 characters (the answer budget); `offset` pages on.
     #[tool(name = "vault_grep",
         output_schema = output::grep(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_grep(
@@ -661,44 +698,45 @@ impl VaultMcp {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let a = take!(args);
-        typed(
-            self.run(&ctx, move |e, t| tools::grep(e, t, a)).await,
-            crate::wire::grep,
-            render_grep,
-        )
+        let report = self.run(&ctx, move |e, t| tools::grep(e, t, a)).await;
+        // 200 long lines can pass the budget: fewer are shown, and the prose's own "call again
+        // with offset" goes on from there.
+        let report = report.map(|r| ANSWER_BUDGET.leading(r, crate::wire::grep, render_grep));
+        typed(report, crate::wire::grep, render_grep)
     }
 
     /// A note's outgoing links (each resolved to a path, or marked broken) and its backlinks
     /// (the notes linking to it, with line). Call it before moving or deleting a note.
+    /// Answers over 60,000 characters (the answer budget) come in parts; send the `offset` the
+    /// closing line names to read on.
     #[tool(name = "vault_links",
         output_schema = output::links(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn vault_links(
         &self,
-        Parameters(args): Parameters<tools::LinksArgs>,
+        Parameters(args): Parameters<Paged<tools::LinksArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
-        typed(
-            self.run(&ctx, move |e, t| tools::links(e, t, a)).await,
-            crate::wire::links,
-            render_links,
-        )
+        let Paged { args: a, offset } = take!(args);
+        let report = self.run(&ctx, move |e, t| tools::links(e, t, a)).await;
+        paged(report, "vault_links", offset, crate::wire::links, render_links)
     }
 
     /// The notes whose frontmatter `key` holds exactly `value` (equal to a plain value, or one
     /// item of a list). Reads the files, so folders left out of search are included.
+    /// Answers over 60,000 characters (the answer budget) come in parts; send the `offset` the
+    /// closing line names to read on.
     #[tool(
         name = "vault_frontmatter_query",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn vault_frontmatter_query(
         &self,
-        Parameters(args): Parameters<tools::FrontmatterQueryArgs>,
+        Parameters(args): Parameters<Paged<tools::FrontmatterQueryArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let a = take!(args);
+        let Paged { args: a, offset } = take!(args);
         let (key, value) = (a.key.clone(), a.value.clone());
-        answer(self.run(&ctx, move |e, t| tools::frontmatter_query(e, t, a)).await, move |paths| {
+        let render = move |paths: Vec<String>| {
             if paths.is_empty() {
                 return format!("No note has {key}: {value:?} in its frontmatter.");
             }
@@ -707,7 +745,14 @@ impl VaultMcp {
                 out.push_str(&format!("- {p}\n"));
             }
             out
-        })
+        };
+        // Paged like the typed answers; the paths are all its prose says, so no structured
+        // content goes with them.
+        let paths = self.run(&ctx, move |e, t| tools::frontmatter_query(e, t, a)).await;
+        let part = paths.and_then(|p| {
+            ANSWER_BUDGET.part("vault_frontmatter_query", p, offset, |_| Value::Null, render)
+        });
+        answer(part, |(text, _)| text)
     }
 
     /// Bring the search index up to date now (it normally follows file changes by itself).
@@ -753,6 +798,34 @@ mod tests {
                 assert_eq!(out["type"], "object", "{}", tool.name);
                 assert_eq!(schema::findings(&out), Vec::<String>::new(), "{}", tool.name);
             }
+        }
+    }
+
+    #[test]
+    fn every_paged_tool_states_the_answer_budget_in_its_description() {
+        let stated = format!("{} characters (the answer budget)", ANSWER_BUDGET.shown());
+        let mut paged = Vec::new();
+        for tool in VaultMcp::tool_router().list_all() {
+            let offset = tool.input_schema.get("properties").and_then(|p| p.get("offset"));
+            let described = offset.and_then(|o| o["description"].as_str()).unwrap_or_default();
+            if described.contains("came in parts") {
+                let description = tool.description.as_deref().unwrap_or_default();
+                assert!(description.contains(&stated), "{}: {description}", tool.name);
+                paged.push(tool.name.to_string());
+            }
+        }
+        assert_eq!(paged.len(), 10, "{paged:?}");
+    }
+
+    #[test]
+    fn every_paged_tool_with_an_output_schema_declares_its_page() {
+        for tool in VaultMcp::tool_router().list_all() {
+            let paged = tool.input_schema.get("properties").and_then(|p| p.get("offset"));
+            let (Some(_), Some(out)) = (paged, &tool.output_schema) else { continue };
+            if tool.name == "vault_grep" {
+                continue; // its offset is its own: matching lines, with `limit`
+            }
+            assert!(out["properties"].get("page").is_some(), "{}", tool.name);
         }
     }
 

@@ -33,6 +33,21 @@ pub(super) fn typed<T>(
     }
 }
 
+/// A data-bearing answer that grows with the vault, kept under the answer budget
+/// (`budget.rs`): whole when it fits, else the items from `offset` that do.
+pub(super) fn paged<T: super::rows::Rows>(
+    r: crate::error::Result<T>,
+    tool: &str,
+    offset: usize,
+    data: impl Fn(&T) -> Value,
+    render: impl Fn(T) -> String,
+) -> CallToolResult {
+    match r.and_then(|v| super::budget::ANSWER_BUDGET.part(tool, v, offset, data, render)) {
+        Ok((text, data)) => success(text, data),
+        Err(e) => super::refusal(&e),
+    }
+}
+
 /// A write's answer: `render_change`'s prose and the change as `wire::change` shapes it.
 pub(super) fn changed(r: crate::error::Result<crate::vault::Change>) -> CallToolResult {
     typed(r, crate::wire::change, super::render_change)
@@ -105,6 +120,20 @@ fn root(schema: Schema) -> Arc<JsonObject> {
     }
 }
 
+/// The root of an answer that can come in parts (`budget.rs`): `page`, present on a part,
+/// says which items it holds and the `offset` that goes on.
+fn paged_root(schema: Schema) -> Arc<JsonObject> {
+    let page = object(
+        json_schema!({
+            "offset": integer(), "items": integer(), "total": integer(), "next_offset": integer(),
+        }),
+        &["offset", "items", "total"],
+    );
+    let mut schema = schema.to_value();
+    schema["properties"]["page"] = page.to_value();
+    root(Schema::try_from(schema).expect("an object schema"))
+}
+
 /// A write's confirmation (`wire::change`): every writing tool's result.
 pub(super) fn change() -> Arc<JsonObject> {
     root(object(
@@ -145,7 +174,7 @@ pub(super) fn listing() -> Arc<JsonObject> {
         }),
         &["name", "path", "kind"],
     );
-    root(object(
+    paged_root(object(
         json_schema!({"vault": string(), "path": string(), "entries": list(entry)}),
         &["vault", "path", "entries"],
     ))
@@ -164,7 +193,7 @@ pub(super) fn map() -> Arc<JsonObject> {
         }),
         &["status"],
     );
-    root(object(
+    paged_root(object(
         json_schema!({
             "vault": string(), "path": string(), "document": boolean(),
             "frontmatter": any_object(), "headings": list(heading), "etag": string(),
@@ -207,7 +236,7 @@ pub(super) fn status() -> Arc<JsonObject> {
         }),
         &["vault", "notes", "documents", "chunks", "problems", "skipped", "stale"],
     );
-    root(object(
+    paged_root(object(
         json_schema!({"model": model, "vaults": list(vault), "pass": any_object()}),
         &["model", "vaults"],
     ))
@@ -225,7 +254,7 @@ pub(super) fn expiries() -> Arc<JsonObject> {
     let pair = |second: &str| {
         object(json_schema!({"note": string(), second: string()}), &["note", second])
     };
-    root(object(
+    paged_root(object(
         json_schema!({
             "today": string(), "within": integer(), "notes_scanned": integer(),
             "lapsed": integer(), "entries": list(entry), "dismissed": list(pair("reason")),
@@ -254,7 +283,7 @@ pub(super) fn callouts() -> Arc<JsonObject> {
         }),
         &["callouts", "notes_with_callouts", "notes_scanned"],
     );
-    root(object(
+    paged_root(object(
         json_schema!({
             "vault": string(), "generated": string(), "open_types": strings(),
             "counts": counts, "callouts": list(callout), "duration_ms": integer(),
@@ -271,7 +300,7 @@ pub(super) fn tags() -> Arc<JsonObject> {
         &["name", "count", "depth"],
     );
     let note = object(json_schema!({"path": string(), "tags": strings()}), &["path", "tags"]);
-    root(object(
+    paged_root(object(
         json_schema!({
             "vault": string(), "tag": string(), "notes_scanned": integer(),
             "tags": list(tag), "notes": list(note),
@@ -323,7 +352,7 @@ pub(super) fn maintenance() -> Arc<JsonObject> {
         }),
         &["checks"],
     );
-    root(object(
+    paged_root(object(
         json_schema!({
             "vault": string(), "generated_at": string(), "duration_ms": integer(),
             "checks": list(check), "summary": summary, "exit_code": integer(),
@@ -360,7 +389,7 @@ pub(super) fn links() -> Arc<JsonObject> {
         json_schema!({"from": string(), "line": integer(), "written": string()}),
         &["from", "line", "written"],
     );
-    root(object(
+    paged_root(object(
         json_schema!({"path": string(), "outgoing": list(outgoing), "backlinks": list(backlink)}),
         &["path", "outgoing", "backlinks"],
     ))
