@@ -35,7 +35,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
 import Ajv from 'ajv';
 import Ajv2019 from 'ajv/dist/2019.js';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -259,12 +259,15 @@ async function resources(client, root) {
       && png.subarray(1, 4).toString() === 'PNG' && size?.[0] === 1024 && size?.[1] === 256,
     `${image[0]?.mimeType}, ${png.length} bytes, size ${show(size)}`);
 
+  // Resource-not-found is -32002 up to protocol 2025-11-25 (what this SDK speaks at most, and
+  // so negotiates with mdvault); from 2026-07-28 on it is -32602 (SEP-2164).
+  const notFound = LATEST_PROTOCOL_VERSION >= '2026-07-28' ? -32602 : -32002;
   try {
     const r = await client.readResource({ uri: `mdvault://${VAULT}/Home/No%20such%20note.md` });
     check('resources/read of a missing note is refused', false, `answered ${show(r)}`);
   } catch (e) {
-    check('resources/read of a missing note is refused with -32002',
-      e instanceof McpError && e.code === -32002 && e.message.includes('not_found'),
+    check(`resources/read of a missing note is refused with ${notFound}`,
+      e instanceof McpError && e.code === notFound && e.message.includes('not_found'),
       `${e.code}: ${e.message}`);
   }
 }
