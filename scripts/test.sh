@@ -9,7 +9,8 @@
 # integration suite (scripts/lra-suite.sh) and two real clients of that API, mcp-obsidian and
 # obsidian-mcp-server, driven over MCP (scripts/lra-clients.sh), the official MCP conformance
 # suite against the MCP endpoint (scripts/mcp-conformance.sh) and the MCP Inspector's
-# --strict schema lint (scripts/inspector-strict.sh). This is
+# --strict schema lint (scripts/inspector-strict.sh) and the official TypeScript MCP SDK over
+# both transports (scripts/mcp-ts-sdk.sh). This is
 # the README's test command and the one .ci/run calls. It installs the
 # default model, the PDF/OCR system tools and the Python test tools first (no-ops when they are
 # already there).
@@ -54,3 +55,6 @@ cargo test --all-targets --locked
 # The MCP Inspector's --strict schema lint (installed pinned under target/inspector/): every
 # tool's input and output schema portable, no finding at all; see the script.
 ./scripts/inspector-strict.sh target/debug/mdvault
+# The official TypeScript MCP SDK (installed pinned under target/mcp-ts-sdk/) over streamable
+# HTTP and stdio: every tool's structuredContent, resources, completions, prompts; see the script.
+./scripts/mcp-ts-sdk.sh target/debug/mdvault

@@ -7,7 +7,7 @@ The client connects in its default mode, which first probes `server/discover` an
 to `initialize`; then it lists the tools and calls search, read, map and patch (one patch that
 works and one that is refused); then it lists the resources to the last cursor, reads a note, a
 PDF (text and original), an image and a missing note, lists the templates and completes a vault
-and a path; then it lists the prompts and gets each, and asks for log messages at `warning`
+and a path, and a prompt's arguments (a template's name, a heading); then it lists the prompts and gets each, and asks for log messages at `warning`
 (both ways: `logging/setLevel`, and the per-request `_meta` opt-in) so the refused patch
 arrives as one; then it calls every tool that declares an `outputSchema`. The SDK validates
 each successful result's `structuredContent` against the tool's `outputSchema` by itself (and
@@ -25,7 +25,7 @@ import sys
 import jsonschema
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp.types import ResourceTemplateReference
+from mcp.types import PromptReference, ResourceTemplateReference
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 
@@ -71,6 +71,15 @@ async def resources(client):
     template = ResourceTemplateReference(uri=templates.resource_templates[0].uri_template)
     vault = await client.complete(template, {"name": "vault", "value": "fix"})
     path = await client.complete(template, {"name": "path", "value": "home/b"}, {"vault": "fixture"})
+    # A prompt's own argument, and a heading from the note its `path` names (ref/prompt).
+    template_name = await client.complete(
+        PromptReference(name="note_from_template"), {"name": "template", "value": "mee"}
+    )
+    heading = await client.complete(
+        PromptReference(name="file_document"),
+        {"name": "section", "value": "sett"},
+        {"path": "Home/Boiler.md"},
+    )
     return {
         "pages": pages,
         "listed": listed,
@@ -83,6 +92,8 @@ async def resources(client):
             "total": path.completion.total,
             "has_more": path.completion.has_more,
         },
+        "complete_prompt_template": template_name.completion.values,
+        "complete_prompt_heading": heading.completion.values,
     }
 
 

@@ -4,7 +4,8 @@
 //! before the tests; `MDVAULT_PYTHON` names another interpreter). The SDK opens with a
 //! `server/discover` probe, so this also proves the server answers it rather than hanging.
 //! Both transports also list every resource to the last cursor, read a note, a PDF (as text
-//! and as the original), an image (scaled) and a missing note, and complete a vault and a path.
+//! and as the original), an image (scaled) and a missing note, and complete a vault and a path,
+//! and a prompt's template and heading arguments.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -151,6 +152,10 @@ fn check_resources(r: &Value, v: &TempVault) {
         paths["total"].as_u64().unwrap() as usize,
         paths["values"].as_array().unwrap().len()
     );
+    // A prompt's argument completes too: `note_from_template`'s template to the templates
+    // `with_extras` adds, a heading argument to the heading paths of the note `path` names.
+    assert_eq!(r["complete_prompt_template"], serde_json::json!(["Meeting"]), "{r}");
+    assert_eq!(r["complete_prompt_heading"], serde_json::json!(["Boiler::Settings"]), "{r}");
 }
 
 /// The fixture vault plus a note with a broken link and a template, for the prompts.

