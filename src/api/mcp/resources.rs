@@ -12,7 +12,8 @@
 //! dot segments, then the read goes through the front door (`crate::service`), so the path
 //! gate, the connection's vault binding and the forgiving lookup decide exactly as they do for
 //! `vault_read`. Refusals become JSON-RPC errors: a missing file is resource-not-found
-//! (-32002), anything else `invalid_params` with the house's code in the message.
+//! (-32002; rmcp sends -32602 for it to a client on 2026-07-28 or later, as that revision
+//! says), anything else `invalid_params` with the house's code in the message.
 //!
 //! Subscriptions are not offered: over HTTP the server is stateless (every POST stands alone),
 //! so there is no session to send `notifications/resources/updated` to, and a declared
