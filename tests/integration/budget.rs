@@ -31,7 +31,7 @@ fn next_offset(closing: &str) -> Option<usize> {
 }
 
 #[test]
-fn a_long_note_a_big_folder_and_wide_grep_lines_come_in_parts_under_the_budget_that_reach_the_end()
+fn long_answers_come_in_parts_under_the_budget_that_reach_the_end_and_a_long_write_answer_keeps_its_totals()
 {
     let v = TempVault::empty();
     let mut note = String::new();
@@ -49,7 +49,9 @@ fn a_long_note_a_big_folder_and_wide_grep_lines_come_in_parts_under_the_budget_t
     let mut expected = BTreeSet::new();
     for n in 0..10_000 {
         let name = format!("Note {n:05}.md");
-        std::fs::write(v.root().join("Big").join(&name), "x\n").unwrap();
+        // 2,000 of them tagged: enough for a rename's answer to pass the budget.
+        let text = if n < 2_000 { "x #bulk\n" } else { "x\n" };
+        std::fs::write(v.root().join("Big").join(&name), text).unwrap();
         expected.insert(name);
     }
     let wide: String =
@@ -149,6 +151,25 @@ fn a_long_note_a_big_folder_and_wide_grep_lines_come_in_parts_under_the_budget_t
         }
     }
     assert_eq!(found, 300);
+
+    // A tag on 2,000 notes renamed: the write cannot be asked again, so its answer lists
+    // the notes that fit and keeps its totals.
+    for dry_run in [true, false] {
+        let args = json!({"from": "bulk", "to": "mass", "dry_run": dry_run});
+        let r = mcp(&s, "/mcp", "tools/call", json!({"name": "vault_tag_rename", "arguments": args}));
+        assert_ne!(r["isError"], json!(true), "{r}");
+        let text = r["content"][0]["text"].as_str().unwrap();
+        let data = &r["structuredContent"];
+        let size = text.chars().count() + data.to_string().chars().count();
+        assert!(size <= BUDGET, "{size} characters");
+        assert_eq!(data["replaced"], json!(2_000), "{}", data["message"]);
+        let listed = data["listed"].as_u64().unwrap() as usize;
+        assert_eq!(data["notes"].as_array().unwrap().len(), listed);
+        assert!(listed < 2_000, "{listed}");
+        assert!(text.contains(&format!("({} more not listed", 2_000 - listed)), "{text}");
+    }
+    let renamed = std::fs::read_to_string(v.root().join("Big/Note 01999.md")).unwrap();
+    assert_eq!(renamed, "x #mass\n");
 
     let unique: BTreeSet<String> = listed.iter().cloned().collect();
     assert_eq!(unique.len(), listed.len(), "a note was listed twice");

@@ -141,6 +141,44 @@ impl Budget {
         items
     }
 
+    /// A write's answer within the budget. A write cannot be asked again for the rest, so
+    /// when its answer is over, the list it ends with (one prose line after `head` lines per
+    /// item of the structured `list`) is cut to the leading items that fit; the totals stay as
+    /// they are, `listed` says how many items came, and a closing line says how many were
+    /// left out and where to see them (`rest`).
+    pub(crate) fn write(
+        self,
+        text: String,
+        value: Value,
+        list: &str,
+        head: usize,
+        rest: &str,
+    ) -> (String, Value) {
+        if size(&text, &value) <= self.0 {
+            return (text, value);
+        }
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let total = value[list].as_array().map_or(0, Vec::len);
+        let items = &lines[head.min(lines.len())..];
+        let cut_to = |n: usize| {
+            let mut prose: String = lines[..head.min(lines.len())].concat();
+            prose.extend(items.iter().take(n).copied());
+            prose.push_str(&format!(
+                "\n({} more not listed, to keep this answer under the answer budget of {} \
+                 characters: {rest}.)\n",
+                total - n.min(total),
+                self.shown()
+            ));
+            let mut cut = value.clone();
+            if let Some(all) = cut[list].as_array_mut() {
+                all.truncate(n);
+            }
+            cut["listed"] = n.into();
+            (prose, cut)
+        };
+        cut_to(most_that_fit(total.min(items.len()), self.0, &cut_to))
+    }
+
     /// A note read within the budget: `None` when it fits whole and `offset` is 0 (the caller
     /// renders it as always). Otherwise three blocks: what follows (on the first part, the
     /// outline with each heading's path and lines), the note's lines from `offset` exactly as
@@ -494,6 +532,22 @@ mod tests {
         assert_eq!(kept[..], whole[..kept.len()]);
         assert!(size(&render(kept.clone()), &data(&kept)) <= 2_000);
         assert_eq!(Budget(100_000).leading(whole.clone(), data, render), whole);
+    }
+
+    #[test]
+    fn a_long_write_answer_keeps_its_totals_and_lists_the_leading_items_that_fit() {
+        let notes = paths(300, 20);
+        let mut text = "Renamed #a to #b: 300 tag(s) in 300 note(s)\n\n".to_string();
+        text.push_str(&render(notes.clone()));
+        let value = json!({"replaced": 300, "notes": notes});
+        let (prose, cut) = Budget(3_000).write(text, value, "notes", 2, "vault_grep lists them");
+        assert!(size(&prose, &cut) <= 3_000);
+        let listed = cut["listed"].as_u64().unwrap() as usize;
+        assert_eq!(cut["notes"].as_array().unwrap().len(), listed);
+        assert!(listed > 0 && listed < 300);
+        assert_eq!(cut["replaced"], 300);
+        assert!(prose.starts_with("Renamed #a to #b: 300 tag(s) in 300 note(s)\n\n- 00000x"));
+        assert!(prose.contains(&format!("({} more not listed", 300 - listed)), "{prose}");
     }
 
     #[test]

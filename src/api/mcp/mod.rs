@@ -634,6 +634,7 @@ impl VaultMcp {
     /// nested under it with it ("project" to "work" turns "#project/alpha" into "#work/alpha");
     /// renaming onto an existing tag merges the two. One all-or-nothing change that keeps every
     /// other byte; answers with each changed note and its count. `dry_run` lists them only.
+    /// Past 60,000 characters (the answer budget) the list stops, its totals kept.
     #[tool(
         name = "vault_tag_rename",
         output_schema = output::tag_renamed(),
@@ -651,7 +652,22 @@ impl VaultMcp {
     ) -> CallToolResult {
         let a = take!(args);
         let renamed = self.run(&ctx, move |e, t| tools::rename_tag(e, t, a)).await;
-        typed(renamed, crate::wire::tag_renamed, |r| r.render())
+        match renamed {
+            Ok(r) => {
+                // Before a rename (a dry run) the notes are under the old tag, after it the new.
+                let tag = if r.dry_run { &r.from } else { &r.to };
+                let rest = format!("vault_tags with `tag: {tag:?}` lists every note under it");
+                let (text, data) = ANSWER_BUDGET.write(
+                    r.render(),
+                    crate::wire::tag_renamed(&r),
+                    "notes",
+                    2,
+                    &rest,
+                );
+                output::success(text, data)
+            }
+            Err(e) => refusal(&e),
+        }
     }
 
     /// Run the vault's health checks (broken and ambiguous links, unpatchable duplicate

@@ -65,7 +65,7 @@ pub(super) fn maintenance_run(run: &crate::upkeep::findings::Run) -> Value {
 
 /// A successful answer: the prose as text content, `data` (nulls left out) as structured
 /// content.
-fn success(text: String, data: Value) -> CallToolResult {
+pub(super) fn success(text: String, data: Value) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(without_nulls(data));
     result
@@ -317,7 +317,7 @@ pub(super) fn tag_renamed() -> Arc<JsonObject> {
         json_schema!({
             "vault": string(), "from": string(), "to": string(), "dry_run": boolean(),
             "notes_scanned": integer(), "replaced": integer(), "notes": list(note),
-            "message": string(),
+            "message": string(), "listed": integer(),
         }),
         &["vault", "from", "to", "dry_run", "notes_scanned", "replaced", "notes", "message"],
     ))
