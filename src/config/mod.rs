@@ -132,6 +132,9 @@ pub struct SearchSettings {
     pub(crate) mmr_lambda: f64,
     /// Pin exact identifier matches first (the lookup override); off only to measure it.
     pub(crate) lookup: bool,
+    /// A query word no passage holds is also searched as the indexed words one edit from it
+    /// (or, failing those, that begin with it), and the answer says so.
+    pub(crate) typos: bool,
     /// A vault's own default `k`, for a search of that vault alone (`vaults: {NAME: {path,
     /// default_k}}`); a search of every vault uses `default_k`.
     pub(crate) vault_k: std::collections::BTreeMap<String, usize>,
@@ -507,6 +510,7 @@ fn search_settings(s: RawSearch) -> Result<SearchSettings, ConfigError> {
         document_weight: s.document_weight.unwrap_or(0.95),
         mmr_lambda: s.mmr_lambda.unwrap_or(0.9),
         lookup: s.lookup.unwrap_or(true),
+        typos: s.typos.unwrap_or(true),
         vault_k: std::collections::BTreeMap::new(),
     };
     if !(0.0..=1.0).contains(&search.mmr_lambda) {

@@ -105,6 +105,7 @@ pub(super) struct RawSearch {
     pub(super) document_weight: Option<f64>,
     pub(super) mmr_lambda: Option<f64>,
     pub(super) lookup: Option<bool>,
+    pub(super) typos: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

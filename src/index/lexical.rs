@@ -19,7 +19,9 @@ use std::sync::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use tantivy::collector::TopDocs;
 use tantivy::directory::error::LockError;
-use tantivy::query::{AllQuery, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::query::{
+    AllQuery, BooleanQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, TermQuery,
+};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
@@ -35,6 +37,10 @@ const SCHEMA_VERSION: u32 = 1;
 /// The name our analyzer is registered under in tantivy.
 const ANALYZER: &str = "mdvault";
 const WRITER_HEAP_BYTES: usize = 50_000_000;
+/// The shortest query word that [`LexicalIndex::near_terms`] finds stand-ins for.
+const NEAR_MIN_CHARS: usize = 4;
+/// The most letters a stem drops from a word's end ("ness", "ing" and "er" are within it).
+const STEM_ENDING_CHARS: usize = 4;
 
 /// A filter applied before the top `limit` is taken; `None` (or an empty prefix) means no filter.
 #[derive(Debug, Clone, Copy, Default)]
@@ -305,6 +311,63 @@ impl LexicalIndex {
             }
         }
         Ok(hits)
+    }
+
+    /// The indexed words that stand in for `token`, a word no chunk holds: those one edit
+    /// from it (a transposition counts as one) or from its first letters, else those it
+    /// begins, the commonest first, at most `limit`. Only for a word of letters of
+    /// [`NEAR_MIN_CHARS`] or more, since one edit from a shorter word is another word as often
+    /// as a typo of it. Deleted chunks may still count until a merge; a stand-in that only
+    /// they held finds nothing and costs nothing.
+    pub(crate) fn near_terms(&self, token: &str, limit: usize) -> Vec<String> {
+        // A number or a code one edit from another is another thing, not a typo of it.
+        let word = token.chars().all(char::is_alphabetic);
+        if !word || token.chars().count() < NEAR_MIN_CHARS || limit == 0 {
+            return Vec::new();
+        }
+        // The index holds stems, and a misspelt word is not stemmed as the word is
+        // ("dishwsher" stays whole; "dishwasher" is "dishwash"), so the word's own first
+        // letters are tried too, a letter fewer each time, as far as a stem's ending goes.
+        let chars: Vec<char> = token.chars().collect();
+        let cuts = (0..=STEM_ENDING_CHARS).filter(|cut| chars.len() - cut >= NEAR_MIN_CHARS);
+        let mut queries: Vec<FuzzyTermQuery> = cuts
+            .map(|cut| {
+                let head: String = chars[..chars.len() - cut].iter().collect();
+                FuzzyTermQuery::new(Term::from_field_text(self.fields.body, &head), 1, true)
+            })
+            .collect();
+        let whole = Term::from_field_text(self.fields.body, token);
+        queries.push(FuzzyTermQuery::new_prefix(whole, 0, true));
+        for query in queries {
+            let mut found = self.terms_matching(&query);
+            found.remove(token);
+            if !found.is_empty() {
+                let mut found: Vec<(String, u64)> = found.into_iter().collect();
+                found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                return found.into_iter().take(limit).map(|(t, _)| t).collect();
+            }
+        }
+        Vec::new()
+    }
+
+    /// The body field's words `query`'s automaton accepts, with their chunk counts.
+    fn terms_matching(&self, query: &FuzzyTermQuery) -> std::collections::HashMap<String, u64> {
+        let mut found = std::collections::HashMap::new();
+        let Ok(automaton) = query.automaton() else { return found };
+        let searcher = self.reader.searcher();
+        for segment in searcher.segment_readers() {
+            let Ok(inverted) = segment.inverted_index(self.fields.body) else { continue };
+            let Ok(mut stream) = inverted.terms().search(&automaton).into_stream() else {
+                continue;
+            };
+            while stream.advance() {
+                if let Ok(word) = std::str::from_utf8(stream.key()) {
+                    *found.entry(word.to_string()).or_default() +=
+                        u64::from(stream.value().doc_freq);
+                }
+            }
+        }
+        found
     }
 
     /// In how many live chunks of the whole index `token` occurs (filters do not apply).
@@ -620,6 +683,27 @@ mod tests {
             index.add(100 + i as u64, "main", &format!("Home/Misc/Note {i}.md"), text).unwrap();
         }
         index
+    }
+
+    #[test]
+    fn a_word_no_chunk_holds_finds_the_words_one_edit_away_else_those_it_begins() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = with_distractors(tmp.path());
+        index.commit("{}").unwrap();
+        let near = |word: &str| index.near_terms(&tokenize(word)[0], 3);
+        // A dropped letter, a swapped pair, a wrong letter.
+        assert_eq!(near("dishwsher"), ["dishwash"]);
+        assert_eq!(near("mortgaeg"), ["mortgag"]);
+        assert_eq!(near("brodband"), ["broadband"]);
+        // Nothing one edit away: the words it begins.
+        assert_eq!(near("elect"), ["electr"]);
+        // Too short to guess at, or nothing near.
+        assert!(near("cat").is_empty());
+        assert!(near("qwzxv").is_empty());
+        // Not a word: an identifier one digit off is another identifier.
+        index.add(1, "main", "Finance/Bank.md", "Savings account 7726041 opened.").unwrap();
+        index.commit("{}").unwrap();
+        assert!(near("7726042").is_empty());
     }
 
     #[test]

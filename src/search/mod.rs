@@ -26,6 +26,9 @@ use crate::index::{ChunkMeta, Index, chunker, lexical, tokenize, under};
 use crate::vault::VaultScope;
 pub use fusion::{Candidate, Matched};
 use rerank::Reranker;
+
+/// At most this many indexed words stand in for one query word no passage holds.
+const STAND_INS: usize = 3;
 pub use scope::{Limit, MAX_K, Request, ScopedSearch, SearchScope};
 
 /// Which arms take part; the eval command compares them side by side.
@@ -319,7 +322,8 @@ impl Searcher<'_> {
         let tokens = unique(tokenize::tokenize(req.scope.query()));
         let use_lexical = req.mode != Mode::Dense && !tokens.is_empty();
         let lexical_ids = if use_lexical {
-            self.retrieve_lexical(&tokens, filter, per_arm, notices)?
+            let searched = self.with_stand_ins(&tokens, notices);
+            self.retrieve_lexical(&searched, filter, per_arm, notices)?
         } else {
             Vec::new()
         };
@@ -332,6 +336,35 @@ impl Searcher<'_> {
             (false, Vec::new())
         };
         Ok(Arms { tokens, lexical_ids, dense_ids, use_lexical, use_dense })
+    }
+
+    /// The query's tokens and, for each word no passage holds, the indexed words that stand
+    /// in for it (`LexicalIndex::near_terms`), named in a notice so a corrected search never
+    /// passes for an exact one. Only the lexical arm searches the stand-ins: the identifier
+    /// lookup and the matched words stay the query's own.
+    fn with_stand_ins(&self, tokens: &[String], notices: &mut Vec<String>) -> Vec<String> {
+        let mut searched = tokens.to_vec();
+        if !self.settings.typos {
+            return searched;
+        }
+        let lexical = self.index.lexical();
+        for token in tokens {
+            if lexical.doc_freq(token) > 0 {
+                continue;
+            }
+            let near = lexical.near_terms(token, STAND_INS);
+            if near.is_empty() {
+                continue;
+            }
+            let shown: Vec<String> = near.iter().map(|w| format!("\u{201c}{w}\u{201d}")).collect();
+            notices.push(format!(
+                "no passage has the word \u{201c}{token}\u{201d}; passages with {} were searched \
+                 instead",
+                shown.join(" or ")
+            ));
+            searched.extend(near.into_iter().filter(|w| !tokens.contains(w)));
+        }
+        searched
     }
 
     /// The lexical arm: the BM25 top candidates.

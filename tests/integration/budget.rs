@@ -32,7 +32,7 @@ fn next_offset(closing: &str) -> Option<usize> {
 
 #[test]
 fn long_answers_come_in_parts_under_the_budget_that_reach_the_end_and_a_long_write_answer_keeps_its_totals()
-{
+ {
     let v = TempVault::empty();
     let mut note = String::new();
     let mut chapter = 0;
@@ -156,7 +156,8 @@ fn long_answers_come_in_parts_under_the_budget_that_reach_the_end_and_a_long_wri
     // the notes that fit and keeps its totals.
     for dry_run in [true, false] {
         let args = json!({"from": "bulk", "to": "mass", "dry_run": dry_run});
-        let r = mcp(&s, "/mcp", "tools/call", json!({"name": "vault_tag_rename", "arguments": args}));
+        let r =
+            mcp(&s, "/mcp", "tools/call", json!({"name": "vault_tag_rename", "arguments": args}));
         assert_ne!(r["isError"], json!(true), "{r}");
         let text = r["content"][0]["text"].as_str().unwrap();
         let data = &r["structuredContent"];

@@ -542,3 +542,24 @@ fn a_full_pass_reuses_every_stored_vector_and_re_embed_replaces_them_all() {
     assert_eq!(chunks, vectors, "every chunk has a vector after a re-embed");
     assert!(!top(&f.engine, "boiler pressure", 3).is_empty());
 }
+
+#[test]
+fn a_misspelt_word_is_searched_as_the_word_one_edit_away_and_the_answer_says_so() {
+    let f = shared();
+    let mut req = SearchRequest::new("brodband contract");
+    req.k = Some(6);
+    req.mode = mdvault::search::Mode::Lexical;
+    let got = f.engine.search(&req).unwrap();
+    assert_eq!(
+        got.results.first().map(|h| h.path.as_str()),
+        Some("Home/Utilities/Broadband.md"),
+        "{:?}",
+        got.results.iter().map(|h| &h.path).collect::<Vec<_>>()
+    );
+    let said = "no passage has the word \u{201c}brodband\u{201d}; passages with \u{201c}broadband\u{201d}";
+    assert!(got.notices.iter().any(|n| n.starts_with(said)), "{:?}", got.notices);
+    // A word the vault has is searched as it is, with nothing said.
+    let mut req = SearchRequest::new("broadband contract");
+    req.mode = mdvault::search::Mode::Lexical;
+    assert!(f.engine.search(&req).unwrap().notices.is_empty());
+}
