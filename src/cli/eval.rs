@@ -395,11 +395,11 @@ fn settle_baseline(
     Ok((comparison, saved))
 }
 
-/// Runs one query in one way; a notice (an arm or the reranker fell back) means the run would
-/// not measure what its column says, so it stops the eval.
+/// Runs one query in one way; a shortfall (an arm or the reranker fell back) means the run
+/// would not measure what its column says, so it stops the eval.
 fn search(engine: &Engine, req: &SearchRequest, way: Way) -> Result<Vec<String>, Failure> {
     let resp = engine.search(req).map_err(setup)?;
-    if let Some(n) = resp.notices.first() {
+    if let Some(n) = resp.shortfalls().next() {
         return Err(fail(format!(
             "the {} run degraded ({n}); fix that first, or leave the mode out with --modes",
             way.name

@@ -132,8 +132,8 @@ pub struct SearchSettings {
     pub(crate) mmr_lambda: f64,
     /// Pin exact identifier matches first (the lookup override); off only to measure it.
     pub(crate) lookup: bool,
-    /// A query word no passage holds is also searched as the indexed words one edit from it
-    /// (or, failing those, that begin with it), and the answer says so.
+    /// In a query of a few words, a word no passage holds is also searched as the indexed
+    /// words one edit from it (or, failing those, that begin with it), and the answer says so.
     pub(crate) typos: bool,
     /// A vault's own default `k`, for a search of that vault alone (`vaults: {NAME: {path,
     /// default_k}}`); a search of every vault uses `default_k`.

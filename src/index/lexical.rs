@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use tantivy::collector::TopDocs;
 use tantivy::directory::error::LockError;
 use tantivy::query::{
-    AllQuery, BooleanQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, TermQuery,
+    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, TermQuery,
 };
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
@@ -37,10 +37,16 @@ const SCHEMA_VERSION: u32 = 1;
 /// The name our analyzer is registered under in tantivy.
 const ANALYZER: &str = "mdvault";
 const WRITER_HEAP_BYTES: usize = 50_000_000;
+/// What a stand-in word weighs beside a query word (see [`LexicalIndex::search_with`]).
+const STAND_IN_WEIGHT: f32 = 0.5;
 /// The shortest query word that [`LexicalIndex::near_terms`] finds stand-ins for.
 const NEAR_MIN_CHARS: usize = 4;
-/// The most letters a stem drops from a word's end ("ness", "ing" and "er" are within it).
-const STEM_ENDING_CHARS: usize = 4;
+/// Endings the stemmer drops from a word, longest first: a misspelt word keeps its ending,
+/// since the stemmer does not recognise the word.
+const STEM_ENDINGS: &[&str] = &[
+    "ation", "ness", "ment", "ings", "able", "ible", "ing", "ers", "ion", "ful", "ous", "ive",
+    "ist", "ism", "ise", "ize", "ed", "er", "es", "ly", "al", "s",
+];
 
 /// A filter applied before the top `limit` is taken; `None` (or an empty prefix) means no filter.
 #[derive(Debug, Clone, Copy, Default)]
@@ -248,20 +254,40 @@ impl LexicalIndex {
     }
 
     /// BM25 top `limit` chunks matching any of `tokens`, within `filter`, scores > 0 only.
+    #[cfg(test)]
     pub(crate) fn search(
         &self,
         tokens: &[String],
         limit: usize,
         filter: &Filter,
     ) -> Result<Vec<Hit>> {
+        self.search_with(tokens, &[], limit, filter)
+    }
+
+    /// [`search`](Self::search), with `stand_ins` (words searched in place of query words no
+    /// chunk holds) weighing [`STAND_IN_WEIGHT`] of a query word: a word absent from the vault
+    /// is as often a real word as a typo ("fund" near "find"), so its stand-ins may break ties
+    /// and lift a chunk a little, never outweigh the words the query has.
+    pub(crate) fn search_with(
+        &self,
+        tokens: &[String],
+        stand_ins: &[String],
+        limit: usize,
+        filter: &Filter,
+    ) -> Result<Vec<Hit>> {
         let mut seen = HashSet::new();
-        let terms: Vec<(Occur, Box<dyn Query>)> = tokens
-            .iter()
-            .filter(|token| !token.is_empty() && seen.insert(token.as_str()))
-            .map(|token| {
+        let weighed =
+            tokens.iter().map(|t| (t, 1.0)).chain(stand_ins.iter().map(|t| (t, STAND_IN_WEIGHT)));
+        let terms: Vec<(Occur, Box<dyn Query>)> = weighed
+            .filter(|(token, _)| !token.is_empty() && seen.insert(token.as_str()))
+            .map(|(token, weight)| {
                 let term = Term::from_field_text(self.fields.body, token);
                 let query: Box<dyn Query> =
                     Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                let query: Box<dyn Query> = match weight {
+                    1.0 => query,
+                    w => Box::new(BoostQuery::new(query, w)),
+                };
                 (Occur::Should, query)
             })
             .collect();
@@ -314,8 +340,8 @@ impl LexicalIndex {
     }
 
     /// The indexed words that stand in for `token`, a word no chunk holds: those one edit
-    /// from it (a transposition counts as one) or from its first letters, else those it
-    /// begins, the commonest first, at most `limit`. Only for a word of letters of
+    /// from it (a transposition counts as one) or from it without a stem's ending, else those
+    /// it begins, the commonest first, at most `limit`. Only for a word of letters of
     /// [`NEAR_MIN_CHARS`] or more, since one edit from a shorter word is another word as often
     /// as a typo of it. Deleted chunks may still count until a merge; a stand-in that only
     /// they held finds nothing and costs nothing.
@@ -326,15 +352,17 @@ impl LexicalIndex {
             return Vec::new();
         }
         // The index holds stems, and a misspelt word is not stemmed as the word is
-        // ("dishwsher" stays whole; "dishwasher" is "dishwash"), so the word's own first
-        // letters are tried too, a letter fewer each time, as far as a stem's ending goes.
-        let chars: Vec<char> = token.chars().collect();
-        let cuts = (0..=STEM_ENDING_CHARS).filter(|cut| chars.len() - cut >= NEAR_MIN_CHARS);
-        let mut queries: Vec<FuzzyTermQuery> = cuts
-            .map(|cut| {
-                let head: String = chars[..chars.len() - cut].iter().collect();
-                FuzzyTermQuery::new(Term::from_field_text(self.fields.body, &head), 1, true)
-            })
+        // ("dishwsher" stays whole; "dishwasher" is "dishwash"), so the word without an ending
+        // a stem drops is tried too. Only a real ending: "teeth" without its "h" is one edit
+        // from "test", which is no typo of it.
+        let heads = std::iter::once(token).chain(
+            STEM_ENDINGS
+                .iter()
+                .filter_map(|ending| token.strip_suffix(ending))
+                .filter(|head| head.chars().count() >= NEAR_MIN_CHARS),
+        );
+        let mut queries: Vec<FuzzyTermQuery> = heads
+            .map(|head| FuzzyTermQuery::new(Term::from_field_text(self.fields.body, head), 1, true))
             .collect();
         let whole = Term::from_field_text(self.fields.body, token);
         queries.push(FuzzyTermQuery::new_prefix(whole, 0, true));
@@ -697,7 +725,11 @@ mod tests {
         assert_eq!(near("brodband"), ["broadband"]);
         // Nothing one edit away: the words it begins.
         assert_eq!(near("elect"), ["electr"]);
-        // Too short to guess at, or nothing near.
+        // Too short to guess at, or nothing near: "teeth" without an "h" is not a typo of
+        // "test".
+        index.add(2, "main", "Misc/Test.md", "A test text for the meet.").unwrap();
+        index.commit("{}").unwrap();
+        assert!(near("teeth").is_empty(), "{:?}", near("teeth"));
         assert!(near("cat").is_empty());
         assert!(near("qwzxv").is_empty());
         // Not a word: an identifier one digit off is another identifier.

@@ -29,6 +29,9 @@ use rerank::Reranker;
 
 /// At most this many indexed words stand in for one query word no passage holds.
 const STAND_INS: usize = 3;
+/// Stand-ins are searched only for a query of at most this many words (after analysis: stop
+/// words dropped), the length of what people type into a search box.
+const TYPO_QUERY_WORDS: usize = 3;
 pub use scope::{Limit, MAX_K, Request, ScopedSearch, SearchScope};
 
 /// Which arms take part; the eval command compares them side by side.
@@ -140,6 +143,31 @@ pub struct Explain {
     pub(crate) lookup_fired: bool,
     /// What the reranker did.
     pub rerank: RerankState,
+    /// The query words no passage holds, each with the words searched in its place.
+    pub(crate) stand_ins: Vec<StandIn>,
+}
+
+/// A query word no passage holds and the indexed words searched in its place (`search.typos`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StandIn {
+    /// The word as analysed (folded, stemmed).
+    pub(crate) word: String,
+    /// The indexed words searched instead, the commonest first.
+    pub(crate) searched: Vec<String>,
+}
+
+impl StandIn {
+    /// The sentence a search's notices carry for it: a corrected search never passes for an
+    /// exact one.
+    fn notice(&self) -> String {
+        let shown: Vec<String> =
+            self.searched.iter().map(|w| format!("\u{201c}{w}\u{201d}")).collect();
+        format!(
+            "no passage has the word \u{201c}{}\u{201d}; passages with {} were searched instead",
+            self.word,
+            shown.join(" or ")
+        )
+    }
 }
 
 /// What the reranker did for one search: a closed set, so a surface can branch on it and the
@@ -177,8 +205,19 @@ pub struct SearchResponse {
     pub(crate) k: usize,
     /// What the search did.
     pub explain: Explain,
-    /// Things the caller should know (an arm that was unavailable, a reranker fallback).
+    /// Things the caller should know (an arm that was unavailable, a reranker fallback, the
+    /// words searched in place of a misspelt one).
     pub notices: Vec<String>,
+}
+
+impl SearchResponse {
+    /// The notices that say the search fell short of what was asked (an arm unavailable, a
+    /// reranker fallback, an index still building), leaving out those that only say what it
+    /// did in place of a word no passage holds.
+    pub(crate) fn shortfalls(&self) -> impl Iterator<Item = &String> {
+        let said: Vec<String> = self.explain.stand_ins.iter().map(StandIn::notice).collect();
+        self.notices.iter().filter(move |n| !said.contains(n))
+    }
 }
 
 /// Everything search needs besides the index.
@@ -204,6 +243,7 @@ struct Filter<'s> {
 /// What the two arms found, and which of them took part.
 struct Arms {
     tokens: Vec<String>,
+    stand_ins: Vec<StandIn>,
     lexical_ids: Vec<i64>,
     dense_ids: Vec<i64>,
     use_lexical: bool,
@@ -269,6 +309,7 @@ impl Searcher<'_> {
                 rarest: lookup.rarest,
                 lookup_fired: !lookup.pins.is_empty(),
                 rerank: rerank_state,
+                stand_ins: arms.stand_ins,
             },
             notices,
         })
@@ -321,9 +362,12 @@ impl Searcher<'_> {
     ) -> Result<Arms> {
         let tokens = unique(tokenize::tokenize(req.scope.query()));
         let use_lexical = req.mode != Mode::Dense && !tokens.is_empty();
+        let mut stand_ins = Vec::new();
         let lexical_ids = if use_lexical {
-            let searched = self.with_stand_ins(&tokens, notices);
-            self.retrieve_lexical(&searched, filter, per_arm, notices)?
+            stand_ins = self.stand_ins(&tokens);
+            notices.extend(stand_ins.iter().map(StandIn::notice));
+            let searched: Vec<String> = stand_ins.iter().flat_map(|s| s.searched.clone()).collect();
+            self.retrieve_lexical(&tokens, &searched, filter, per_arm, notices)?
         } else {
             Vec::new()
         };
@@ -335,42 +379,36 @@ impl Searcher<'_> {
         } else {
             (false, Vec::new())
         };
-        Ok(Arms { tokens, lexical_ids, dense_ids, use_lexical, use_dense })
+        Ok(Arms { tokens, stand_ins, lexical_ids, dense_ids, use_lexical, use_dense })
     }
 
-    /// The query's tokens and, for each word no passage holds, the indexed words that stand
-    /// in for it (`LexicalIndex::near_terms`), named in a notice so a corrected search never
-    /// passes for an exact one. Only the lexical arm searches the stand-ins: the identifier
-    /// lookup and the matched words stay the query's own.
-    fn with_stand_ins(&self, tokens: &[String], notices: &mut Vec<String>) -> Vec<String> {
-        let mut searched = tokens.to_vec();
-        if !self.settings.typos {
-            return searched;
+    /// For each query word no passage holds, the indexed words that stand in for it
+    /// (`LexicalIndex::near_terms`). Only the lexical arm searches them: the identifier lookup
+    /// and the matched words stay the query's own.
+    fn stand_ins(&self, tokens: &[String]) -> Vec<StandIn> {
+        // A typo is a search box's: a few words typed fast. A question (an agent's, or a
+        // person's in full) names things the vault may simply not hold, and a real word one
+        // edit from another ("fund", "find") would be "corrected" into noise.
+        if !self.settings.typos || tokens.len() > TYPO_QUERY_WORDS {
+            return Vec::new();
         }
         let lexical = self.index.lexical();
-        for token in tokens {
-            if lexical.doc_freq(token) > 0 {
-                continue;
-            }
-            let near = lexical.near_terms(token, STAND_INS);
-            if near.is_empty() {
-                continue;
-            }
-            let shown: Vec<String> = near.iter().map(|w| format!("\u{201c}{w}\u{201d}")).collect();
-            notices.push(format!(
-                "no passage has the word \u{201c}{token}\u{201d}; passages with {} were searched \
-                 instead",
-                shown.join(" or ")
-            ));
-            searched.extend(near.into_iter().filter(|w| !tokens.contains(w)));
-        }
-        searched
+        tokens
+            .iter()
+            .filter(|token| lexical.doc_freq(token) == 0)
+            .map(|token| StandIn {
+                word: token.clone(),
+                searched: lexical.near_terms(token, STAND_INS),
+            })
+            .filter(|s| !s.searched.is_empty())
+            .collect()
     }
 
     /// The lexical arm: the BM25 top candidates.
     fn retrieve_lexical(
         &self,
         tokens: &[String],
+        stand_ins: &[String],
         filter: &Filter<'_>,
         per_arm: usize,
         notices: &mut Vec<String>,
@@ -380,7 +418,7 @@ impl Searcher<'_> {
             vaults: self.index.vault_names(),
             prefix: filter.prefix,
         };
-        let hits = self.index.lexical().search(tokens, per_arm, &lexical_filter)?;
+        let hits = self.index.lexical().search_with(tokens, stand_ins, per_arm, &lexical_filter)?;
         if hits.is_empty() {
             // Without this, passages found by meaning alone read as if they held the words.
             notices.push(
