@@ -26,7 +26,7 @@ pub(crate) fn read_attachment(
 /// Lists a folder.
 pub(crate) fn list(desk: &dyn Desk, t: &Target, a: ListArgs) -> Result<Listing> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
-    v.list(path)
+    Ok(visible_listing(v, &t.grant, v.list(path)?))
 }
 
 /// Maps a note: frontmatter and heading paths.
@@ -278,6 +278,13 @@ pub(crate) fn move_file(
             ),
         ));
     }
+    // Both ends must be the client's to write; rewriting the links to it may touch any note.
+    in_scope(v, t, source, false)?;
+    grants::visible(v, &t.grant, destination)?;
+    in_scope(v, t, destination, false)?;
+    if a.update_links {
+        t.grant.check_whole_vault("a move's link rewrites (pass update_links: false)")?;
+    }
     let change = v.move_file(source, destination, a.update_links, expected)?;
     // The source as the vault spells it (`./Inbox/x.md` is `Inbox/x.md`, an absolute path
     // inside the vault folder its relative form), so the index and index.md find the entry
@@ -345,7 +352,9 @@ pub(crate) fn document_bytes(
 /// every note at once (the Local REST API's `/tags/` and JsonLogic `/search/`).
 pub(crate) fn all_notes(desk: &dyn Desk, t: &Target) -> Result<Vec<(String, String)>> {
     let v = vault(desk, t, None)?;
-    Ok(crate::upkeep::notes(v, ""))
+    let mut notes = crate::upkeep::notes(v, "");
+    notes.retain(|(path, _)| t.grant.can_read(path));
+    Ok(notes)
 }
 
 /// Where a note's links point: the vault paths they resolve to, and the targets that name

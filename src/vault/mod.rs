@@ -24,6 +24,7 @@ mod filing;
 mod find;
 pub mod frontmatter;
 pub(crate) mod fs;
+pub(crate) mod grant;
 pub mod headings;
 mod journal;
 pub mod links;
