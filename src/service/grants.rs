@@ -5,14 +5,13 @@
 //! door knows the vault and the path a request means: a caller's path is checked as written
 //! and as a forgiving lookup resolves it (a note's name can lead into a denied folder), so no
 //! spelling and no name reaches a path the client cannot see. An invisible path answers like a
-//! missing one, with no nearest paths, since those could name what it may not see. (A path
-//! that is really missing is refused by the operation, whose nearest paths are not yet
-//! filtered by the grant.)
+//! missing one, and a path really missing is refused in the same words ([`plain`]): the
+//! nearest paths an operation's `not_found` suggests could name what the client may not see.
 
 use crate::error::{ErrorCode, Result};
 use crate::upkeep::survey::LinkReport;
 use crate::vault::grant::{Grant, invisible};
-use crate::vault::{EntryKind, Listing, Vault, VaultScope, Vaults};
+use crate::vault::{EntryKind, Listing, Vault, VaultScope, Vaults, without_nearest};
 
 /// Refuses a caller's path (as `Vaults::locate` left it) that the grant cannot see.
 pub(super) fn visible(v: &Vault, grant: &Grant, raw: &str) -> Result<()> {
@@ -45,6 +44,19 @@ fn generated_index(v: &Vault, rel: &str) -> bool {
 /// generated `index.md` when it sees only some folders.
 pub(crate) fn hidden(v: &Vault, grant: &Grant, rel: &str) -> bool {
     !grant.sees_everything() && (!grant.can_read(rel) || generated_index(v, rel))
+}
+
+/// An operation's outcome for a client that sees only some folders: its `not_found` in the
+/// words an invisible path gets, and no refusal with the nearest paths (which could name
+/// hidden ones).
+pub(super) fn plain<T>(t: &super::Target, raw: &str, r: Result<T>) -> Result<T> {
+    match r {
+        Err(e) if !t.grant.sees_everything() => Err(match e.code() {
+            ErrorCode::NotFound => invisible(raw),
+            _ => without_nearest(e),
+        }),
+        r => r,
+    }
 }
 
 /// Refuses a write when the client may only read, or at a path it cannot see (`visible` let

@@ -133,7 +133,7 @@ mod upkeep;
 
 pub(crate) use args::*;
 pub(crate) use grants::{hidden, visible_links, visible_listing};
-use grants::{visible, writable};
+use grants::{plain, visible, writable};
 pub(crate) use notes::*;
 pub(crate) use search::*;
 pub(crate) use upkeep::*;

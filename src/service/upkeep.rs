@@ -155,7 +155,7 @@ pub(crate) fn links(
     a: LinksArgs,
 ) -> Result<crate::upkeep::survey::LinkReport> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
-    let rel = v.existing(path)?;
+    let rel = plain(t, path, v.existing(path))?;
     Ok(visible_links(&t.grant, crate::upkeep::survey::links_of(v, &rel)?))
 }
 

@@ -178,6 +178,11 @@ fn a_folder_limited_client_sees_and_writes_only_its_folders_and_denied_paths_are
     // A note's name does not lead into a denied folder either.
     let (err, text) = s.tool(&inbox, "vault_read", json!({"path": "p"}));
     assert!(err && text.contains("(not_found)") && !text.contains("Private"), "{text}");
+    // Nor does a missing path's refusal suggest one as the nearest.
+    for (missing, code) in [("Inbox/p.md", "not_found"), ("Inbox/P", "unsupported_suffix")] {
+        let (err, text) = s.tool(&inbox, "vault_read", json!({"path": missing}));
+        assert!(err && text.contains(code) && !text.contains("Private"), "{text}");
+    }
     s.tool_refused(&inbox, "vault_append", json!({"path": "p", "content": "x"}), "not_found");
     s.tool_refused(
         &inbox,
