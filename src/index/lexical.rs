@@ -747,6 +747,33 @@ mod tests {
     }
 
     #[test]
+    fn a_grants_folders_narrow_the_candidates_by_whole_segments_in_any_case() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = open(tmp.path());
+        index.add(1, "main", "Inbox/a.md", "gas").unwrap();
+        index.add(2, "main", "Inbox/Secret/s.md", "gas gas").unwrap();
+        index.add(3, "main", "Private/p.md", "gas gas gas").unwrap();
+        index.add(4, "main", "Inboxes/b.md", "gas").unwrap();
+        index.add(5, "main", "Gas.md", "gas").unwrap();
+        index.commit("1").unwrap();
+        let by = |allow: &[String], deny: &[String]| {
+            let mut ids = search(
+                &index,
+                "gas",
+                50,
+                &Filter { vault: None, vaults: &[], prefix: None, allow, deny },
+            );
+            ids.sort();
+            ids
+        };
+        let list = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(by(&list(&["Inbox"]), &[]), vec![1, 2]);
+        assert_eq!(by(&list(&["inbox/"]), &list(&["INBOX/Secret"])), vec![1]);
+        assert_eq!(by(&[], &list(&["Private"])), vec![1, 2, 4, 5]);
+        assert_eq!(by(&list(&["Inbox", "Private"]), &list(&["Inbox/Secret"])), vec![1, 3]);
+    }
+
+    #[test]
     fn filtered_search_fills_the_limit_from_inside_the_filter() {
         let tmp = tempfile::tempdir().unwrap();
         let index = open(tmp.path());

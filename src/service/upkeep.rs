@@ -9,7 +9,11 @@ pub(crate) fn status(
     t: &Target,
     a: StatusArgs,
 ) -> Result<crate::index::coverage::Report> {
-    engine.coverage(chosen(t, a.vault.as_deref())?)
+    let name = chosen(t, a.vault.as_deref())?;
+    if let Some(name) = name {
+        t.grant.check_vault(name)?;
+    }
+    engine.coverage(name)
 }
 
 /// The dated commitments (`expires` frontmatter), one row per date, counted from today (local

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use crate::common::{Reply, Server, TempVault, http_call, mdvault_with, stderr, stdout};
 
-const HASHING: &[(&str, &str)] = &[("MDVAULT_EMBEDDING__BACKEND", "hashing")];
+/// The model-free embedder, and the generated `index.md` on (it lists every note).
+const SERVER_ENV: &[(&str, &str)] =
+    &[("MDVAULT_EMBEDDING__BACKEND", "hashing"), ("MDVAULT_INDEX__INDEX_MD", "true")];
 
 /// The word every note holds, so every search and grep could find every note.
 const WORD: &str = "zebracode";
@@ -25,11 +27,19 @@ fn setup() -> Setup {
     home.write("Inbox/Secret/s.md", &format!("# S\n\n{WORD} secret inside the inbox.\n"));
     home.write("Private/p.md", &format!("# P\n\n{WORD} private, links [[a]].\n"));
     home.write("Notes/n.md", &format!("# N\n\n{WORD} note, links [[a]].\n"));
+    // Many hidden matches and few visible ones: a search's `k` must still be filled from the
+    // visible ones, so the grant's filter has to come before ranking.
+    for i in 0..40 {
+        home.write(&format!("Private/many{i}.md"), &format!("# M{i}\n\n{WORD} {WORD} {WORD}.\n"));
+    }
+    for i in 0..3 {
+        home.write(&format!("Inbox/more{i}.md"), &format!("# More {i}\n\n{WORD} too.\n"));
+    }
     let work = TempVault::empty();
     work.write("w.md", &format!("# W\n\n{WORD} at work.\n"));
     let vaults =
         [format!("home={}", home.root().display()), format!("work={}", work.root().display())];
-    let server = Server::start(&vaults, HASHING);
+    let server = Server::start(&vaults, SERVER_ENV);
     Setup { home, work, server }
 }
 
@@ -215,6 +225,25 @@ fn a_folder_limited_client_sees_and_writes_only_its_folders_and_denied_paths_are
     assert!(
         !paths.is_empty() && paths.iter().all(|p| p.starts_with("Inbox/") && !p.contains("Secret")),
         "{paths:?}"
+    );
+    // Forty hidden notes match more strongly than the four visible ones; k is still filled
+    // from the visible ones, since the grant filters both arms before ranking.
+    // A pass over the owner's key first: `/readyz` is ready before the first build ends.
+    let pass = s.call(crate::common::KEY, "POST", "/reindex?vault=home", None);
+    assert_eq!(pass.status, 200, "{}", pass.body);
+    let hits = s.call(&inbox, "GET", &format!("/search?q={WORD}&k=4"), None);
+    let results = hits.json()["results"].as_array().cloned().unwrap_or_default();
+    assert_eq!(results.len(), 4, "{}", hits.body);
+    // The generated index.md lists every note: only a client that sees them all reads it.
+    assert_eq!(s.call(crate::common::KEY, "GET", "/vault/index.md", None).status, 200);
+    s.refused(&inbox, "GET", "/vault/index.md", None, (404, "not_found"));
+    let deny_only = s.create(&["no-private", "--deny", "Private"]);
+    assert_eq!(s.call(&deny_only, "GET", "/vault/Notes/n.md", None).status, 200);
+    s.refused(&deny_only, "GET", "/vault/index.md", None, (404, "not_found"));
+    let root = s.call(&deny_only, "GET", "/vault/", None).body;
+    assert!(
+        root.contains("Notes/") && !root.contains("index.md") && !root.contains("Private"),
+        "{root}"
     );
     for (name, args) in [
         ("vault_search", json!({"query": WORD, "k": 20})),
