@@ -125,7 +125,12 @@ impl Setup {
 
     /// One tool call: (is_error, text).
     fn tool(&self, token: &str, name: &str, args: Value) -> (bool, String) {
-        let r = self.mcp(token, "/mcp", "tools/call", json!({"name": name, "arguments": args}));
+        self.tool_at(token, "/mcp", name, args)
+    }
+
+    /// One tool call at an MCP endpoint (`/mcp/only/...`, `/v/<name>/mcp`): (is_error, text).
+    fn tool_at(&self, token: &str, at: &str, name: &str, args: Value) -> (bool, String) {
+        let r = self.mcp(token, at, "tools/call", json!({"name": name, "arguments": args}));
         let text = r["content"]
             .as_array()
             .map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
@@ -194,6 +199,23 @@ fn a_folder_limited_client_sees_and_writes_only_its_folders_and_denied_paths_are
         assert!(err && text.contains(code) && !text.contains("Private"), "{text}");
     }
     s.tool_refused(&inbox, "vault_append", json!({"path": "p", "content": "x"}), "not_found");
+    // The URL's write scope narrows a grant further and never widens it.
+    let before = s.snapshot();
+    let (err, text) = s.tool_at(
+        &inbox,
+        "/mcp/only/Notes",
+        "vault_write",
+        json!({"path": "Notes/x.md", "content": "x"}),
+    );
+    assert!(err && text.contains("(not_found)"), "{text}");
+    let (err, text) = s.tool_at(
+        &inbox,
+        "/mcp/only/Inbox/a.md",
+        "vault_write",
+        json!({"path": "Inbox/b.md", "content": "x"}),
+    );
+    assert!(err && text.contains("(out_of_scope)"), "{text}");
+    assert_eq!(s.snapshot(), before);
     s.tool_refused(
         &inbox,
         "vault_delete_folder",
