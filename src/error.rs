@@ -114,6 +114,9 @@ codes! {
     Unauthorized = ("unauthorized", 401),
     /// The Host or Origin header is not on the allowlist (DNS rebinding, a foreign web page).
     Forbidden = ("forbidden", 403),
+    /// The client's grant lacks a right the request needs (writes, a vault, a tool); the
+    /// message names it. Ask the owner for a token that has it.
+    NotGranted = ("not_granted", 403),
     /// The request body is larger than `server.max_body_bytes`.
     PayloadTooLarge = ("payload_too_large", 413),
     /// The request body stopped arriving before it was whole; send all of it, promptly.

@@ -411,6 +411,28 @@ pub(crate) fn sessions(list: &[crate::auth::sessions::Session]) -> Value {
     json!({ "sessions": list })
 }
 
+/// `mdvault token list --json`: the clients and their grants, never a token.
+pub(crate) fn clients(list: &[crate::auth::clients::Client]) -> Value {
+    let list: Vec<Value> = list
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name,
+                "kind": c.kind,
+                "created": crate::auth::utc(c.created),
+                "revoked": c.revoked.map(crate::auth::utc),
+                "grant": c.grant,
+            })
+        })
+        .collect();
+    json!({ "clients": list })
+}
+
+/// `mdvault token create --json`: the client made and its token, shown this once.
+pub(crate) fn token_made(client: &crate::auth::clients::Client, token: &str) -> Value {
+    json!({ "name": client.name, "token": token, "grant": client.grant })
+}
+
 // ---- REST answers as typed shapes --------------------------------------------------------
 // The REST routes' own answers, as `#[derive(Serialize)]` structs rather than `json!`: a
 // field's place in its struct is its key's place in the body, and an `Option` without

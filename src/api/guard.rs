@@ -13,15 +13,23 @@
 //! Host through as sent): exactly one Host, agreeing with an absolute-form request target, and
 //! at most one Origin, else 400 `invalid_request`.
 //!
+//! The bearer credential is the API key (the owner's client, every right) or a client's token
+//! (`mdvault token create`), looked up in the data directory's `auth.db` on every request (no
+//! cache, so a revocation by another process holds at the next request); the client's grant
+//! rides in the [`Target`]. A token whose grant does not reach the `/v/<name>/` vault is
+//! refused here, 403 `not_granted`.
+//!
 //! It does not know routes or vault operations; after it, the request carries a [`Target`]
-//! naming the addressed vault and its path no longer has the prefix.
+//! naming the addressed vault and the client's grant, and its path no longer has the prefix.
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, Method, Request, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
+use crate::auth::{Credentials, Pepper};
 use crate::error::{Error, ErrorCode};
 use crate::service::Target;
+use crate::vault::grant::Grant;
 
 /// Whether a request on a public path (`GET /`) carried the right key.
 #[derive(Debug, Clone, Copy)]
@@ -51,6 +59,45 @@ pub(crate) struct Policy {
     pub(crate) vaults: Vec<String>,
     /// The routes served without the key, by exact path: the router's `rest::PUBLIC`.
     pub(crate) public: &'static [(&'static str, Access)],
+    /// Where clients' tokens are checked; `None` admits the key alone.
+    pub(crate) tokens: Option<Tokens>,
+}
+
+/// The clients' tokens: the credentials file and the pepper derived from the API key.
+#[derive(Clone)]
+pub(crate) struct Tokens {
+    store: std::sync::Arc<Credentials>,
+    pepper: Pepper,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens").field("store", &self.store).finish()
+    }
+}
+
+impl Tokens {
+    /// Tokens kept in `store`, hashed under the pepper derived from `api_key`.
+    pub(crate) fn new(store: std::sync::Arc<Credentials>, api_key: &str) -> Tokens {
+        Tokens { store, pepper: Pepper::for_tokens(api_key) }
+    }
+}
+
+/// Who presented the request's bearer credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Presented {
+    /// The API key: the owner.
+    Key,
+    /// A live client's token, with its grant.
+    Client(Grant),
+    /// Nothing that lets anyone in.
+    Nobody,
+}
+
+impl Presented {
+    fn admitted(&self) -> bool {
+        !matches!(self, Presented::Nobody)
+    }
 }
 
 /// Compares without an early exit, so response time says nothing about how much matched.
@@ -231,27 +278,71 @@ impl Policy {
         constant_time_eq(format!("Bearer {}", key.trim()).as_bytes(), &self.authorization)
     }
 
-    /// Checks one request; on success returns it with its [`Target`] and prefix stripped.
-    pub(crate) fn admit(&self, mut req: Request<Body>) -> Result<Request<Body>, Error> {
+    /// Who the request's `Authorization` lets in: the key, compared in constant time, else a
+    /// client's token, looked up in the credentials file (on the blocking pool: it is a read
+    /// of a file).
+    pub(crate) async fn presented(&self, headers: &HeaderMap) -> Result<Presented, Error> {
+        if self.authorized(headers) {
+            return Ok(Presented::Key);
+        }
+        let mut values = headers.get_all(header::AUTHORIZATION).iter();
+        let (Some(value), None, Some(tokens)) = (values.next(), values.next(), &self.tokens) else {
+            return Ok(Presented::Nobody);
+        };
+        let Some(token) = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")) else {
+            return Ok(Presented::Nobody);
+        };
+        let (token, tokens) = (token.to_string(), tokens.clone());
+        let found =
+            tokio::task::spawn_blocking(move || tokens.store.client_of(&tokens.pepper, &token))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(Error::new(
+                        ErrorCode::InternalError,
+                        format!("the token check failed: {e}"),
+                    ))
+                })?;
+        Ok(found.map_or(Presented::Nobody, Presented::Client))
+    }
+
+    /// Checks one request with the key alone (no token looked up).
+    #[cfg(test)]
+    pub(crate) fn admit(&self, req: Request<Body>) -> Result<Request<Body>, Error> {
+        let who = if self.authorized(req.headers()) { Presented::Key } else { Presented::Nobody };
+        self.admit_as(req, who)
+    }
+
+    /// Checks one request, whose credential let in `who`; on success returns it with its
+    /// [`Target`] (the client's grant in it) and prefix stripped.
+    pub(crate) fn admit_as(
+        &self,
+        mut req: Request<Body>,
+        who: Presented,
+    ) -> Result<Request<Body>, Error> {
         self.site_checks(&req)?;
         match self.access(req.uri().path()) {
             Some(Access::Probe) => return Ok(req),
             Some(Access::Read) if matches!(*req.method(), Method::GET | Method::HEAD) => {
-                let authenticated = Authenticated(self.authorized(req.headers()));
+                let authenticated = Authenticated(who.admitted());
                 req.extensions_mut().insert(authenticated);
                 return Ok(req);
             }
             _ => {}
         }
-        if !self.authorized(req.headers()) {
-            return Err(Error::new(
-                ErrorCode::Unauthorized,
-                "missing or wrong bearer token; send `Authorization: Bearer <key>` with the \
-                 key in the server's MDVAULT_API_KEY",
-            ));
-        }
+        let grant = match who {
+            Presented::Key => Grant::owner(),
+            Presented::Client(grant) => grant,
+            Presented::Nobody => {
+                return Err(Error::new(
+                    ErrorCode::Unauthorized,
+                    "missing or wrong bearer token; send `Authorization: Bearer <key>` with the \
+                     key in the server's MDVAULT_API_KEY, or a live token from `mdvault token \
+                     create`",
+                ));
+            }
+        };
 
-        let mut target = Target::default();
+        let mut target = Target { grant, ..Target::default() };
         let path = req.uri().path().to_string();
         if let Some(rest) = path.strip_prefix("/v/") {
             let (raw_name, remainder) = match rest.split_once('/') {
@@ -271,6 +362,7 @@ impl Policy {
                     ),
                 ));
             }
+            target.grant.check_vault(&name)?;
             target.vault = Some(name);
             let mut parts = req.uri().clone().into_parts();
             let pq = match req.uri().query() {
@@ -293,7 +385,11 @@ pub(crate) async fn gate(
     req: Request<Body>,
     next: axum::middleware::Next,
 ) -> Response {
-    match policy.admit(req) {
+    let admitted = match policy.presented(req.headers()).await {
+        Ok(who) => policy.admit_as(req, who),
+        Err(e) => Err(e),
+    };
+    match admitted {
         Ok(req) => next.run(req).await,
         Err(e) => {
             let mut resp = refusal(&e);
@@ -339,6 +435,7 @@ mod tests {
             allowed_origins: vec!["https://app.example".into()],
             vaults: vec!["main".into(), "work".into()],
             public: crate::api::rest::PUBLIC,
+            tokens: None,
         }
     }
 

@@ -76,6 +76,7 @@ pub(crate) fn policy(engine: &Engine, api_key: &str, listen: &str) -> guard::Pol
         allowed_origins: server.allowed_origins.clone(),
         vaults: engine.vaults().names().iter().map(|s| s.to_string()).collect(),
         public: rest::PUBLIC,
+        tokens: None,
     }
 }
 
@@ -100,7 +101,7 @@ pub(crate) fn serve(
         "serving up to {connections} connections at once (open-file limit {fd_limit:?})"
     );
     let rt = runtime()?;
-    let policy = policy(&engine, api_key.trim(), listen);
+    let mut policy = policy(&engine, api_key.trim(), listen);
     // One search queue for every surface: the page's searches wait in line with REST's and
     // MCP's, so the cores are never oversubscribed.
     let searches = limits::Searches::for_this_machine();
@@ -123,6 +124,8 @@ pub(crate) fn serve(
     let credentials = crate::auth::Credentials::open(&engine.config().data_dir)
         .map(Arc::new)
         .map_err(|e| StartError(e.message().to_string()))?;
+    // Clients' tokens are checked in the same file.
+    policy.tokens = Some(guard::Tokens::new(credentials.clone(), api_key.trim()));
     // The web page's routes (all under `/ui`) come first; everything else is REST and MCP.
     let router =
         web::router(engine.clone(), policy.clone(), api_key.trim(), searches.clone(), credentials)

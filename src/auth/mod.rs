@@ -10,13 +10,14 @@
 //! presents is looked up by the first bytes of its hash and the whole hash is compared in
 //! constant time (`Hash::same`).
 //!
-//! One table per kind of credential: `sessions` (the web page's sign-ins, in `sessions.rs`)
-//! now; OAuth clients, static tokens, grants and refresh tokens can sit beside it as further
-//! [`MIGRATIONS`] steps, on the same rule. The schema version is the file's `user_version`: an
+//! One table per kind of credential: `sessions` (the web page's sign-ins, in `sessions.rs`),
+//! and `clients` with their `tokens` (static tokens now, in `clients.rs`); OAuth clients and
+//! refresh tokens can sit beside them as further [`MIGRATIONS`] steps, on the same rule. The schema version is the file's `user_version`: an
 //! older file is brought up to date when opened, a newer one refused.
 //!
 //! This module knows no HTTP and no cookies; `api::web::session` turns its sessions into one.
 
+pub(crate) mod clients;
 pub(crate) mod sessions;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +48,23 @@ const MIGRATIONS: &[&str] = &[
          remote TEXT NOT NULL
      ) WITHOUT ROWID;
      CREATE INDEX sessions_by_expiry ON sessions (expires);",
+    // 2: clients (a name with a grant, as JSON: `vault::grant::Grant`) and their tokens.
+    // `kind` is `token` for a static token; `revoked` is Unix seconds, NULL while live. A
+    // token's `hash` is sha256(pepper || secret); `expires` NULL is never.
+    "CREATE TABLE clients (
+         name TEXT PRIMARY KEY NOT NULL,
+         kind TEXT NOT NULL,
+         created INTEGER NOT NULL,
+         revoked INTEGER,
+         grant_json TEXT NOT NULL
+     );
+     CREATE TABLE tokens (
+         hash BLOB PRIMARY KEY NOT NULL CHECK (length(hash) = 32),
+         client TEXT NOT NULL REFERENCES clients (name),
+         created INTEGER NOT NULL,
+         expires INTEGER
+     ) WITHOUT ROWID;
+     CREATE INDEX tokens_by_client ON tokens (client);",
 ];
 
 /// A server secret mixed into every stored hash (see the module header).
@@ -57,6 +75,16 @@ impl Pepper {
     /// A pepper from 32 bytes the surface derived.
     pub(crate) fn new(bytes: [u8; 32]) -> Pepper {
         Pepper(bytes)
+    }
+
+    /// The pepper of clients' tokens: sha256 over a fixed label and the API key, so a new key
+    /// makes every token unknown, as it ends every session, and the CLI that makes a token and
+    /// the server that checks it derive the same one from the same key.
+    pub(crate) fn for_tokens(api_key: &str) -> Pepper {
+        let mut h = Sha256::new();
+        h.update(b"mdvault client token v1\0");
+        h.update(api_key.trim().as_bytes());
+        Pepper(h.finalize().into())
     }
 }
 
@@ -252,9 +280,14 @@ impl Credentials {
     }
 
     fn prune_at(&self, now: i64) -> Result<usize> {
-        self.lock()
+        let conn = self.lock();
+        let tokens = conn
+            .execute("DELETE FROM tokens WHERE expires IS NOT NULL AND expires <= ?1", [now])
+            .map_err(|e| failed(&self.path, e))?;
+        let sessions = conn
             .execute("DELETE FROM sessions WHERE expires <= ?1", [now])
-            .map_err(|e| failed(&self.path, e))
+            .map_err(|e| failed(&self.path, e))?;
+        Ok(sessions + tokens)
     }
 }
 

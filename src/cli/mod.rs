@@ -15,6 +15,7 @@ pub(crate) mod notes;
 mod search;
 mod service;
 mod sessions;
+mod tokens;
 mod upkeep;
 
 use std::io::{IsTerminal, Write};
@@ -139,6 +140,14 @@ enum Command {
         after_help = "Examples:\n  mdvault sessions list\n  mdvault sessions revoke 3f9a\n  mdvault sessions revoke --all"
     )]
     Sessions(sessions::SessionsCommand),
+    /// Make, list or revoke clients' static tokens, each with its rights (vaults, folders,
+    /// read-only, tools); a running server on the same data directory refuses a revoked token
+    /// at its next request.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  mdvault token create phone --vault notes --read-only\n  mdvault token create inbox-bot --allow Inbox/ --deny Private/\n  mdvault token list\n  mdvault token revoke phone"
+    )]
+    Token(tokens::TokenCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
     #[command(
         after_help = "Examples:\n  mdvault completions bash > ~/.local/share/bash-completion/completions/mdvault\n  mdvault completions zsh > ~/.zfunc/_mdvault\n  mdvault completions fish > ~/.config/fish/completions/mdvault.fish"
@@ -214,7 +223,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), Failure> {
+fn run(mut cli: Cli) -> Result<(), Failure> {
+    // `token create --vault NAME` grants configured vaults; it declares and picks none.
+    let granted = match cli.command {
+        Command::Token(_) => std::mem::take(&mut cli.global.vaults),
+        _ => Vec::new(),
+    };
     // `--vault NAME` selects a configured vault; `--vault PATH` or `NAME=PATH` declares one.
     // Both spellings are in the interface, so both are honoured, by one rule: a bare word
     // that names a configured vault is that vault, even when a folder of that name is in the
@@ -263,6 +277,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Service(cmd) => service::run(&config, cmd),
         Command::Sessions(cmd) => sessions::run(&config, cmd),
+        Command::Token(cmd) => tokens::run(&config, granted, cmd),
         Command::Model(cmd) => model::run(&config, &kept, cmd),
         Command::Notes(cmd) => notes::run(&open_light(config)?, only.as_deref(), cmd),
         Command::Index(args) => search::index(config, only.as_deref(), args),

@@ -58,6 +58,10 @@ pub(crate) struct Filter<'a> {
     pub(crate) vaults: &'a [String],
     /// Only chunks under this folder: case-insensitive, whole path segments.
     pub(crate) prefix: Option<&'a str>,
+    /// Only chunks under one of these folders (empty: any), as a client's grant allows.
+    pub(crate) allow: &'a [String],
+    /// No chunk under any of these folders, as a client's grant denies.
+    pub(crate) deny: &'a [String],
 }
 
 /// One lexical match.
@@ -316,6 +320,25 @@ impl LexicalIndex {
         }
         if let Some(prefix) = filter.prefix.map(normalise_folder).filter(|p| !p.is_empty()) {
             clauses.push(zero_score_term(Term::from_field_text(self.fields.folders, &prefix)));
+        }
+        // A grant's folders, as filters too: before the top `limit`, so they cost no places.
+        let folder_terms = |folders: &[String]| -> Box<dyn Query> {
+            let any: Vec<(Occur, Box<dyn Query>)> = folders
+                .iter()
+                .map(|f| {
+                    let term = Term::from_field_text(self.fields.folders, &normalise_folder(f));
+                    let q: Box<dyn Query> =
+                        Box::new(TermQuery::new(term, IndexRecordOption::Basic));
+                    (Occur::Should, q)
+                })
+                .collect();
+            Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0))
+        };
+        if !filter.allow.is_empty() {
+            clauses.push((Occur::Must, folder_terms(filter.allow)));
+        }
+        if !filter.deny.is_empty() {
+            clauses.push((Occur::MustNot, folder_terms(filter.deny)));
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
@@ -818,7 +841,12 @@ mod tests {
             ids
         };
         let by = |vault, prefix| {
-            sorted(search(&index, "gas", 50, &Filter { vault, vaults: &[], prefix }))
+            sorted(search(
+                &index,
+                "gas",
+                50,
+                &Filter { vault, vaults: &[], prefix, allow: &[], deny: &[] },
+            ))
         };
         assert_eq!(by(None, None), vec![1, 2, 3, 4, 5]);
         assert_eq!(by(Some("main"), None), vec![1, 2, 3, 5]);
@@ -835,6 +863,33 @@ mod tests {
     }
 
     #[test]
+    fn a_grants_folders_narrow_the_candidates_by_whole_segments_in_any_case() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = open(tmp.path());
+        index.add(1, "main", "Inbox/a.md", "gas").unwrap();
+        index.add(2, "main", "Inbox/Secret/s.md", "gas gas").unwrap();
+        index.add(3, "main", "Private/p.md", "gas gas gas").unwrap();
+        index.add(4, "main", "Inboxes/b.md", "gas").unwrap();
+        index.add(5, "main", "Gas.md", "gas").unwrap();
+        index.commit("1").unwrap();
+        let by = |allow: &[String], deny: &[String]| {
+            let mut ids = search(
+                &index,
+                "gas",
+                50,
+                &Filter { vault: None, vaults: &[], prefix: None, allow, deny },
+            );
+            ids.sort();
+            ids
+        };
+        let list = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(by(&list(&["Inbox"]), &[]), vec![1, 2]);
+        assert_eq!(by(&list(&["inbox/"]), &list(&["INBOX/Secret"])), vec![1]);
+        assert_eq!(by(&[], &list(&["Private"])), vec![1, 2, 4, 5]);
+        assert_eq!(by(&list(&["Inbox", "Private"]), &list(&["Inbox/Secret"])), vec![1, 3]);
+    }
+
+    #[test]
     fn filtered_search_fills_the_limit_from_inside_the_filter() {
         let tmp = tempfile::tempdir().unwrap();
         let index = open(tmp.path());
@@ -848,7 +903,7 @@ mod tests {
         index.commit("1").unwrap();
         let unfiltered = index.search(&tokenize("boiler"), 5, &no_filter()).unwrap();
         assert!(unfiltered.iter().all(|h| h.chunk_id < 20));
-        let filter = Filter { vault: None, vaults: &[], prefix: Some("in") };
+        let filter = Filter { vault: None, vaults: &[], prefix: Some("in"), allow: &[], deny: &[] };
         let inside = index.search(&tokenize("boiler"), 5, &filter).unwrap();
         assert_eq!(inside.len(), 5);
         assert!(inside.iter().all(|h| (20..30).contains(&h.chunk_id)));

@@ -238,6 +238,8 @@ struct Filter<'s> {
     vault_idx: Option<u32>,
     vault_name: Option<&'s str>,
     prefix: Option<&'s str>,
+    /// The client's grant: what it cannot see is no candidate.
+    grant: &'s crate::vault::grant::Grant,
 }
 
 /// What the two arms found, and which of them took part.
@@ -263,7 +265,7 @@ impl Searcher<'_> {
         let s = self.settings;
         let scope = &req.scope;
         let (query, k) = (scope.query(), scope.k());
-        let filter = self.filter(scope)?;
+        let filter = self.filter(req)?;
         let per_arm = req.candidates.filter(|n| *n > 0).unwrap_or(s.candidates);
         let mut notices = Vec::new();
         let arms = self.retrieve(req, &filter, per_arm, &mut notices)?;
@@ -276,6 +278,18 @@ impl Searcher<'_> {
         let candidate_ids: Vec<i64> =
             arms.dense_ids.iter().chain(&arms.lexical_ids).copied().collect();
         let metas: HashMap<i64, ChunkMeta> = self.index.chunks(&candidate_ids)?;
+        // The arms left out the grant's folders already; this catches a path a folder term
+        // cannot name (a denied note rather than a folder), still before any ranking.
+        let arms = if req.grant.sees_everything() {
+            arms
+        } else {
+            let seen = |id: &i64| metas.get(id).is_some_and(|m| req.grant.can_read(&m.path));
+            Arms {
+                dense_ids: arms.dense_ids.into_iter().filter(seen).collect(),
+                lexical_ids: arms.lexical_ids.into_iter().filter(seen).collect(),
+                ..arms
+            }
+        };
         let mut candidates = fusion::fuse(&arms.dense_ids, &arms.lexical_ids, &weights, |id| {
             metas
                 .get(&id)
@@ -317,7 +331,8 @@ impl Searcher<'_> {
 
     /// The scope in the index's terms; a prefix under which nothing is indexed is `not_found`,
     /// naming the top-level folders that are.
-    fn filter<'s>(&self, scope: &'s SearchScope) -> Result<Filter<'s>> {
+    fn filter<'s>(&self, req: &'s ScopedSearch) -> Result<Filter<'s>> {
+        let scope = &req.scope;
         let vault_name = scope.vaults().name();
         // The index holds the configured vaults in order, so a resolved vault is always there.
         let vault_idx = match vault_name {
@@ -349,7 +364,7 @@ impl Searcher<'_> {
                 ));
             }
         }
-        Ok(Filter { vault_idx, vault_name, prefix })
+        Ok(Filter { vault_idx, vault_name, prefix, grant: &req.grant })
     }
 
     /// Both arms' candidates, each already narrowed to the vault and prefix.
@@ -417,6 +432,8 @@ impl Searcher<'_> {
             vault: filter.vault_name,
             vaults: self.index.vault_names(),
             prefix: filter.prefix,
+            allow: &filter.grant.allow,
+            deny: &filter.grant.deny,
         };
         let hits = self.index.lexical().search_with(tokens, stand_ins, per_arm, &lexical_filter)?;
         if hits.is_empty() {
@@ -452,6 +469,7 @@ impl Searcher<'_> {
                     key.vault != u32::MAX
                         && filter.vault_idx.is_none_or(|v| key.vault == v)
                         && filter.prefix.is_none_or(|p| under(&key.path, p))
+                        && filter.grant.can_read(&key.path)
                 };
                 Ok(Some(
                     self.index

@@ -124,6 +124,9 @@ pub struct ScopedSearch {
     pub(crate) query_vector: Option<Vec<f32>>,
     /// Candidates per arm instead of `search.candidates`.
     pub(crate) candidates: Option<usize>,
+    /// The client's grant: both arms leave out what it cannot see, before ranking, so `k`
+    /// holds. The owner's (every path) unless the front door sets another.
+    pub(crate) grant: crate::vault::grant::Grant,
 }
 
 impl ScopedSearch {
@@ -141,6 +144,7 @@ impl ScopedSearch {
             mode: asked.mode,
             query_vector: asked.query_vector.clone(),
             candidates: asked.candidates,
+            grant: crate::vault::grant::Grant::owner(),
         })
     }
 }

@@ -26,19 +26,24 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::index::SyncReport;
 use crate::search::{Limit, ScopedSearch, SearchRequest, SearchResponse};
 use crate::vault::Indexed;
+use crate::vault::grant::Grant;
 use crate::vault::{
     Change, DocumentText, Filed, FilingStatus, Listing, NoteMap, NoteRead, PatchRequest, Vault,
     VaultScope, Vaults,
 };
 
 /// Which vault a request addresses and, for `/mcp/only/<path>`, the one note or folder its
-/// writes are confined to.
+/// writes are confined to, and the rights of the client that sent it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Target {
     /// The vault named in the URL (`/v/<name>/...`); `None` is the default vault.
     pub(crate) vault: Option<String>,
     /// The write scope; `None` is unscoped.
     pub(crate) scope: Option<String>,
+    /// The client's rights, resolved at the front door from its credential; the default is
+    /// the owner's, every right (the CLI, stdio and the API key). The URL's vault and scope
+    /// narrow it further and never widen it (`service::grants`).
+    pub(crate) grant: Grant,
 }
 
 /// What the note and upkeep tools need from below, whichever process serves them.
@@ -121,11 +126,14 @@ impl<T: Desk + ?Sized> Desk for std::sync::Arc<T> {
 }
 
 mod args;
+mod grants;
 mod notes;
 mod search;
 mod upkeep;
 
 pub(crate) use args::*;
+pub(crate) use grants::{hidden, visible_links, visible_listing};
+use grants::{plain, visible, writable};
 pub(crate) use notes::*;
 pub(crate) use search::*;
 pub(crate) use upkeep::*;
@@ -143,7 +151,9 @@ fn chosen<'a>(t: &'a Target, arg: Option<&'a str>) -> Result<Option<&'a str>> {
             ),
         )),
         (Some(a), _) => Ok(Some(a)),
-        (None, b) => Ok(b),
+        (None, Some(b)) => Ok(Some(b)),
+        // A client limited to some vaults means its first when it names none.
+        (None, None) => Ok(t.grant.default_vault()),
     }
 }
 
@@ -159,6 +169,8 @@ fn locate<'e, 'p>(
 ) -> Result<(&'e std::sync::Arc<Vault>, &'p str)> {
     let default = chosen(t, arg)?;
     let (v, path) = desk.vaults().locate(default, raw)?;
+    t.grant.check_vault(v.name())?;
+    visible(v, &t.grant, path)?;
     if let Some(bound) = bound(desk, t)?
         && v.name() != bound
     {
@@ -191,8 +203,11 @@ pub(crate) fn reachable<'e>(
     t: &Target,
 ) -> Result<Vec<&'e std::sync::Arc<Vault>>> {
     match bound(desk, t)? {
-        Some(name) => Ok(vec![desk.vaults().get(Some(name))?]),
-        None => Ok(desk.vaults().iter().collect()),
+        Some(name) => {
+            let v = desk.vaults().get(Some(name))?;
+            Ok(if t.grant.reaches(v.name()) { vec![v] } else { Vec::new() })
+        }
+        None => Ok(desk.vaults().iter().filter(|v| t.grant.reaches(v.name())).collect()),
     }
 }
 
@@ -202,10 +217,15 @@ pub(crate) fn vault<'e>(
     t: &Target,
     arg: Option<&str>,
 ) -> Result<&'e std::sync::Arc<Vault>> {
-    desk.vaults().get(chosen(t, arg)?)
+    let v = desk.vaults().get(chosen(t, arg)?)?;
+    t.grant.check_vault(v.name())?;
+    Ok(v)
 }
 
+/// Whether the request may write at `raw`: the client's grant (writes, and the path visible:
+/// `locate` checked that), then the connection's write scope.
 fn in_scope(v: &Vault, t: &Target, raw: &str, folder: bool) -> Result<()> {
+    writable(v, &t.grant, raw, folder)?;
     match t.scope.as_deref() {
         Some(scope) => v.check_scope(raw, folder, scope),
         None => Ok(()),
@@ -229,10 +249,17 @@ fn scope(engine: &Engine, t: &Target, arg: Option<&str>) -> Result<VaultScope> {
         (VaultScope::Every, Some(bound)) => Ok(VaultScope::One(bound.clone())),
         (VaultScope::One(name), _) => {
             chosen(t, Some(&name))?;
+            t.grant.check_vault(&name)?;
             Ok(VaultScope::One(name))
         }
-        (every, None) => Ok(every),
+        (every, None) => grants::vault_scope(&t.grant, engine.vaults(), every),
     }
+    .and_then(|s| {
+        if let Some(name) = s.name() {
+            t.grant.check_vault(name)?;
+        }
+        Ok(s)
+    })
 }
 
 /// Re-indexes what a write touched, so a search right after it sees the change. The write is

@@ -9,7 +9,7 @@ use crate::vault::patch::{MoveTo, PatchSpec, Spelling};
 pub(crate) fn read(desk: &dyn Desk, t: &Target, a: ReadArgs) -> Result<NoteRead> {
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
-    v.read(path, section, &*desk.documents())
+    plain(t, path, v.read(path, section, &*desk.documents()))
 }
 
 /// Reads an attachment's bytes (an image, audio or video; `vault::attachment`).
@@ -20,19 +20,19 @@ pub(crate) fn read_attachment(
     path: &str,
 ) -> Result<crate::vault::attachment::AttachmentRead> {
     let (v, path) = locate(desk, t, vault, path)?;
-    v.read_attachment(path)
+    plain(t, path, v.read_attachment(path))
 }
 
 /// Lists a folder.
 pub(crate) fn list(desk: &dyn Desk, t: &Target, a: ListArgs) -> Result<Listing> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
-    v.list(path)
+    Ok(visible_listing(v, &t.grant, plain(t, path, v.list(path))?))
 }
 
 /// Maps a note: frontmatter and heading paths.
 pub(crate) fn map(desk: &dyn Desk, t: &Target, a: MapArgs) -> Result<NoteMap> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
-    v.map(path, &*desk.documents())
+    plain(t, path, v.map(path, &*desk.documents()))
 }
 
 /// Edits one section: `vault_patch`'s arguments (MCP, the CLI, the web editor) built into
@@ -72,7 +72,7 @@ pub(crate) fn patch_built(
 ) -> Result<Change> {
     let (v, path) = locate(desk, t, vault, path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(desk, v.patch(path, req, expected)?, &[]))
+    Ok(refreshed(desk, plain(t, path, v.patch(path, req, expected))?, &[]))
 }
 
 /// Replaces literal text.
@@ -85,7 +85,11 @@ pub(crate) fn replace_text(
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
-    Ok(refreshed(desk, v.replace_text(path, &a.find, &a.replace, section, a.count, expected)?, &[]))
+    Ok(refreshed(
+        desk,
+        plain(t, path, v.replace_text(path, &a.find, &a.replace, section, a.count, expected))?,
+        &[],
+    ))
 }
 
 /// Appends, optionally creating the note.
@@ -97,7 +101,11 @@ pub(crate) fn append(
 ) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(desk, v.append(path, &a.content, a.create_if_missing, expected)?, &[]))
+    Ok(refreshed(
+        desk,
+        plain(t, path, v.append(path, &a.content, a.create_if_missing, expected))?,
+        &[],
+    ))
 }
 
 /// Creates or overwrites a note.
@@ -140,7 +148,7 @@ pub(crate) fn set_body(
 ) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(desk, v.set_body(path, &a.content, expected)?, &[]))
+    Ok(refreshed(desk, plain(t, path, v.set_body(path, &a.content, expected))?, &[]))
 }
 
 /// Sets or removes one frontmatter key.
@@ -223,7 +231,11 @@ pub(crate) fn set_frontmatter(
         }
         (false, Some(v)) => Some(v),
     };
-    Ok(refreshed(desk, v.set_frontmatter(path, &a.key, value.as_ref(), expected)?, &[]))
+    Ok(refreshed(
+        desk,
+        plain(t, path, v.set_frontmatter(path, &a.key, value.as_ref(), expected))?,
+        &[],
+    ))
 }
 
 /// Puts frontmatter entries before, after or in place of an existing key: the Local REST API's
@@ -250,7 +262,7 @@ pub(crate) fn delete(
 ) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(desk, v.remove(path, expected, a.permanent)?, &[]))
+    Ok(refreshed(desk, plain(t, path, v.remove(path, expected, a.permanent))?, &[]))
 }
 
 /// Moves a note or document; refused under any write scope.
@@ -278,7 +290,14 @@ pub(crate) fn move_file(
             ),
         ));
     }
-    let change = v.move_file(source, destination, a.update_links, expected)?;
+    // Both ends must be the client's to write; rewriting the links to it may touch any note.
+    in_scope(v, t, source, false)?;
+    grants::visible(v, &t.grant, destination)?;
+    in_scope(v, t, destination, false)?;
+    if a.update_links {
+        t.grant.check_whole_vault("a move's link rewrites (pass update_links: false)")?;
+    }
+    let change = plain(t, source, v.move_file(source, destination, a.update_links, expected))?;
     // The source as the vault spells it (`./Inbox/x.md` is `Inbox/x.md`, an absolute path
     // inside the vault folder its relative form), so the index and index.md find the entry
     // to drop.
@@ -297,7 +316,7 @@ pub(crate) fn create_folder(desk: &dyn Desk, t: &Target, a: CreateFolderArgs) ->
 pub(crate) fn delete_folder(desk: &dyn Desk, t: &Target, a: DeleteFolderArgs) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, true)?;
-    Ok(refreshed(desk, v.delete_folder(path, a.recursive)?, &[]))
+    Ok(refreshed(desk, plain(t, path, v.delete_folder(path, a.recursive))?, &[]))
 }
 
 /// A note's times (milliseconds since the epoch; creation falls back to modification where
@@ -338,14 +357,16 @@ pub(crate) fn document_bytes(
     raw: &str,
 ) -> Result<(String, Vec<u8>)> {
     let (v, path) = locate(desk, t, vault, raw)?;
-    v.document_bytes(path)
+    plain(t, path, v.document_bytes(path))
 }
 
 /// Every note of the addressed vault with its text, in path order: for reads that look at
 /// every note at once (the Local REST API's `/tags/` and JsonLogic `/search/`).
 pub(crate) fn all_notes(desk: &dyn Desk, t: &Target) -> Result<Vec<(String, String)>> {
     let v = vault(desk, t, None)?;
-    Ok(crate::upkeep::notes(v, ""))
+    let mut notes = crate::upkeep::notes(v, "");
+    notes.retain(|(path, _)| t.grant.can_read(path));
+    Ok(notes)
 }
 
 /// Where a note's links point: the vault paths they resolve to, and the targets that name

@@ -29,7 +29,10 @@ pub(crate) fn search_request(engine: &Engine, t: &Target, a: SearchArgs) -> Resu
     req.scope = scope(engine, t, a.vault.as_deref())?;
     req.prefix = a.prefix;
     req.thorough = a.thorough;
-    ScopedSearch::resolve(engine.vaults(), &engine.config().search, &req, Limit::Surface)
+    let mut scoped =
+        ScopedSearch::resolve(engine.vaults(), &engine.config().search, &req, Limit::Surface)?;
+    scoped.grant = t.grant.clone();
+    Ok(scoped)
 }
 
 /// Where the words of a search's query occur in `text` (a hit's excerpt): the byte ranges of

@@ -9,7 +9,11 @@ pub(crate) fn status(
     t: &Target,
     a: StatusArgs,
 ) -> Result<crate::index::coverage::Report> {
-    engine.coverage(chosen(t, a.vault.as_deref())?)
+    let name = chosen(t, a.vault.as_deref())?;
+    if let Some(name) = name {
+        t.grant.check_vault(name)?;
+    }
+    engine.coverage(name)
 }
 
 /// The dated commitments (`expires` frontmatter), one row per date, counted from today (local
@@ -20,6 +24,7 @@ pub(crate) fn expiries(
     a: ExpiriesArgs,
 ) -> Result<crate::upkeep::expiries::Report> {
     let v = vault(desk, t, a.vault.as_deref())?;
+    t.grant.check_sees_all("vault_expiries")?;
     let query = crate::upkeep::expiries::Query { within: a.within, list_untracked: a.untracked };
     let today = chrono::Local::now().date_naive();
     crate::upkeep::expiries(v, a.dir.as_deref().unwrap_or(""), today, &query)
@@ -32,6 +37,7 @@ pub(crate) fn callouts(
     a: CalloutsArgs,
 ) -> Result<crate::upkeep::callouts::Report> {
     let v = vault(desk, t, a.vault.as_deref())?;
+    t.grant.check_sees_all("vault_callouts")?;
     crate::upkeep::callouts(v, a.dir.as_deref().unwrap_or(""), &upkeep_settings(desk))
 }
 
@@ -56,7 +62,9 @@ pub(crate) fn tags(
         })?),
     };
     let dir = v.folder(a.dir.as_deref().unwrap_or(""))?;
-    Ok(crate::vault::tags::report(&crate::upkeep::notes(v, &dir), wanted))
+    let mut notes = crate::upkeep::notes(v, &dir);
+    notes.retain(|(path, _)| t.grant.can_read(path));
+    Ok(crate::vault::tags::report(&notes, wanted))
 }
 
 /// Renames (or merges) a tag in every note, inline and in the frontmatter, nested tags with
@@ -67,6 +75,7 @@ pub(crate) fn rename_tag(
     a: TagRenameArgs,
 ) -> Result<crate::vault::TagRenamed> {
     let v = vault(desk, t, a.vault.as_deref())?;
+    t.grant.check_whole_vault("a tag's rename")?;
     if let Some(scope) = &t.scope {
         return Err(Error::new(
             ErrorCode::OutOfScope,
@@ -94,6 +103,7 @@ pub(crate) fn maintenance(
     vault_name: Option<&str>,
 ) -> Result<crate::upkeep::findings::Run> {
     let v = vault(desk, t, vault_name)?;
+    t.grant.check_sees_all("vault_maintenance")?;
     let _turn = desk.maintenance_turn();
     Ok(crate::upkeep::maintenance(v, &*desk.documents(), &upkeep_settings(desk)))
 }
@@ -104,7 +114,9 @@ pub(crate) fn checks(
     t: &Target,
     vault_name: Option<&str>,
 ) -> Result<Vec<crate::upkeep::CheckInfo>> {
-    Ok(crate::upkeep::checks(vault(desk, t, vault_name)?, &upkeep_settings(desk)))
+    let v = vault(desk, t, vault_name)?;
+    t.grant.check_sees_all("the maintenance checks")?;
+    Ok(crate::upkeep::checks(v, &upkeep_settings(desk)))
 }
 
 /// The notes whose frontmatter `key` holds exactly `value`.
@@ -114,7 +126,10 @@ pub(crate) fn frontmatter_query(
     a: FrontmatterQueryArgs,
 ) -> Result<Vec<String>> {
     let v = vault(desk, t, a.vault.as_deref())?;
-    crate::upkeep::frontmatter_query(v, &a.key, &a.value, a.dir.as_deref().unwrap_or(""))
+    let mut paths =
+        crate::upkeep::frontmatter_query(v, &a.key, &a.value, a.dir.as_deref().unwrap_or(""))?;
+    paths.retain(|path| t.grant.can_read(path));
+    Ok(paths)
 }
 
 /// Every line that holds a literal string or matches a pattern, over notes and the text of
@@ -132,6 +147,7 @@ pub(crate) fn grep(
         dir: a.dir.unwrap_or_default(),
         limit: a.limit.filter(|&n| n > 0).unwrap_or(crate::upkeep::survey::GREP_DEFAULT_LIMIT),
         offset: a.offset,
+        grant: t.grant.clone(),
     };
     crate::upkeep::survey::grep(v, &*desk.documents(), &q)
 }
@@ -143,8 +159,8 @@ pub(crate) fn links(
     a: LinksArgs,
 ) -> Result<crate::upkeep::survey::LinkReport> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
-    let rel = v.existing(path)?;
-    crate::upkeep::survey::links_of(v, &rel)
+    let rel = plain(t, path, v.existing(path))?;
+    Ok(visible_links(&t.grant, crate::upkeep::survey::links_of(v, &rel)?))
 }
 
 fn upkeep_settings(desk: &dyn Desk) -> crate::upkeep::Settings {

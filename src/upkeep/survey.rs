@@ -42,6 +42,8 @@ pub(crate) struct GrepQuery {
     pub(crate) limit: usize,
     /// Skip this many matching lines first (for the next page).
     pub(crate) offset: usize,
+    /// The client's grant: a file it cannot see is never scanned.
+    pub(crate) grant: crate::vault::grant::Grant,
 }
 
 /// One matching line.
@@ -123,8 +125,9 @@ pub(crate) fn grep(vault: &Vault, docs: &dyn DocumentText, q: &GrepQuery) -> Res
             total += 1;
         }
     };
+    // What the client cannot see is left out before counting and paging, so `limit` holds.
     for path in vault.all_files() {
-        if !crate::index::under(&path, &dir) {
+        if !crate::index::under(&path, &dir) || !q.grant.can_read(&path) {
             continue;
         }
         if vault.is_document(&path) {
@@ -136,6 +139,9 @@ pub(crate) fn grep(vault: &Vault, docs: &dyn DocumentText, q: &GrepQuery) -> Res
         }
     }
     for (path, text) in super::notes(vault, &dir) {
+        if !q.grant.can_read(&path) {
+            continue;
+        }
         scan(&path, &text, false);
     }
     hits.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
@@ -237,6 +243,7 @@ mod tests {
             dir: String::new(),
             limit: 10,
             offset: 0,
+            grant: crate::vault::grant::Grant::owner(),
         }
     }
 

@@ -24,6 +24,7 @@ mod filing;
 mod find;
 pub mod frontmatter;
 pub(crate) mod fs;
+pub(crate) mod grant;
 pub mod headings;
 mod journal;
 pub mod links;
@@ -46,7 +47,7 @@ pub(crate) use filing::{Filed, FilingStatus};
 pub use ops::{Change, DocumentText, content_hash};
 pub(crate) use ops::{
     EntryKind, FileStat, HeadingEntry, Indexed, Listing, NoteMap, NoteRead, TagRenamed,
-    now_timestamp,
+    now_timestamp, without_nearest,
 };
 pub use patch::PatchRequest;
 

@@ -24,6 +24,7 @@ mod eval;
 mod eval_data;
 mod frontmatter_shapes;
 mod gate;
+mod grants;
 mod hardening;
 mod hostile_input;
 mod line_model;

@@ -105,7 +105,15 @@ fn paths(e: &Engine, t: &Target, vault: Option<&str>) -> Result<Vec<String>> {
         Some(name) => reachable.iter().find(|v| v.name() == name),
         None => reachable.iter().find(|v| t.vault.as_deref().is_none_or(|b| v.name() == b)),
     };
-    Ok(v.map(|v| resources::files(v).into_iter().map(|f| f.path).collect()).unwrap_or_default())
+    // What the client's grant cannot see is never suggested.
+    Ok(v.map(|v| {
+        resources::files(v)
+            .into_iter()
+            .map(|f| f.path)
+            .filter(|p| !tools::hidden(v, &t.grant, p))
+            .collect()
+    })
+    .unwrap_or_default())
 }
 
 /// The heading paths of a note, as `vault_map` shows them.

@@ -1,6 +1,8 @@
 //! The MCP server's answers to everything but a tool's own work: what it declares
 //! (`get_info`), each call routed through the tools with its refusal logged, and the
-//! resources, completions, prompts and log level handed to their own files.
+//! resources, completions, prompts and log level handed to their own files. A client whose
+//! grant names tools is shown only those and refused the others (`not_granted`) before any
+//! argument is read.
 //!
 //! Kept apart from `mod.rs`, which holds the tools, so neither grows past one concept.
 
@@ -8,16 +10,23 @@ use rmcp::handler::server::tool::ToolCallContext;
 #[allow(deprecated)] // SetLevelRequestParams: logging is deprecated by SEP-2577.
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResultType, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, tool_handler};
 
-use super::{INSTRUCTIONS, VaultMcp, completion, logging, prompts, resources, target};
+use super::{INSTRUCTIONS, VaultMcp, completion, logging, prompts, refusal, resources, target};
+
+impl VaultMcp {
+    /// Every tool's name, in the router's order: what a grant's tool list may name.
+    pub(crate) fn tool_names() -> Vec<String> {
+        Self::tool_router().list_all().into_iter().map(|t| t.name.to_string()).collect()
+    }
+}
 
 #[tool_handler]
 impl ServerHandler for VaultMcp {
@@ -89,7 +98,10 @@ impl ServerHandler for VaultMcp {
         let (level, peer, tool) =
             (self.logging.level_for(&ctx), ctx.peer.clone(), request.name.clone());
         let _watch = self.logging.watch_call(&ctx, self.engine.clone());
-        let answer = Self::tool_router().call(ToolCallContext::new(self, request, ctx)).await;
+        let answer = match target(&ctx).grant.check_tool(&tool) {
+            Ok(()) => Self::tool_router().call(ToolCallContext::new(self, request, ctx)).await,
+            Err(e) => Ok(refusal(&e).into()),
+        };
         if let Ok(CallToolResponse::Complete(r)) = &answer
             && r.is_error == Some(true)
         {
@@ -98,6 +110,30 @@ impl ServerHandler for VaultMcp {
             logging::refused(&peer, level, &tool, &text).await;
         }
         answer
+    }
+
+    /// The tools, or for a client limited to some, only those (a list that differs by client
+    /// is cached by that client only).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        let grant = target(&ctx).grant;
+        let hints = ctx.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let scope = if grant.tools.is_empty() { CacheScope::Public } else { CacheScope::Private };
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools: Self::tool_router()
+                .list_all()
+                .into_iter()
+                .filter(|t| grant.may_call(&t.name))
+                .collect(),
+            meta: None,
+            next_cursor: None,
+            ttl_ms: hints.then_some(0),
+            cache_scope: hints.then_some(scope),
+        })
     }
 
     #[allow(deprecated)] // Logging is deprecated by SEP-2577; clients still speak it.

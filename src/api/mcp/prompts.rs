@@ -433,7 +433,8 @@ fn note_from_template(
 ) -> Result<String> {
     let v = tools::vault(engine, t, vault)?;
     let s = template_settings(v);
-    let all = templates(v, &s.folder);
+    let mut all = templates(v, &s.folder);
+    all.retain(|p| !tools::hidden(v, &t.grant, p));
     if all.is_empty() {
         return Ok(format!(
             "This vault has no templates folder ({}/ holds no notes; Obsidian's Templates \

@@ -282,8 +282,15 @@ pub(crate) fn list(
     let cursor = cursor.filter(|c| !c.is_empty()).map(Cursor::decode).transpose()?;
     let vaults = tools::reachable(e, t)?;
     let names: Vec<&str> = vaults.iter().map(|v| v.name()).collect();
-    let walk =
-        |name: &str| vaults.iter().find(|v| v.name() == name).map_or_else(Vec::new, |v| files(v));
+    // What the client's grant cannot see is no resource (a read of it is `not_found`).
+    let walk = |name: &str| match vaults.iter().find(|v| v.name() == name) {
+        Some(v) => {
+            let mut found = files(v);
+            found.retain(|f| !tools::hidden(v, &t.grant, &f.path));
+            found
+        }
+        None => Vec::new(),
+    };
     let (listed, next) = page(&names, walk, cursor.as_ref(), PAGE)?;
     let resources = listed
         .into_iter()

@@ -58,6 +58,21 @@ enum Lookup {
 /// `Sub`), after which a forgiving lookup looks on; every other refusal stands.
 const NAME_SHAPED: [ErrorCode; 2] = [ErrorCode::UnsupportedSuffix, ErrorCode::IsDirectory];
 
+/// The words both suggestions of nearest paths begin with ([`Vault::not_found`],
+/// [`Vault::with_nearest`]), so that [`without_nearest`] can take them off again.
+const NEAREST: &str = "; the nearest existing paths are: ";
+
+/// A refusal without its nearest-path suggestions, for a caller that may not see every path
+/// (a client's grant): they could name one it may not see.
+pub(crate) fn without_nearest(e: Error) -> Error {
+    match e.message().split_once(NEAREST) {
+        Some((head, _)) => {
+            Error::new(e.code(), format!("{head}; list the folder to see what is there"))
+        }
+        None => e,
+    }
+}
+
 /// How many paths an `ambiguous_path` refusal lists before it only counts.
 const AMBIGUOUS_SHOWN: usize = 10;
 
@@ -288,8 +303,7 @@ impl Vault {
         Error::new(
             ErrorCode::NotFound,
             format!(
-                "{shown} does not exist; the nearest existing paths are: {}. Retry with one of \
-                 them, or list the folder",
+                "{shown} does not exist{NEAREST}{}. Retry with one of them, or list the folder",
                 near.join(", ")
             ),
         )
@@ -307,7 +321,7 @@ impl Vault {
         Error::new(
             e.code(),
             format!(
-                "{}; the nearest existing paths are: {}. Retry with one of them",
+                "{}{NEAREST}{}. Retry with one of them",
                 e.message().trim_end_matches('.'),
                 near.join(", ")
             ),
@@ -622,6 +636,21 @@ mod tests {
         let err = vault.append("Twin.md", "x", false, None).unwrap_err();
         assert_eq!(err.code(), ErrorCode::AmbiguousPath);
         assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn a_refusal_without_its_nearest_paths_keeps_its_code_and_names_none() {
+        let (_dir, v) = named_vault();
+        for raw in ["Deap", "Deap.md"] {
+            let e = v.read(raw, None, &NoDocuments).unwrap_err();
+            assert!(e.message().contains(NEAREST), "{}", e.message());
+            let plain = without_nearest(e.clone());
+            assert_eq!(plain.code(), e.code());
+            assert!(!plain.message().contains(NEAREST), "{}", plain.message());
+            assert!(plain.message().ends_with("list the folder to see what is there"), "{plain}");
+        }
+        let other = Error::new(ErrorCode::Conflict, "changed; read it again");
+        assert_eq!(without_nearest(other.clone()), other);
     }
 
     #[test]
