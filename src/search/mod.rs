@@ -379,7 +379,7 @@ impl Searcher<'_> {
         let use_lexical = req.mode != Mode::Dense && !tokens.is_empty();
         let mut stand_ins = Vec::new();
         let lexical_ids = if use_lexical {
-            stand_ins = self.stand_ins(&tokens);
+            stand_ins = self.stand_ins(&tokens, filter.grant);
             notices.extend(stand_ins.iter().map(StandIn::notice));
             let searched: Vec<String> = stand_ins.iter().flat_map(|s| s.searched.clone()).collect();
             self.retrieve_lexical(&tokens, &searched, filter, per_arm, notices)?
@@ -400,11 +400,13 @@ impl Searcher<'_> {
     /// For each query word no passage holds, the indexed words that stand in for it
     /// (`LexicalIndex::near_terms`). Only the lexical arm searches them: the identifier lookup
     /// and the matched words stay the query's own.
-    fn stand_ins(&self, tokens: &[String]) -> Vec<StandIn> {
+    fn stand_ins(&self, tokens: &[String], grant: &crate::vault::grant::Grant) -> Vec<StandIn> {
         // A typo is a search box's: a few words typed fast. A question (an agent's, or a
         // person's in full) names things the vault may simply not hold, and a real word one
         // edit from another ("fund", "find") would be "corrected" into noise.
-        if !self.settings.typos || tokens.len() > TYPO_QUERY_WORDS {
+        // The lexicon is the whole index's, so a client that cannot see every folder is
+        // offered none: a stand-in named in a notice could be a word only a hidden note holds.
+        if !self.settings.typos || tokens.len() > TYPO_QUERY_WORDS || !grant.sees_everything() {
             return Vec::new();
         }
         let lexical = self.index.lexical();
