@@ -230,7 +230,12 @@ try:
     ok("no close match" in message.lower() or "no notes found" in message.lower(), message)
     body = d.find_element(By.ID, "results").text
     ok("vault_" not in body, f"an agent tool named: {body[:300]}")
-    axe(d, "search, no close match")
+    d.find_element(By.CSS_SELECTOR, "#results details.loose summary").click()
+    ok(d.find_elements(By.CSS_SELECTOR, "#results details.loose li.note-card"), "no loosely related notes behind the toggle")
+    axe(d, "search, no close match (the loose notes shown)")
+    d.get(BASE + "/ui/search?q=boiler&folder=No%20Such%20Folder")
+    ok("nothing indexed lies under" in d.find_element(By.ID, "results").text, "no word on the missing folder")
+    axe(d, "search, a folder that does not exist")
 
     step("the first click after typing is not lost")
     d.get(BASE + "/ui/")
@@ -445,10 +450,12 @@ try:
 
     step("create, rename (links rewritten) and delete a note")
     d.get(BASE + "/ui/new?path=Inbox/Made%20in%20Browser")
+    axe(d, "the new-note form")
     d.find_element(By.ID, "text").send_keys("# Made in Browser\n\nSee [[Boiler]].\n")
     d.find_element(By.CSS_SELECTOR, "form.editor button[type=submit]").click()
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "note-path"), "Inbox/Made in Browser.md"))
     d.get(BASE + "/ui/rename?path=Home/Appliances.md")
+    axe(d, "the rename form")
     dest = d.find_element(By.ID, "destination")
     dest.clear()
     dest.send_keys("Home/Appliance List.md")
@@ -456,7 +463,9 @@ try:
     count = wait(d).until(EC.presence_of_element_located((By.ID, "links-rewritten"))).text
     ok(int(count.split()[0]) >= 1, count)
     ok("[[Appliance List]]" in disk("Home/House Log.md"), "link not rewritten")
+    axe(d, "a change done")
     d.get(BASE + "/ui/delete?path=Inbox/Made%20in%20Browser.md")
+    axe(d, "the delete form")
     d.find_element(By.ID, "confirm-delete").click()
     wait(d).until(EC.presence_of_element_located((By.ID, "done-message")))
     ok(not os.path.exists(os.path.join(VAULT, "Inbox/Made in Browser.md")), "still there")
@@ -516,6 +525,9 @@ try:
     ok(light != dark, f"the same background in light and dark: {light}")
     shot(d, "search-dark")
     d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+    d.get(BASE + "/ui/no-such-page")
+    axe(d, "an error page")
 
     step("accessibility: axe-core finds nothing on any page state, light or dark")
     for state, name, v in violations:
