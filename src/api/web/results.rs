@@ -92,19 +92,32 @@ fn passage(chunk: &str, tokens: &[String]) -> (String, bool) {
 
 /// A passage of Markdown as the words a reader sees: heading marks, quote and list markers,
 /// callout headers, emphasis, code ticks, table rules and link syntax dropped (a wikilink
-/// shows its alias, else its target), the lines joined.
+/// shows its alias, else its target), the lines joined; a heading is set off from the text
+/// after it by a dash, so "Parts — The valve is stiff." does not read as one sentence.
 pub(crate) fn plain(md: &str) -> String {
     let mut out = String::new();
+    let mut after_heading = false;
     for line in md.lines() {
+        let heading = is_heading(line.trim_start_matches(['>', ' ']));
         let text = plain_line(line);
         if !text.is_empty() {
+            if after_heading {
+                out.push_str(" —");
+            }
             if !out.is_empty() {
                 out.push(' ');
             }
             out.push_str(&text);
+            after_heading = heading;
         }
     }
     out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether a line is an ATX heading (`#` to `######`, then a space).
+fn is_heading(line: &str) -> bool {
+    let hashes = line.bytes().take_while(|&b| b == b'#').count();
+    (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
 }
 
 /// One line of [`plain`]: its block markers first, then its inline syntax.
@@ -122,10 +135,9 @@ fn plain_line(line: &str) -> String {
     {
         l = rest[end + 1..].trim_start_matches(['-', '+']).trim_start();
     }
-    let hashes = l.bytes().take_while(|&b| b == b'#').count();
-    if (1..=6).contains(&hashes) && l[hashes..].starts_with(' ') {
+    if is_heading(l) {
         // An ATX heading may close with hashes too (`## Readings ##`).
-        l = l[hashes..].trim().trim_end_matches('#').trim_end();
+        l = l.trim_start_matches('#').trim().trim_end_matches('#').trim_end();
     }
     // A block id (`^yearly`) at the end of a line is an address, not words.
     if let Some((before, id)) = l.rsplit_once(" ^")
@@ -352,7 +364,8 @@ mod tests {
             "marked and gone and pic.png"
         );
         assert_eq!(plain("1. first\n2) second"), "first second");
-        assert_eq!(plain("## Readings ##\nOnce a year. ^yearly"), "Readings Once a year.");
+        assert_eq!(plain("## Readings ##\nOnce a year. ^yearly"), "Readings — Once a year.");
+        assert_eq!(plain("# Boiler\n\n## Parts\n\nThe valve."), "Boiler — Parts — The valve.");
     }
 
     #[test]
@@ -373,7 +386,7 @@ mod tests {
         assert!(text.contains("the pressure is low."), "{text}");
         assert!(text.chars().count() <= PASSAGE_CHARS + 2, "{text}");
         let (short, cut) = passage("## Settings\n\nShort.", &[]);
-        assert_eq!((short.as_str(), cut), ("Settings Short.", false));
+        assert_eq!((short.as_str(), cut), ("Settings — Short.", false));
     }
 
     #[test]
