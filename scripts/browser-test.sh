@@ -9,14 +9,35 @@
 #
 #   scripts/browser-test.sh target/debug/mdvault
 #
+# Every page state is checked by axe-core in light and dark (any violation fails), and the
+# note's text must start above the fold at phone size.
+#
 # Needs Debian's chromium and chromium-driver (scripts/system-deps.sh installs them) and the
-# test venv (scripts/pyenv.sh, which pins selenium). Nothing is downloaded at run time:
-# Selenium is pointed at /usr/bin/chromedriver and /usr/bin/chromium.
+# test venv (scripts/pyenv.sh, which pins selenium). Selenium is pointed at
+# /usr/bin/chromedriver and /usr/bin/chromium. axe-core (pinned below) is installed once with
+# npm into target/axe-core/ and reused while the pin is unchanged; its axe.min.js is injected
+# into the page through WebDriver, so node is not needed to run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-target/debug/mdvault}"
 venv="${MDVAULT_PYENV:-$(./scripts/pyenv.sh | tail -n 1)}"
 shots="${MDVAULT_SCREENSHOTS:-target/screenshots}"
+
+AXE_MANIFEST='{"private": true, "dependencies": {"axe-core": "4.14.1"}}'
+axe_dir="${CARGO_TARGET_DIR:-target}/axe-core"
+axe_js="$axe_dir/node_modules/axe-core/axe.min.js"
+if [[ ! -f "$axe_dir/package.json" || "$(cat "$axe_dir/package.json")" != "$AXE_MANIFEST" || ! -f "$axe_js" ]]; then
+  command -v npm >/dev/null || { echo "browser test: npm is needed to install axe-core" >&2; exit 2; }
+  echo "browser test: installing axe-core into $axe_dir" >&2
+  mkdir -p "$axe_dir"
+  printf '%s' "$AXE_MANIFEST" >"$axe_dir/package.json"
+  rm -f "$axe_dir/package-lock.json"
+  if ! (cd "$axe_dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
+    rm -f "$axe_dir/package.json"  # so that the next run tries again
+    echo "browser test: could not install axe-core" >&2
+    exit 2
+  fi
+fi
 
 tmp="$(mktemp -d)"
 server=""
@@ -48,6 +69,48 @@ Harmless text before the traps.
 
 [[javascript:window.__xss=7]]
 MD
+# A note of everything the reading view draws, under a long frontmatter (like Obsidian's own
+# Properties.md): tasks, callouts, a wide table, math, code.
+{
+  echo "---"
+  echo "title: Everything Rendered"
+  echo "tags: [render, fixture]"
+  for i in $(seq 1 40); do echo "property_$i: value number $i of a long list of properties"; done
+  echo "---"
+  cat <<'MD'
+# Everything Rendered
+
+The first paragraph of the text, which a phone shows before anything else.
+
+- [ ] an open task
+- [x] a finished task
+
+> [!tip] A tip
+> Callouts carry a title.
+
+> [!warning]- A folded warning
+> Hidden until opened.
+
+| Date | Provider | Amount | Notes |
+|---|---|---|---|
+| 2026-01-15 | Nordlicht Energie GmbH | 120.00 | a long note in a cell that must wrap on a phone |
+| 2026-02-15 | Nordlicht Energie GmbH | 118.40 | another |
+
+Inline math $e^{i\pi} + 1 = 0$ and a block:
+
+$$
+\sum_{k=1}^{n} k = \frac{n(n+1)}{2}
+$$
+
+```sh
+a-very-long-command --with --many --flags --that --would --overflow --a --phone --screen --width
+```
+
+## Section two
+
+More text.
+MD
+} > "$tmp/vault/Obsidian/render-everything.md"
 
 key="browser-test-key-$RANDOM$RANDOM"
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
@@ -68,7 +131,7 @@ curl -fsS -H "Authorization: Bearer $key" "$base/readyz" >/dev/null \
 
 rm -rf "$shots"
 mkdir -p "$shots"
-if ! "$venv/bin/python" tests/browser_test.py "$base" "$key" "$tmp/vault" "$shots"; then
+if ! MDVAULT_AXE="$axe_js" "$venv/bin/python" tests/browser_test.py "$base" "$key" "$tmp/vault" "$shots"; then
   echo "--- server log" >&2
   tail -n 40 "$tmp/server.log" >&2
   exit 1

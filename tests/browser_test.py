@@ -10,8 +10,11 @@ first failure, naming the step.
 
 import json
 import os
+import re
 import sys
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 
 from selenium import webdriver
@@ -29,6 +32,12 @@ DESKTOP = (1280, 900)
 PHONE = (390, 844)
 
 passed = 0
+# axe-core's script (scripts/browser-test.sh installs it), injected into each page state.
+AXE = open(os.environ["MDVAULT_AXE"], encoding="utf-8").read()
+# Every violation found, as (state, theme, violation); the accessibility step fails on any.
+violations = []
+# The page's words for how a result was found must be a person's, not the engine's.
+ENGINE_WORDS = {"both", "dense", "lexical", "pinned", "fused", "rrf", "bm25"}
 
 
 def step(name):
@@ -74,15 +83,76 @@ def rest(method, path, body=None, headers=None):
 
 
 def shot(d, name):
-    for label, (w, h) in [("desktop", DESKTOP), ("phone", PHONE)]:
-        d.set_window_size(w, h)
-        time.sleep(0.2)
-        d.save_screenshot(os.path.join(SHOTS, f"{name}-{label}.png"))
-    d.set_window_size(*DESKTOP)
+    d.save_screenshot(os.path.join(SHOTS, f"{name}-desktop.png"))
+    d.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 1, "mobile": True},
+    )
+    d.save_screenshot(os.path.join(SHOTS, f"{name}-phone.png"))
+    d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def wait(d):
     return WebDriverWait(d, WAIT_SECONDS)
+
+
+def theme(d, name):
+    """Emulates the system's colour scheme ('light' or 'dark')."""
+    d.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": name}]},
+    )
+
+
+AXE_RUN = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ["violations"]}).then(
+  (r) => done(r.violations.map((v) => ({
+    id: v.id, impact: v.impact, count: v.nodes.length,
+    nodes: v.nodes.slice(0, 6).map((n) => n.target.join(" ") + " :: " + (n.failureSummary || "").replace(/\\s+/g, " ").slice(0, 160)),
+  }))),
+  (e) => done([{id: "axe-error", impact: String(e), count: 0, nodes: []}]));
+"""
+
+
+def axe(d, state):
+    """Runs axe-core over the page as it stands, in light and then in dark."""
+    for name in ("light", "dark"):
+        theme(d, name)
+        if not d.execute_script("return typeof window.axe === 'object'"):
+            d.execute_script(AXE)
+        for v in d.execute_async_script(AXE_RUN):
+            violations.append((state, name, v))
+    theme(d, "light")
+    ok(True, f"axe ran on {state}")
+
+
+def phone(d):
+    """A phone: 390x844 CSS pixels, touch, the mobile viewport rules."""
+    d.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 2, "mobile": True},
+    )
+
+
+def desktop(d):
+    d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    d.set_window_size(*DESKTOP)
+
+
+def note_path(href):
+    """The vault path a result's link opens."""
+    return urllib.parse.parse_qs(urllib.parse.urlparse(href).query)["path"][0]
+
+
+def raw(path, headers=None):
+    """A plain HTTP GET with no session: status, headers and body, errors included."""
+    req = urllib.request.Request(BASE + path, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
 
 
 def disk(rel):
@@ -91,11 +161,26 @@ def disk(rel):
 
 
 d = browser()
+d.set_script_timeout(120)
 try:
+    step("favicon: public, an icon")
+    status, headers, body = raw("/favicon.ico")
+    ok(status == 200 and headers["Content-Type"] == "image/x-icon" and body[:4] == b"\0\0\1\0", f"favicon: {status} {headers['Content-Type']}")
+
+    step("assets: gzipped, a strong ETag, 304 when the browser holds it")
+    for asset in ["/ui/static/app.css", "/ui/static/app.js"]:
+        status, headers, body = raw(asset, {"Accept-Encoding": "gzip, br"})
+        etag = headers.get("ETag") or ""
+        ok(status == 200 and headers.get("Content-Encoding") in ("gzip", "br"), f"{asset}: {status} {headers.get('Content-Encoding')}")
+        ok(etag.startswith('"') and not etag.startswith("W/"), f"{asset}: ETag {etag!r}")
+        status, headers, body = raw(asset, {"Accept-Encoding": "gzip, br", "If-None-Match": etag})
+        ok(status == 304 and not body, f"{asset} with If-None-Match: {status}")
+
     step("a page asks for sign-in first")
     d.get(BASE + "/ui/")
     ok("/ui/login" in d.current_url, f"not sent to sign-in: {d.current_url}")
     shot(d, "login")
+    axe(d, "sign-in page")
 
     step("a wrong key is refused")
     d.find_element(By.ID, "key").send_keys("not-the-key")
@@ -110,36 +195,112 @@ try:
     cookie = d.get_cookie("mdvault_ui")
     ok(cookie and cookie["httpOnly"] and cookie.get("sameSite") == "Strict", f"cookie: {cookie}")
 
-    step("search as you type, hits marked and labelled")
+    axe(d, "search, empty")
+
+    step("search as you type: results grouped by note, with a count")
     d.find_element(By.ID, "q").send_keys("boiler service")
-    wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#results li.hit")))
-    hits = d.find_elements(By.CSS_SELECTOR, "#results li.hit")
-    ok(len(hits) >= 2, f"{len(hits)} hits")
-    ok(d.find_elements(By.CSS_SELECTOR, "#results .excerpt mark"), "no marked terms")
-    labels = {e.text for e in d.find_elements(By.CSS_SELECTOR, "#results .label")}
-    ok(labels & {"both", "dense", "lexical", "pinned"}, f"labels {labels}")
-    d.find_element(By.CSS_SELECTOR, "#results details.why summary").click()
-    ok(d.find_element(By.CSS_SELECTOR, "#results details.why svg.explain rect.bar").is_displayed(), "no chart")
+    wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#results li.note-card")))
+    cards = d.find_elements(By.CSS_SELECTOR, "#results li.note-card")
+    ok(len(cards) >= 2, f"{len(cards)} cards")
+    hrefs = [c.find_element(By.CSS_SELECTOR, "a.note-title").get_attribute("href").split("#")[0] for c in cards]
+    ok(len(set(hrefs)) == len(hrefs), f"a note has two cards: {hrefs}")
+    count = d.find_element(By.ID, "result-count").text
+    ok(count == f"{len(cards)} notes", f"count {count!r} for {len(cards)} cards")
+    ok(d.find_elements(By.CSS_SELECTOR, "#results a.passage mark"), "no marked words")
+    passages = " ".join(e.text for e in d.find_elements(By.CSS_SELECTOR, "#results a.passage"))
+    syntax = re.search(r"(^|\s)#{1,6}(\s|$)|\*\*|\[\[|\]\]|\[!\w+\]|\s\^[\w-]+(\s|$)", passages)
+    ok(not syntax, f"Markdown syntax in passages: {passages[max(0, syntax.start() - 80):syntax.end() + 40] if syntax else ''}")
+    ok(all(c.find_element(By.CSS_SELECTOR, ".note-folder").text for c in cards), "a card has no folder line")
+    step("the why toggle says it in plain words")
+    why = d.find_element(By.CSS_SELECTOR, "#results details.why")
+    why.find_element(By.TAG_NAME, "summary").click()
+    words = set(re.findall(r"[a-z0-9]+", why.text.lower()))
+    ok(why.get_attribute("open") is not None, "the toggle did not open")
+    ok("your words" in why.text.lower() or "meaning" in why.text.lower(), why.text)
+    ok(not words & ENGINE_WORDS, f"engine words in {why.text!r}")
     ok("q=boiler" in d.current_url, f"URL not kept in step: {d.current_url}")
     shot(d, "search")
+    axe(d, "search with results")
 
-    step("the folder filter narrows the hits")
+    step("no close match, said in people's words")
+    q = d.find_element(By.ID, "q")
+    q.clear()
+    q.send_keys("qwzxv")
+    message = wait(d).until(EC.presence_of_element_located((By.ID, "no-match"))).text
+    ok("no close match" in message.lower() or "no notes found" in message.lower(), message)
+    body = d.find_element(By.ID, "results").text
+    ok("vault_" not in body, f"an agent tool named: {body[:300]}")
+    d.find_element(By.CSS_SELECTOR, "#results details.loose summary").click()
+    ok(d.find_elements(By.CSS_SELECTOR, "#results details.loose li.note-card"), "no loosely related notes behind the toggle")
+    axe(d, "search, no close match (the loose notes shown)")
+    d.get(BASE + "/ui/search?q=boiler&folder=No%20Such%20Folder")
+    ok("nothing indexed lies under" in d.find_element(By.ID, "results").text, "no word on the missing folder")
+    axe(d, "search, a folder that does not exist")
+
+    step("the first click after typing is not lost")
+    d.get(BASE + "/ui/")
+    d.find_element(By.ID, "q").send_keys("boiler service")
+    first = wait(d).until(EC.element_to_be_clickable((By.CSS_SELECTOR, "#results a.note-title")))
+    path = note_path(first.get_attribute("href"))
+    first.click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "note-body")))
+    ok(d.find_element(By.ID, "note-path").text == path, "another note opened")
+    step("leaving the search box does not search again and close an opened toggle")
+    d.get(BASE + "/ui/")
+    d.find_element(By.ID, "q").send_keys("boiler service")
+    wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#results details.why summary")))
+    # Count the searches the page sends from here on.
+    d.execute_script(
+        "window.__searches = 0; const f = window.fetch;"
+        "window.fetch = (...a) => { if (String(a[0]).startsWith('/ui/search')) window.__searches++; return f(...a); };"
+    )
+    d.find_element(By.CSS_SELECTOR, "#results details.why summary").click()
+    started = time.monotonic()
+    # Longer than the page's pause before a search (250 ms) and its answer: a search the blur
+    # set off would have been sent and drawn by now.
+    wait(d).until(lambda d: time.monotonic() - started > 1.5)
+    ok(d.execute_script("return window.__searches") == 0, "leaving the box sent a search")
+    ok(d.find_element(By.CSS_SELECTOR, "#results details.why").get_attribute("open") is not None, "the toggle closed")
+
+    step("back to the results keeps the scroll position and the focus")
+    d.set_window_size(DESKTOP[0], 500)
+    d.get(BASE + "/ui/search?q=insurance+renewal")
+    links = d.find_elements(By.CSS_SELECTOR, "#results a.note-title")
+    ok(len(links) >= 3, f"{len(links)} results")
+    target = links[-1]
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", target)
+    y = d.execute_script("return window.scrollY")
+    ok(y > 0, "the results do not scroll")
+    href = target.get_attribute("href")
+    target.click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "note-body")))
+    d.back()
+    wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#results a.note-title")))
+    wait(d).until(lambda d: abs(d.execute_script("return window.scrollY") - y) < 40)
+    ok(d.switch_to.active_element.get_attribute("href") == href, "the followed link is not focused")
+    d.set_window_size(*DESKTOP)
+
+    step("the folder filter narrows the results")
+    d.get(BASE + "/ui/search?q=boiler+service")
     d.find_element(By.ID, "folder").send_keys("Home/Utilities")
     wait(d).until(
         lambda d: all(
-            "Home/Utilities" in e.text for e in d.find_elements(By.CSS_SELECTOR, "#results .hit-path")
+            "Home/Utilities" in e.text for e in d.find_elements(By.CSS_SELECTOR, "#results .note-folder")
         )
-        and d.find_elements(By.CSS_SELECTOR, "#results .hit-path")
+        and d.find_elements(By.CSS_SELECTOR, "#results .note-folder")
     )
     d.find_element(By.ID, "folder").clear()
 
-    step("open a hit")
+    step("open a result: the heading is the note's title, its path beneath it, no etag")
     d.get(BASE + "/ui/search?q=boiler+service")
-    first = d.find_element(By.CSS_SELECTOR, "#results a.hit-title")
-    title = first.text
+    first = d.find_element(By.CSS_SELECTOR, "#results a.note-title")
+    path = note_path(first.get_attribute("href"))
     first.click()
     wait(d).until(EC.presence_of_element_located((By.ID, "note-body")))
-    ok(title in d.find_element(By.CSS_SELECTOR, ".note-head h1").text, "wrong note opened")
+    ok(d.find_element(By.ID, "note-path").text == path, "wrong note opened")
+    heading = d.find_element(By.CSS_SELECTOR, ".note-head h1").text
+    ok(heading and heading != path, f"the heading is the path, not a title: {heading!r}")
+    ok("etag" not in d.find_element(By.CSS_SELECTOR, ".note-head").text.lower(), "an etag is shown")
 
     step("the note view: outline with A::B paths, frontmatter, backlinks, Obsidian link")
     d.get(BASE + "/ui/note?path=Home/Boiler.md")
@@ -151,17 +312,59 @@ try:
     obsidian = d.find_element(By.LINK_TEXT, "Open in Obsidian").get_attribute("href")
     ok(obsidian.startswith("obsidian://open?vault=") and "file=Home/Boiler" in obsidian, obsidian)
     shot(d, "note")
+    axe(d, "a note")
+
+    step("a phone shows the note's text first, above the fold")
+    phone(d)
+    for note in ["Home/Boiler.md", "Obsidian/render-everything.md", "Obsidian/render-reading.md", "Home/House%20Log.md"]:
+        d.get(f"{BASE}/ui/note?path={note}")
+        top = d.execute_script(
+            "const b = document.getElementById('note-body');"
+            "const first = b.firstElementChild || b; return first.getBoundingClientRect().top"
+        )
+        ok(top < PHONE[1], f"{note}: the text starts at {top}px on an {PHONE[1]}px screen")
+        side = d.execute_script("return document.querySelector('aside.side').getBoundingClientRect().top")
+        ok(side > top, f"{note}: the outline comes before the text")
+        wide = d.execute_script("return document.documentElement.scrollWidth")
+        ok(wide <= PHONE[0] + 1, f"{note}: the page is {wide}px wide on a {PHONE[0]}px screen")
+    axe(d, "a note on a phone")
+    d.get(BASE + "/ui/health/expiries")
+    sizes = d.execute_script(
+        "return Array.from(document.querySelectorAll('#expiry-timeline text')).map(t => t.getBoundingClientRect().height)"
+    )
+    ok(sizes and min(sizes) >= 10, f"timeline text {min(sizes) if sizes else None}px high on a phone")
+    # A date's text on one line: one line box for the text of each date cell.
+    lines = d.execute_script(
+        "return Array.from(document.querySelectorAll('table.expiries tbody td:first-child')).map(t => {"
+        " const r = document.createRange(); r.selectNodeContents(t); return r.getClientRects().length; })"
+    )
+    ok(lines and max(lines) == 1, f"a date wraps onto {max(lines) if lines else None} lines")
+    axe(d, "expiries on a phone")
+    desktop(d)
+
+    step("a note with tasks, callouts, a table and math")
+    d.get(BASE + "/ui/note?path=Obsidian/render-everything.md")
+    ok(d.find_element(By.CSS_SELECTOR, ".note-head h1").text == "Everything Rendered", "the frontmatter title is not the heading")
+    boxes = d.find_elements(By.CSS_SELECTOR, "#note-body input[type=checkbox]")
+    ok(len(boxes) == 2 and all(b.get_attribute("aria-label") for b in boxes), "task checkboxes unnamed")
+    ok(d.find_elements(By.CSS_SELECTOR, "#note-body math"), "no math")
+    ok(d.find_elements(By.CSS_SELECTOR, "#note-body table"), "no table")
+    shot(d, "note-rich")
+    axe(d, "a note with tasks, callouts, a table and math")
+    d.get(BASE + "/ui/note?path=Obsidian/render-reading.md")
+    axe(d, "the reading view")
 
     step("follow a wikilink")
     d.get(BASE + "/ui/note?path=Home/House%20Log.md")
     link = d.find_element(By.CSS_SELECTOR, "#note-body a[href*='path=Home/Boiler.md']")
     link.click()
-    wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".note-head h1"), "Home/Boiler.md"))
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "note-path"), "Home/Boiler.md"))
 
     step("edit a section and see it saved")
     d.find_element(By.CSS_SELECTOR, ".outline a.edit-section[href*='Settings']").click()
     area = wait(d).until(EC.presence_of_element_located((By.ID, "text")))
     ok(area.get_attribute("value").startswith("## Settings"), "section text not loaded")
+    axe(d, "the editor")
     area.send_keys("\nSet by the browser test.\n")
     d.find_element(By.ID, "save").click()
     wait(d).until(EC.presence_of_element_located((By.ID, "saved")))
@@ -188,6 +391,7 @@ try:
     on_disk = disk("Home/Boiler.md")
     ok("Written by another client." in on_disk and "Written in the browser." not in on_disk, "overwritten")
     shot(d, "conflict")
+    axe(d, "the conflict view")
     step("saving again after the conflict takes the merged text")
     d.find_element(By.ID, "save").click()
     wait(d).until(EC.presence_of_element_located((By.ID, "saved")))
@@ -216,7 +420,7 @@ try:
     d.set_window_size(DESKTOP[0], 420)
     d.get(BASE + "/ui/note?path=Obsidian/render-reading.md")
     d.find_element(By.CSS_SELECTOR, "#note-body a[href*='render-boiler.md#gas']").click()
-    wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".note-head h1"), "render-boiler.md"))
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "note-path"), "render-boiler.md"))
     ok(d.execute_script("return location.hash") == "#gas", d.current_url)
     top = d.execute_script("return document.getElementById('gas').getBoundingClientRect().top")
     height = d.execute_script("return window.innerHeight")
@@ -236,6 +440,7 @@ try:
     )
     ok(kind == "200 application/pdf", kind)
     shot(d, "pdf")
+    axe(d, "a filed PDF")
     d.get(href)
     time.sleep(1)
     # Opened in the browser as a PDF document (a download would leave the page as it was);
@@ -245,10 +450,12 @@ try:
 
     step("create, rename (links rewritten) and delete a note")
     d.get(BASE + "/ui/new?path=Inbox/Made%20in%20Browser")
+    axe(d, "the new-note form")
     d.find_element(By.ID, "text").send_keys("# Made in Browser\n\nSee [[Boiler]].\n")
     d.find_element(By.CSS_SELECTOR, "form.editor button[type=submit]").click()
-    wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".note-head h1"), "Inbox/Made in Browser.md"))
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "note-path"), "Inbox/Made in Browser.md"))
     d.get(BASE + "/ui/rename?path=Home/Appliances.md")
+    axe(d, "the rename form")
     dest = d.find_element(By.ID, "destination")
     dest.clear()
     dest.send_keys("Home/Appliance List.md")
@@ -256,7 +463,9 @@ try:
     count = wait(d).until(EC.presence_of_element_located((By.ID, "links-rewritten"))).text
     ok(int(count.split()[0]) >= 1, count)
     ok("[[Appliance List]]" in disk("Home/House Log.md"), "link not rewritten")
+    axe(d, "a change done")
     d.get(BASE + "/ui/delete?path=Inbox/Made%20in%20Browser.md")
+    axe(d, "the delete form")
     d.find_element(By.ID, "confirm-delete").click()
     wait(d).until(EC.presence_of_element_located((By.ID, "done-message")))
     ok(not os.path.exists(os.path.join(VAULT, "Inbox/Made in Browser.md")), "still there")
@@ -268,6 +477,7 @@ try:
     ok(d.find_element(By.ID, "coverage").is_displayed(), "coverage")
     ok(d.find_element(By.ID, "current-session").is_displayed(), "this session is not marked")
     shot(d, "health")
+    axe(d, "health")
     step("health: maintenance findings grouped by check")
     d.get(BASE + "/ui/health/maintenance")
     checks = d.find_elements(By.CSS_SELECTOR, "section.check")
@@ -275,18 +485,21 @@ try:
     finding = d.find_elements(By.CSS_SELECTOR, "ul.findings li a[href*='&line=']")
     ok(finding, "no finding linked to a line")
     shot(d, "maintenance")
+    axe(d, "health: maintenance")
     finding[0].click()
     ok(d.find_element(By.ID, "focus-line").text.startswith("Line "), "the finding's line is not shown")
     step("health: open callouts by severity")
     d.get(BASE + "/ui/health/callouts")
     ok(d.find_elements(By.CSS_SELECTOR, "section.severity"), "no severity groups")
     shot(d, "callouts")
+    axe(d, "health: callouts")
     step("health: expiries on a timeline, lapsed in red")
     d.get(BASE + "/ui/health/expiries")
     ok(d.find_element(By.ID, "expiry-timeline").is_displayed(), "timeline")
     ok(d.find_elements(By.CSS_SELECTOR, "#expiry-timeline circle.lapsed"), "no lapsed dot")
     ok(d.find_elements(By.CSS_SELECTOR, "#expiry-timeline circle.later, #expiry-timeline circle.soon"), "no future dot")
     shot(d, "expiries")
+    axe(d, "health: expiries")
 
     step("a hostile note renders inert")
     d.get(BASE + "/ui/note?path=Inbox/XSS.md")
@@ -312,6 +525,16 @@ try:
     ok(light != dark, f"the same background in light and dark: {light}")
     shot(d, "search-dark")
     d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+    d.get(BASE + "/ui/no-such-page")
+    axe(d, "an error page")
+
+    step("accessibility: axe-core finds nothing on any page state, light or dark")
+    for state, name, v in violations:
+        print(f"axe: {state} ({name}): {v['id']} [{v['impact']}] on {v['count']} nodes", file=sys.stderr)
+        for n in v["nodes"]:
+            print(f"    {n}", file=sys.stderr)
+    ok(not violations, f"{len(violations)} axe violations (listed above)")
 
     step("keyboard: '/' focuses the search box")
     d.get(BASE + "/ui/")

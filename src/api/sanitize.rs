@@ -19,7 +19,7 @@ pub(crate) const SVG_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'"
 /// forms or `javascript:` URLs; links get `rel="noopener noreferrer"`; `<mark>` for
 /// highlights, `<details>`/`<summary>` for folding callouts and `<img>` for embedded images
 /// are among its tags) plus classes, ids, the task-list checkboxes pulldown-cmark writes,
-/// `open` on an expanded callout's `<details>`, and `<audio>`/`<video>` with only `src` and
+/// their `aria-label` (done or to do), `open` on an expanded callout's `<details>`, and `<audio>`/`<video>` with only `src` and
 /// `controls` for embedded recordings (no `autoplay`, no `poster` or `<source>` to load from
 /// elsewhere; `src` is held to the URL schemes as `href` is). Ids are kept as written, not prefixed: a link's `#fragment` (a heading's slug, a
 /// block's `^id`) must name the id the renderer gave. The page's script looks up only the
@@ -36,7 +36,7 @@ pub(crate) fn clean(html: &str, math_tags: &[&str], math_attributes: &[&str]) ->
     builder
         .add_generic_attributes(["class", "id"])
         .add_tags(["input"])
-        .add_tag_attributes("input", ["type", "checked", "disabled"])
+        .add_tag_attributes("input", ["type", "checked", "disabled", "aria-label"])
         .add_tag_attributes("details", ["open"])
         .add_tags(["audio", "video"])
         .add_tag_attributes("audio", ["src", "controls"])
@@ -65,12 +65,13 @@ mod tests {
     #[test]
     fn task_list_checkboxes_heading_and_block_ids_and_highlights_survive() {
         let out = clean(
-            "<h2 id=\"x\">X</h2><input type=\"checkbox\" checked disabled>\
+            "<h2 id=\"x\">X</h2><input type=\"checkbox\" checked disabled aria-label=\"done\">\
              <p id=\"^b1\"><mark>hi</mark> <a href=\"#^b1\">b</a></p>",
             &[],
             &[],
         );
         assert!(out.contains("id=\"x\"") && out.contains("type=\"checkbox\""), "{out}");
+        assert!(out.contains("aria-label=\"done\""), "{out}");
         assert!(out.contains("<p id=\"^b1\"><mark>hi</mark>"), "{out}");
         assert!(out.contains("href=\"#^b1\""), "{out}");
     }

@@ -2,7 +2,9 @@
 //! the session cookie's flags, sessions kept on the server (ended by sign-out, listed and
 //! revoked on the page and by `mdvault sessions` from another process, surviving a restart),
 //! the Content-Security-Policy on every answer, the Origin check on writes, and a note shown
-//! as Obsidian's reading view (links that land, on the fixture and on obsidian-help). What a person sees is tested in a real browser by
+//! as Obsidian's reading view (links that land, on the fixture and on obsidian-help), search
+//! results as one card per note, and the page's own files (a public favicon; gzip, strong
+//! ETags and 304 for the stylesheet and script). What a person sees is tested in a real browser by
 //! `scripts/browser-test.sh`; these are the rules that must hold whatever the browser does.
 
 use std::path::Path;
@@ -523,5 +525,68 @@ fn every_escaped_pipe_link_in_an_obsidian_help_table_renders_as_a_link_to_its_no
                 "{note}: `{alias}` over REST: {links:?}"
             );
         }
+    }
+}
+
+#[test]
+fn the_favicon_is_public_and_the_page_names_its_icon() {
+    let (_v, s) = server();
+    let r = browser(&s, "GET", "/favicon.ico", &[], "");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.header("content-type"), Some("image/x-icon"));
+    let r = browser(&s, "GET", "/ui/static/icon.svg", &[], "");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("image/svg+xml"));
+    let login = browser(&s, "GET", "/ui/login", &[], "");
+    assert!(login.body.contains("rel=\"icon\" href=\"/ui/static/icon.svg\""), "{}", login.body);
+}
+
+#[test]
+fn assets_are_gzipped_when_accepted_and_answer_304_to_their_strong_etag() {
+    let (_v, s) = server();
+    for path in ["/ui/static/app.css", "/ui/static/app.js"] {
+        let plain = browser(&s, "GET", path, &[], "");
+        assert_eq!(plain.status, 200, "{path}");
+        assert_eq!(plain.header("content-encoding"), None, "{path}: compressed unasked");
+        let gz = browser(&s, "GET", path, &[("Accept-Encoding", "gzip, br")], "");
+        assert_eq!(gz.header("content-encoding"), Some("gzip"), "{path}");
+        assert_eq!(gz.header("vary"), Some("accept-encoding"), "{path}");
+        let size = |r: &Reply| r.header("content-length").unwrap().parse::<usize>().unwrap();
+        assert!(size(&gz) < size(&plain), "{path}: gzip is not smaller");
+        // Strong tags, one per representation.
+        let (tag, gz_tag) = (plain.header("etag").unwrap(), gz.header("etag").unwrap());
+        assert!(tag.starts_with('"') && gz_tag.starts_with('"') && tag != gz_tag, "{tag} {gz_tag}");
+        let again =
+            browser(&s, "GET", path, &[("Accept-Encoding", "gzip"), ("If-None-Match", gz_tag)], "");
+        assert_eq!(again.status, 304, "{path}");
+        assert!(again.body.is_empty());
+        assert_eq!(again.header("etag"), Some(gz_tag));
+        let stale = browser(&s, "GET", path, &[("If-None-Match", "\"stale\"")], "");
+        assert_eq!(stale.status, 200, "{path}");
+    }
+}
+
+#[test]
+fn search_results_are_one_card_per_note_with_a_count_and_plain_passages() {
+    let v = TempVault::fixture();
+    let s = Server::start(&[format!("main={}", v.root().display())], HASHING);
+    let session = sign_in(&s);
+    let r =
+        browser(&s, "GET", "/ui/search?q=boiler+service&fragment=1", &[("Cookie", &session)], "");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let titles: Vec<&str> = r
+        .body
+        .split("class=\"note-title\" href=\"")
+        .skip(1)
+        .map(|p| p.split(['#', '"']).next().unwrap())
+        .collect();
+    assert!(titles.len() >= 2, "{}", r.body);
+    let mut unique = titles.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), titles.len(), "a note has two cards: {titles:?}");
+    assert!(r.body.contains(&format!("id=\"result-count\">{} notes<", titles.len())), "{}", r.body);
+    for engine_word in [">both<", ">dense<", ">lexical<", ">pinned<", "vault_grep"] {
+        assert!(!r.body.contains(engine_word), "{engine_word} in {}", r.body);
     }
 }

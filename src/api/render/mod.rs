@@ -584,6 +584,15 @@ impl<'s, 'r> Walk<'s, 'r> {
                 self.events.push(Event::Start(Tag::Link { link_type, dest_url, title, id }));
             }
             Event::Text(t) if self.code == 0 => self.text_event(t, range),
+            // A task's checkbox is named by its state: a control without a name reads as a
+            // bare "checkbox" to a screen reader (and fails axe's `label` rule).
+            Event::TaskListMarker(done) => {
+                self.events.push(Event::InlineHtml(CowStr::Borrowed(if done {
+                    "<input disabled=\"\" type=\"checkbox\" checked=\"\" aria-label=\"done\"/>\n"
+                } else {
+                    "<input disabled=\"\" type=\"checkbox\" aria-label=\"to do\"/>\n"
+                })))
+            }
             Event::InlineMath(tex) => {
                 self.events.push(Event::InlineHtml(CowStr::from(math::html(&tex, false))))
             }
@@ -874,6 +883,16 @@ mod tests {
 
     fn render(md: &str, resolved: &[(&str, bool, Option<&str>)]) -> String {
         render_with(md, resolved, &HashMap::new())
+    }
+
+    #[test]
+    fn a_task_s_checkbox_is_named_by_its_state() {
+        let html = render("- [ ] buy milk\n- [x] post the letter\n", &[]);
+        assert_eq!(html.matches("type=\"checkbox\"").count(), 2, "{html}");
+        assert!(
+            html.contains("aria-label=\"to do\"") && html.contains("aria-label=\"done\""),
+            "{html}"
+        );
     }
 
     fn render_with(

@@ -11,16 +11,18 @@
 //!
 //! The rules in front of every route (`gate`): the guard's Host and Origin checks (the same
 //! function REST runs), then a live session (looked up in the credentials file on every
-//! request, so a revoked one is refused at once) for everything but the sign-in form and the
-//! static files; a write (any method but GET and HEAD) must also carry an `Origin` naming
-//! this very server, because the cookie rides along on any same-site request and only the
-//! Origin says which page sent it. Every answer carries a Content-Security-Policy that allows
+//! request, so a revoked one is refused at once) for everything but the sign-in form, the
+//! static files and `/favicon.ico`; a write (any method but GET and HEAD) must also carry an
+//! `Origin` naming this very server, because the cookie rides along on any same-site request
+//! and only the Origin says which page sent it. Every answer carries a Content-Security-Policy that allows
 //! no inline script, no inline style and nothing from another origin.
 //!
 //! It is not part of the REST contract: `openapi.yaml` does not list these routes.
 
+pub(crate) mod bundle;
 pub(crate) mod health;
 pub(crate) mod pages;
+pub(crate) mod results;
 pub(crate) mod session;
 
 use std::collections::HashMap;
@@ -46,11 +48,6 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
 use session::{Current, Sessions};
-
-/// The stylesheet, compiled in.
-const CSS: &str = include_str!("assets/app.css");
-/// The script: search as you type, copy buttons, the build progress poll. No framework.
-const JS: &str = include_str!("assets/app.js");
 
 /// Everything from this server, nothing inline, nothing from elsewhere. `img-src data:` is
 /// absent on purpose (a sanitised note keeps no images that could beacon out anyway);
@@ -117,7 +114,8 @@ pub(crate) mod url {
     }
 }
 
-/// The page's router, mounted in front of REST by `api::serve` (its routes all start `/ui`).
+/// The page's router, mounted in front of REST by `api::serve` (its routes all start `/ui`,
+/// but for `/favicon.ico`).
 /// `searches` is the server's one search queue, shared with REST and MCP; `credentials` is the
 /// data directory's credentials file, where the sessions are kept.
 pub(crate) fn router(
@@ -132,8 +130,13 @@ pub(crate) fn router(
     Router::new()
         .route("/ui", get(|| async { redirect("/ui/") }))
         .route("/ui/", get(home))
-        .route("/ui/static/app.css", get(|| async { asset("text/css; charset=utf-8", CSS) }))
-        .route("/ui/static/app.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }))
+        .route("/ui/static/app.css", get(|h: HeaderMap| async move { bundle::CSS.answer(&h) }))
+        .route("/ui/static/app.js", get(|h: HeaderMap| async move { bundle::JS.answer(&h) }))
+        .route(
+            "/ui/static/icon.svg",
+            get(|h: HeaderMap| async move { bundle::ICON_SVG.answer(&h) }),
+        )
+        .route("/favicon.ico", get(|h: HeaderMap| async move { bundle::FAVICON.answer(&h) }))
         .route("/ui/login", get(login_form).post(login))
         .route("/ui/logout", post(logout))
         .route("/ui/sessions/revoke", post(revoke))
@@ -234,7 +237,12 @@ async fn admit(web: &Web, req: &mut Request<Body>) -> Option<Response> {
         ));
     }
     let path = req.uri().path();
-    let public = path == "/ui" || path == "/ui/login" || path.starts_with("/ui/static/");
+    // `/favicon.ico` is asked for by the browser on its own, before any sign-in (and was a
+    // 401 from REST's fallback).
+    let public = path == "/ui"
+        || path == "/ui/login"
+        || path == "/favicon.ico"
+        || path.starts_with("/ui/static/");
     if public {
         return None;
     }
@@ -260,11 +268,6 @@ async fn admit(web: &Web, req: &mut Request<Body>) -> Option<Response> {
 
 fn redirect(to: &str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, to.to_string())]).into_response()
-}
-
-fn asset(content_type: &'static str, body: &'static str) -> Response {
-    ([(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, "no-cache")], body)
-        .into_response()
 }
 
 fn html(status: StatusCode, title: &str, signed_in: bool, body: Markup) -> Response {
@@ -439,7 +442,7 @@ async fn search(State(web): State<Web>, Query(q): Params) -> Response {
             Err(e) => Err(e),
         };
         Some(match outcome {
-            Ok(resp) => pages::hits(&resp),
+            Ok(resp) => results::cards(&resp, &query),
             Err(e) => pages::error(e.code().as_str(), e.message()),
         })
     };
@@ -561,7 +564,7 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             backlinks: &backlinks,
             verdict: read.extraction.as_ref(),
             editable: is_note,
-            etag: &read.etag,
+            title: &note_title(&read.frontmatter, &headings, &read.path),
             saved,
             focus,
         })
@@ -572,6 +575,25 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
         Ok(body) => page("Note", maud::PreEscaped(body)),
         Err(e) => error_response(&e, true),
     }
+}
+
+/// What a note's page is headed with: the frontmatter's `title`, else its first H1, else its
+/// file name without the suffix (as Obsidian shows it).
+fn note_title(
+    frontmatter: &serde_json::Map<String, serde_json::Value>,
+    headings: &[crate::vault::HeadingEntry],
+    path: &str,
+) -> String {
+    if let Some(t) = frontmatter.get("title").and_then(|v| v.as_str()).map(str::trim)
+        && !t.is_empty()
+    {
+        return t.to_string();
+    }
+    if let Some(h) = headings.iter().find(|h| h.depth == 1 && !h.text.trim().is_empty()) {
+        return h.text.trim().to_string();
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.strip_suffix(".md").unwrap_or(name).to_string()
 }
 
 /// `GET /ui/file?vault=&path=`: a filed document's bytes, for the browser's PDF viewer.

@@ -11,7 +11,6 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
 use super::url;
-use crate::search::SearchResponse;
 
 /// The frame of every page: navigation, sign-out, the stylesheet and the script.
 pub(crate) fn layout(title: &str, signed_in: bool, body: Markup) -> Markup {
@@ -23,6 +22,7 @@ pub(crate) fn layout(title: &str, signed_in: bool, body: Markup) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="color-scheme" content="light dark";
                 title { (title) " · mdvault" }
+                link rel="icon" href="/ui/static/icon.svg" type="image/svg+xml";
                 link rel="stylesheet" href="/ui/static/app.css";
                 script src="/ui/static/app.js" defer {}
             }
@@ -35,8 +35,10 @@ pub(crate) fn layout(title: &str, signed_in: bool, body: Markup) -> Markup {
                             a href="/ui/" accesskey="s" { "Search" }
                             a href="/ui/new" accesskey="n" { "New note" }
                             a href="/ui/health" accesskey="h" { "Health" }
+                            // A link-style button: signing out is rare and should not be the
+                            // loudest thing on every page.
                             form.inline method="post" action="/ui/logout" {
-                                button type="submit" id="sign-out" { "Sign out" }
+                                button.quiet type="submit" id="sign-out" { "Sign out" }
                             }
                         }
                     }
@@ -90,7 +92,9 @@ pub(crate) fn search(
         h1.visually-hidden { "Search" }
         form #search-form role="search" method="get" action="/ui/search" {
             label.visually-hidden for="q" { "Search the vault" }
-            input #q type="search" name="q" value=(q) placeholder="Search notes and documents" autocomplete="off" autofocus;
+            // Focused on an empty page only: on a page of results, focusing the box would
+            // scroll away from where Back returns the reader.
+            input #q type="search" name="q" value=(q) placeholder="Search notes and documents" autocomplete="off" autofocus[q.is_empty()];
             div.filters {
                 label for="vault" { "Vault" }
                 select #vault name="vault" {
@@ -106,94 +110,6 @@ pub(crate) fn search(
         }
         div #results aria-live="polite" {
             @if let Some(r) = results { (r) }
-        }
-    }
-}
-
-/// Where a hit leads: its note, at the line its passage starts (headings carry `L<line>` ids).
-fn hit_url(vault: &str, path: &str, line: usize) -> String {
-    format!("{}#L{line}", url::note(vault, path))
-}
-
-/// The excerpt with the query's words marked.
-fn marked(text: &str, ranges: &[std::ops::Range<usize>]) -> Markup {
-    let mut out = String::new();
-    let mut at = 0;
-    for r in ranges {
-        if r.start >= at && text.is_char_boundary(r.start) && text.is_char_boundary(r.end) {
-            out.push_str(
-                &html! { (text[at..r.start]) mark { (text[r.start..r.end]) } }.into_string(),
-            );
-            at = r.end;
-        }
-    }
-    out.push_str(&html! { (text[at..]) }.into_string());
-    PreEscaped(out)
-}
-
-/// One hit's evidence drawn: a bar per arm, longest for rank 1 and shrinking with the square
-/// root of the rank (so the head of a list stays apart without the tail vanishing), and the
-/// fused and final scores on a 0 to 1 scale.
-fn explain_chart(hit: &crate::search::Hit) -> Markup {
-    const WIDTH: f64 = 200.0;
-    let rank_bar = |rank: Option<usize>| rank.map(|r| WIDTH / (r.max(1) as f64).sqrt());
-    let rank_text = |rank: Option<usize>| rank.map(|r| format!("rank {r}"));
-    let e = &hit.explain;
-    let rows = [
-        ("dense", rank_bar(e.dense_rank), rank_text(e.dense_rank)),
-        ("lexical", rank_bar(e.lexical_rank), rank_text(e.lexical_rank)),
-        ("fused", Some(WIDTH * e.fused.clamp(0.0, 1.0)), Some(format!("{:.3}", e.fused))),
-        ("score", Some(WIDTH * e.score.clamp(0.0, 1.0)), Some(format!("{:.3}", e.score))),
-    ];
-    let summary = rows
-        .iter()
-        .map(|(name, _, text)| format!("{name} {}", text.as_deref().unwrap_or("not found")))
-        .collect::<Vec<_>>()
-        .join(", ");
-    html! {
-        svg.explain role="img" viewBox="0 0 360 88" width="360" height="88"
-            aria-label=(summary) {
-            @for (i, (name, bar, label)) in rows.iter().enumerate() {
-                @let y = i as f64 * 22.0;
-                text.axis x="0" y=(y + 14.0) { (name) }
-                rect.track x="60" y=(y + 3.0) width=(WIDTH) height="14" {}
-                @if let Some(w) = bar {
-                    rect class=(format!("bar bar-{name}")) x="60" y=(y + 3.0) width=(format!("{w:.1}")) height="14" {}
-                }
-                text.value x="268" y=(y + 14.0) { (label.clone().unwrap_or_else(|| "not found".into())) }
-            }
-        }
-    }
-}
-
-/// The ranked hits, as the search page shows them and the script swaps in.
-pub(crate) fn hits(resp: &SearchResponse) -> Markup {
-    let tokens = &resp.explain.tokens;
-    html! {
-        @for n in &resp.notices { p.notice { (n) } }
-        @if resp.results.is_empty() {
-            p.empty { "Nothing found. Try other words, or clear the folder filter." }
-        }
-        ol.hits {
-            @for hit in &resp.results {
-                @let label = if hit.pinned { "pinned" } else { hit.matched.as_str() };
-                li.hit {
-                    div.hit-head {
-                        a.hit-title href=(hit_url(&hit.vault, &hit.path, hit.line)) { (hit.title) }
-                        span class=(format!("label label-{label}")) title="which search arm found it" { (label) }
-                        @if hit.document { span.label.label-doc { "document" } }
-                    }
-                    div.hit-path {
-                        span.vault { (hit.vault) } " · " (hit.path)
-                        @if !hit.heading.is_empty() { " · " code.heading { (hit.heading) } }
-                    }
-                    p.excerpt { (marked(&hit.excerpt, &crate::service::query_matches(&hit.excerpt, tokens))) }
-                    details.why {
-                        summary { "Why this hit" }
-                        (explain_chart(hit))
-                    }
-                }
-            }
         }
     }
 }
@@ -222,7 +138,8 @@ pub(crate) struct NotePage<'a> {
     pub(crate) verdict: Option<&'a crate::docs::Verdict>,
     /// A note: offer the editor. A document or a canvas is shown read-only.
     pub(crate) editable: bool,
-    pub(crate) etag: &'a str,
+    /// The heading: the frontmatter's `title`, else the first H1, else the file name.
+    pub(crate) title: &'a str,
     /// Just saved: say so.
     pub(crate) saved: bool,
     /// A line a finding points at: its number, its text, and the heading line of the section
@@ -248,8 +165,8 @@ pub(crate) fn note(p: &NotePage) -> Markup {
                 }
             }
             header.note-head {
-                h1 { (p.path) }
-                p.note-meta { "vault " span.vault { (p.vault) } " · etag " code.etag { (&p.etag[..p.etag.len().min(12)]) } }
+                h1 { (p.title) }
+                p.note-meta { span.note-path #note-path { (p.path) } " · vault " span.vault { (p.vault) } }
                 nav.actions aria-label="note actions" {
                     @if p.editable {
                         a href=(url::with(&url::note(p.vault, p.path), "/ui/note", "/ui/edit")) id="edit-note" { "Edit" }
@@ -274,7 +191,11 @@ pub(crate) fn note(p: &NotePage) -> Markup {
                     }
                 }
             }
+            // The text first: on a phone the outline, properties and backlinks follow it (on a
+            // wide screen the stylesheet puts them in a column to its left), and the keyboard
+            // reaches the text before the outline's many links.
             div.note-grid {
+                div.body #note-body { (PreEscaped(&p.body_html)) }
                 aside.side {
                     @if !p.headings.is_empty() {
                         section.outline {
@@ -296,7 +217,7 @@ pub(crate) fn note(p: &NotePage) -> Markup {
                     }
                     @if !p.frontmatter.is_empty() {
                         section.frontmatter {
-                            h2 { "Frontmatter" }
+                            h2 { "Properties" }
                             table {
                                 @for (k, v) in p.frontmatter {
                                     tr { th { (k) } td { (value_text(v)) } }
@@ -314,7 +235,6 @@ pub(crate) fn note(p: &NotePage) -> Markup {
                         }
                     }
                 }
-                div.body #note-body { (PreEscaped(&p.body_html)) }
             }
         }
     }
@@ -353,8 +273,10 @@ pub(crate) fn edit(p: &EditPage) -> Markup {
                     }
                 }
                 div.versions {
-                    div { h3 { "On disk now" } pre #theirs { (theirs) } }
-                    div { h3 { "Yours" } pre #yours { (p.text) } }
+                    // Each pane scrolls, so each takes a keyboard stop (a region that scrolls
+                    // must be reachable without a mouse).
+                    div { h3 { "On disk now" } pre #theirs tabindex="0" aria-label="the version on disk now" { (theirs) } }
+                    div { h3 { "Yours" } pre #yours tabindex="0" aria-label="your version" { (p.text) } }
                 }
             }
         }

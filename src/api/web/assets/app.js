@@ -15,8 +15,14 @@ function searchAsYouType() {
   if (!form || !results) return;
   let timer = null;
   let sent = 0;
+  // The search the results on screen answer (the page may arrive with them). The same search
+  // is never sent twice: leaving the box fires "change", and a second answer redrawn over the
+  // first would close what the reader just opened.
+  let shown = new URLSearchParams(new FormData(form)).toString();
   const run = () => {
     const params = new URLSearchParams(new FormData(form));
+    if (params.toString() === shown) return;
+    shown = params.toString();
     if (!params.get("q").trim()) {
       results.replaceChildren();
       return;
@@ -48,7 +54,10 @@ function searchAsYouType() {
     timer = setTimeout(run, SEARCH_DEBOUNCE_MS);
   };
   form.addEventListener("input", later);
-  form.addEventListener("change", later);
+  // A picked vault is a new search; a text box's "change" (it fires on leaving it) is not.
+  form.addEventListener("change", (e) => {
+    if (e.target instanceof HTMLSelectElement) later();
+  });
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     clearTimeout(timer);
@@ -61,6 +70,38 @@ function searchAsYouType() {
       e.preventDefault();
       document.getElementById("q").focus();
     }
+  });
+}
+
+// Back to the results returns to the same place: the scroll position and the link that was
+// followed, kept for this tab only.
+function keepPlaceOnBack() {
+  const results = document.getElementById("results");
+  if (!results) return;
+  const key = "mdvault-place";
+  results.addEventListener("click", (e) => {
+    const a = e.target.closest("a");
+    if (!a) return;
+    const links = Array.from(results.querySelectorAll("a"));
+    const place = { url: location.href, y: window.scrollY, link: links.indexOf(a) };
+    sessionStorage.setItem(key, JSON.stringify(place));
+  });
+  const restore = () => {
+    let place = null;
+    try {
+      place = JSON.parse(sessionStorage.getItem(key) || "null");
+    } catch (_) {
+      return;
+    }
+    if (!place || place.url !== location.href) return;
+    const link = results.querySelectorAll("a")[place.link];
+    window.scrollTo(0, place.y);
+    if (link) link.focus({ preventScroll: true });
+  };
+  restore();
+  // A page kept whole by the browser (back-forward cache) is shown again without loading.
+  window.addEventListener("pageshow", (e) => {
+    if (e.persisted) restore();
   });
 }
 
@@ -93,6 +134,7 @@ function progressPoll() {
 
 document.addEventListener("DOMContentLoaded", () => {
   searchAsYouType();
+  keepPlaceOnBack();
   copyButtons();
   progressPoll();
 });
