@@ -20,6 +20,9 @@ function searchAsYouType() {
   // first would close what the reader just opened.
   let shown = new URLSearchParams(new FormData(form)).toString();
   const run = () => {
+    // No search waits any more: the mark says so (the browser test reads it, so it can tell
+    // "nothing was set off" at once instead of waiting to see nothing happen).
+    delete form.dataset.pending;
     const params = new URLSearchParams(new FormData(form));
     if (params.toString() === shown) return;
     shown = params.toString();
@@ -51,6 +54,7 @@ function searchAsYouType() {
   };
   const later = () => {
     clearTimeout(timer);
+    form.dataset.pending = "1";
     timer = setTimeout(run, SEARCH_DEBOUNCE_MS);
   };
   form.addEventListener("input", later);
