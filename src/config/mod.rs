@@ -135,6 +135,8 @@ pub struct SearchSettings {
     /// In a query of a few words, a word no passage holds is also searched as the indexed
     /// words one edit from it (or, failing those, that begin with it), and the answer says so.
     pub(crate) typos: bool,
+    /// The most results one note may take; unset, two for k up to ten and k/5 beyond.
+    pub(crate) max_per_note: Option<usize>,
     /// A vault's own default `k`, for a search of that vault alone (`vaults: {NAME: {path,
     /// default_k}}`); a search of every vault uses `default_k`.
     pub(crate) vault_k: std::collections::BTreeMap<String, usize>,
@@ -511,6 +513,7 @@ fn search_settings(s: RawSearch) -> Result<SearchSettings, ConfigError> {
         mmr_lambda: s.mmr_lambda.unwrap_or(0.9),
         lookup: s.lookup.unwrap_or(true),
         typos: s.typos.unwrap_or(true),
+        max_per_note: s.max_per_note,
         vault_k: std::collections::BTreeMap::new(),
     };
     if !(0.0..=1.0).contains(&search.mmr_lambda) {

@@ -106,6 +106,7 @@ pub(super) struct RawSearch {
     pub(super) mmr_lambda: Option<f64>,
     pub(super) lookup: Option<bool>,
     pub(super) typos: Option<bool>,
+    pub(super) max_per_note: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]

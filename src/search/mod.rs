@@ -302,7 +302,7 @@ impl Searcher<'_> {
         let lookup = self.lookup(&arms, &metas, &mut texts)?;
         let rerank_state = self.rerank(req, &mut candidates, &mut texts, &mut notices)?;
 
-        let cap = select::cap(k);
+        let cap = select::cap(k, s.max_per_note);
         let chosen = select::select(&candidates, &lookup.pins, k, cap, s.mmr_lambda, |id| {
             metas.get(&id).map(note_key).unwrap_or_default()
         });

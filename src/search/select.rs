@@ -5,7 +5,7 @@
 //! token occurs in at most [`LOOKUP_MAX_MATCHES`] chunks, the lexical candidates that contain
 //! every query token are pinned ahead of everything (one per note, at most
 //! [`LOOKUP_MAX_PINS`] notes). The rest are picked greedily by maximal marginal relevance with
-//! a binary same-note penalty, no note taking more than `ceil(k/3)` places; when that leaves
+//! a binary same-note penalty, no note taking more than [`cap`] places; when that leaves
 //! fewer than k, the remaining candidates fill up in score order regardless of the cap.
 
 use std::collections::{HashMap, HashSet};
@@ -17,9 +17,17 @@ pub(crate) const LOOKUP_MAX_MATCHES: u64 = 5;
 /// At most this many notes are pinned.
 pub(crate) const LOOKUP_MAX_PINS: usize = 5;
 
-/// The per-note cap for k results.
-pub(crate) fn cap(k: usize) -> usize {
-    k.div_ceil(3).max(1)
+/// The per-note cap for k results: `max_per_note` when the configuration sets one, else one
+/// for up to three results, two for a page of up to ten and a fifth of a longer one. Why two: a first page should cover
+/// more notes than one note's passages; a third of k let one note take 7 of 20 places and
+/// fill 3 of the top 5.
+pub(crate) fn cap(k: usize, max_per_note: Option<usize>) -> usize {
+    match max_per_note {
+        Some(n) => n.max(1),
+        None if k <= 3 => 1,
+        None if k <= 10 => 2,
+        None => k.div_ceil(5),
+    }
 }
 
 /// Walks the lexical list in BM25 order and keeps the chunks that hold every query token, one
@@ -127,14 +135,16 @@ mod tests {
 
     #[test]
     fn caps_follow_k() {
-        assert_eq!((cap(5), cap(3), cap(20), cap(6), cap(1)), (2, 1, 7, 2, 1));
+        let cap = |k| cap(k, None);
+        assert_eq!((cap(5), cap(3), cap(20), cap(6), cap(1), cap(10)), (2, 1, 4, 2, 1, 2));
+        assert_eq!(super::cap(20, Some(7)), 7);
     }
 
     #[test]
     fn a_dominant_note_takes_at_most_the_cap() {
         let mut cands: Vec<Candidate> = (1..=6).map(|i| cand(i, 1.0 - i as f64 * 0.01)).collect();
         cands.extend((7..=12).map(|i| cand(i, 0.5 - i as f64 * 0.01)));
-        let got = select(&cands, &[], 5, cap(5), 0.9, note);
+        let got = select(&cands, &[], 5, cap(5, None), 0.9, note);
         let from_a = got.iter().filter(|(c, _)| note(c.id) == "a").count();
         let notes: HashSet<String> = got.iter().map(|(c, _)| note(c.id)).collect();
         assert_eq!((got.len(), from_a, notes.len()), (5, 2, 4));
@@ -145,30 +155,30 @@ mod tests {
         let mut cands: Vec<Candidate> = (1..=6).map(|i| cand(i, 0.9 - i as f64 * 0.001)).collect();
         cands.extend((7..=12).map(|i| cand(i, 0.88 - i as f64 * 0.001)));
         cands.sort_by(|a, b| b.score.total_cmp(&a.score));
-        let got = select(&cands, &[], 5, cap(5), 0.9, note);
+        let got = select(&cands, &[], 5, cap(5, None), 0.9, note);
         assert_eq!(got.iter().filter(|(c, _)| note(c.id) == "a").count(), 1);
     }
 
     #[test]
     fn backfill_ignores_the_cap_when_candidates_run_short() {
         let cands: Vec<Candidate> = (1..=6).map(|i| cand(i, 1.0 - i as f64 * 0.01)).collect();
-        let got = select(&cands, &[], 5, cap(5), 0.9, note);
+        let got = select(&cands, &[], 5, cap(5, None), 0.9, note);
         assert_eq!(got.len(), 5);
     }
 
     #[test]
     fn pins_come_first_count_against_the_cap_and_unknown_pins_are_ignored() {
         let cands: Vec<Candidate> = (1..=12).map(|i| cand(i, 1.0 - i as f64 * 0.01)).collect();
-        let got = select(&cands, &[11, 99, 3], 5, cap(5), 0.9, note);
+        let got = select(&cands, &[11, 99, 3], 5, cap(5, None), 0.9, note);
         assert_eq!(got[0].0.id, 11);
         assert!(got[0].1 && got[1].1);
         assert_eq!(got[1].0.id, 3);
         assert!(got.iter().filter(|(c, _)| note(c.id) == "a").count() <= 2);
         // With k 3 the cap is 1: the pinned chunk uses up its note's place.
-        let got = select(&cands, &[3], 3, cap(3), 0.9, note);
+        let got = select(&cands, &[3], 3, cap(3, None), 0.9, note);
         assert_eq!(got.iter().map(|(c, _)| c.id).collect::<Vec<_>>(), [3, 7, 8]);
         let many: Vec<i64> = (7..=12).collect();
-        let got = select(&cands, &many, 3, cap(3), 0.9, note);
+        let got = select(&cands, &many, 3, cap(3, None), 0.9, note);
         assert_eq!(got.iter().map(|(c, _)| c.id).collect::<Vec<_>>(), [7, 8, 9]);
         assert!(got.iter().all(|(_, p)| *p));
     }
