@@ -428,6 +428,25 @@ pub(crate) fn clients(list: &[crate::auth::clients::Client]) -> Value {
     json!({ "clients": list })
 }
 
+/// The audit trail's rows, newest first (`mdvault audit --json`, `GET /audit`): each
+/// `{"at", "client", "vault", "path", "to", "kind"}`, `at` in UTC and `to` null but for a move.
+pub(crate) fn audit(rows: &[crate::auth::audit::Entry]) -> Value {
+    let list: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            json!({
+                "at": crate::auth::utc(r.at),
+                "client": r.client,
+                "vault": r.vault,
+                "path": r.path,
+                "to": r.to,
+                "kind": r.kind,
+            })
+        })
+        .collect();
+    json!({ "entries": list })
+}
+
 /// `mdvault token create --json`: the client made and its token, shown this once.
 pub(crate) fn token_made(client: &crate::auth::clients::Client, token: &str) -> Value {
     json!({ "name": client.name, "token": token, "grant": client.grant })

@@ -11,12 +11,14 @@
 //! constant time (`Hash::same`).
 //!
 //! One table per kind of credential: `sessions` (the web page's sign-ins, in `sessions.rs`),
-//! and `clients` with their `tokens` (static tokens now, in `clients.rs`); OAuth clients and
+//! `clients` with their `tokens` (static tokens now, in `clients.rs`), and the `audit` trail of
+//! writes (in `audit.rs`); OAuth clients and
 //! refresh tokens can sit beside them as further [`MIGRATIONS`] steps, on the same rule. The schema version is the file's `user_version`: an
 //! older file is brought up to date when opened, a newer one refused.
 //!
 //! This module knows no HTTP and no cookies; `api::web::session` turns its sessions into one.
 
+pub(crate) mod audit;
 pub(crate) mod clients;
 pub(crate) mod sessions;
 
@@ -65,6 +67,20 @@ const MIGRATIONS: &[&str] = &[
          expires INTEGER
      ) WITHOUT ROWID;
      CREATE INDEX tokens_by_client ON tokens (client);",
+    // 3: the audit trail (`audit.rs`): one row per completed write. Why here and not in the
+    // index store: every process that writes a vault (the server, and the CLI beside it)
+    // can write this file, while `index.db` has one writer per data directory; and the rows
+    // name the clients this file holds. `at` is Unix seconds; `dest` a move's destination.
+    "CREATE TABLE audit (
+         id INTEGER PRIMARY KEY,
+         at INTEGER NOT NULL,
+         client TEXT NOT NULL,
+         vault TEXT NOT NULL,
+         path TEXT NOT NULL,
+         dest TEXT,
+         kind TEXT NOT NULL
+     );
+     CREATE INDEX audit_by_client ON audit (client, id);",
 ];
 
 /// A server secret mixed into every stored hash (see the module header).

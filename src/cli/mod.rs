@@ -4,6 +4,7 @@
 //! REST and MCP return. A refusal prints `error[code]: message` on stderr and exits 1; a usage
 //! or configuration problem exits 2. This module owns clap; nothing below it knows clap exists.
 
+mod audit;
 mod bench;
 mod coldstart;
 mod doctor;
@@ -148,6 +149,12 @@ enum Command {
         after_help = "Examples:\n  mdvault token create phone --vault notes --read-only\n  mdvault token create inbox-bot --allow Inbox/ --deny Private/\n  mdvault token list\n  mdvault token revoke phone"
     )]
     Token(tokens::TokenCommand),
+    /// List the audit trail: every write with its client, time (UTC), vault, path and kind,
+    /// newest first.
+    #[command(
+        after_help = "Examples:\n  mdvault audit\n  mdvault audit --client phone --since 2026-05-01\n  mdvault audit --path Inbox/ --limit 20 --json"
+    )]
+    Audit(audit::AuditArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
     #[command(
         after_help = "Examples:\n  mdvault completions bash > ~/.local/share/bash-completion/completions/mdvault\n  mdvault completions zsh > ~/.zfunc/_mdvault\n  mdvault completions fish > ~/.config/fish/completions/mdvault.fish"
@@ -278,6 +285,7 @@ fn run(mut cli: Cli) -> Result<(), Failure> {
         Command::Service(cmd) => service::run(&config, cmd),
         Command::Sessions(cmd) => sessions::run(&config, cmd),
         Command::Token(cmd) => tokens::run(&config, granted, cmd),
+        Command::Audit(args) => audit::run(&config, args),
         Command::Model(cmd) => model::run(&config, &kept, cmd),
         Command::Notes(cmd) => notes::run(&open_light(config)?, only.as_deref(), cmd),
         Command::Index(args) => search::index(config, only.as_deref(), args),

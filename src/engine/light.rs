@@ -32,6 +32,7 @@ pub(crate) struct LightEngine {
     documents: LazyDocuments,
     owner: OwnerClient,
     maintenance_runs: Mutex<()>,
+    trail: crate::auth::audit::Trail,
 }
 
 impl LightEngine {
@@ -39,6 +40,7 @@ impl LightEngine {
     pub(crate) fn open(config: Config) -> Result<LightEngine> {
         let vaults = Vaults::open(&config)?;
         Ok(LightEngine {
+            trail: crate::auth::audit::Trail::new(config.data_dir.clone()),
             documents: LazyDocuments::new(&config),
             owner: OwnerClient::new(&config.data_dir),
             config,
@@ -65,6 +67,11 @@ impl LightEngine {
     /// Serialises maintenance runs within this process, as the engine does.
     pub(crate) fn maintenance_runs(&self) -> &Mutex<()> {
         &self.maintenance_runs
+    }
+
+    /// The audit trail of this process's writes.
+    pub(crate) fn trail(&self) -> &crate::auth::audit::Trail {
+        &self.trail
     }
 
     /// Tells the running index owner, if there is one, that `paths` of `vault` changed, and

@@ -68,6 +68,8 @@ pub struct Engine {
     /// One maintenance run at a time: each runs every script of the vault, and a burst of
     /// requests must not start a burst of interpreters.
     maintenance_runs: std::sync::Mutex<()>,
+    /// The audit trail the front door records this process's writes in.
+    trail: crate::auth::audit::Trail,
     /// The store held a finished build of every vault, with every chunk's vector, when this
     /// engine became the owner: its first pass is catching up, and search serves meanwhile.
     warm: AtomicBool,
@@ -167,6 +169,7 @@ impl Engine {
             Default::default()
         };
         Ok(Engine {
+            trail: crate::auth::audit::Trail::new(config.data_dir.clone()),
             config,
             vaults,
             embedder,
@@ -270,6 +273,11 @@ impl Engine {
     /// Serialises maintenance runs: a second caller waits for the run in progress.
     pub(crate) fn maintenance_runs(&self) -> &std::sync::Mutex<()> {
         &self.maintenance_runs
+    }
+
+    /// The audit trail of this process's writes.
+    pub(crate) fn trail(&self) -> &crate::auth::audit::Trail {
+        &self.trail
     }
 
     /// How each vault's index.md generator stands; empty when generation is off.

@@ -19,6 +19,7 @@
 
 use serde_json::Value;
 
+use crate::auth::audit::{Kind, Trail};
 use crate::config::Config;
 use crate::docs::Verdict;
 use crate::engine::{Engine, LightEngine};
@@ -59,6 +60,8 @@ pub(crate) trait Desk {
     fn written(&self, vault: &str, paths: &[String]) -> Option<Indexed>;
     /// Held for the length of a maintenance run, so runs in one process never overlap.
     fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()>;
+    /// The audit trail this process records its writes in ([`wrote`]).
+    fn trail(&self) -> &Trail;
 }
 
 impl Desk for Engine {
@@ -77,6 +80,9 @@ impl Desk for Engine {
     fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()> {
         self.maintenance_runs().lock().unwrap_or_else(|p| p.into_inner())
     }
+    fn trail(&self) -> &Trail {
+        Engine::trail(self)
+    }
 }
 
 impl Desk for LightEngine {
@@ -94,6 +100,9 @@ impl Desk for LightEngine {
     }
     fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()> {
         self.maintenance_runs().lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn trail(&self) -> &Trail {
+        LightEngine::trail(self)
     }
 }
 
@@ -122,6 +131,9 @@ impl<T: Desk + ?Sized> Desk for std::sync::Arc<T> {
     }
     fn maintenance_turn(&self) -> std::sync::MutexGuard<'_, ()> {
         (**self).maintenance_turn()
+    }
+    fn trail(&self) -> &Trail {
+        (**self).trail()
     }
 }
 
@@ -262,13 +274,51 @@ fn scope(engine: &Engine, t: &Target, arg: Option<&str>) -> Result<VaultScope> {
     })
 }
 
-/// Re-indexes what a write touched, so a search right after it sees the change. The write is
-/// done (its bytes renamed into place) before this is called; the answer waits for the
-/// re-index only a bounded time and records how far it got.
-fn refreshed(desk: &dyn Desk, mut change: Change, also: &[&str]) -> Change {
+/// Every completed write passes here, once: it is recorded in the audit trail as the
+/// request's client's (`rows`: each path written, with a move's destination), then what it
+/// touched (`reindex`) is re-indexed. A refused write never gets here, so it records nothing.
+///
+/// Why here: every surface's write (REST, MCP, the web page, the CLI) is one front-door
+/// function, and each ends in this call after its operation succeeded, so the client comes
+/// from the one `Target` the surface resolved and no handler records anything itself. The
+/// owner's surfaces (the API key, the signed-in web page, the CLI and stdio, which all run
+/// with the owner's grant) record as `owner`.
+fn wrote(
+    desk: &dyn Desk,
+    t: &Target,
+    kind: Kind,
+    vault: &str,
+    rows: &[(&str, Option<&str>)],
+    reindex: &[String],
+) -> Option<Indexed> {
+    desk.trail().record(&t.grant.client, kind, vault, rows);
+    if reindex.is_empty() {
+        return None;
+    }
+    desk.written(vault, reindex)
+}
+
+/// A note's write done: recorded and re-indexed ([`wrote`]), so a search right after it sees
+/// the change. The write is done (its bytes renamed into place) before this is called; the
+/// answer waits for the re-index only a bounded time and records how far it got. `moved_from`
+/// is a move's source, re-indexed too so its entry goes.
+fn refreshed(
+    desk: &dyn Desk,
+    t: &Target,
+    kind: Kind,
+    mut change: Change,
+    moved_from: Option<&str>,
+) -> Change {
     let mut paths = vec![change.path.clone()];
-    paths.extend(also.iter().map(|p| p.trim_matches('/').to_string()));
-    change.indexed = desk.written(&change.vault, &paths);
+    let row = match moved_from {
+        Some(from) => {
+            let from = from.trim_matches('/');
+            paths.push(from.to_string());
+            (from, Some(change.path.as_str()))
+        }
+        None => (change.path.as_str(), None),
+    };
+    change.indexed = wrote(desk, t, kind, &change.vault, &[row], &paths);
     change
 }
 

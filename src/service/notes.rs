@@ -72,7 +72,7 @@ pub(crate) fn patch_built(
 ) -> Result<Change> {
     let (v, path) = locate(desk, t, vault, path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(desk, plain(t, path, v.patch(path, req, expected))?, &[]))
+    Ok(refreshed(desk, t, Kind::Patch, plain(t, path, v.patch(path, req, expected))?, None))
 }
 
 /// Replaces literal text.
@@ -87,8 +87,10 @@ pub(crate) fn replace_text(
     let section = a.section.as_deref().filter(|s| !s.trim().is_empty());
     Ok(refreshed(
         desk,
+        t,
+        Kind::ReplaceText,
         plain(t, path, v.replace_text(path, &a.find, &a.replace, section, a.count, expected))?,
-        &[],
+        None,
     ))
 }
 
@@ -103,8 +105,10 @@ pub(crate) fn append(
     in_scope(v, t, path, false)?;
     Ok(refreshed(
         desk,
+        t,
+        Kind::Append,
         plain(t, path, v.append(path, &a.content, a.create_if_missing, expected))?,
-        &[],
+        None,
     ))
 }
 
@@ -117,7 +121,7 @@ pub(crate) fn write(
 ) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(desk, v.write(path, &a.content, a.overwrite, expected)?, &[]))
+    Ok(refreshed(desk, t, Kind::Write, v.write(path, &a.content, a.overwrite, expected)?, None))
 }
 
 /// Files a document (REST and CLI only: MCP carries no binary uploads) and extracts it.
@@ -133,8 +137,17 @@ pub(crate) fn file_document(
     in_scope(v, t, path, false)?;
     let filed = v.file_document(path, bytes, overwrite)?;
     let (_, extraction) = desk.documents().extraction(&filed.path, bytes)?;
+    // Bytes the vault already held are not written again, so not recorded either.
     if filed.status != FilingStatus::Unchanged {
-        desk.written(&filed.vault, std::slice::from_ref(&filed.path));
+        let (vault, rel) = (&filed.vault, filed.path.as_str());
+        wrote(
+            desk,
+            t,
+            Kind::FileDocument,
+            vault,
+            &[(rel, None)],
+            std::slice::from_ref(&filed.path),
+        );
     }
     Ok((filed, extraction.verdict))
 }
@@ -148,7 +161,13 @@ pub(crate) fn set_body(
 ) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(desk, plain(t, path, v.set_body(path, &a.content, expected))?, &[]))
+    Ok(refreshed(
+        desk,
+        t,
+        Kind::SetBody,
+        plain(t, path, v.set_body(path, &a.content, expected))?,
+        None,
+    ))
 }
 
 /// Sets or removes one frontmatter key.
@@ -174,7 +193,7 @@ pub(crate) fn set_frontmatter(
             ));
         }
         let changed = v.rename_frontmatter_key(path, a.key.trim(), new, expected)?;
-        return Ok(refreshed(desk, changed, &[]));
+        return Ok(refreshed(desk, t, Kind::Frontmatter, changed, None));
     }
     if positioned {
         let value = match a.value {
@@ -199,7 +218,7 @@ pub(crate) fn set_frontmatter(
         };
         let entries = [(a.key.trim().to_string(), value)];
         let changed = v.frontmatter_entries(path, anchor, place, &entries, expected)?;
-        return Ok(refreshed(desk, changed, &[]));
+        return Ok(refreshed(desk, t, Kind::Frontmatter, changed, None));
     }
     if a.add.is_some() || a.remove.is_some() {
         if a.delete || a.value.as_ref().is_some_and(|v| !v.is_null()) {
@@ -210,7 +229,7 @@ pub(crate) fn set_frontmatter(
         }
         let (add, remove) = (items(a.add), items(a.remove));
         let edited = v.edit_list(path, a.key.trim(), &add, &remove, expected)?;
-        return Ok(refreshed(desk, edited, &[]));
+        return Ok(refreshed(desk, t, Kind::Frontmatter, edited, None));
     }
     if a.key.trim() == "expires"
         && let Some(value) = a.value.as_ref().filter(|_| !a.delete)
@@ -233,8 +252,10 @@ pub(crate) fn set_frontmatter(
     };
     Ok(refreshed(
         desk,
+        t,
+        Kind::Frontmatter,
         plain(t, path, v.set_frontmatter(path, &a.key, value.as_ref(), expected))?,
-        &[],
+        None,
     ))
 }
 
@@ -250,7 +271,7 @@ pub(crate) fn frontmatter_entries(
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
     let changed = v.frontmatter_entries(path, a.anchor.trim(), a.place, &a.entries, expected)?;
-    Ok(refreshed(desk, changed, &[]))
+    Ok(refreshed(desk, t, Kind::Frontmatter, changed, None))
 }
 
 /// Deletes a note or document.
@@ -262,7 +283,13 @@ pub(crate) fn delete(
 ) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, false)?;
-    Ok(refreshed(desk, plain(t, path, v.remove(path, expected, a.permanent))?, &[]))
+    Ok(refreshed(
+        desk,
+        t,
+        Kind::Delete,
+        plain(t, path, v.remove(path, expected, a.permanent))?,
+        None,
+    ))
 }
 
 /// Moves a note or document; refused under any write scope.
@@ -302,21 +329,30 @@ pub(crate) fn move_file(
     // inside the vault folder its relative form), so the index and index.md find the entry
     // to drop.
     let from = v.vault_path(source).unwrap_or_else(|_| source.to_string());
-    Ok(refreshed(desk, change, &[&from]))
+    Ok(refreshed(desk, t, Kind::Move, change, Some(&from)))
 }
 
 /// Creates a folder and its parents.
 pub(crate) fn create_folder(desk: &dyn Desk, t: &Target, a: CreateFolderArgs) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, true)?;
-    v.create_folder(path)
+    let change = v.create_folder(path)?;
+    // No index holds a folder: recorded, nothing re-indexed.
+    wrote(desk, t, Kind::CreateFolder, &change.vault, &[(&change.path, None)], &[]);
+    Ok(change)
 }
 
 /// Deletes a folder.
 pub(crate) fn delete_folder(desk: &dyn Desk, t: &Target, a: DeleteFolderArgs) -> Result<Change> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;
     in_scope(v, t, path, true)?;
-    Ok(refreshed(desk, plain(t, path, v.delete_folder(path, a.recursive))?, &[]))
+    Ok(refreshed(
+        desk,
+        t,
+        Kind::DeleteFolder,
+        plain(t, path, v.delete_folder(path, a.recursive))?,
+        None,
+    ))
 }
 
 /// A note's times (milliseconds since the epoch; creation falls back to modification where

@@ -90,9 +90,43 @@ pub(crate) fn rename_tag(
     let r = v.rename_tag(&retag, a.dry_run, crate::upkeep::indexmd::generated)?;
     if !r.dry_run && !r.notes.is_empty() {
         let paths: Vec<String> = r.notes.iter().map(|(p, _)| p.clone()).collect();
-        desk.written(v.name(), &paths);
+        let rows: Vec<(&str, Option<&str>)> = paths.iter().map(|p| (p.as_str(), None)).collect();
+        wrote(desk, t, Kind::TagRename, v.name(), &rows, &paths);
     }
     Ok(r)
+}
+
+/// The audit trail's rows `filter` wants, newest first, as the request's client may see them.
+///
+/// Why a client sees only its own rows: the trail names every client's paths, and a client
+/// limited to some folders or vaults must not learn another's (nor the owner's) paths from it.
+/// So the owner sees every row; any other client gets its own, asked or not, and is refused
+/// (`not_granted`) when it asks for another client's. A connection bound to a vault
+/// (`/v/<name>/`) sees that vault's rows; a row at a path its grant no longer shows is left out.
+pub(crate) fn audit(
+    desk: &dyn Desk,
+    t: &Target,
+    mut filter: crate::auth::audit::Filter,
+) -> Result<Vec<crate::auth::audit::Entry>> {
+    let grant = &t.grant;
+    if grant.client != crate::vault::grant::OWNER {
+        match filter.client.as_deref() {
+            Some(other) if other != grant.client => {
+                return Err(grant.refused(format!("another client's audit trail ('{other}')")));
+            }
+            _ => filter.client = Some(grant.client.clone()),
+        }
+    }
+    if t.vault.is_some() {
+        filter.vault = t.vault.clone();
+    }
+    let mut rows = desk.trail().list(&filter)?;
+    rows.retain(|r| {
+        grant.reaches(&r.vault)
+            && grant.can_read(&r.path)
+            && r.to.as_deref().is_none_or(|to| grant.can_read(to))
+    });
+    Ok(rows)
 }
 
 /// Runs every maintenance check (built-in and the vault's scripts); a second caller in the

@@ -436,6 +436,7 @@ fn calls(prefix: &str, tag: &str) -> Vec<Call> {
         call("/frontmatter", "get", &p("/frontmatter?key=type&value=asset&dir=Home"), &[], None),
         call("/expiries", "get", &p("/expiries?within=90&untracked=1"), &[], None),
         call("/status", "get", &p("/status"), &[], None),
+        call("/audit", "get", &p("/audit?client=owner&path=Inbox&limit=5"), &[], None),
         call("/callouts", "get", &p("/callouts"), &[], None),
         call("/callouts", "post", &p("/callouts?dir=Tech"), &[], None),
         call("/maintenance", "get", &p("/maintenance"), &[], None),

@@ -11,6 +11,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod adversarial;
 mod agent_tasks;
 mod attachments;
+mod audit;
 mod budget;
 mod callers;
 mod cli;

@@ -81,6 +81,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/frontmatter", &["get"]),
     ("/expiries", &["get"]),
     ("/status", &["get"]),
+    ("/audit", &["get"]),
     ("/callouts", &["get", "post"]),
     ("/maintenance", &["get", "post"]),
     ("/maintenance/checks", &["get"]),
@@ -274,6 +275,7 @@ pub(crate) fn router(
         .route("/frontmatter", get(upkeep::frontmatter_route))
         .route("/expiries", get(upkeep::expiries_route))
         .route("/status", get(health::status_route))
+        .route("/audit", get(upkeep::audit_route))
         .route("/callouts", get(upkeep::callouts_route).post(upkeep::callouts_route))
         .route("/maintenance", get(upkeep::maintenance_route).post(upkeep::maintenance_route))
         .route("/maintenance/checks", get(upkeep::checks_route))

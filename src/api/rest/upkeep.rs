@@ -1,5 +1,5 @@
 //! The upkeep and survey routes: `/tags/`, `/tags/rename`, `/frontmatter`, `/grep`, `/links/`, `/expiries`,
-//! `/callouts`, `/maintenance` and `/maintenance/checks`.
+//! `/callouts`, `/maintenance`, `/maintenance/checks` and `/audit`.
 
 use std::time::Instant;
 
@@ -43,6 +43,27 @@ pub(super) async fn tag_rename_route(
         blocking(move || tools::rename_tag(&engine, &target, a)).await
     };
     finish(renamed.await.map(|r| json_body(wire::tag_renamed(&r))))
+}
+
+/// `GET /audit[?client=&path=&since=&limit=]`: the audit trail's rows, newest first; the
+/// owner sees every client's, any other client its own (`tools::audit`).
+pub(super) async fn audit_route(
+    State(app): State<App>,
+    Extension(target): Extension<Target>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let engine = app.engine.clone();
+    let listed = async move {
+        let q = pairs(&query)?;
+        let filter = crate::auth::audit::Filter::asked(
+            param(&q, "client"),
+            param(&q, "path"),
+            param(&q, "since"),
+            param(&q, "limit"),
+        )?;
+        blocking(move || tools::audit(&*engine, &target, filter)).await
+    };
+    finish(listed.await.map(|rows| json_body(wire::audit(&rows))))
 }
 
 /// `GET /frontmatter?key=&value=[&dir=]`: `[{"filename"}]`, sorted by path.

@@ -19,6 +19,7 @@
 //!
 //! It is not part of the REST contract: `openapi.yaml` does not list these routes.
 
+pub(crate) mod audit;
 pub(crate) mod bundle;
 pub(crate) mod health;
 pub(crate) mod pages;
@@ -149,6 +150,7 @@ pub(crate) fn router(
         .route("/ui/rename", get(rename_form).post(rename))
         .route("/ui/delete", get(delete_form).post(delete))
         .route("/ui/health", get(health::overview))
+        .route("/ui/audit", get(audit::trail))
         .route("/ui/health/progress", get(health::progress))
         .route("/ui/health/maintenance", get(health::maintenance))
         .route("/ui/health/callouts", get(health::callouts))
