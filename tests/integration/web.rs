@@ -623,7 +623,11 @@ fn a_section_save_merges_a_change_elsewhere_and_asks_before_keeping_yours_over_t
     let mine = format!("{base}Mine again.\n");
     let r = browser(&s, "POST", "/ui/edit", &h, &form(&mine, &base, ""));
     assert_eq!(r.status, 409, "{}", r.body);
-    assert!(r.body.contains("id=\"other-change\"") && r.body.contains("+Theirs here."), "{}", r.body);
+    assert!(
+        r.body.contains("id=\"other-change\"") && r.body.contains("+Theirs here."),
+        "{}",
+        r.body
+    );
     let on_disk = settings(&v.read("Home/Boiler.md"));
     let r = browser(&s, "POST", "/ui/edit", &h, &form(&mine, &on_disk, "&resolve=mine"));
     assert_eq!(r.status, 409, "{}", r.body);
