@@ -255,20 +255,6 @@ pub(crate) async fn edit(
     }
 }
 
-/// The id a note opened at file line `line` lands on: the heading the line is under, else the
-/// start of the text (`note-body`). Both exist on the page: the heading ids are the ones the
-/// note is rendered with.
-pub(crate) fn landing(
-    headings: &[crate::vault::HeadingEntry],
-    anchors: &crate::api::render::Anchors,
-    line: usize,
-) -> String {
-    match headings.iter().rev().find(|h| h.line <= line) {
-        Some(h) => anchors.id_at(h.line),
-        None => "note-body".to_string(),
-    }
-}
-
 fn saved(change: &crate::vault::Change) -> Response {
     redirect(&format!("{}&saved=1", url::note(&change.vault, &change.path)))
 }

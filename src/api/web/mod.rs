@@ -460,8 +460,8 @@ fn vault_and_path(q: &HashMap<String, String>) -> Result<(Option<String>, String
     Ok((param(q, "vault").map(str::to_string), required(q, "path")?.to_string()))
 }
 
-/// `GET /ui/note?vault=&path=[&line=]`: the note rendered, or a filed document's verdict and
-/// text.
+/// `GET /ui/note?vault=&path=[&line=][&at=&q=]`: the note rendered, or a filed document's
+/// verdict and text.
 async fn note(State(web): State<Web>, Query(q): Params) -> Response {
     let (vault, path) = match vault_and_path(&q) {
         Ok(x) => x,
@@ -470,7 +470,7 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
     let saved = param(&q, "saved").is_some();
     // A finding's line (`&line=N`): shown at the top with a link to its section.
     let focus_line = param(&q, "line").and_then(|n| n.parse::<usize>().ok());
-    // Opened from a search result: the passage's line and the query (`editor::landing`).
+    // Opened from a search result: the passage's line and the query (`results::landing`).
     let at = param(&q, "at").and_then(|n| n.parse::<usize>().ok());
     let query = param(&q, "q").unwrap_or_default().to_string();
     let engine = web.engine.clone();
@@ -572,7 +572,7 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             title: &note_title(&read.frontmatter, &headings, &read.path),
             saved,
             focus,
-            landing: at.map(|n| (editor::landing(&headings, &own, n), query.as_str())),
+            landing: at.map(|n| (results::landing(&headings, &own, n), query.as_str())),
         })
         .into_string())
     })

@@ -40,6 +40,20 @@ fn hit_url(hit: &Hit, query: &str) -> String {
     format!("{}&at={}&q={}", url::note(&hit.vault, &hit.path), hit.line, url::enc(query))
 }
 
+/// The id a note opened at file line `line` lands on: the heading the line is under, else the
+/// start of the text (`note-body`). Both exist on the page: the heading ids are the ones the
+/// note is rendered with.
+pub(crate) fn landing(
+    headings: &[crate::vault::HeadingEntry],
+    anchors: &crate::api::render::Anchors,
+    line: usize,
+) -> String {
+    match headings.iter().rev().find(|h| h.line <= line) {
+        Some(h) => anchors.id_at(h.line),
+        None => "note-body".to_string(),
+    }
+}
+
 /// The folder a note is in, as a person reads it: the path without the file name.
 fn folder(path: &str) -> &str {
     path.rsplit_once('/').map(|(dir, _)| dir).unwrap_or("")
@@ -389,6 +403,24 @@ mod tests {
         assert!(text.chars().count() <= PASSAGE_CHARS + 2, "{text}");
         let (short, cut) = passage("## Settings\n\nShort.", &[]);
         assert_eq!((short.as_str(), cut), ("Settings — Short.", false));
+    }
+
+    #[test]
+    fn a_hit_lands_on_the_heading_it_is_under_else_the_texts_start() {
+        let text = "Intro.\n# Boiler\n\nA line.\n## Settings\nPressure.\n";
+        let anchors = crate::api::render::Anchors::of(text);
+        let heading = |depth, text: &str, line, path: &str| crate::vault::HeadingEntry {
+            depth,
+            text: text.into(),
+            line,
+            path: path.into(),
+        };
+        let heads =
+            [heading(1, "Boiler", 2, "Boiler"), heading(2, "Settings", 5, "Boiler::Settings")];
+        assert_eq!(landing(&heads, &anchors, 1), "note-body");
+        assert_eq!(landing(&heads, &anchors, 4), "boiler");
+        assert_eq!(landing(&heads, &anchors, 5), "settings");
+        assert_eq!(landing(&heads, &anchors, 6), "settings");
     }
 
     #[test]
