@@ -2,8 +2,10 @@
 # The web page's browser test: serves a copy of the fixture vault (plus a hostile note) with
 # the given binary, then drives the page at /ui/ with a real headless Chromium through
 # Selenium (tests/browser_test.py): sign-in, search as you type, a hit, a wikilink, a section
-# edit, a conflict from a second client, the reading view (an image, an embed, a folded
-# callout, a heading link that lands), a PDF, every health page (this session marked among
+# edit, the conflict cases checked on disk (another section merged, keep both, keep mine after
+# its confirmation, take theirs), keyboard-only walks (arrows through the results, Enter,
+# Edit, Ctrl+S, Esc), hits landing at their passage with the words marked, the reading view
+# (an image, an embed, a folded callout, a heading link that lands), a PDF, every health page (this session marked among
 # the signed-in ones), the hostile note, sign-out (and the old cookie, put back, refused).
 # Screenshots of the main pages at desktop and phone widths land in target/screenshots/.
 #

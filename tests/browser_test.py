@@ -18,7 +18,9 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -157,6 +159,34 @@ def raw(path, headers=None):
 def disk(rel):
     with open(os.path.join(VAULT, rel), encoding="utf-8") as f:
         return f.read()
+
+
+def other_client_inserts(rel, after, line):
+    """A second client writes `line` just below the line `after` (a heading) over REST."""
+    _, current = rest("GET", "/vault/" + urllib.parse.quote(rel))
+    assert after + "\n" in current, after
+    changed = current.replace(after + "\n", f"{after}\n\n{line}\n", 1)
+    rest("PUT", "/vault/" + urllib.parse.quote(rel), changed.encode(), {"Content-Type": "text/markdown"})
+
+
+def focused(d):
+    """The focused element's id, or its tag and class."""
+    return d.execute_script(
+        "const a = document.activeElement; return a.id || (a.tagName + '.' + a.className)"
+    )
+
+
+def ctrl(d, key):
+    ActionChains(d).key_down(Keys.CONTROL).send_keys(key).key_up(Keys.CONTROL).perform()
+
+
+def edit_section(d, note, section):
+    """Opens the section editor from the note's outline; the text area has the focus."""
+    d.get(f"{BASE}/ui/note?path={urllib.parse.quote(note)}")
+    d.find_element(By.CSS_SELECTOR, f".outline a.edit-section[href*='{section}']").click()
+    area = wait(d).until(EC.presence_of_element_located((By.ID, "text")))
+    ok(focused(d) == "text", f"the editor is not focused: {focused(d)}")
+    return area
 
 
 d = browser()
@@ -363,6 +393,8 @@ try:
     d.find_element(By.CSS_SELECTOR, ".outline a.edit-section[href*='Settings']").click()
     area = wait(d).until(EC.presence_of_element_located((By.ID, "text")))
     ok(area.get_attribute("value").startswith("## Settings"), "section text not loaded")
+    ok(focused(d) == "text", f"Edit did not focus the editor: {focused(d)}")
+    ok(d.find_element(By.ID, "stamp-key").text == "timestamp:", "the editor does not say a save stamps the time")
     axe(d, "the editor")
     area.send_keys("\nSet by the browser test.\n")
     d.find_element(By.ID, "save").click()
@@ -391,10 +423,72 @@ try:
     ok("Written by another client." in on_disk and "Written in the browser." not in on_disk, "overwritten")
     shot(d, "conflict")
     axe(d, "the conflict view")
-    step("saving again after the conflict takes the merged text")
+    other = d.find_element(By.ID, "other-change").text
+    ok("+Written by another client." in other, f"the other change is not said: {other}")
+    capped = d.execute_script("return getComputedStyle(document.getElementById('theirs')).maxHeight")
+    ok(capped == "none", f"the pane is capped at {capped}")
+    step("keep both: the version on disk and the lines only yours has, both on disk")
+    d.find_element(By.ID, "keep-both").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "saved")))
+    on_disk = disk("Home/Boiler.md")
+    ok("Written by another client." in on_disk and "Written in the browser." in on_disk, "keep both lost a line")
+
+    step("another section changed meanwhile: the section save is merged, no conflict")
+    area = edit_section(d, "Home/Boiler.md", "Settings")
+    other_client_inserts("Home/Boiler.md", "## Details", "Another section's line.")
+    area.send_keys("\nA settings line from the browser.\n")
     d.find_element(By.ID, "save").click()
     wait(d).until(EC.presence_of_element_located((By.ID, "saved")))
-    ok("Written in the browser." in disk("Home/Boiler.md"), "second save lost")
+    on_disk = disk("Home/Boiler.md")
+    ok("Another section's line." in on_disk and "A settings line from the browser." in on_disk, "a line was lost")
+
+    step("keep mine over a change to the same section asks first, naming the lines it deletes")
+    area = edit_section(d, "Home/Boiler.md", "Settings")
+    other_client_inserts("Home/Boiler.md", "## Settings", "Their settings line.")
+    area.send_keys("\nMy settings line.\n")
+    ctrl(d, "s")
+    wait(d).until(EC.presence_of_element_located((By.ID, "conflict")))
+    ok("Their settings line." in d.find_element(By.ID, "other-change").text, "the other change is not said")
+    on_disk = disk("Home/Boiler.md")
+    ok("Their settings line." in on_disk and "My settings line." not in on_disk, "the conflict wrote")
+    shot(d, "conflict")
+    axe(d, "the conflict view")
+    d.find_element(By.ID, "keep-mine").click()
+    lost = wait(d).until(EC.presence_of_element_located((By.ID, "lost-lines"))).text
+    ok("Their settings line." in lost, f"the confirmation does not name the line: {lost}")
+    on_disk = disk("Home/Boiler.md")
+    ok("Their settings line." in on_disk and "My settings line." not in on_disk, "deleted without the confirmation")
+    axe(d, "the keep-mine confirmation")
+    d.find_element(By.ID, "keep-mine").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "saved")))
+    on_disk = disk("Home/Boiler.md")
+    ok("My settings line." in on_disk and "Their settings line." not in on_disk, "keep mine did not keep mine")
+
+    step("take theirs leaves the version on disk as it is")
+    area = edit_section(d, "Home/Boiler.md", "Settings")
+    other_client_inserts("Home/Boiler.md", "## Settings", "Their second line.")
+    area.send_keys("\nMy dropped line.\n")
+    d.find_element(By.ID, "save").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "conflict")))
+    before = disk("Home/Boiler.md")
+    d.find_element(By.ID, "take-theirs").click()
+    wait(d).until(EC.presence_of_element_located((By.ID, "note-body")))
+    ok(disk("Home/Boiler.md") == before and "Their second line." in before, "take theirs changed the note")
+
+    step("unsaved text warns on leaving; Esc cancels, asking first")
+    area = edit_section(d, "Home/Boiler.md", "Settings")
+    warns = "return !window.dispatchEvent(new Event('beforeunload', {cancelable: true}))"
+    ok(not d.execute_script(warns), "an untouched editor warns on leaving")
+    area.send_keys("Never saved.")
+    ok(d.execute_script(warns), "unsaved text does not warn on leaving")
+    before = disk("Home/Boiler.md")
+    area.send_keys(Keys.ESCAPE)
+    d.switch_to.alert.dismiss()
+    ok(focused(d) == "text" and "/ui/edit" in d.current_url, "Esc left though the warning was dismissed")
+    area.send_keys(Keys.ESCAPE)
+    d.switch_to.alert.accept()
+    wait(d).until(EC.presence_of_element_located((By.ID, "note-body")))
+    ok(disk("Home/Boiler.md") == before, "Esc saved")
 
     step("reading view: an image at its size, an embed, a folded callout, a heading link")
     d.get(BASE + "/ui/note?path=Obsidian/render-reading.md")
@@ -535,10 +629,62 @@ try:
             print(f"    {n}", file=sys.stderr)
     ok(not violations, f"{len(violations)} axe violations (listed above)")
 
-    step("keyboard: '/' focuses the search box")
+    step("keyboard only: '/' then type, arrows through the cards, Enter opens one")
     d.get(BASE + "/ui/")
     d.find_element(By.TAG_NAME, "body").send_keys("/")
-    ok(d.switch_to.active_element.get_attribute("id") == "q", "search box not focused")
+    ok(focused(d) == "q", "search box not focused")
+    d.switch_to.active_element.send_keys("boiler settings pressure")
+    wait(d).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results li.note-card")
+                  and d.execute_script("return !document.getElementById('search-form').dataset.pending")
+                  and d.find_element(By.ID, "results").get_attribute("aria-busy") != "true")
+    titles = [a.get_attribute("href") for a in d.find_elements(By.CSS_SELECTOR, "#results a.note-title")]
+    ok(len(titles) >= 2, f"{len(titles)} cards")
+    d.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    ok(d.switch_to.active_element.get_attribute("href") == titles[0], "ArrowDown did not reach the first card")
+    d.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    ok(d.switch_to.active_element.get_attribute("href") == titles[1], "ArrowDown did not reach the second card")
+    d.switch_to.active_element.send_keys(Keys.ARROW_UP)
+    ok(d.switch_to.active_element.get_attribute("href") == titles[0], "ArrowUp did not go back")
+    d.switch_to.active_element.send_keys(Keys.ARROW_UP)
+    ok(focused(d) == "q", "ArrowUp from the first card did not return to the box")
+    d.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    opened = note_path(titles[0])
+    d.switch_to.active_element.send_keys(Keys.ENTER)
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "note-path"), opened))
+    step("keyboard only: Edit focuses the editor, Ctrl+S saves to disk")
+    d.find_element(By.ID, "edit-note").send_keys(Keys.ENTER)
+    wait(d).until(EC.presence_of_element_located((By.ID, "text")))
+    ok(focused(d) == "text", f"Edit did not focus the editor: {focused(d)}")
+    d.switch_to.active_element.send_keys("\nTyped with the keyboard only.\n")
+    ctrl(d, "s")
+    wait(d).until(EC.presence_of_element_located((By.ID, "saved")))
+    ok("Typed with the keyboard only." in disk(opened), "the keyboard save is not on disk")
+    step("keyboard: '/' on a note page goes to the search box")
+    d.find_element(By.TAG_NAME, "body").send_keys("/")
+    wait(d).until(lambda d: focused(d) == "q")
+    step("keyboard: Enter in the box opens the top result, even before the answer")
+    d.switch_to.active_element.send_keys("frozen condensate pipe" + Keys.ENTER)
+    wait(d).until(EC.presence_of_element_located((By.ID, "note-path")))
+    ok("q=frozen" in d.current_url, f"not opened from the search: {d.current_url}")
+
+    step("landing: every top-10 hit opens at an anchor that exists, in view, its words marked")
+    for query in ["boiler service", "frozen condensate pipe", "gas tariff", "warranty"]:
+        d.get(BASE + "/ui/search?q=" + urllib.parse.quote(query))
+        hits = [
+            (a.get_attribute("href"), bool(a.find_elements(By.TAG_NAME, "mark")))
+            for a in d.find_elements(By.CSS_SELECTOR, "#results a.passage")
+        ][:10]
+        ok(hits, f"no hits for {query!r}")
+        for href, had_mark in hits:
+            d.get(href)
+            where = d.execute_script(
+                "const id = decodeURIComponent(location.hash.slice(1)); const e = id && document.getElementById(id);"
+                "return e ? [id, e.getBoundingClientRect().top, window.innerHeight] : [id, null, null]"
+            )
+            ok(where[1] is not None, f"{query!r}: {href} lands on no anchor ({where[0]!r})")
+            ok(-2 <= where[1] < where[2], f"{query!r}: {href} anchor {where[0]} is out of view at {where[1]}")
+            if had_mark:
+                ok(d.find_elements(By.CSS_SELECTOR, "#note-body mark.query"), f"{query!r}: {href} marks no word")
 
     step("sign out")
     kept = d.get_cookie("mdvault_ui")

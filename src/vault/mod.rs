@@ -137,6 +137,12 @@ impl Vault {
         &self.root
     }
 
+    /// The frontmatter key a write stamps with the time (empty: no stamping), so a surface can
+    /// say so before the save.
+    pub(crate) fn timestamp_key(&self) -> &str {
+        &self.timestamp_key
+    }
+
     /// Where an absolute path may place this vault's folder (`path::unroot` reads it), with
     /// the home folder `~` stands for.
     fn roots<'a>(&'a self, home: Option<&'a Path>) -> path::Roots<'a> {

@@ -590,3 +590,51 @@ fn search_results_are_one_card_per_note_with_a_count_and_plain_passages() {
         assert!(!r.body.contains(engine_word), "{engine_word} in {}", r.body);
     }
 }
+
+#[test]
+fn a_section_save_merges_a_change_elsewhere_and_asks_before_keeping_yours_over_theirs() {
+    let (v, s) = server();
+    let session = sign_in(&s);
+    let o = origin(&s);
+    let h = [("Cookie", session.as_str()), ("Origin", o.as_str())];
+    let enc = |t: &str| {
+        percent_encoding::utf8_percent_encode(t, percent_encoding::NON_ALPHANUMERIC).to_string()
+    };
+    let settings = |note: &str| note[note.find("## Settings").unwrap()..].to_string();
+    // A stale etag throughout: the file changed since the editor opened.
+    let form = |text: &str, base: &str, extra: &str| {
+        format!(
+            "path=Home/Boiler.md&section=Boiler%3A%3ASettings&etag={}&base={}&text={}{extra}",
+            "0".repeat(64),
+            enc(base),
+            enc(text)
+        )
+    };
+    let note = v.read("Home/Boiler.md");
+    let base = settings(&note);
+    v.write("Home/Boiler.md", &note.replace("## Details\n", "## Details\n\nTheirs elsewhere.\n"));
+    let r = browser(&s, "POST", "/ui/edit", &h, &form(&format!("{base}Mine.\n"), &base, ""));
+    assert_eq!(r.status, 303, "another section's change is a conflict: {}", r.body);
+    let now = v.read("Home/Boiler.md");
+    assert!(now.contains("Theirs elsewhere.") && now.contains("Mine."), "{now}");
+
+    let base = settings(&now);
+    v.write("Home/Boiler.md", &now.replace("## Settings\n", "## Settings\n\nTheirs here.\n"));
+    let mine = format!("{base}Mine again.\n");
+    let r = browser(&s, "POST", "/ui/edit", &h, &form(&mine, &base, ""));
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(
+        r.body.contains("id=\"other-change\"") && r.body.contains("+Theirs here."),
+        "{}",
+        r.body
+    );
+    let on_disk = settings(&v.read("Home/Boiler.md"));
+    let r = browser(&s, "POST", "/ui/edit", &h, &form(&mine, &on_disk, "&resolve=mine"));
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.body.contains("id=\"lost-lines\"") && r.body.contains("Theirs here."), "{}", r.body);
+    assert!(!v.read("Home/Boiler.md").contains("Mine again."), "kept yours without asking");
+    let r = browser(&s, "POST", "/ui/edit", &h, &form(&mine, &on_disk, "&resolve=both"));
+    assert_eq!(r.status, 303, "{}", r.body);
+    let now = v.read("Home/Boiler.md");
+    assert!(now.contains("Theirs here.") && now.contains("Mine again."), "{now}");
+}

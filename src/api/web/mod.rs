@@ -21,6 +21,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod bundle;
+pub(crate) mod editor;
 pub(crate) mod health;
 pub(crate) mod pages;
 pub(crate) mod results;
@@ -48,6 +49,7 @@ use crate::auth::sessions::Revoke;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
+use editor::{edit, edit_form};
 use session::{Current, Sessions};
 
 /// Everything from this server, nothing inline, nothing from elsewhere. `img-src data:` is
@@ -460,8 +462,8 @@ fn vault_and_path(q: &HashMap<String, String>) -> Result<(Option<String>, String
     Ok((param(q, "vault").map(str::to_string), required(q, "path")?.to_string()))
 }
 
-/// `GET /ui/note?vault=&path=[&line=]`: the note rendered, or a filed document's verdict and
-/// text.
+/// `GET /ui/note?vault=&path=[&line=][&at=&q=]`: the note rendered, or a filed document's
+/// verdict and text.
 async fn note(State(web): State<Web>, Query(q): Params) -> Response {
     let (vault, path) = match vault_and_path(&q) {
         Ok(x) => x,
@@ -470,6 +472,9 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
     let saved = param(&q, "saved").is_some();
     // A finding's line (`&line=N`): shown at the top with a link to its section.
     let focus_line = param(&q, "line").and_then(|n| n.parse::<usize>().ok());
+    // Opened from a search result: the passage's line and the query (`results::landing`).
+    let at = param(&q, "at").and_then(|n| n.parse::<usize>().ok());
+    let query = param(&q, "q").unwrap_or_default().to_string();
     let engine = web.engine.clone();
     let built = blocking(move || {
         let t = Target::default();
@@ -569,6 +574,7 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             title: &note_title(&read.frontmatter, &headings, &read.path),
             saved,
             focus,
+            landing: at.map(|n| (results::landing(&headings, &own, n), query.as_str())),
         })
         .into_string())
     })
@@ -654,126 +660,6 @@ async fn attachment(State(web): State<Web>, Query(q): Params) -> Response {
                 );
             }
             resp
-        }
-        Err(e) => error_response(&e, true),
-    }
-}
-
-/// `GET /ui/edit?vault=&path=[&section=]`: the editor over the note or one section.
-async fn edit_form(State(web): State<Web>, Query(q): Params) -> Response {
-    let (vault, path) = match vault_and_path(&q) {
-        Ok(x) => x,
-        Err(e) => return error_response(&e, true),
-    };
-    let section = param(&q, "section").map(str::to_string);
-    let engine = web.engine.clone();
-    let read = blocking(move || {
-        tools::read(&*engine, &Target::default(), tools::ReadArgs { vault, path, section })
-    })
-    .await;
-    match read {
-        // The save would be refused (`is_document`); say so before the text is typed.
-        Ok(r) if !r.editable => error_response(
-            &Error::new(
-                ErrorCode::IsDocument,
-                format!(
-                    "{} is a filed document or a canvas; the web page shows it read-only",
-                    r.path
-                ),
-            ),
-            true,
-        ),
-        Ok(r) => page(
-            "Edit",
-            pages::edit(&pages::EditPage {
-                vault: &r.vault,
-                path: &r.path,
-                section: r.section.as_deref(),
-                text: &r.content,
-                etag: &r.etag,
-                theirs: None,
-            }),
-        ),
-        Err(e) => error_response(&e, true),
-    }
-}
-
-/// `POST /ui/edit`: saves with the etag the editor was opened at. A note changed meanwhile is
-/// refused below (`conflict`), and the page shows both versions instead of overwriting.
-async fn edit(State(web): State<Web>, Form(f): Form<HashMap<String, String>>) -> Response {
-    let (vault, path) = match vault_and_path(&f) {
-        Ok(x) => x,
-        Err(e) => return error_response(&e, true),
-    };
-    let section = param(&f, "section").map(str::to_string);
-    let etag = param(&f, "etag").map(str::to_string);
-    // Browsers send textarea text with CRLF line breaks; the vault keeps each note's own.
-    let text = f.get("text").cloned().unwrap_or_default().replace("\r\n", "\n");
-    let engine = web.engine.clone();
-    let (v2, p2, s2, t2) = (vault.clone(), path.clone(), section.clone(), text.clone());
-    let saved = blocking(move || {
-        let t = Target::default();
-        match s2 {
-            Some(target) => tools::patch(
-                &*engine,
-                &t,
-                tools::PatchArgs {
-                    vault: v2,
-                    path: p2,
-                    target,
-                    operation: crate::vault::edit::Operation::Replace,
-                    content: t2,
-                    allow_empty: false,
-                    target_scope: crate::vault::headings::Scope::MarkerAndContent,
-                    // The editor replaces a whole section it was shown: it never creates one,
-                    // refuses on presence, or edits a single block of it.
-                    create_target_if_missing: false,
-                    reject_if_present: false,
-                    within: None,
-                    // The editor shows a section with its levels as written.
-                    relative_levels: false,
-                    destination: None,
-                },
-                etag.as_deref(),
-            ),
-            None => tools::write(
-                &*engine,
-                &t,
-                tools::WriteArgs { vault: v2, path: p2, content: t2, overwrite: true },
-                etag.as_deref(),
-            ),
-        }
-    })
-    .await;
-    match saved {
-        Ok(change) => redirect(&format!("{}&saved=1", url::note(&change.vault, &change.path))),
-        Err(e) if e.code() == ErrorCode::Conflict => {
-            let engine = web.engine.clone();
-            let (v3, p3, s3) = (vault.clone(), path.clone(), section.clone());
-            let now = blocking(move || {
-                tools::read(
-                    &*engine,
-                    &Target::default(),
-                    tools::ReadArgs { vault: v3, path: p3, section: s3 },
-                )
-            })
-            .await;
-            match now {
-                Ok(r) => html(
-                    StatusCode::CONFLICT,
-                    "Conflict",
-                    true,
-                    pages::edit(&pages::EditPage {
-                        vault: &r.vault,
-                        path: &r.path,
-                        section: r.section.as_deref(),
-                        text: &text,
-                        etag: &r.etag,
-                        theirs: Some(&r.content),
-                    }),
-                ),
-                Err(e) => error_response(&e, true),
-            }
         }
         Err(e) => error_response(&e, true),
     }

@@ -145,6 +145,9 @@ pub(crate) struct NotePage<'a> {
     /// A line a finding points at: its number, its text, and the heading line of the section
     /// it is in (the nearest anchor).
     pub(crate) focus: Option<(usize, String, Option<usize>)>,
+    /// Opened from a search result: the id the page lands on (the heading the passage is
+    /// under, else the text's start) and the query whose words the script marks.
+    pub(crate) landing: Option<(String, &'a str)>,
 }
 
 /// A note (or a filed document's extracted text) rendered, with its outline, frontmatter,
@@ -156,7 +159,7 @@ pub(crate) fn note(p: &NotePage) -> Markup {
         url::enc(p.path.strip_suffix(".md").unwrap_or(p.path))
     );
     html! {
-        article.note {
+        article.note data-land=[p.landing.as_ref().map(|l| &l.0)] data-marks=[p.landing.as_ref().map(|l| l.1)] {
             @if p.saved { p.done role="status" #saved { "Saved." } }
             @if let Some((line, text, section)) = &p.focus {
                 p.focus #focus-line {
@@ -240,56 +243,113 @@ pub(crate) fn note(p: &NotePage) -> Markup {
     }
 }
 
-/// The editor: the text, the etag it was read at, and (after a conflict) what the file holds
-/// now beside what was sent.
+/// The editor: the text, the etag it was read at, the text it was shown (`base`, which a save
+/// is compared against), and (after a conflict) what the file holds now beside what was sent.
 pub(crate) struct EditPage<'a> {
     pub(crate) vault: &'a str,
     pub(crate) path: &'a str,
     pub(crate) section: Option<&'a str>,
     pub(crate) text: &'a str,
+    pub(crate) base: &'a str,
     pub(crate) etag: &'a str,
-    /// On a conflict: the current text of the note or section.
-    pub(crate) theirs: Option<&'a str>,
+    /// On a conflict: the current text of the note or section, and what the other change was.
+    pub(crate) conflict: Option<Conflict<'a>>,
+    /// Keeping yours would delete these lines now on disk: asked before it is done.
+    pub(crate) lost: Option<&'a [String]>,
+    /// The frontmatter key a save stamps with the time, when it will.
+    pub(crate) stamp: Option<&'a str>,
+}
+
+/// A save refused because the note changed.
+pub(crate) struct Conflict<'a> {
+    pub(crate) theirs: &'a str,
+    /// The unified diff from the text the editor was shown to the version on disk.
+    pub(crate) other: &'a str,
+}
+
+/// A unified diff, its lines coloured by kind.
+fn diff_lines(id: &str, diff: &str) -> Markup {
+    html! {
+        pre.diff id=(id) tabindex="0" {
+            @for line in diff.lines() {
+                @let class = if line.starts_with('+') { "add" } else if line.starts_with('-') { "del" } else if line.starts_with('@') { "hunk" } else { "same" };
+                span class=(class) { (line) } "\n"
+            }
+        }
+    }
+}
+
+/// The three ways on from a conflict (the confirmation names its own first button).
+fn ways_on(mine: Markup) -> Markup {
+    html! {
+        div.buttons.ways {
+            button type="submit" name="resolve" value="both" #keep-both { "Keep both" }
+            button type="submit" name="resolve" value="theirs" #take-theirs formnovalidate { "Take theirs" }
+            (mine)
+        }
+        ul.ways-help {
+            li { b { "Keep both" } ": the version on disk, then the lines of yours it does not have." }
+            li { b { "Take theirs" } ": leave the version on disk as it is; your text is dropped." }
+            li { b { "Keep mine" } ": save the text in the editor (merge it there first if you like)." }
+        }
+    }
 }
 
 /// The editor page.
 pub(crate) fn edit(p: &EditPage) -> Markup {
+    let unsaved = p.conflict.is_some() || p.lost.is_some();
     html! {
         h1 { "Edit " (p.path) @if let Some(s) = p.section { " · " code { (s) } } }
-        @if let Some(theirs) = p.theirs {
+        @if let Some(c) = &p.conflict {
             section.conflict role="alert" #conflict {
                 h2 { "The note changed since you opened it" }
-                p { "Nothing was overwritten. Below are both versions: the one on disk now and yours. \
-                     Merge them in the editor, then save again (the editor now holds yours, checked against the new version)." }
-                @let diff = crate::vault::diff::unified(theirs, p.text);
+                p { "Nothing was overwritten. What the other change was, both versions in full, \
+                     and three ways on are below; your text is still in the editor." }
+                h3 { "What the other change was" }
+                @if c.other.is_empty() { p #other-change { "It changed elsewhere in the note; this part reads as before." } }
+                @else { (diff_lines("other-change", c.other)) }
+                @let diff = crate::vault::diff::unified(c.theirs, p.text);
                 h3 { "What yours changes against the version on disk" }
                 @if diff.is_empty() { p { "Nothing: the two are the same text." } }
-                @else {
-                    pre.diff #diff {
-                        @for line in diff.lines() {
-                            @let class = if line.starts_with('+') { "add" } else if line.starts_with('-') { "del" } else if line.starts_with('@') { "hunk" } else { "same" };
-                            span class=(class) { (line) } "\n"
-                        }
-                    }
-                }
+                @else { (diff_lines("diff", &diff)) }
                 div.versions {
-                    // Each pane scrolls, so each takes a keyboard stop (a region that scrolls
-                    // must be reachable without a mouse).
-                    div { h3 { "On disk now" } pre #theirs tabindex="0" aria-label="the version on disk now" { (theirs) } }
+                    // Each pane may scroll sideways, so each takes a keyboard stop (a region
+                    // that scrolls must be reachable without a mouse).
+                    div { h3 { "On disk now" } pre #theirs tabindex="0" aria-label="the version on disk now" { (c.theirs) } }
                     div { h3 { "Yours" } pre #yours tabindex="0" aria-label="your version" { (p.text) } }
                 }
             }
         }
-        form.editor method="post" action="/ui/edit" {
+        @if let Some(lost) = p.lost {
+            section.conflict role="alert" #confirm-lost {
+                h2 { "Keeping yours deletes lines that are on disk now" }
+                p { "These " (lost.len()) " lines are in the version on disk and not in yours:" }
+                ul #lost-lines { @for l in lost { li { code { (l) } } } }
+                p { "Delete them, or keep both versions' lines instead." }
+            }
+        }
+        form.editor method="post" action="/ui/edit" data-unsaved=[unsaved.then_some("1")] {
             input type="hidden" name="vault" value=(p.vault);
             input type="hidden" name="path" value=(p.path);
             input type="hidden" name="etag" value=(p.etag);
+            input type="hidden" name="base" value=(p.base);
             @if let Some(s) = p.section { input type="hidden" name="section" value=(s); }
             label for="text" { @if p.section.is_some() { "Section (heading line included)" } @else { "Note" } }
-            textarea #text name="text" rows="24" spellcheck="true" { (p.text) }
-            div.buttons {
-                button type="submit" #save { "Save" }
-                a href=(url::note(p.vault, p.path)) { "Cancel" }
+            textarea #text name="text" rows="24" spellcheck="true" autofocus[!unsaved] aria-describedby="editor-help" { (p.text) }
+            p.hint #editor-help {
+                "Ctrl+S (⌘S) saves, Esc cancels."
+                @if let Some(key) = p.stamp { " Saving also sets " code #stamp-key { (key) ":" } " in the note's properties to the time of the save." }
+            }
+            @if p.lost.is_some() {
+                input type="hidden" name="confirm" value="1";
+                (ways_on(html! { button.danger type="submit" name="resolve" value="mine" #keep-mine { "Delete them and keep mine" } }))
+            } @else if p.conflict.is_some() {
+                (ways_on(html! { button type="submit" name="resolve" value="mine" #keep-mine { "Keep mine" } }))
+            } @else {
+                div.buttons {
+                    button type="submit" #save { "Save" }
+                    a href=(url::note(p.vault, p.path)) #cancel { "Cancel" }
+                }
             }
         }
     }

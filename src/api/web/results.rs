@@ -33,9 +33,25 @@ fn group(results: &[Hit]) -> Vec<Card<'_>> {
     cards
 }
 
-/// Where a passage leads: its note, at the line it starts (headings carry `L<line>` ids).
-fn hit_url(hit: &Hit) -> String {
-    format!("{}#L{}", url::note(&hit.vault, &hit.path), hit.line)
+/// Where a passage leads: its note, told the line the passage starts (`at`, which the note
+/// page turns into the id of the heading it is under) and the query (`q`, whose words it
+/// marks).
+fn hit_url(hit: &Hit, query: &str) -> String {
+    format!("{}&at={}&q={}", url::note(&hit.vault, &hit.path), hit.line, url::enc(query))
+}
+
+/// The id a note opened at file line `line` lands on: the heading the line is under, else the
+/// start of the text (`note-body`). Both exist on the page: the heading ids are the ones the
+/// note is rendered with.
+pub(crate) fn landing(
+    headings: &[crate::vault::HeadingEntry],
+    anchors: &crate::api::render::Anchors,
+    line: usize,
+) -> String {
+    match headings.iter().rev().find(|h| h.line <= line) {
+        Some(h) => anchors.id_at(h.line),
+        None => "note-body".to_string(),
+    }
 }
 
 /// The folder a note is in, as a person reads it: the path without the file name.
@@ -269,13 +285,13 @@ fn ordinal(n: usize) -> String {
 }
 
 /// One note's card.
-fn card(card: &Card<'_>, place: usize, tokens: &[String]) -> Markup {
+fn card(card: &Card<'_>, place: usize, tokens: &[String], query: &str) -> Markup {
     let best = card[0];
     let dir = folder(&best.path);
     html! {
         li.note-card {
             div.card-head {
-                a.note-title href=(hit_url(best)) { (best.title) }
+                a.note-title href=(hit_url(best, query)) { (best.title) }
                 @if best.document { " " span.label.label-doc { "document" } }
             }
             div.note-folder {
@@ -286,7 +302,7 @@ fn card(card: &Card<'_>, place: usize, tokens: &[String]) -> Markup {
                 @for hit in card.iter().take(PASSAGES_PER_NOTE) {
                     @let (text, cut) = passage(&hit.text, tokens);
                     li {
-                        a.passage href=(hit_url(hit)) {
+                        a.passage href=(hit_url(hit, query)) {
                             // A passage cut after its heading line says which section it is in.
                             @if cut && !hit.heading.is_empty() {
                                 span.passage-heading { (hit.heading.rsplit("::").next().unwrap_or_default()) } " "
@@ -314,7 +330,7 @@ pub(crate) fn cards(resp: &SearchResponse, query: &str) -> Markup {
     };
     let list = html! {
         ol.notes {
-            @for (i, c) in cards.iter().enumerate() { (card(c, i + 1, tokens)) }
+            @for (i, c) in cards.iter().enumerate() { (card(c, i + 1, tokens, query)) }
         }
     };
     html! {
@@ -387,6 +403,24 @@ mod tests {
         assert!(text.chars().count() <= PASSAGE_CHARS + 2, "{text}");
         let (short, cut) = passage("## Settings\n\nShort.", &[]);
         assert_eq!((short.as_str(), cut), ("Settings — Short.", false));
+    }
+
+    #[test]
+    fn a_hit_lands_on_the_heading_it_is_under_else_the_texts_start() {
+        let text = "Intro.\n# Boiler\n\nA line.\n## Settings\nPressure.\n";
+        let anchors = crate::api::render::Anchors::of(text);
+        let heading = |depth, text: &str, line, path: &str| crate::vault::HeadingEntry {
+            depth,
+            text: text.into(),
+            line,
+            path: path.into(),
+        };
+        let heads =
+            [heading(1, "Boiler", 2, "Boiler"), heading(2, "Settings", 5, "Boiler::Settings")];
+        assert_eq!(landing(&heads, &anchors, 1), "note-body");
+        assert_eq!(landing(&heads, &anchors, 4), "boiler");
+        assert_eq!(landing(&heads, &anchors, 5), "settings");
+        assert_eq!(landing(&heads, &anchors, 6), "settings");
     }
 
     #[test]

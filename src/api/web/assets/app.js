@@ -19,6 +19,8 @@ function searchAsYouType() {
   // is never sent twice: leaving the box fires "change", and a second answer redrawn over the
   // first would close what the reader just opened.
   let shown = new URLSearchParams(new FormData(form)).toString();
+  // Enter was pressed before the answer came: open its top card when it does.
+  let openTop = false;
   const run = () => {
     // No search waits any more: the mark says so (the browser test reads it, so it can tell
     // "nothing was set off" at once instead of waiting to see nothing happen).
@@ -49,6 +51,11 @@ function searchAsYouType() {
         results.setAttribute("aria-busy", "false");
         params.delete("fragment");
         history.replaceState(null, "", "/ui/search?" + params.toString());
+        if (openTop) {
+          openTop = false;
+          const top = cardLinks(results)[0];
+          if (top) top.click();
+        }
       })
       .catch(() => results.setAttribute("aria-busy", "false"));
   };
@@ -67,14 +74,173 @@ function searchAsYouType() {
     clearTimeout(timer);
     run();
   });
-  // "/" jumps to the search box from anywhere on the page, as on many sites.
-  document.addEventListener("keydown", (e) => {
-    const t = e.target;
-    if (e.key === "/" && !(t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement)) {
+  keysThroughResults(form, results, () => {
+    // Enter in the box opens the top result of the search typed, once it is answered.
+    const params = new URLSearchParams(new FormData(form));
+    const busy = results.getAttribute("aria-busy") === "true";
+    if (busy && params.toString() === shown) {
+      openTop = true;
+      return false;
+    }
+    if (!form.dataset.pending && params.toString() === shown) return true;
+    openTop = true;
+    clearTimeout(timer);
+    run();
+    return false;
+  });
+}
+
+// The links the arrow keys step through: one per note card on view.
+function cardLinks(results) {
+  return Array.from(results.querySelectorAll("li.note-card a.note-title")).filter(
+    (a) => a.offsetParent !== null,
+  );
+}
+
+// ArrowDown from the search box to the first card, ArrowDown/ArrowUp from card to card (Up
+// from the first returns to the box), Enter in the box opens the top card. `answered` says
+// whether the cards on view answer what is typed (if not, it sends the search and the top
+// card opens when it arrives).
+function keysThroughResults(form, results, answered) {
+  const q = document.getElementById("q");
+  q.addEventListener("keydown", (e) => {
+    if (e.key === "ArrowDown") {
+      const first = cardLinks(results)[0];
+      if (first) {
+        e.preventDefault();
+        first.focus();
+      }
+    } else if (e.key === "Enter" && !e.isComposing) {
       e.preventDefault();
-      document.getElementById("q").focus();
+      if (answered()) {
+        const top = cardLinks(results)[0];
+        if (top) top.click();
+      }
     }
   });
+  results.addEventListener("keydown", (e) => {
+    if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+    const card = e.target.closest && e.target.closest("li.note-card");
+    if (!card) return;
+    const links = cardLinks(results);
+    const at = links.indexOf(card.querySelector("a.note-title"));
+    if (at < 0) return;
+    e.preventDefault();
+    const next = at + (e.key === "ArrowDown" ? 1 : -1);
+    if (next < 0) q.focus();
+    else if (next < links.length) links[next].focus();
+  });
+}
+
+// "/" jumps to the search box from any page, as on many sites: on a page without one it opens
+// the search page (whose box takes the focus).
+function slashToSearch() {
+  if (!document.querySelector("header.top nav")) return;
+  document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey) return;
+    const typing =
+      t instanceof HTMLInputElement ||
+      t instanceof HTMLTextAreaElement ||
+      t instanceof HTMLSelectElement ||
+      (t instanceof HTMLElement && t.isContentEditable);
+    if (typing) return;
+    e.preventDefault();
+    const q = document.getElementById("q");
+    if (q) q.focus();
+    else window.location.href = "/ui/";
+  });
+}
+
+// The editor: focus in the text, Ctrl/Cmd+S saves, Esc cancels, and unsaved text is never
+// left behind without a warning (the conflict view's text is unsaved from the start).
+function editor() {
+  const form = document.querySelector('form.editor[action="/ui/edit"]');
+  const text = document.getElementById("text");
+  if (!form || !text) return;
+  let leaving = false;
+  const unsaved = () =>
+    !leaving && (form.dataset.unsaved === "1" || text.value !== text.defaultValue);
+  if (form.dataset.unsaved !== "1") {
+    // At the end of the text: what is typed first is usually added, not put before the heading.
+    text.focus();
+    text.setSelectionRange(text.value.length, text.value.length);
+  }
+  form.addEventListener("submit", () => {
+    leaving = true;
+  });
+  window.addEventListener("beforeunload", (e) => {
+    if (!unsaved()) return;
+    e.preventDefault();
+    e.returnValue = "";
+  });
+  const field = (name) => form.querySelector(`input[name="${name}"]`).value;
+  const note =
+    "/ui/note?vault=" + encodeURIComponent(field("vault")) + "&path=" + encodeURIComponent(field("path"));
+  document.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "s") {
+      e.preventDefault();
+      // After a conflict Ctrl+S is "keep mine", which still asks before deleting their lines.
+      const button = document.getElementById("save") || document.getElementById("keep-mine");
+      form.requestSubmit(button);
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      if (unsaved() && !window.confirm("Leave the editor? Your unsaved text will be lost.")) return;
+      leaving = true;
+      window.location.href = note;
+    }
+  });
+}
+
+// Words too common to mark in an opened note.
+const STOP_WORDS = new Set(["the", "and", "for", "with", "that", "this", "from", "how", "what", "are", "was"]);
+
+// A note opened from a result: the query's words marked, and the page at the passage's
+// section (the server names its heading's id in `data-land`).
+function landing() {
+  const note = document.querySelector("article.note");
+  const body = document.getElementById("note-body");
+  if (!note || !body) return;
+  const words = (note.dataset.marks || "")
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length >= 3 && !STOP_WORDS.has(w));
+  if (words.length) markWords(body, words);
+  const id = note.dataset.land;
+  const target = id && document.getElementById(id);
+  if (!target) return;
+  history.replaceState(null, "", location.pathname + location.search + "#" + id);
+  target.scrollIntoView({ block: "start" });
+}
+
+// Marks the words of the note's text that start as a query word does (its first five
+// letters, so "services" marks "service" too).
+function markWords(body, words) {
+  const stems = words.map((w) =>
+    w.slice(0, Math.max(3, Math.min(w.length, 5))).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+  );
+  const re = new RegExp("(?<![\\p{L}\\p{N}])(?:" + stems.join("|") + ")[\\p{L}\\p{N}]*", "giu");
+  const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode);
+  for (const n of nodes) {
+    const s = n.nodeValue;
+    if (n.parentElement.closest("math, svg, mark")) continue;
+    const found = Array.from(s.matchAll(re));
+    if (!found.length) continue;
+    const out = document.createDocumentFragment();
+    let at = 0;
+    for (const m of found) {
+      out.append(s.slice(at, m.index));
+      const mark = document.createElement("mark");
+      mark.className = "query";
+      mark.textContent = m[0];
+      out.append(mark);
+      at = m.index + m[0].length;
+    }
+    out.append(s.slice(at));
+    n.replaceWith(out);
+  }
 }
 
 // Back to the results returns to the same place: the scroll position and the link that was
@@ -138,6 +304,9 @@ function progressPoll() {
 
 document.addEventListener("DOMContentLoaded", () => {
   searchAsYouType();
+  slashToSearch();
+  editor();
+  landing();
   keepPlaceOnBack();
   copyButtons();
   progressPoll();
