@@ -594,6 +594,14 @@ try:
     shot(d, "expiries")
     axe(d, "health: expiries")
 
+    step("audit: the writes made above, each with its client")
+    d.find_element(By.CSS_SELECTOR, "nav a[href='/ui/audit']").click()
+    rows = d.find_elements(By.CSS_SELECTOR, "table tbody tr")
+    ok(len(rows) >= 3, f"{len(rows)} audit rows")
+    ok(all("owner" in r.text for r in rows), "a row of this session's writes names another client")
+    shot(d, "audit")
+    axe(d, "audit")
+
     step("a hostile note renders inert")
     d.get(BASE + "/ui/note?path=Inbox/XSS.md")
     body = d.find_element(By.ID, "note-body")

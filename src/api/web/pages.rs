@@ -35,6 +35,7 @@ pub(crate) fn layout(title: &str, signed_in: bool, body: Markup) -> Markup {
                             a href="/ui/" accesskey="s" { "Search" }
                             a href="/ui/new" accesskey="n" { "New note" }
                             a href="/ui/health" accesskey="h" { "Health" }
+                            a href="/ui/audit" { "Audit" }
                             // A link-style button: signing out is rare and should not be the
                             // loudest thing on every page.
                             form.inline method="post" action="/ui/logout" {
