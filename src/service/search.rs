@@ -52,6 +52,7 @@ pub(crate) fn reindex(
     t: &Target,
     a: ReindexArgs,
 ) -> Result<Vec<(String, SyncReport)>> {
+    t.grant.check_reindex()?;
     let scope = scope(engine, t, a.vault.as_deref())?;
     engine.sync(scope.name(), a.full, &crate::index::Silent)
 }

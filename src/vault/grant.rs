@@ -166,6 +166,16 @@ impl Grant {
         Ok(())
     }
 
+    /// Refuses a re-index to a client that may only read (a build costs the machine minutes of
+    /// work that only writing to the vault should need) or sees only some folders (its report
+    /// counts the files of the whole vault).
+    pub(crate) fn check_reindex(&self) -> Result<()> {
+        if self.read_only {
+            return Err(self.refused("a re-index (its token is read-only)".to_string()));
+        }
+        self.check_sees_all("a re-index")
+    }
+
     /// Refuses a survey the front door cannot narrow to the folders it sees (a vault's own
     /// scripts answer for the whole vault) when it cannot see the whole vault.
     pub(crate) fn check_sees_all(&self, what: &str) -> Result<()> {

@@ -162,12 +162,16 @@ fn a_read_only_client_reads_and_searches_and_every_write_is_refused_naming_the_r
     s.refused(&ro, "DELETE", "/vault/Notes/n.md", None, (403, "not_granted"));
     s.refused(&ro, "PUT", "/folder/New", None, (403, "not_granted"));
     s.refused(&ro, "DELETE", "/folder/Notes", None, (403, "not_granted"));
+    let r = s.call(&ro, "POST", "/reindex", None);
+    assert_eq!((r.status, r.code().as_str()), (403, "not_granted"), "{}", r.body);
+    assert!(r.json()["error"].as_str().unwrap().contains("a re-index"), "{}", r.body);
     for (name, args) in [
         ("vault_write", json!({"path": "x.md", "content": "x"})),
         ("vault_append", json!({"path": "Inbox/a.md", "content": "x"})),
         ("vault_delete", json!({"path": "Inbox/a.md"})),
         ("vault_move", json!({"source": "Inbox/a.md", "destination": "b.md"})),
         ("vault_tag_rename", json!({"from": "a", "to": "b"})),
+        ("vault_reindex", json!({})),
     ] {
         s.tool_refused(&ro, name, args, "not_granted");
     }
