@@ -239,7 +239,9 @@ fn daily_review(engine: &Engine, t: &Target, vault: Option<&str>) -> Result<Stri
 
 fn file_document(engine: &Engine, t: &Target, vault: Option<&str>, path: &str) -> Result<String> {
     let v = tools::vault(engine, t, vault)?;
-    let files = v.all_files();
+    let mut files = v.all_files();
+    // What the client cannot see neither exists for it nor suggests a folder.
+    files.retain(|f| !tools::hidden(v, &t.grant, f));
     let exists = files.iter().any(|f| f == path);
     let stem = path.rsplit('/').next().unwrap_or(path);
     let (title, ext) = match stem.rsplit_once('.') {
@@ -595,6 +597,27 @@ mod tests {
         assert!(out.contains("Inbox/gas-bill.pdf is not in the vault yet"), "{out}");
         assert!(out.contains("- Bills\n"), "{out}");
         assert!(out.contains("vault_move"), "{out}");
+    }
+
+    #[test]
+    fn file_document_neither_finds_nor_suggests_what_the_clients_grant_hides() {
+        let f =
+            vault(&[("Private/gas-bill.pdf", "x"), ("Private/old.pdf", "y"), ("A.md", "# A\n")]);
+        let engine = f.engine();
+        let grant = crate::vault::grant::Grant {
+            client: "phone".into(),
+            deny: vec!["Private".into()],
+            ..crate::vault::grant::Grant::owner()
+        };
+        let t = Target { grant, ..Target::default() };
+        let a = args(json!({"path": "Private/gas-bill.pdf"}));
+        let out = text(&get(&engine, &t, "file_document", a).unwrap());
+        assert!(out.contains("Private/gas-bill.pdf is not in the vault yet"), "{out}");
+        assert!(!out.contains("- Private\n"), "{out}");
+        // The owner is told it is there, and where its kind lives.
+        let a = args(json!({"path": "Private/gas-bill.pdf"}));
+        let out = text(&get(&engine, &Target::default(), "file_document", a).unwrap());
+        assert!(!out.contains("not in the vault yet") && out.contains("- Private\n"), "{out}");
     }
 
     #[test]
