@@ -61,6 +61,18 @@ pub(crate) struct Policy {
     pub(crate) public: &'static [(&'static str, Access)],
     /// Where clients' tokens are checked; `None` admits the key alone.
     pub(crate) tokens: Option<Tokens>,
+    /// How a 401 on the MCP endpoint names the OAuth metadata; `None` when OAuth is off.
+    pub(crate) oauth: Option<OAuthHint>,
+}
+
+/// What a 401 on the MCP endpoint needs to name where the OAuth metadata is
+/// (`api::oauth::challenge`).
+#[derive(Debug, Clone)]
+pub(crate) struct OAuthHint {
+    /// `server.public_url`, if set.
+    pub(crate) public_url: Option<String>,
+    /// Whether the server serves HTTPS itself.
+    pub(crate) tls: bool,
 }
 
 /// The clients' tokens: the credentials file and the pepper derived from the API key.
@@ -244,6 +256,25 @@ impl Policy {
     /// the allowlist (skipped for a probe, `/healthz`) and at most one Origin, an allowed one. The web
     /// page (`api/web`) runs these too, then asks for its session instead of the bearer key.
     pub(crate) fn site_checks(&self, req: &Request<Body>) -> Result<(), Error> {
+        self.host_check(req)?;
+        if let Some(o) = at_most_one(req.headers(), &header::ORIGIN, "Origin")?
+            && !self.origin_allowed(o)
+        {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "requests from the web origin '{o}' are not allowed; add it to \
+                     server.allowed_origins to permit that page"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The Host half of [`Policy::site_checks`]: exactly one Host, on the allowlist unless the
+    /// route is a probe. OAuth's endpoints run this alone: they carry no ambient credential,
+    /// so a page of any origin may call them (`api::oauth`).
+    pub(crate) fn host_check(&self, req: &Request<Body>) -> Result<(), Error> {
         let host = the_host(req)?;
         // A probe (`/healthz`) reads no state and answers a constant, so a container's probe
         // by IP address or a peer reaching the server by its service name gets it without an
@@ -256,17 +287,6 @@ impl Policy {
                 format!(
                     "the Host header '{host}' is not allowed; add it to server.allowed_hosts if \
                      this is how you reach the server"
-                ),
-            ));
-        }
-        if let Some(o) = at_most_one(req.headers(), &header::ORIGIN, "Origin")?
-            && !self.origin_allowed(o)
-        {
-            return Err(Error::new(
-                ErrorCode::Forbidden,
-                format!(
-                    "requests from the web origin '{o}' are not allowed; add it to \
-                     server.allowed_origins to permit that page"
                 ),
             ));
         }
@@ -379,12 +399,60 @@ impl Policy {
     }
 }
 
+/// The protected-resource metadata's path (RFC 9728); a resource's own path follows it.
+pub(crate) const RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource";
+
+/// The server's own address as a client should name it, without a trailing slash:
+/// `public_url` when set, else the scheme and `Host` of this request.
+pub(crate) fn base_of(public_url: Option<&str>, tls: bool, headers: &HeaderMap) -> String {
+    if let Some(url) = public_url {
+        return url.to_string();
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
+    // A proxy that terminates TLS says so; without a public_url it is the only hint there is.
+    let forwarded = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"));
+    format!("{}://{}", if tls || forwarded { "https" } else { "http" }, host.trim())
+}
+
+/// The `WWW-Authenticate` value of a 401 on the MCP endpoint at `path` (as requested, with
+/// any `/v/<name>/` prefix): where its metadata is, and, when a token was presented, that it
+/// was not good (expired, revoked or unknown).
+pub(crate) fn challenge(base: &str, path: &str, token_presented: bool) -> String {
+    let path = path.trim_end_matches('/');
+    let mut value =
+        format!("Bearer realm=\"mdvault\", resource_metadata=\"{base}{RESOURCE_METADATA}{path}\"");
+    if token_presented {
+        value.push_str(", error=\"invalid_token\", error_description=\"the token is expired, revoked or unknown; sign in again\"");
+    }
+    value
+}
+
+/// Whether `path` (after nothing was stripped) is an MCP endpoint, whose 401 names the OAuth
+/// metadata: `/mcp`, `/mcp/only/<scope>` and their `/v/<name>/` forms.
+pub(crate) fn is_mcp_path(path: &str) -> bool {
+    let rest = match path.strip_prefix("/v/") {
+        Some(r) => r.split_once('/').map_or("", |(_, r)| r),
+        None => path.trim_start_matches('/'),
+    };
+    rest == "mcp" || rest == "mcp/" || rest.starts_with("mcp/only/")
+}
+
 /// The middleware function: admit, or answer the refusal.
 pub(crate) async fn gate(
     axum::extract::State(policy): axum::extract::State<std::sync::Arc<Policy>>,
     req: Request<Body>,
     next: axum::middleware::Next,
 ) -> Response {
+    // Kept for a refusal's challenge: the request itself moves into the check.
+    let (path, presented) =
+        (req.uri().path().to_string(), req.headers().contains_key(header::AUTHORIZATION));
+    let challenge = policy.oauth.as_ref().filter(|_| is_mcp_path(&path)).map(|o| {
+        let base = base_of(o.public_url.as_deref(), o.tls, req.headers());
+        challenge(&base, &path, presented)
+    });
     let admitted = match policy.presented(req.headers()).await {
         Ok(who) => policy.admit_as(req, who),
         Err(e) => Err(e),
@@ -394,10 +462,12 @@ pub(crate) async fn gate(
         Err(e) => {
             let mut resp = refusal(&e);
             if e.code() == ErrorCode::Unauthorized {
-                resp.headers_mut().insert(
-                    header::WWW_AUTHENTICATE,
-                    header::HeaderValue::from_static("Bearer realm=\"mdvault\""),
-                );
+                // On the MCP endpoint the challenge says where to sign in (RFC 9728, section
+                // 5.1), which is how a remote client finds OAuth; elsewhere the plain one.
+                let value = challenge
+                    .and_then(|c| header::HeaderValue::from_str(&c).ok())
+                    .unwrap_or(header::HeaderValue::from_static("Bearer realm=\"mdvault\""));
+                resp.headers_mut().insert(header::WWW_AUTHENTICATE, value);
             }
             resp
         }
@@ -428,6 +498,41 @@ pub(crate) fn refusal(e: &Error) -> Response {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_challenge_names_the_metadata_of_the_path_asked_for() {
+        assert_eq!(
+            challenge("http://127.0.0.1:8080", "/mcp", false),
+            "Bearer realm=\"mdvault\", resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""
+        );
+        let v = challenge("https://notes.example.org", "/v/work/mcp/", true);
+        assert!(v.contains("oauth-protected-resource/v/work/mcp\""), "{v}");
+        assert!(v.contains("error=\"invalid_token\""), "{v}");
+    }
+
+    #[test]
+    fn mcp_paths_are_the_endpoint_its_scopes_and_their_vault_forms() {
+        for p in ["/mcp", "/mcp/", "/mcp/only/Inbox", "/v/work/mcp", "/v/work/mcp/only/a"] {
+            assert!(is_mcp_path(p), "{p}");
+        }
+        for p in ["/vault/mcp", "/mcpx", "/v/mcp", "/search", "/v/work/vault/x"] {
+            assert!(!is_mcp_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn the_base_is_the_public_url_else_the_request_host() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, header::HeaderValue::from_static("127.0.0.1:9000"));
+        assert_eq!(base_of(None, false, &h), "http://127.0.0.1:9000");
+        assert_eq!(base_of(None, true, &h), "https://127.0.0.1:9000");
+        assert_eq!(
+            base_of(Some("https://notes.example.org"), false, &h),
+            "https://notes.example.org"
+        );
+        h.insert("x-forwarded-proto", header::HeaderValue::from_static("https"));
+        assert_eq!(base_of(None, false, &h), "https://127.0.0.1:9000");
+    }
+
     fn policy() -> Policy {
         Policy {
             authorization: b"Bearer sekrit".to_vec(),
@@ -436,6 +541,7 @@ mod tests {
             vaults: vec!["main".into(), "work".into()],
             public: crate::api::rest::PUBLIC,
             tokens: None,
+            oauth: None,
         }
     }
 

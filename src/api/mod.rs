@@ -24,6 +24,7 @@ pub mod guard;
 pub(crate) mod limits;
 mod logic;
 pub(crate) mod mcp;
+pub(crate) mod oauth;
 mod patch;
 mod periodic;
 mod preview;
@@ -70,6 +71,18 @@ pub(crate) fn policy(engine: &Engine, api_key: &str, listen: &str) -> guard::Pol
     {
         allowed_hosts.push(addr.ip().to_string());
     }
+    // The public address is how clients reach the server from outside: its Host is allowed.
+    if let Some(authority) =
+        server.public_url.as_deref().and_then(|u| url::Url::parse(u).ok()).map(|u| {
+            let host = u.host_str().unwrap_or_default().to_string();
+            match u.port() {
+                Some(p) => format!("{host}:{p}"),
+                None => host,
+            }
+        })
+    {
+        allowed_hosts.push(authority);
+    }
     guard::Policy {
         authorization: format!("Bearer {api_key}").into_bytes(),
         allowed_hosts,
@@ -77,6 +90,9 @@ pub(crate) fn policy(engine: &Engine, api_key: &str, listen: &str) -> guard::Pol
         vaults: engine.vaults().names().iter().map(|s| s.to_string()).collect(),
         public: rest::PUBLIC,
         tokens: None,
+        oauth: server
+            .oauth
+            .then(|| guard::OAuthHint { public_url: server.public_url.clone(), tls: server.tls }),
     }
 }
 
@@ -126,10 +142,31 @@ pub(crate) fn serve(
         .map_err(|e| StartError(e.message().to_string()))?;
     // Clients' tokens are checked in the same file.
     policy.tokens = Some(guard::Tokens::new(credentials.clone(), api_key.trim()));
-    // The web page's routes (all under `/ui`) come first; everything else is REST and MCP.
+    // OAuth's routes (`/oauth/`, `/.well-known/`), when on, hand out tokens of the same kind.
+    let door = engine.config().server.oauth.then(|| {
+        oauth::Door::new(
+            credentials.clone(),
+            crate::auth::Pepper::for_tokens(api_key.trim()),
+            Arc::new(policy.clone()),
+            &engine.config().server,
+            engine.vaults().names().iter().map(|s| s.to_string()).collect(),
+        )
+    });
+    // The web page's routes (all under `/ui`) come first, with OAuth's; everything else is
+    // REST and MCP.
+    let mut router = web::router(
+        engine.clone(),
+        policy.clone(),
+        api_key.trim(),
+        searches.clone(),
+        credentials,
+        door.clone(),
+    );
+    if let Some(door) = door {
+        router = router.merge(oauth::router(door));
+    }
     let router =
-        web::router(engine.clone(), policy.clone(), api_key.trim(), searches.clone(), credentials)
-            .fallback_service(rest::router(engine.clone(), policy, searches, certificate));
+        router.fallback_service(rest::router(engine.clone(), policy, searches, certificate));
     let signal = watch_for_shutdown()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)

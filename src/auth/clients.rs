@@ -3,10 +3,12 @@
 //! in, of which only the peppered hash is kept.
 //!
 //! A static token (`mdvault token create`) is one client with one token that never expires.
-//! OAuth's clients will be further rows of `clients` (another `kind`) whose access and refresh
-//! tokens are further rows of `tokens` with an expiry, checked by the same [`Credentials::client_of`].
+//! An OAuth client (`oauth.rs`) is a row of kind `oauth` made at the owner's consent; its
+//! access tokens are further rows of `tokens` with an expiry, checked by the same
+//! [`Credentials::client_of`].
 //!
-//! A revocation marks the client revoked and deletes its tokens in one transaction. Nothing is
+//! A revocation marks the client revoked and deletes its tokens (and an OAuth client's codes
+//! and refresh tokens) in one transaction. Nothing is
 //! cached: every check reads the file, so a token revoked by another process (the CLI beside a
 //! running server) is refused from that process's commit on. A revoked client's name may be
 //! given to a new client; the old row goes.
@@ -40,8 +42,10 @@ impl Kind {
 pub(crate) struct Client {
     /// Its name; the grant's `client` is the same.
     pub(crate) name: String,
-    /// `token` (OAuth clients later).
+    /// `token`, or `oauth` for one made at an OAuth consent.
     pub(crate) kind: String,
+    /// An OAuth client's application (its registered client_id).
+    pub(crate) app: Option<String>,
     /// Unix seconds of its making.
     pub(crate) created: i64,
     /// Unix seconds of its revocation, if revoked.
@@ -51,7 +55,7 @@ pub(crate) struct Client {
 }
 
 /// A client's name: 1 to [`NAME_CHARS`] letters, digits, `.`, `_` or `-`, and not the owner's.
-fn check_name(name: &str) -> Result<()> {
+pub(super) fn check_name(name: &str) -> Result<()> {
     let fine = !name.is_empty()
         && name.chars().count() <= NAME_CHARS
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
@@ -82,6 +86,7 @@ fn client_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Client, String)> 
         kind: r.get(1)?,
         created: r.get(2)?,
         revoked: r.get(3)?,
+        app: r.get(5)?,
         grant: Grant::owner(),
     };
     Ok((client, text))
@@ -115,40 +120,24 @@ impl Credentials {
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| failed(&self.path, e))?;
-        let existing: Option<Option<i64>> = tx
-            .query_row("SELECT revoked FROM clients WHERE name = ?1", [&grant.client], |r| r.get(0))
-            .optional()
-            .map_err(|e| failed(&self.path, e))?;
-        if existing == Some(None) {
-            return Err(Error::new(
-                ErrorCode::AlreadyExists,
-                format!(
-                    "a client named '{}' exists already; choose another name, or revoke it \
-                     first (`mdvault token revoke {}`)",
-                    grant.client, grant.client
-                ),
-            ));
-        }
-        tx.execute("DELETE FROM tokens WHERE client = ?1", [&grant.client])
-            .and_then(|_| tx.execute("DELETE FROM clients WHERE name = ?1", [&grant.client]))
-            .and_then(|_| {
-                tx.execute(
-                    "INSERT INTO clients (name, kind, created, revoked, grant_json)
+        make_room(&tx, &self.path, &grant.client)?;
+        tx.execute(
+            "INSERT INTO clients (name, kind, created, revoked, grant_json)
                      VALUES (?1, ?2, ?3, NULL, ?4)",
-                    params![grant.client, kind.as_str(), created, text],
-                )
-            })
-            .and_then(|_| {
-                tx.execute(
-                    "INSERT INTO tokens (hash, client, created, expires) VALUES (?1, ?2, ?3, NULL)",
-                    params![hash.0.as_slice(), grant.client, created],
-                )
-            })
-            .map_err(|e| failed(&self.path, e))?;
+            params![grant.client, kind.as_str(), created, text],
+        )
+        .and_then(|_| {
+            tx.execute(
+                "INSERT INTO tokens (hash, client, created, expires) VALUES (?1, ?2, ?3, NULL)",
+                params![hash.0.as_slice(), grant.client, created],
+            )
+        })
+        .map_err(|e| failed(&self.path, e))?;
         tx.commit().map_err(|e| failed(&self.path, e))?;
         let client = Client {
             name: grant.client.clone(),
             kind: kind.as_str().to_string(),
+            app: None,
             created,
             revoked: None,
             grant: grant.clone(),
@@ -189,7 +178,7 @@ impl Credentials {
         let conn = self.lock();
         let mut stmt = conn
             .prepare(
-                "SELECT name, kind, created, revoked, grant_json FROM clients
+                "SELECT name, kind, created, revoked, grant_json, app FROM clients
                  ORDER BY revoked IS NOT NULL, name",
             )
             .map_err(|e| failed(&self.path, e))?;
@@ -224,13 +213,65 @@ impl Credentials {
         let when = now();
         let mut conn = self.lock();
         let tx = conn.transaction().map_err(|e| failed(&self.path, e))?;
-        tx.execute("UPDATE clients SET revoked = ?2 WHERE name = ?1", params![name, when])
-            .and_then(|_| tx.execute("DELETE FROM tokens WHERE client = ?1", [name]))
-            .map_err(|e| failed(&self.path, e))?;
+        revoke_in(&tx, &self.path, name, when)?;
         tx.commit().map_err(|e| failed(&self.path, e))?;
         client.revoked = Some(when);
         Ok(client)
     }
+}
+
+/// Frees the name `name` for a new client inside `tx`: a live client of that name is refused;
+/// a revoked one goes, with whatever of it is left.
+pub(super) fn make_room(
+    tx: &rusqlite::Transaction<'_>,
+    path: &std::path::Path,
+    name: &str,
+) -> Result<()> {
+    let existing: Option<Option<i64>> = tx
+        .query_row("SELECT revoked FROM clients WHERE name = ?1", [name], |r| r.get(0))
+        .optional()
+        .map_err(|e| failed(path, e))?;
+    if existing == Some(None) {
+        return Err(Error::new(
+            ErrorCode::AlreadyExists,
+            format!(
+                "a client named '{name}' exists already; choose another name, or revoke it \
+                 first (`mdvault token revoke {name}`)"
+            ),
+        ));
+    }
+    for sql in [
+        "DELETE FROM tokens WHERE client = ?1",
+        "DELETE FROM refresh_tokens WHERE client = ?1",
+        "DELETE FROM oauth_codes WHERE client = ?1",
+        "DELETE FROM clients WHERE name = ?1",
+    ] {
+        tx.execute(sql, [name]).map_err(|e| failed(path, e))?;
+    }
+    Ok(())
+}
+
+/// Revokes the client `name` inside `tx`, at `when`: marked revoked, and every token, code and
+/// refresh token of it deleted, so none lets it in again.
+pub(super) fn revoke_in(
+    tx: &rusqlite::Transaction<'_>,
+    path: &std::path::Path,
+    name: &str,
+    when: i64,
+) -> Result<()> {
+    tx.execute(
+        "UPDATE clients SET revoked = ?2 WHERE name = ?1 AND revoked IS NULL",
+        params![name, when],
+    )
+    .map_err(|e| failed(path, e))?;
+    for sql in [
+        "DELETE FROM tokens WHERE client = ?1",
+        "DELETE FROM refresh_tokens WHERE client = ?1",
+        "DELETE FROM oauth_codes WHERE client = ?1",
+    ] {
+        tx.execute(sql, [name]).map_err(|e| failed(path, e))?;
+    }
+    Ok(())
 }
 
 /// What is stored of a token: its hash (for tests that look for the secret in the file).

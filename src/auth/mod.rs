@@ -11,15 +11,17 @@
 //! constant time (`Hash::same`).
 //!
 //! One table per kind of credential: `sessions` (the web page's sign-ins, in `sessions.rs`),
-//! `clients` with their `tokens` (static tokens now, in `clients.rs`), and the `audit` trail of
-//! writes (in `audit.rs`); OAuth clients and
-//! refresh tokens can sit beside them as further [`MIGRATIONS`] steps, on the same rule. The schema version is the file's `user_version`: an
-//! older file is brought up to date when opened, a newer one refused.
+//! `clients` with their `tokens` (static tokens and OAuth access tokens, in `clients.rs`), the
+//! `audit` trail of writes (in `audit.rs`), and OAuth's registered applications, codes and
+//! refresh tokens (in `oauth.rs`), each a [`MIGRATIONS`] step on the same rule. The schema
+//! version is the file's `user_version`: an older file is brought up to date when opened, a
+//! newer one refused.
 //!
 //! This module knows no HTTP and no cookies; `api::web::session` turns its sessions into one.
 
 pub(crate) mod audit;
 pub(crate) mod clients;
+pub(crate) mod oauth;
 pub(crate) mod sessions;
 
 use std::path::{Path, PathBuf};
@@ -81,6 +83,41 @@ const MIGRATIONS: &[&str] = &[
          kind TEXT NOT NULL
      );
      CREATE INDEX audit_by_client ON audit (client, id);",
+    // 4: OAuth 2.1 (`oauth.rs`). `oauth_apps` are the registered applications (RFC 7591;
+    // `secret` the hash of a client secret, for those that asked for one; `used` when a code
+    // was first issued to it). A consent makes a `clients` row of kind `oauth` whose `app` is
+    // the application's client_id; its access tokens are `tokens` rows with an expiry, its
+    // codes and refresh tokens the rows below (`used` set when redeemed or rotated, kept until
+    // they expire so that a second use is seen as a replay).
+    "ALTER TABLE clients ADD COLUMN app TEXT;
+     CREATE TABLE oauth_apps (
+         client_id TEXT PRIMARY KEY NOT NULL,
+         name TEXT NOT NULL,
+         redirect_uris TEXT NOT NULL,
+         secret BLOB CHECK (secret IS NULL OR length(secret) = 32),
+         created INTEGER NOT NULL,
+         used INTEGER
+     );
+     CREATE TABLE oauth_codes (
+         hash BLOB PRIMARY KEY NOT NULL CHECK (length(hash) = 32),
+         app TEXT NOT NULL,
+         client TEXT NOT NULL,
+         redirect_uri TEXT NOT NULL,
+         challenge TEXT NOT NULL,
+         resource TEXT NOT NULL,
+         expires INTEGER NOT NULL,
+         used INTEGER
+     ) WITHOUT ROWID;
+     CREATE TABLE refresh_tokens (
+         hash BLOB PRIMARY KEY NOT NULL CHECK (length(hash) = 32),
+         client TEXT NOT NULL,
+         app TEXT NOT NULL,
+         resource TEXT NOT NULL,
+         created INTEGER NOT NULL,
+         expires INTEGER NOT NULL,
+         used INTEGER
+     ) WITHOUT ROWID;
+     CREATE INDEX refresh_by_client ON refresh_tokens (client);",
 ];
 
 /// A server secret mixed into every stored hash (see the module header).
@@ -303,7 +340,8 @@ impl Credentials {
         let sessions = conn
             .execute("DELETE FROM sessions WHERE expires <= ?1", [now])
             .map_err(|e| failed(&self.path, e))?;
-        Ok(sessions + tokens)
+        drop(conn);
+        Ok(sessions + tokens + self.prune_oauth(now)?)
     }
 }
 

@@ -208,6 +208,15 @@ pub(crate) struct ServerSettings {
     /// plugin 5.1's 40083/40084, instead of reading them as the 1.x format as the predecessor
     /// and the plugin's most-used clients expect; off by default.
     pub(crate) strict_patch_version: bool,
+    /// The address the server is reached at from outside (`https://notes.example.org`), no
+    /// trailing slash: what the OAuth metadata names, and a Host that is allowed. `None`: the
+    /// metadata names the request's own (allowed) Host.
+    pub(crate) public_url: Option<String>,
+    /// Whether remote MCP clients may sign in with OAuth 2.1 (`src/api/oauth/`); on by default.
+    pub(crate) oauth: bool,
+    /// How long an OAuth access token lets its client in, in seconds (its refresh token lasts
+    /// 30 days, renewed at each use).
+    pub(crate) oauth_access_seconds: u64,
 }
 
 /// The validated configuration.
@@ -368,7 +377,7 @@ pub fn load(overrides: &Overrides, env: &dyn Env) -> Result<Config, ConfigError>
     let callouts = callout_settings(raw.callouts);
     let specs = vault_specs(overrides, env, raw.vaults, paths, &mut search.vault_k)?;
     let vaults = vault_entries(specs, &data_dir)?;
-    let server = server_settings(raw.server, env);
+    let server = server_settings(raw.server, env)?;
 
     Ok(Config {
         vaults,
@@ -678,8 +687,30 @@ fn vault_entries(
     Ok(vaults)
 }
 
+/// `server.public_url` as kept: an absolute `http` or `https` URL with no query or fragment,
+/// its trailing slashes gone, so `<public_url>/mcp` is the MCP endpoint's address.
+fn public_url(raw: Option<String>) -> Result<Option<String>, ConfigError> {
+    let Some(raw) = raw.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let bad = |why: &str| {
+        err(format!(
+            "server.public_url '{raw}' {why}; give the address clients reach the server at, \
+             such as https://notes.example.org"
+        ))
+    };
+    let url = url::Url::parse(&raw).map_err(|e| bad(&format!("is not a URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(bad("is not an http or https address"));
+    }
+    if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+        return Err(bad("has a query, a fragment or a user name"));
+    }
+    Ok(Some(url.as_str().trim_end_matches('/').to_string()))
+}
+
 /// `server:`; `MDVAULT_LISTEN` beats the file's `listen`.
-fn server_settings(sv: RawServer, env: &dyn Env) -> ServerSettings {
+fn server_settings(sv: RawServer, env: &dyn Env) -> Result<ServerSettings, ConfigError> {
     let listen = env
         .var("MDVAULT_LISTEN")
         .filter(|s| !s.trim().is_empty())
@@ -687,14 +718,20 @@ fn server_settings(sv: RawServer, env: &dyn Env) -> ServerSettings {
         .unwrap_or_else(|| "127.0.0.1:8080".to_string())
         .trim()
         .to_string();
-    ServerSettings {
+    Ok(ServerSettings {
         listen,
         allowed_hosts: sv.allowed_hosts.map(StringList::into_vec).unwrap_or_default(),
         allowed_origins: sv.allowed_origins.map(StringList::into_vec).unwrap_or_default(),
         max_body_bytes: sv.max_body_bytes.unwrap_or(64 * 1024 * 1024).max(1024),
         tls: sv.tls.unwrap_or(false),
         strict_patch_version: sv.strict_patch_version.unwrap_or(false),
-    }
+        public_url: public_url(sv.public_url)?,
+        oauth: sv.oauth.unwrap_or(true),
+        oauth_access_seconds: match sv.oauth_access_seconds.unwrap_or(3600) {
+            0 => return Err(err("server.oauth_access_seconds must be at least 1")),
+            n => n,
+        },
+    })
 }
 
 fn positive(key: &str, n: usize) -> Result<usize, ConfigError> {

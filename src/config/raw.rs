@@ -58,6 +58,9 @@ pub(super) struct RawServer {
     pub(super) max_body_bytes: Option<u64>,
     pub(super) tls: Option<bool>,
     pub(super) strict_patch_version: Option<bool>,
+    pub(super) public_url: Option<String>,
+    pub(super) oauth: Option<bool>,
+    pub(super) oauth_access_seconds: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

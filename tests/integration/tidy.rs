@@ -148,7 +148,7 @@ const LAYERS: &[&[&str]] = &[
 const API_LAYERS: &[&str] = &[
     "sanitize", "render", "accept", "compat", "logic", "limits", "admission", "tls", "preview",
     "guard", "prose", "mcp",
-    "common", "patch", "periodic", "readiness", "rest", "web", "mod",
+    "common", "oauth", "patch", "periodic", "readiness", "rest", "web", "mod",
 ];
 
 /// The `crate::NAME` and `super::NAME` modules a source text names outside comments.
@@ -210,11 +210,11 @@ fn the_api_files_use_only_the_files_below_them() {
         };
         // Inside a folder module (`api/web/`, `api/render/`), a submodule's `super::` is the
         // folder's own `mod.rs`; only that file's `super::` reaches the other api files. Inside
-        // `api/rest/` and `api/mcp/`, a part's `super::` is the folder's `mod.rs`, and it
+        // `api/rest/`, `api/mcp/` and `api/oauth/`, a part's `super::` is the folder's `mod.rs`, and it
         // reaches the other api files as `crate::api::`, held to the folder's layer.
         let (file, prefix) = match file.split_once('/') {
-            Some((folder @ ("rest" | "mcp"), "mod")) => (folder, "super::"),
-            Some((folder @ ("rest" | "mcp"), _)) => (folder, "crate::api::"),
+            Some((folder @ ("rest" | "mcp" | "oauth"), "mod")) => (folder, "super::"),
+            Some((folder @ ("rest" | "mcp" | "oauth"), _)) => (folder, "crate::api::"),
             Some((folder, "mod")) => (folder, "super::"),
             Some(_) => continue,
             None => (file, "super::"),

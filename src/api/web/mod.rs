@@ -21,6 +21,8 @@
 
 pub(crate) mod audit;
 pub(crate) mod bundle;
+pub(crate) mod clients;
+pub(crate) mod consent;
 pub(crate) mod editor;
 pub(crate) mod health;
 pub(crate) mod pages;
@@ -78,6 +80,10 @@ pub(crate) struct Web {
     policy: Arc<Policy>,
     sessions: Sessions,
     searches: Searches,
+    /// The credentials file (the clients page lists and revokes clients there).
+    credentials: Arc<Credentials>,
+    /// OAuth's door, for the consent page; `None` when OAuth is off.
+    door: Option<crate::api::oauth::Door>,
 }
 
 /// URLs of the page's routes, percent-encoded once here.
@@ -127,9 +133,10 @@ pub(crate) fn router(
     api_key: &str,
     searches: Searches,
     credentials: Arc<Credentials>,
+    door: Option<crate::api::oauth::Door>,
 ) -> Router {
-    let sessions = Sessions::new(credentials, api_key);
-    let web = Web { engine, policy: Arc::new(policy), sessions, searches };
+    let sessions = Sessions::new(credentials.clone(), api_key);
+    let web = Web { engine, policy: Arc::new(policy), sessions, searches, credentials, door };
     Router::new()
         .route("/ui", get(|| async { redirect("/ui/") }))
         .route("/ui/", get(home))
@@ -153,6 +160,9 @@ pub(crate) fn router(
         .route("/ui/delete", get(delete_form).post(delete))
         .route("/ui/health", get(health::overview))
         .route("/ui/audit", get(audit::trail))
+        .route("/ui/clients", get(clients::list))
+        .route("/ui/clients/revoke", post(clients::revoke))
+        .route(consent::PATH, get(consent::form).post(consent::answer))
         .route("/ui/health/progress", get(health::progress))
         .route("/ui/health/maintenance", get(health::maintenance))
         .route("/ui/health/callouts", get(health::callouts))

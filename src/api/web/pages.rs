@@ -36,6 +36,7 @@ pub(crate) fn layout(title: &str, signed_in: bool, body: Markup) -> Markup {
                             a href="/ui/new" accesskey="n" { "New note" }
                             a href="/ui/health" accesskey="h" { "Health" }
                             a href="/ui/audit" { "Audit" }
+                            a href="/ui/clients" { "Clients" }
                             // A link-style button: signing out is rare and should not be the
                             // loudest thing on every page.
                             form.inline method="post" action="/ui/logout" {
