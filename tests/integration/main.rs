@@ -37,6 +37,7 @@ mod native_aliases;
 mod native_canvas;
 mod native_render;
 mod native_tags;
+mod oauth;
 mod parity;
 mod paths;
 mod periodic;
