@@ -105,9 +105,7 @@ impl Flow {
         // No session: to the sign-in first, coming back to the consent.
         let r = browser(&self.server, "GET", &consent, &[], "");
         assert_eq!(r.status, 303);
-        assert!(
-            r.header("location").unwrap().starts_with("/ui/login?next=/ui/oauth/consent%3F")
-        );
+        assert!(r.header("location").unwrap().starts_with("/ui/login?next=/ui/oauth/consent%3F"));
         let cookie = sign_in(&self.server);
         let page = browser(&self.server, "GET", &consent, &[("Cookie", &cookie)], "");
         assert_eq!(page.status, 200, "{}", page.body);
@@ -177,7 +175,8 @@ impl Flow {
     fn tool(&self, token: &str, name: &str, args: Value) -> (bool, String) {
         let r = self.mcp(token, "tools/call", json!({"name": name, "arguments": args}));
         assert_eq!(r.status, 200, "{}", r.body);
-        let data = r.body.lines().filter_map(|l| l.strip_prefix("data:")).last().unwrap_or(&r.body);
+        let data =
+            r.body.lines().filter_map(|l| l.strip_prefix("data:")).next_back().unwrap_or(&r.body);
         let v: Value = serde_json::from_str(data.trim()).unwrap();
         let text = v["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
         (v["result"]["isError"].as_bool().unwrap_or(false), text)
