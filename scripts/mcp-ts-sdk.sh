@@ -14,7 +14,13 @@
 # template arguments; every prompt got. A third run goes through mcp-remote (pinned), started
 # exactly as the README's Claude Desktop snippet starts it (`mcp-remote URL --header
 # "Authorization: Bearer <key>"`), its stdio bridged to the HTTP server, so the snippet is
-# known to work as written. Each transport gets its own scratch copy of
+# known to work as written. Two more runs give no key at all and sign in with OAuth 2.1
+# (tests/mcp_oauth_client.mjs): the SDK's own OAuth client (an OAuthClientProvider on its
+# transport, then its `auth` helper to refresh) and mcp-remote's; each discovers the metadata
+# from the 401, registers, and sends the person to the consent page, played by headless
+# Chromium through Selenium (tests/oauth_consent.py, the test venv), which grants read-only
+# access to Inbox/; tools are then called inside that grant, the SDK refreshes its token and
+# is refused after revocation. Each transport gets its own scratch copy of
 # tests/fixtures/vault with 250 generated notes (so that resources/list takes two pages), a
 # template, a note with a broken link and a 2048x512 PNG, a scratch data directory and the
 # hashing embedder (no model needed); the stdio vault is indexed first with `mdvault index`.
@@ -24,7 +30,8 @@
 # the pins below are unchanged; Ajv is pinned to the copy the SDK itself resolves.
 #
 # Exit status 0 when every check passes on every run, 1 when one fails, 2 when the
-# client cannot run. The last line is `mcp-ts-sdk: N passed, M failed (http, mcp-remote and stdio)`.
+# client cannot run. The last line is
+# `mcp-ts-sdk: N passed, M failed (http, mcp-remote, stdio, oauth-sdk and oauth-remote)`.
 # Only failing checks are printed, then a tally per transport; MCP_TS_VERBOSE=1 prints the
 # passing ones too. MCP_TS_KEEP=1 keeps the scratch folder (server logs, vaults).
 set -euo pipefail
@@ -47,12 +54,15 @@ source scripts/npm-pinned.sh
 npm_pinned mcp-ts-sdk.sh "the TypeScript MCP SDK" mcp-ts-sdk "$NPM_MANIFEST" \
     node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js 20
 cp tests/mcp_ts_client.mjs "$cache/mcp_ts_client.mjs"
+cp tests/mcp_oauth_client.mjs "$cache/mcp_oauth_client.mjs"
+# The OAuth runs play the person with Selenium and a headless Chromium (tests/oauth_consent.py).
+venv="${MDVAULT_PYENV:-$(./scripts/pyenv.sh | tail -n 1)}"
 
 bridge="$cache/node_modules/mcp-remote/dist/proxy.js"
-exec python3 - "$bin" "$node" "$cache/mcp_ts_client.mjs" "$bridge" <<'PY'
+exec python3 - "$bin" "$node" "$cache/mcp_ts_client.mjs" "$bridge" "$cache/mcp_oauth_client.mjs" "$venv/bin/python" <<'PY'
 import os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request, zlib
 
-BIN, NODE, CLIENT, BRIDGE = sys.argv[1:5]
+BIN, NODE, CLIENT, BRIDGE, OAUTH_CLIENT, VENV_PYTHON = sys.argv[1:7]
 KEEP = os.environ.get("MCP_TS_KEEP") == "1"
 VERBOSE = os.environ.get("MCP_TS_VERBOSE") == "1"
 KEY = "ts-sdk-key-0123456789abcdef"
@@ -86,6 +96,32 @@ def vault(at):
         f.write(png(2048, 512))
 
 
+def start_server(name, root):
+    """`mdvault serve` on `root` with the key, ready; the process and its address."""
+    port = free_port()
+    log = open(os.path.join(work, f"{name}-serve.log"), "w")
+    proc = subprocess.Popen(
+        [BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir",
+         os.path.join(work, f"{name}-data"), "--vault", f"fixture={root}"],
+        env={**base_env, "MDVAULT_API_KEY": KEY}, stdin=subprocess.DEVNULL, stdout=log,
+        stderr=log)
+    upstream = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while True:
+        if proc.poll() is not None or time.time() > deadline:
+            print(f"mcp-ts-sdk: the server did not start; its log is in {work}", file=sys.stderr)
+            global KEEP
+            KEEP = True
+            sys.exit(2)
+        try:
+            req = urllib.request.Request(upstream + "/readyz",
+                                         headers={"Authorization": "Bearer " + KEY})
+            urllib.request.urlopen(req, timeout=2)
+            return proc, upstream
+        except OSError:
+            time.sleep(0.1)
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -94,11 +130,11 @@ def free_port():
     return port
 
 
-def client(transport, root, args, env, mode):
-    """Runs the client once over `mode` (http or stdio); its check lines are printed as they
-    are, its tally returned."""
-    run = subprocess.run([NODE, CLIENT, root, mode, *args], env=env, capture_output=True,
-                         text=True, timeout=600)
+def client(transport, root, args, env, mode, script=None):
+    """Runs the client once over `mode` (http or stdio; for the OAuth client, sdk or remote);
+    its check lines are printed as they are, its tally returned."""
+    argv = [NODE, script, mode, *args] if script else [NODE, CLIENT, root, mode, *args]
+    run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     lines = run.stdout.splitlines()
     for line in lines:
         if line.startswith("FAIL ") or (VERBOSE and line.startswith("pass ")):
@@ -130,27 +166,7 @@ try:
         # request header, or through mcp-remote's `--header`, as the README writes it.
         root = os.path.join(work, f"{transport}-vault")
         vault(root)
-        port = free_port()
-        log = open(os.path.join(work, f"{transport}-serve.log"), "w")
-        server = subprocess.Popen(
-            [BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir",
-             os.path.join(work, f"{transport}-data"), "--vault", f"fixture={root}"],
-            env={**base_env, "MDVAULT_API_KEY": KEY}, stdin=subprocess.DEVNULL, stdout=log,
-            stderr=log)
-        upstream = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 120
-        while True:
-            if server.poll() is not None or time.time() > deadline:
-                print(f"mcp-ts-sdk: the server did not start; its log is in {work}", file=sys.stderr)
-                KEEP = True
-                sys.exit(2)
-            try:
-                req = urllib.request.Request(upstream + "/readyz",
-                                             headers={"Authorization": "Bearer " + KEY})
-                urllib.request.urlopen(req, timeout=2)
-                break
-            except OSError:
-                time.sleep(0.1)
+        server, upstream = start_server(transport, root)
         if transport == "http":
             args = [upstream + "/mcp", KEY]
         else:
@@ -170,6 +186,24 @@ try:
         subprocess.run([BIN, "index", *common], env=base_env, stdout=log, stderr=log, check=True)
     tallies.append(client("stdio", root, [BIN, "mcp", *common], base_env, "stdio"))
 
+    # OAuth: no key given to the client at all. The SDK's own OAuth client, then mcp-remote's,
+    # discover, register, send the person (headless Chromium, tests/oauth_consent.py) to the
+    # consent page, which grants read-only access to Inbox/, and then call tools inside it.
+    for transport in ("oauth-sdk", "oauth-remote"):
+        root = os.path.join(work, f"{transport}-vault")
+        for rel, text in (("Inbox/Agent note.md", "# Agent note\n\nzebracode for the agent.\n"),
+                          ("Private/Diary.md", "# Diary\n\nzebracode kept private.\n")):
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        server, upstream = start_server(transport, root)
+        env = {**base_env, "CONSENT_PYTHON": VENV_PYTHON, "MDVAULT_KEY": KEY, "REPO": os.getcwd()}
+        os.makedirs(env["HOME"], exist_ok=True)
+        mode, extra = ("sdk", []) if transport == "oauth-sdk" else ("remote", [BRIDGE])
+        tallies.append(client(transport, root, [upstream, *extra], env, mode, OAUTH_CLIENT))
+        server.terminate()
+        server.wait(timeout=30)
+
     if None in tallies:
         KEEP = True
         sys.exit(2)
@@ -178,7 +212,7 @@ try:
     status = 1 if failed else 0
     if failed:
         KEEP = True
-    print(f"mcp-ts-sdk: {passed} passed, {failed} failed (http, mcp-remote and stdio)")
+    print(f"mcp-ts-sdk: {passed} passed, {failed} failed (http, mcp-remote, stdio, oauth-sdk and oauth-remote)")
 finally:
     if server is not None and server.poll() is None:
         server.terminate()

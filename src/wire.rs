@@ -419,6 +419,7 @@ pub(crate) fn clients(list: &[crate::auth::clients::Client]) -> Value {
             json!({
                 "name": c.name,
                 "kind": c.kind,
+                "app": c.app,
                 "created": crate::auth::utc(c.created),
                 "revoked": c.revoked.map(crate::auth::utc),
                 "grant": c.grant,

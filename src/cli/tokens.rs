@@ -65,7 +65,8 @@ pub(crate) struct CreateArgs {
 /// `mdvault token list`.
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
-    /// Print JSON: `{"clients": [{"name", "kind", "created", "revoked", "grant"}]}`.
+    /// Print JSON: `{"clients": [{"name", "kind", "app", "created", "revoked", "grant"}]}`
+    /// (`kind` is `token` or `oauth`; `app` an OAuth client's registered client_id).
     #[arg(long)]
     json: bool,
 }
@@ -168,12 +169,16 @@ fn table(list: &[Client]) -> String {
         return "no clients; `mdvault token create NAME` makes one".to_string();
     }
     let width = list.iter().map(|c| c.name.chars().count()).max().unwrap_or(0).max(4);
-    let mut out = format!("{:<width$}  {:<20}  {:<20}  RIGHTS\n", "NAME", "CREATED", "REVOKED");
+    let mut out = format!(
+        "{:<width$}  {:<5}  {:<20}  {:<20}  RIGHTS\n",
+        "NAME", "KIND", "CREATED", "REVOKED"
+    );
     for c in list {
         let revoked = c.revoked.map(utc).unwrap_or_else(|| "-".to_string());
         out.push_str(&format!(
-            "{:<width$}  {:<20}  {:<20}  {}\n",
+            "{:<width$}  {:<5}  {:<20}  {:<20}  {}\n",
             c.name,
+            c.kind,
             utc(c.created),
             revoked,
             c.grant.describe()

@@ -7,24 +7,10 @@ use std::collections::HashMap;
 
 use axum::extract::{Form, State};
 use axum::response::Response;
-use maud::{Markup, html};
+use maud::html;
 
 use super::{Web, blocking, error_response, page, redirect, required, url};
-use crate::auth::clients::Client;
 use crate::auth::utc;
-
-/// What a grant allows, in people's words.
-fn rights(c: &Client) -> Markup {
-    let g = &c.grant;
-    html! {
-        (if g.read_only { "read only" } else { "read and write" })
-        " · "
-        @if g.vaults.is_empty() { "every vault" } @else { "vaults: " (g.vaults.join(", ")) }
-        @if !g.allow.is_empty() { " · only " (g.allow.join(", ")) }
-        @if !g.deny.is_empty() { " · never " (g.deny.join(", ")) }
-        @if !g.tools.is_empty() { " · tools: " (g.tools.join(", ")) }
-    }
-}
 
 /// `GET /ui/clients`.
 pub(crate) async fn list(State(web): State<Web>) -> Response {
@@ -61,7 +47,7 @@ pub(crate) async fn list(State(web): State<Web>) -> Response {
                             tr {
                                 td { a href={ "/ui/audit?client=" (url::enc(&c.name)) } { (c.name) } }
                                 td { @if c.kind == "oauth" { "signed in (OAuth)" } @else { "token" } }
-                                td { (rights(c)) }
+                                td { (c.grant.describe()) }
                                 td { time datetime=(utc(c.created)) { (utc(c.created)) } }
                                 td {
                                     @if let Some(at) = c.revoked {
