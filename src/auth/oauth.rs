@@ -30,7 +30,8 @@ pub(crate) const REFRESH_SECONDS: i64 = 30 * 24 * 60 * 60;
 
 /// How long a registered application that never reached a consent is kept: clients such as
 /// Claude's register again on every connection attempt, and most registrations go nowhere.
-const UNUSED_APP_SECONDS: i64 = 24 * 60 * 60;
+/// Also how long a client ID metadata document is trusted before it is fetched again.
+pub(crate) const UNUSED_APP_SECONDS: i64 = 24 * 60 * 60;
 
 /// The most applications kept unused at once; past it the oldest unused ones go first, so a
 /// flood of registrations cannot grow the file without bound.
@@ -181,6 +182,35 @@ impl Credentials {
             created,
         };
         Ok((app, secret))
+    }
+
+    /// Keeps a client ID metadata document's application (its `client_id` the document's
+    /// URL; public, no secret), refreshed in place when fetched again.
+    pub(crate) fn remember_document(
+        &self,
+        client_id: &str,
+        name: &str,
+        redirect_uris: &[String],
+    ) -> Result<App> {
+        let uris = serde_json::to_string(redirect_uris)
+            .map_err(|e| failed(&self.path, format!("redirect URIs would not write: {e}")))?;
+        let created = now();
+        self.lock()
+            .execute(
+                "INSERT INTO oauth_apps (client_id, name, redirect_uris, secret, created, used)
+                 VALUES (?1, ?2, ?3, NULL, ?4, NULL)
+                 ON CONFLICT (client_id) DO UPDATE SET name = excluded.name,
+                     redirect_uris = excluded.redirect_uris, created = excluded.created",
+                params![client_id, name, uris, created],
+            )
+            .map_err(|e| failed(&self.path, e))?;
+        Ok(App {
+            client_id: client_id.to_string(),
+            name: name.to_string(),
+            redirect_uris: redirect_uris.to_vec(),
+            confidential: false,
+            created,
+        })
     }
 
     /// The registered application `client_id`, if any.

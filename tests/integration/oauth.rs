@@ -235,6 +235,18 @@ fn a_remote_client_discovers_registers_signs_in_with_consent_and_gets_only_its_g
     );
     assert_eq!(pre.header("access-control-allow-origin"), Some("*"), "{:?}", pre.headers);
 
+    assert_eq!(asm["client_id_metadata_document_supported"], true);
+    // A client ID metadata document is fetched from public addresses only: one on this
+    // machine is refused on the page, and nothing is fetched.
+    let doc = "https://127.0.0.1/oauth/client.json";
+    let r = f.get(&format!("/oauth/authorize?{}", f.query(doc, REDIRECT)));
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.body.contains("not a public address") && r.header("location").is_none(),
+        "{}",
+        r.body
+    );
+
     let client_id = f.register("Test agent");
     // A redirect the application did not register is refused on the page, sent nowhere.
     let r = f.get(&format!("/oauth/authorize?{}", f.query(&client_id, "https://evil.example/cb")));

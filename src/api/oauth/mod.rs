@@ -6,7 +6,7 @@
 //! resource_metadata="…"` ([`challenge`], which the guard calls); the client reads the
 //! protected-resource metadata (RFC 9728) and the authorization-server metadata (RFC 8414,
 //! also at the OpenID path some clients try first); registers itself (RFC 7591,
-//! `register.rs`); sends the person's browser to `/oauth/authorize` with a PKCE challenge
+//! `register.rs`) or names its client ID metadata document (`cimd.rs`); sends the person's browser to `/oauth/authorize` with a PKCE challenge
 //! (S256 only), which checks the application and its redirect URI (`request.rs`) and hands over
 //! to the consent page in `/ui/` (`api::web::consent`), where the owner signs in and picks
 //! the vaults, folders and rights the client gets; and exchanges the code, then refresh
@@ -22,6 +22,7 @@
 //!
 //! It is not part of the REST contract: `openapi.yaml` does not list these routes.
 
+pub(crate) mod cimd;
 pub(crate) mod register;
 pub(crate) mod request;
 pub(crate) mod token;
@@ -135,6 +136,7 @@ struct ServerMetadata {
     code_challenge_methods_supported: Vec<&'static str>,
     token_endpoint_auth_methods_supported: Vec<&'static str>,
     revocation_endpoint_auth_methods_supported: Vec<&'static str>,
+    client_id_metadata_document_supported: bool,
 }
 
 fn direct(req_tls: Option<axum::Extension<OverTls>>) -> bool {
@@ -187,6 +189,7 @@ async fn server_metadata(
             "client_secret_post",
             "client_secret_basic",
         ],
+        client_id_metadata_document_supported: true,
     })
 }
 

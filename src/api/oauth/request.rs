@@ -152,6 +152,29 @@ fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
     q.get(name).map(|s| s.trim()).filter(|s| !s.is_empty())
 }
 
+/// The application `client_id` names: a registered one, or a client ID metadata document
+/// (`cimd.rs`) fetched when it is not kept or was kept more than a day ago.
+async fn application(door: &Door, client_id: &str) -> Result<App, Bad> {
+    let (store, id) = (door.store.clone(), client_id.to_string());
+    let found = crate::api::common::blocking(move || {
+        let kept = store.app(&id)?;
+        let document = super::cimd::is_document_url(&id);
+        let fresh =
+            |a: &App| a.created > crate::auth::now() - crate::auth::oauth::UNUSED_APP_SECONDS;
+        match kept {
+            Some(app) if !document || fresh(&app) => Ok(Some(app)),
+            _ if document => match super::cimd::fetch(&id) {
+                Ok((name, uris)) => store.remember_document(&id, &name, &uris).map(Some),
+                Err(why) => Err(Error::new(ErrorCode::InvalidRequest, why)),
+            },
+            _ => Ok(None),
+        }
+    })
+    .await
+    .map_err(Bad::Page)?;
+    found.ok_or_else(|| Bad::Page(crate::auth::oauth::unknown_app(client_id)))
+}
+
 /// Reads and checks an authorization request's parameters (see the module header for which
 /// failure goes where).
 pub(crate) async fn read(
@@ -165,12 +188,7 @@ pub(crate) async fn read(
             page("the request names no client_id; start again from the application".into())
         })?
         .to_string();
-    let store = door.store.clone();
-    let id = client_id.clone();
-    let app = crate::api::common::blocking(move || store.app(&id))
-        .await
-        .map_err(Bad::Page)?
-        .ok_or_else(|| Bad::Page(crate::auth::oauth::unknown_app(&client_id)))?;
+    let app = application(door, &client_id).await?;
     let redirect_uri = match param(q, "redirect_uri") {
         Some(r) => r.to_string(),
         // OAuth 2.1 requires it; an application with one URI could mean only that one.
