@@ -386,3 +386,44 @@ fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_clients_token_opens_no_web_page_and_its_sign_in_with_it_is_refused() {
+    let s = setup();
+    let token = s.create(&["writer"]);
+    let before = s.snapshot();
+    let o = s.server.base.clone();
+    // The page signs in with the owner's key only: a client's token is a wrong key there.
+    let r = crate::web::browser(
+        &s.server,
+        "POST",
+        "/ui/login",
+        &[("Origin", &o)],
+        &format!("key={token}"),
+    );
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(r.header("set-cookie").is_none());
+    // Presented as a bearer, it opens no page and no page action: each asks for a sign-in.
+    for (method, path) in [
+        ("GET", "/ui/"),
+        ("GET", "/ui/clients"),
+        ("GET", "/ui/audit"),
+        ("GET", "/ui/edit?vault=home&path=Inbox/a.md"),
+    ] {
+        let r = s.call(&token, method, path, None);
+        assert_eq!(r.status, 303, "{method} {path}: {}", r.body);
+        assert!(r.header("location").unwrap().starts_with("/ui/login"), "{method} {path}");
+    }
+    let r = http_call(
+        &s.server.base,
+        "POST",
+        "/ui/clients/revoke",
+        Some(&token),
+        &[("Origin", &o), ("Content-Type", "application/x-www-form-urlencoded")],
+        Some(b"name=writer"),
+    );
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert_eq!(s.snapshot(), before);
+    // And it still works where it is meant to: the revoke above did nothing.
+    assert_eq!(s.call(&token, "GET", "/vault/Inbox/a.md", None).status, 200);
+}
