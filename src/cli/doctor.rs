@@ -113,6 +113,7 @@ pub(crate) fn doctor(loaded: Result<Config, ConfigError>, args: DoctorArgs) -> R
             checks.extend(index_md(&config));
             checks.push(model(&config));
             checks.extend(store(&config.data_dir));
+            checks.extend(credentials(&config.data_dir));
             checks.extend(watcher(&config));
             checks.extend(tools(&config));
         }
@@ -417,6 +418,65 @@ fn store(data_dir: &Path) -> Vec<Check> {
     out
 }
 
+/// The credentials file (`auth.db`): opens (which brings an older schema up to date), and says
+/// who it lets in. Absent is fine: the first sign-in or token makes it.
+fn credentials(data_dir: &Path) -> Vec<Check> {
+    let path = crate::config::DataDir::new(data_dir).auth();
+    if !path.exists() {
+        return vec![ok("credentials", "no auth.db yet (the first sign-in or token makes it)")];
+    }
+    let shown = path.display();
+    let creds = match crate::auth::Credentials::open(data_dir) {
+        Ok(c) => c,
+        Err(e) => {
+            return vec![fail(
+                "credentials",
+                e.message().to_string(),
+                format!(
+                    "move it aside (mv {shown} {shown}.broken): that signs every browser out and \
+                     ends every token and OAuth sign-in, which are then given again"
+                ),
+            )];
+        }
+    };
+    let mut out = Vec::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(&path)
+            && m.permissions().mode() & 0o077 != 0
+        {
+            out.push(warn(
+                "credentials",
+                format!("{shown} is readable by other users"),
+                format!("chmod 600 {shown}"),
+            ));
+        }
+    }
+    let counted = creds.clients().and_then(|c| Ok((c, creds.sessions()?)));
+    out.push(match counted {
+        Ok((clients, sessions)) => {
+            let live: Vec<_> = clients.iter().filter(|c| c.revoked.is_none()).collect();
+            let oauth = live.iter().filter(|c| c.kind == "oauth").count();
+            ok(
+                "credentials",
+                format!(
+                    "{shown} is healthy; live clients: {} ({oauth} signed in with OAuth); web \
+                     sessions: {}",
+                    live.len(),
+                    sessions.len()
+                ),
+            )
+        }
+        Err(e) => fail(
+            "credentials",
+            e.message().to_string(),
+            format!("move it aside (mv {shown} {shown}.broken) and sign in again"),
+        ),
+    });
+    out
+}
+
 /// How many folders the watcher would watch: one inotify watch each, hidden ones (`.git`,
 /// `.obsidian`) included, since the recursive watch takes every folder.
 fn folders(root: &Path) -> usize {
@@ -610,6 +670,32 @@ mod tests {
 
     fn levels(checks: &[Check]) -> Vec<Level> {
         checks.iter().map(|c| c.level).collect()
+    }
+
+    #[test]
+    fn the_credentials_file_is_counted_when_healthy_and_named_with_the_fix_when_not() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(levels(&credentials(dir.path())), [Level::Ok], "no file yet is fine");
+        let creds = crate::auth::Credentials::open(dir.path()).unwrap();
+        let grant = crate::vault::grant::Grant { client: "phone".into(), ..Default::default() };
+        let pepper = crate::auth::Pepper::new([1; 32]);
+        creds.create_client(&pepper, &grant, crate::auth::clients::Kind::Token).unwrap();
+        drop(creds);
+        let checks = credentials(dir.path());
+        assert_eq!(levels(&checks), [Level::Ok]);
+        assert!(
+            checks[0].what.contains("live clients: 1 (0 signed in with OAuth)"),
+            "{}",
+            checks[0].what
+        );
+        let path = crate::config::DataDir::new(dir.path()).auth();
+        for extra in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{extra}", path.display()));
+        }
+        std::fs::write(&path, b"not a database at all, but long enough to be read as one").unwrap();
+        let checks = credentials(dir.path());
+        assert_eq!(levels(&checks), [Level::Fail]);
+        assert!(checks[0].fix.as_deref().unwrap().contains(".broken"));
     }
 
     #[test]
