@@ -23,6 +23,17 @@ pub(crate) fn read_attachment(
     plain(t, path, v.read_attachment(path))
 }
 
+/// Reads a canvas's own JSON (`vault::canvas::CanvasSource`).
+pub(crate) fn read_canvas_source(
+    desk: &dyn Desk,
+    t: &Target,
+    vault: Option<&str>,
+    path: &str,
+) -> Result<crate::vault::canvas::CanvasSource> {
+    let (v, path) = locate(desk, t, vault, path)?;
+    plain(t, path, v.read_canvas_source(path))
+}
+
 /// Lists a folder.
 pub(crate) fn list(desk: &dyn Desk, t: &Target, a: ListArgs) -> Result<Listing> {
     let (v, path) = locate(desk, t, a.vault.as_deref(), &a.path)?;

@@ -30,6 +30,16 @@ pub(crate) fn is_canvas(name: &str) -> bool {
         && !name[..name.len() - SUFFIX.len()].ends_with('/')
 }
 
+/// A canvas's file as it is: its JSON, byte for byte, and its hash (REST serves a canvas so,
+/// as the Local REST API plugin serves every file that is not a note).
+#[derive(Debug, Clone)]
+pub(crate) struct CanvasSource {
+    /// The file's text.
+    pub(crate) json: String,
+    /// The hash of its bytes.
+    pub(crate) etag: String,
+}
+
 /// A canvas as read: its nodes in file order. Edges carry no text a reader needs beyond
 /// their labels, which are kept.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -1,6 +1,7 @@
 //! Obsidian canvases and attachment moves end to end on the real binary, over the `canvas-*`
-//! files of `tests/fixtures/obsidian/`: a canvas listed as a document, read as its text over
-//! REST and MCP without a byte of it changing, refused to the note verbs, found by search over
+//! files of `tests/fixtures/obsidian/`: a canvas listed as a document, read over REST as its
+//! JSON (as the Local REST API serves it) and as its text in REST's JSON forms and over MCP,
+//! without a byte of it changing, refused to the note verbs, found by search over
 //! REST and MCP naming its path, and repointed on a note's move with only the moved note's
 //! JSON strings changed; an attachment's move carrying every link and embed to it along, in
 //! notes and the canvas; the web page showing a canvas read-only, its editor refused; upkeep
@@ -88,11 +89,17 @@ fn a_canvas_is_listed_read_and_searched_as_a_document_and_never_changed_by_it() 
     let entry = listed.iter().find(|e| e["name"] == CANVAS).unwrap_or_else(|| panic!("{}", r.body));
     assert_eq!(entry["kind"], "document");
 
-    // Read: its text in reading order (the group, the two top nodes left to right, the file
-    // nodes, the link), with the file's own etag.
-    let r = s.call("GET", &format!("/vault/{CANVAS}"), &[], None);
+    // Read over REST: the file's own JSON, byte for byte, as the Local REST API serves a file
+    // that is not a note and its clients parse it.
+    let r = s.call("GET", &format!("/vault/{CANVAS}"), &[("Accept", "text/markdown")], None);
     assert_eq!(r.status, 200, "{}", r.body);
-    let text = r.body.clone();
+    assert_eq!(r.body.as_bytes(), std::fs::read(v.root().join(CANVAS)).unwrap());
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    // Its text in reading order (the group, the two top nodes left to right, the file nodes,
+    // the link) is the JSON forms' `content`, with the file's own etag.
+    let r = s.call("GET", &format!("/vault/{CANVAS}"), &[("Accept", "application/json")], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let text = r.json()["content"].as_str().unwrap().to_string();
     let order =
         ["## Renovation plan", "quillfeather", "\"oak\" boards", "[[canvas-target.md#Budget]]"];
     let at: Vec<usize> =
@@ -145,8 +152,12 @@ fn a_note_move_repoints_the_canvas_changing_only_the_strings_that_named_it() {
     assert_ne!(want, before, "the fixture names the moved note");
     assert_eq!(after, want, "only the two strings changed");
     // Still a canvas Obsidian reads, and search reads it anew.
-    let read = s.call("GET", &format!("/vault/{CANVAS}"), &[], None);
-    assert!(read.body.contains("[[Moved/canvas-renamed.md#Budget]]"), "{}", read.body);
+    let read = s.call("GET", &format!("/vault/{CANVAS}"), &[("Accept", "application/json")], None);
+    assert!(
+        read.json()["content"].as_str().unwrap().contains("[[Moved/canvas-renamed.md#Budget]]"),
+        "{}",
+        read.body
+    );
 }
 
 #[test]

@@ -298,6 +298,16 @@ async fn read_route(
         return Ok(with_etag(json_body(wire::map(&m)), Some(&m.etag)));
     }
     let form = crate::api::accept::note_form(headers);
+    // A canvas is its JSON, as the plugin serves every file that is not a note and as its
+    // clients parse it; its reading text is the JSON and HTML forms' `content`.
+    if crate::vault::canvas::is_canvas(&path)
+        && form == NoteForm::Markdown
+        && !q.iter().any(|(k, _)| k == "section")
+    {
+        let c = blocking(move || tools::read_canvas_source(&engine, &target, None, &path)).await?;
+        let resp = ([(header::CONTENT_TYPE, "application/json")], c.json).into_response();
+        return Ok(with_etag(resp, Some(&c.etag)));
+    }
     let json = wants_json(headers);
     // A listing is JSON (the plugin's `files` beside mdvault's entries) unless plain text is
     // asked for.

@@ -407,6 +407,20 @@ impl Vault {
         })
     }
 
+    /// A canvas's own JSON, byte for byte, with its hash; a path that is not a canvas is
+    /// refused.
+    pub(crate) fn read_canvas_source(&self, raw: &str) -> Result<canvas::CanvasSource> {
+        let target = self.existing_target(raw, Access::Read, Reach::Name)?;
+        if !canvas::is_canvas(&target.rel) {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!("{} is not a canvas; read it as a note", target.rel),
+            ));
+        }
+        let json = self.load_text(&target)?;
+        Ok(canvas::CanvasSource { etag: content_hash(json.as_bytes()), json })
+    }
+
     /// A canvas's reading text and its file's hash; a file that is not JSON Canvas is
     /// refused with what is wrong with it.
     fn canvas_text(&self, target: &Target) -> Result<(String, String)> {
