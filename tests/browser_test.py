@@ -180,9 +180,39 @@ def ctrl(d, key):
     ActionChains(d).key_down(Keys.CONTROL).send_keys(key).key_up(Keys.CONTROL).perform()
 
 
+def open_outline(d):
+    """Opens the note's outline, which starts closed."""
+    outline = d.find_element(By.ID, "outline")
+    if outline.get_attribute("open") is None:
+        outline.find_element(By.TAG_NAME, "summary").click()
+
+
+TAB_PLACE = """
+const a = document.activeElement, b = document.getElementById('note-body');
+if (!a || a === document.body) return 'none';
+if (document.getElementById('outline') && document.getElementById('outline').contains(a)) return 'outline';
+if (b.contains(a) || (b.compareDocumentPosition(a) & Node.DOCUMENT_POSITION_FOLLOWING)) return 'text or after';
+return 'before';
+"""
+
+
+def tab_walk(d, limit=300):
+    """Presses Tab from the top of a freshly loaded page until focus leaves it: where each stop
+    was, in order ('before' the note's text, 'text or after', 'outline')."""
+    places = []
+    for _ in range(limit):
+        ActionChains(d).send_keys(Keys.TAB).perform()
+        place = d.execute_script(TAB_PLACE)
+        if place == "none" or (places and place == "before" and places[-1] != "before"):
+            break  # off the page, or round to the top again
+        places.append(place)
+    return places
+
+
 def edit_section(d, note, section):
     """Opens the section editor from the note's outline; the text area has the focus."""
     d.get(f"{BASE}/ui/note?path={urllib.parse.quote(note)}")
+    open_outline(d)
     d.find_element(By.CSS_SELECTOR, f".outline a.edit-section[href*='{section}']").click()
     area = wait(d).until(EC.presence_of_element_located((By.ID, "text")))
     ok(focused(d) == "text", f"the editor is not focused: {focused(d)}")
@@ -379,6 +409,22 @@ try:
         axe(d, f"{page} on a phone")
     desktop(d)
 
+    step("a compact outline: a long note's text is a few tab stops away, its outline one stop")
+    for size in ("desktop", "phone"):
+        if size == "phone":
+            phone(d)
+        d.get(BASE + "/ui/note?path=Obsidian/many-headings.md")
+        ok(d.find_element(By.ID, "outline").get_attribute("open") is None, f"{size}: the outline starts open")
+        places = tab_walk(d)
+        before = places.index("text or after") if "text or after" in places else len(places)
+        ok(before <= 14, f"{size}: {before} tab stops before the note's text")
+        ok(places.count("outline") == 1, f"{size}: the closed outline takes {places.count('outline')} tab stops")
+        open_outline(d)
+        ok(len(d.find_elements(By.CSS_SELECTOR, "#outline li")) == 40, "the opened outline lacks headings")
+        print(f"   {size}: {before} tab stops before the text, 1 for the outline (40 headings)")
+    axe(d, "a note with its outline opened, on a phone")
+    desktop(d)
+
     step("a note with tasks, callouts, a table and math")
     d.get(BASE + "/ui/note?path=Obsidian/render-everything.md")
     ok(d.find_element(By.CSS_SELECTOR, ".note-head h1").text == "Everything Rendered", "the frontmatter title is not the heading")
@@ -398,6 +444,7 @@ try:
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "note-path"), "Home/Boiler.md"))
 
     step("edit a section and see it saved")
+    open_outline(d)
     d.find_element(By.CSS_SELECTOR, ".outline a.edit-section[href*='Settings']").click()
     area = wait(d).until(EC.presence_of_element_located((By.ID, "text")))
     ok(area.get_attribute("value").startswith("## Settings"), "section text not loaded")

@@ -201,9 +201,12 @@ pub(crate) fn note(p: &NotePage) -> Markup {
             div.note-grid {
                 div.body #note-body { (PreEscaped(&p.body_html)) }
                 aside.side {
+                    // Closed until asked for, on every screen: each heading brings three keyboard
+                    // stops (its link, copy and edit), so a long note's outline was a wall of
+                    // stops (146 for Obsidian's own Properties.md) on the way to the rest.
                     @if !p.headings.is_empty() {
-                        section.outline {
-                            h2 { "Outline" }
+                        details.outline #outline {
+                            summary { h2 { "Outline" } " " span.outline-count { (p.headings.len()) @if p.headings.len() == 1 { " heading" } @else { " headings" } } }
                             ol {
                                 @for h in p.headings {
                                     li class=(format!("depth-{}", h.depth)) {
