@@ -226,14 +226,15 @@ try:
     status, headers, body = raw("/favicon.ico")
     ok(status == 200 and headers["Content-Type"] == "image/x-icon" and body[:4] == b"\0\0\1\0", f"favicon: {status} {headers['Content-Type']}")
 
-    step("assets: gzipped, a strong ETag, 304 when the browser holds it")
+    step("assets: brotli or gzip as accepted, a strong ETag each, 304 when the browser holds it")
     for asset in ["/ui/static/app.css", "/ui/static/app.js"]:
-        status, headers, body = raw(asset, {"Accept-Encoding": "gzip, br"})
-        etag = headers.get("ETag") or ""
-        ok(status == 200 and headers.get("Content-Encoding") in ("gzip", "br"), f"{asset}: {status} {headers.get('Content-Encoding')}")
-        ok(etag.startswith('"') and not etag.startswith("W/"), f"{asset}: ETag {etag!r}")
-        status, headers, body = raw(asset, {"Accept-Encoding": "gzip, br", "If-None-Match": etag})
-        ok(status == 304 and not body, f"{asset} with If-None-Match: {status}")
+        for accept, coding in [("gzip, deflate, br", "br"), ("gzip, deflate", "gzip"), ("br;q=0, gzip", "gzip")]:
+            status, headers, body = raw(asset, {"Accept-Encoding": accept})
+            etag = headers.get("ETag") or ""
+            ok(status == 200 and headers.get("Content-Encoding") == coding, f"{asset} for {accept!r}: {status} {headers.get('Content-Encoding')}")
+            ok(etag.startswith('"') and not etag.startswith("W/"), f"{asset}: ETag {etag!r}")
+            status, headers, body = raw(asset, {"Accept-Encoding": accept, "If-None-Match": etag})
+            ok(status == 304 and not body, f"{asset} with If-None-Match: {status}")
 
     step("a page asks for sign-in first")
     d.get(BASE + "/ui/")
