@@ -160,7 +160,7 @@ pub(crate) fn note(p: &NotePage) -> Markup {
         url::enc(p.path.strip_suffix(".md").unwrap_or(p.path))
     );
     html! {
-        article.note data-land=[p.landing.as_ref().map(|l| &l.0)] data-marks=[p.landing.as_ref().map(|l| l.1)] {
+        article.note data-land=[p.landing.as_ref().map(|l| &l.0)] data-marks=[p.landing.as_ref().map(|l| super::results::marked_words(&p.body_html, l.1).join(" "))] {
             @if p.saved { p.done role="status" #saved { "Saved." } }
             @if let Some((line, text, section)) = &p.focus {
                 p.focus #focus-line {
