@@ -80,8 +80,11 @@ fn progress_markup(web: &Web) -> Markup {
         }
         (Phase::Building, None) => (None, 1, format!("starting: {:.0} s so far", s.phase_seconds)),
         (Phase::Ready, _) => {
-            let when =
-                s.built_at.as_deref().map(|a| format!(", last built {a}")).unwrap_or_default();
+            let when = s
+                .built_at
+                .as_deref()
+                .map(|a| format!(", last built {}", utc_words(a)))
+                .unwrap_or_default();
             let took = s.build_seconds.map(|t| format!(" in {t:.1} s")).unwrap_or_default();
             (Some(1), 1, format!("done{when}{took}"))
         }

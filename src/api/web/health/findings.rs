@@ -266,7 +266,7 @@ pub(crate) fn report(vault: &str, run: &Run) -> Markup {
     let (class, said) = verdict(run);
     html! {
         p #verdict class=(format!("verdict {class}")) { (said) }
-        p.meta { (run.checks.len()) " checks ran in " (run.duration_ms) " ms at " (run.generated_at) "." }
+        p.meta { (run.checks.len()) " checks ran in " (run.duration_ms) " ms at " (super::utc_words(&run.generated_at)) "." }
         @for check in &run.checks {
             @let (label_class, label) = check_label(check);
             @let name = &check.declaration.check;
