@@ -265,7 +265,7 @@ fn group_markup(vault: &str, check: &str, n: usize, g: &Group) -> Markup {
 pub(crate) fn report(vault: &str, run: &Run) -> Markup {
     let (class, said) = verdict(run);
     html! {
-        p #verdict class=(format!("verdict {class}")) { (said) }
+        p #run-verdict class=(format!("run-verdict {class}")) { (said) }
         p.meta { (run.checks.len()) " checks ran in " (run.duration_ms) " ms at " (super::utc_words(&run.generated_at)) "." }
         @for check in &run.checks {
             @let (label_class, label) = check_label(check);
