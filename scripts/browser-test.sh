@@ -114,6 +114,18 @@ More text.
 MD
 } > "$tmp/vault/Obsidian/render-everything.md"
 
+# A long note like Obsidian's own Properties.md: 40 headings under long frontmatter, for the
+# compact outline (the text a few tab stops from the top, the outline one stop until opened).
+{
+  echo "---"
+  for i in $(seq 1 30); do echo "key_$i: value $i"; done
+  echo "---"
+  echo "# Many headings"
+  echo
+  echo "The text, with [a link](#section-2) a keyboard reaches first."
+  for i in $(seq 1 39); do printf '\n## Section %s\n\nText of section %s.\n' "$i" "$i"; done
+} > "$tmp/vault/Obsidian/many-headings.md"
+
 key="browser-test-key-$RANDOM$RANDOM"
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 base="http://127.0.0.1:$port"

@@ -180,9 +180,39 @@ def ctrl(d, key):
     ActionChains(d).key_down(Keys.CONTROL).send_keys(key).key_up(Keys.CONTROL).perform()
 
 
+def open_outline(d):
+    """Opens the note's outline, which starts closed."""
+    outline = d.find_element(By.ID, "outline")
+    if outline.get_attribute("open") is None:
+        outline.find_element(By.TAG_NAME, "summary").click()
+
+
+TAB_PLACE = """
+const a = document.activeElement, b = document.getElementById('note-body');
+if (!a || a === document.body) return 'none';
+if (document.getElementById('outline') && document.getElementById('outline').contains(a)) return 'outline';
+if (b.contains(a) || (b.compareDocumentPosition(a) & Node.DOCUMENT_POSITION_FOLLOWING)) return 'text or after';
+return 'before';
+"""
+
+
+def tab_walk(d, limit=300):
+    """Presses Tab from the top of a freshly loaded page until focus leaves it: where each stop
+    was, in order ('before' the note's text, 'text or after', 'outline')."""
+    places = []
+    for _ in range(limit):
+        ActionChains(d).send_keys(Keys.TAB).perform()
+        place = d.execute_script(TAB_PLACE)
+        if place == "none" or (places and place == "before" and places[-1] != "before"):
+            break  # off the page, or round to the top again
+        places.append(place)
+    return places
+
+
 def edit_section(d, note, section):
     """Opens the section editor from the note's outline; the text area has the focus."""
     d.get(f"{BASE}/ui/note?path={urllib.parse.quote(note)}")
+    open_outline(d)
     d.find_element(By.CSS_SELECTOR, f".outline a.edit-section[href*='{section}']").click()
     area = wait(d).until(EC.presence_of_element_located((By.ID, "text")))
     ok(focused(d) == "text", f"the editor is not focused: {focused(d)}")
@@ -196,14 +226,15 @@ try:
     status, headers, body = raw("/favicon.ico")
     ok(status == 200 and headers["Content-Type"] == "image/x-icon" and body[:4] == b"\0\0\1\0", f"favicon: {status} {headers['Content-Type']}")
 
-    step("assets: gzipped, a strong ETag, 304 when the browser holds it")
+    step("assets: brotli or gzip as accepted, a strong ETag each, 304 when the browser holds it")
     for asset in ["/ui/static/app.css", "/ui/static/app.js"]:
-        status, headers, body = raw(asset, {"Accept-Encoding": "gzip, br"})
-        etag = headers.get("ETag") or ""
-        ok(status == 200 and headers.get("Content-Encoding") in ("gzip", "br"), f"{asset}: {status} {headers.get('Content-Encoding')}")
-        ok(etag.startswith('"') and not etag.startswith("W/"), f"{asset}: ETag {etag!r}")
-        status, headers, body = raw(asset, {"Accept-Encoding": "gzip, br", "If-None-Match": etag})
-        ok(status == 304 and not body, f"{asset} with If-None-Match: {status}")
+        for accept, coding in [("gzip, deflate, br", "br"), ("gzip, deflate", "gzip"), ("br;q=0, gzip", "gzip")]:
+            status, headers, body = raw(asset, {"Accept-Encoding": accept})
+            etag = headers.get("ETag") or ""
+            ok(status == 200 and headers.get("Content-Encoding") == coding, f"{asset} for {accept!r}: {status} {headers.get('Content-Encoding')}")
+            ok(etag.startswith('"') and not etag.startswith("W/"), f"{asset}: ETag {etag!r}")
+            status, headers, body = raw(asset, {"Accept-Encoding": accept, "If-None-Match": etag})
+            ok(status == 304 and not body, f"{asset} with If-None-Match: {status}")
 
     step("a page asks for sign-in first")
     d.get(BASE + "/ui/")
@@ -369,6 +400,30 @@ try:
     )
     ok(lines and max(lines) == 1, f"a date wraps onto {max(lines) if lines else None} lines")
     axe(d, "expiries on a phone")
+    step("health at phone size: nothing wider than the screen")
+    for page in ["/ui/health", "/ui/health/maintenance", "/ui/health/callouts", "/ui/health/expiries"]:
+        d.get(BASE + page)
+        for g in d.find_elements(By.CSS_SELECTOR, "details.group")[:2]:
+            g.find_element(By.TAG_NAME, "summary").click()
+        wide = d.execute_script("return document.documentElement.scrollWidth")
+        ok(wide <= PHONE[0] + 1, f"{page}: {wide}px wide on a {PHONE[0]}px screen")
+        axe(d, f"{page} on a phone")
+    desktop(d)
+
+    step("a compact outline: a long note's text is a few tab stops away, its outline one stop")
+    for size in ("desktop", "phone"):
+        if size == "phone":
+            phone(d)
+        d.get(BASE + "/ui/note?path=Obsidian/many-headings.md")
+        ok(d.find_element(By.ID, "outline").get_attribute("open") is None, f"{size}: the outline starts open")
+        places = tab_walk(d)
+        before = places.index("text or after") if "text or after" in places else len(places)
+        ok(before <= 14, f"{size}: {before} tab stops before the note's text")
+        ok(places.count("outline") == 1, f"{size}: the closed outline takes {places.count('outline')} tab stops")
+        open_outline(d)
+        ok(len(d.find_elements(By.CSS_SELECTOR, "#outline li")) == 40, "the opened outline lacks headings")
+        print(f"   {size}: {before} tab stops before the text, 1 for the outline (40 headings)")
+    axe(d, "a note with its outline opened, on a phone")
     desktop(d)
 
     step("a note with tasks, callouts, a table and math")
@@ -390,6 +445,7 @@ try:
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "note-path"), "Home/Boiler.md"))
 
     step("edit a section and see it saved")
+    open_outline(d)
     d.find_element(By.CSS_SELECTOR, ".outline a.edit-section[href*='Settings']").click()
     area = wait(d).until(EC.presence_of_element_located((By.ID, "text")))
     ok(area.get_attribute("value").startswith("## Settings"), "section text not loaded")
@@ -564,21 +620,40 @@ try:
     ok(not os.path.exists(os.path.join(VAULT, "Inbox/Made in Browser.md")), "still there")
     ok(os.path.exists(os.path.join(VAULT, ".trash")), "no .trash")
 
-    step("health: status and build progress")
+    step("health: a labelled progress bar, counts that say what is indexed")
     d.get(BASE + "/ui/health")
     ok(d.find_element(By.ID, "phase").text == "ready", "phase")
-    ok(d.find_element(By.ID, "coverage").is_displayed(), "coverage")
+    bar = d.find_element(By.CSS_SELECTOR, "progress#index-progress")
+    name = d.execute_script("return arguments[0].labels[0] && arguments[0].labels[0].textContent", bar)
+    ok(name == "Index build", f"the progress bar is named {name!r}")
+    ok(bar.get_attribute("value") == bar.get_attribute("max"), "a built index's bar is not full")
+    ok("done" in (bar.get_attribute("aria-valuetext") or ""), f"value text {bar.get_attribute('aria-valuetext')!r}")
+    coverage = d.find_element(By.ID, "coverage").text
+    ok("Searchable now:" in coverage and " notes" in coverage, coverage)
+    ok(not re.search(r"\b0 chunked|files seen", coverage), f"engine counts: {coverage}")
     ok(d.find_element(By.ID, "current-session").is_displayed(), "this session is not marked")
     shot(d, "health")
     axe(d, "health")
-    step("health: maintenance findings grouped by check")
+    step("health: one verdict, findings grouped by cause, each with its fix")
     d.get(BASE + "/ui/health/maintenance")
     checks = d.find_elements(By.CSS_SELECTOR, "section.check")
     ok(len(checks) >= 2, f"{len(checks)} checks")
-    finding = d.find_elements(By.CSS_SELECTOR, "ul.findings li a[href*='&line=']")
+    verdict = d.find_element(By.ID, "run-verdict").text
+    page_text = d.find_element(By.ID, "main").text.lower()
+    if "warning" in page_text:
+        ok("passed" not in page_text, "a 'passed' beside warnings")
+    ok(verdict, "no verdict")
+    groups = d.find_elements(By.CSS_SELECTOR, "details.group")
+    ok(groups, "no finding groups")
+    summaries = [g.find_element(By.TAG_NAME, "summary").text for g in groups]
+    ok(len(set(summaries)) == len(summaries), f"a cause listed twice: {summaries}")
+    ok(all(g.get_attribute("open") is None for g in groups), "a group starts open")
+    ok(all(g.find_elements(By.CSS_SELECTOR, "p.fix") for g in groups), "a built-in group without its fix")
+    groups[0].find_element(By.TAG_NAME, "summary").click()
+    axe(d, "health: maintenance, a group opened")
+    finding = d.find_elements(By.CSS_SELECTOR, "details.group[open] ul.findings li a[href*='&line=']")
     ok(finding, "no finding linked to a line")
     shot(d, "maintenance")
-    axe(d, "health: maintenance")
     finding[0].click()
     ok(d.find_element(By.ID, "focus-line").text.startswith("Line "), "the finding's line is not shown")
     step("health: open callouts by severity")
@@ -591,6 +666,8 @@ try:
     ok(d.find_element(By.ID, "expiry-timeline").is_displayed(), "timeline")
     ok(d.find_elements(By.CSS_SELECTOR, "#expiry-timeline circle.lapsed"), "no lapsed dot")
     ok(d.find_elements(By.CSS_SELECTOR, "#expiry-timeline circle.later, #expiry-timeline circle.soon"), "no future dot")
+    legend = d.find_element(By.ID, "expiry-legend").text
+    ok(all(w in legend for w in ("lapsed", "30 days", "later", "today")), f"legend: {legend!r}")
     shot(d, "expiries")
     axe(d, "health: expiries")
 

@@ -130,35 +130,41 @@ fn check_links(notes: &[&(String, String)], paths: &PathSet) -> Vec<Finding> {
                 // An attachment is a file someone lost or misnamed, never a note to create.
                 None if attachment::kind_of(&link.target).is_some() => {
                     let n = bump(&mut seen, &link.target, "attachment");
-                    out.push(Finding::new(
-                        "links",
-                        Severity::Warning,
-                        "missing_attachment",
-                        format!(
-                            "{shown} shows nothing: the attachment `{}` is not in the vault; \
-                             put the file back or fix the link's name",
-                            link.target
-                        ),
-                        Some(note),
-                        Some(link.line as u64),
-                        &[&link.target, &n.to_string()],
-                    ));
+                    out.push(
+                        Finding::new(
+                            "links",
+                            Severity::Warning,
+                            "missing_attachment",
+                            format!(
+                                "{shown} shows nothing: the attachment `{}` is not in the vault; \
+                                 put the file back or fix the link's name",
+                                link.target
+                            ),
+                            Some(note),
+                            Some(link.line as u64),
+                            &[&link.target, &n.to_string()],
+                        )
+                        .about(&link.target),
+                    );
                 }
                 None => {
                     let n = bump(&mut seen, &link.target, "broken");
-                    out.push(Finding::new(
-                        "links",
-                        Severity::Warning,
-                        "broken_link",
-                        format!(
-                            "{shown} leads nowhere: nothing in the vault is called `{}`; fix \
-                             the target or create the note",
-                            link.target
-                        ),
-                        Some(note),
-                        Some(link.line as u64),
-                        &[&link.target, &n.to_string()],
-                    ));
+                    out.push(
+                        Finding::new(
+                            "links",
+                            Severity::Warning,
+                            "broken_link",
+                            format!(
+                                "{shown} leads nowhere: nothing in the vault is called `{}`; fix \
+                                 the target or create the note",
+                                link.target
+                            ),
+                            Some(note),
+                            Some(link.line as u64),
+                            &[&link.target, &n.to_string()],
+                        )
+                        .about(&link.target),
+                    );
                 }
                 Some(_) => {
                     let Some(fits) = links::alternatives(&link.target, link.kind, note, paths)
@@ -179,7 +185,8 @@ fn check_links(notes: &[&(String, String)], paths: &PathSet) -> Vec<Finding> {
                         Some(note),
                         Some(link.line as u64),
                         &[&link.target, &n.to_string()],
-                    ));
+                    )
+                    .about(&link.target));
                 }
             }
         }
@@ -208,20 +215,23 @@ fn check_headings(notes: &[(String, String)]) -> Vec<Finding> {
         for (key, group) in groups.into_iter().filter(|(_, g)| g.len() > 1) {
             let lines: Vec<String> = group.iter().map(|h| h.line.to_string()).collect();
             let shown = headings::display_path(&group[0]);
-            out.push(Finding::new(
-                "headings",
-                Severity::Error,
-                "duplicate_heading",
-                format!(
-                    "the heading `{shown}` occurs {} times (lines {}), so a patch or section \
+            out.push(
+                Finding::new(
+                    "headings",
+                    Severity::Error,
+                    "duplicate_heading",
+                    format!(
+                        "the heading `{shown}` occurs {} times (lines {}), so a patch or section \
                      read cannot pick one; rename all but one",
-                    group.len(),
-                    lines.join(", ")
-                ),
-                Some(note),
-                Some(group[1].line as u64),
-                &[&key.join("\u{1f}")],
-            ));
+                        group.len(),
+                        lines.join(", ")
+                    ),
+                    Some(note),
+                    Some(group[1].line as u64),
+                    &[&key.join("\u{1f}")],
+                )
+                .about(&shown),
+            );
         }
     }
     out
@@ -407,6 +417,12 @@ mod tests {
         let ids: HashSet<&str> = by["links"].findings.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids.len(), 3, "two identical links still get distinct ids");
         assert!(by["links"].findings[1].message.contains("B/Twin.md or C/Twin.md"));
+        // Each link finding names what it links to, for grouping by cause, but not in its JSON.
+        let subjects: Vec<_> = by["links"].findings.iter().map(|f| f.subject.as_deref()).collect();
+        assert_eq!(subjects, [Some("Missing"), Some("Twin"), Some("Twin")]);
+        let json = serde_json::to_value(&by["links"].findings[0]).unwrap();
+        assert!(json.get("subject").is_none(), "{json}");
+        assert_eq!(by["headings"].findings[0].subject.as_deref(), Some("H::Same"));
         assert_eq!(codes(by["headings"]), [("duplicate_heading".into(), some("B/Twin.md"))]);
         assert_eq!(by["headings"].findings[0].line, Some(3));
         assert_eq!(

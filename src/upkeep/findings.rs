@@ -136,6 +136,13 @@ pub(crate) struct Finding {
     /// untouched so checks can add detail without a contract change.
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,
+    /// What the finding is about beyond its note, when a built-in check knows it: the missing
+    /// attachment or link target, the repeated heading. Findings of one check and code with the
+    /// same subject share a cause, so the web page lists them as one group. Never part of the
+    /// contract's JSON (a script says the same with a `target` key, kept in `extra`), so the
+    /// answers to REST, MCP and the CLI are as they were.
+    #[serde(skip)]
+    pub(crate) subject: Option<String>,
 }
 
 impl Finding {
@@ -161,7 +168,14 @@ impl Finding {
             path: path.map(str::to_string),
             line,
             extra: Map::new(),
+            subject: None,
         }
+    }
+
+    /// The finding with its [`subject`](Finding::subject): what it is about beyond its note.
+    pub(crate) fn about(mut self, subject: &str) -> Finding {
+        self.subject = Some(subject.to_string());
+        self
     }
 }
 
@@ -245,17 +259,6 @@ pub(crate) enum Status {
 }
 
 impl Status {
-    /// The wire name, e.g. `could_not_run`.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::CouldNotRun => "could_not_run",
-            Status::Legacy => "legacy",
-            Status::Invalid => "invalid",
-        }
-    }
-
     /// For people, e.g. `Could not run`.
     fn label(self) -> &'static str {
         match self {

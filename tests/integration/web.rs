@@ -3,7 +3,7 @@
 //! revoked on the page and by `mdvault sessions` from another process, surviving a restart),
 //! the Content-Security-Policy on every answer, the Origin check on writes, and a note shown
 //! as Obsidian's reading view (links that land, on the fixture and on obsidian-help), search
-//! results as one card per note, and the page's own files (a public favicon; gzip, strong
+//! results as one card per note, and the page's own files (a public favicon; brotli and gzip, strong
 //! ETags and 304 for the stylesheet and script). What a person sees is tested in a real browser by
 //! `scripts/browser-test.sh`; these are the rules that must hold whatever the browser does.
 
@@ -542,25 +542,38 @@ fn the_favicon_is_public_and_the_page_names_its_icon() {
 }
 
 #[test]
-fn assets_are_gzipped_when_accepted_and_answer_304_to_their_strong_etag() {
+fn assets_are_brotli_or_gzip_as_accepted_and_answer_304_to_their_strong_etag() {
     let (_v, s) = server();
     for path in ["/ui/static/app.css", "/ui/static/app.js"] {
         let plain = browser(&s, "GET", path, &[], "");
         assert_eq!(plain.status, 200, "{path}");
         assert_eq!(plain.header("content-encoding"), None, "{path}: compressed unasked");
-        let gz = browser(&s, "GET", path, &[("Accept-Encoding", "gzip, br")], "");
+        let gz = browser(&s, "GET", path, &[("Accept-Encoding", "gzip, deflate")], "");
         assert_eq!(gz.header("content-encoding"), Some("gzip"), "{path}");
         assert_eq!(gz.header("vary"), Some("accept-encoding"), "{path}");
+        let br = browser(&s, "GET", path, &[("Accept-Encoding", "gzip, deflate, br")], "");
+        assert_eq!(br.header("content-encoding"), Some("br"), "{path}");
+        let refused = browser(&s, "GET", path, &[("Accept-Encoding", "br;q=0, gzip")], "");
+        assert_eq!(refused.header("content-encoding"), Some("gzip"), "{path}: br at q=0 sent");
         let size = |r: &Reply| r.header("content-length").unwrap().parse::<usize>().unwrap();
-        assert!(size(&gz) < size(&plain), "{path}: gzip is not smaller");
+        assert!(size(&br) < size(&gz) && size(&gz) < size(&plain), "{path}: not smaller");
         // Strong tags, one per representation.
-        let (tag, gz_tag) = (plain.header("etag").unwrap(), gz.header("etag").unwrap());
-        assert!(tag.starts_with('"') && gz_tag.starts_with('"') && tag != gz_tag, "{tag} {gz_tag}");
-        let again =
-            browser(&s, "GET", path, &[("Accept-Encoding", "gzip"), ("If-None-Match", gz_tag)], "");
-        assert_eq!(again.status, 304, "{path}");
-        assert!(again.body.is_empty());
-        assert_eq!(again.header("etag"), Some(gz_tag));
+        let tags =
+            [plain.header("etag").unwrap(), gz.header("etag").unwrap(), br.header("etag").unwrap()];
+        assert!(tags.iter().all(|t| t.starts_with('"')), "{tags:?}");
+        assert!(tags[0] != tags[1] && tags[1] != tags[2] && tags[0] != tags[2], "{tags:?}");
+        for (accept, tag) in [("gzip", tags[1]), ("gzip, br", tags[2])] {
+            let again = browser(
+                &s,
+                "GET",
+                path,
+                &[("Accept-Encoding", accept), ("If-None-Match", tag)],
+                "",
+            );
+            assert_eq!(again.status, 304, "{path} {accept}");
+            assert!(again.body.is_empty());
+            assert_eq!(again.header("etag"), Some(tag));
+        }
         let stale = browser(&s, "GET", path, &[("If-None-Match", "\"stale\"")], "");
         assert_eq!(stale.status, 200, "{path}");
     }

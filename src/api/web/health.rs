@@ -1,6 +1,7 @@
-//! The health pages: what is searchable (and why not the rest), the index build's progress,
-//! the maintenance findings grouped by check, the open callouts by severity, and the expiry
-//! dates as a timeline drawn server-side in SVG. The status page also lists the signed-in
+//! The health pages: what is searchable (and why not the rest) in plain words, the index
+//! build's progress as a labelled bar, the maintenance findings grouped by cause (`findings`),
+//! the open callouts by severity, and the expiry dates as a timeline drawn server-side in SVG,
+//! with its legend, narrow enough for a phone. The status page also lists the signed-in
 //! sessions, each with a revoke button.
 //!
 //! Each page calls one service function (`status`, `maintenance`, `callouts`, `expiries`) and
@@ -12,6 +13,8 @@ use std::collections::{BTreeMap, HashMap};
 use axum::extract::{Extension, Query, State};
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
+
+mod findings;
 
 use super::session::Current;
 use super::{Web, blocking, error_response, page, param, url};
@@ -56,28 +59,48 @@ fn tabs(web: &Web, vault: &str, current: &str) -> Markup {
     }
 }
 
-/// The index build as it stands: the part the page polls while a build runs.
+/// The index build as a labelled bar with its value in words: while a build runs, the stage's
+/// items done of all (no value, so an indeterminate bar, before the first stage has a count);
+/// once built, full, with when and how long.
 fn progress_markup(web: &Web) -> Markup {
     let s = web.engine.status();
     let building = s.phase == Phase::Building;
+    let (value, max, words) = match (s.phase, &s.progress) {
+        (Phase::Building, Some(p)) => {
+            let what = if p.stage == "embedding" {
+                "passages given their meaning"
+            } else {
+                "files read and split into passages"
+            };
+            let left = p
+                .eta_seconds
+                .map(|e| format!(", about {} left", crate::index::human_seconds(e)))
+                .unwrap_or_default();
+            (Some(p.done), p.total.max(1), format!("{} of {} {what}{left}", p.done, p.total))
+        }
+        (Phase::Building, None) => (None, 1, format!("starting: {:.0} s so far", s.phase_seconds)),
+        (Phase::Ready, _) => {
+            let when = s
+                .built_at
+                .as_deref()
+                .map(|a| format!(", last built {}", utc_words(a)))
+                .unwrap_or_default();
+            let took = s.build_seconds.map(|t| format!(" in {t:.1} s")).unwrap_or_default();
+            (Some(1), 1, format!("done{when}{took}"))
+        }
+        (Phase::Failed, _) => (Some(0), 1, "failed; the reason is below".to_string()),
+        (Phase::Idle, _) => (Some(0), 1, "not started by this server".to_string()),
+    };
     html! {
         div #progress data-building=(if building { "true" } else { "false" }) {
-            p {
-                "Index: " strong #phase class=(format!("phase-{}", s.phase.as_str())) { (s.phase.as_str()) }
-                @if building { " for " (format!("{:.0}", s.phase_seconds)) " s" }
-                @if let Some(at) = &s.built_at { " · last built " (at) }
-                @if let Some(secs) = s.build_seconds { " in " (format!("{secs:.1}")) " s" }
-            }
-            dl.counts {
-                dt { "files" } dd #files { (s.files) }
-                dt { "chunks" } dd { (s.chunks) }
-                dt { "vectors" } dd { (s.vectors) }
-            }
-            @if s.chunks > 0 {
-                @let share = (s.vectors as f64 / s.chunks as f64).min(1.0);
-                svg.meter role="img" viewBox="0 0 300 16" width="300" height="16" aria-label=(format!("{:.0}% of chunks have vectors", share * 100.0)) {
-                    rect.track x="0" y="0" width="300" height="16" {}
-                    rect.bar.bar-fused x="0" y="0" width=(format!("{:.1}", share * 300.0)) height="16" {}
+            p.progress-line {
+                label for="index-progress" { "Index build" }
+                " "
+                progress #index-progress max=(max) value=[value] aria-valuetext=(words) aria-describedby="progress-words" { (words) }
+                " "
+                span #progress-words {
+                    strong #phase class=(format!("phase-{}", s.phase.as_str())) { (s.phase.as_str()) }
+                    ": " (words)
                 }
             }
             @if let Some(e) = &s.error { p.error { (e) } }
@@ -134,6 +157,58 @@ fn sessions_markup(listed: &crate::error::Result<Vec<Session>>, current: Option<
     }
 }
 
+/// An RFC 3339 UTC time as people write it: `2026-12-05 13:21 UTC`.
+fn utc_words(at: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(at) {
+        Ok(t) => t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC").to_string(),
+        Err(_) => at.to_string(),
+    }
+}
+
+fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// What one vault's index holds, said as sentences: what is searchable, whether all of it is
+/// found by meaning yet, and what the last full pass did (a pass that found nothing changed
+/// re-indexes nothing, which a bare "0 chunked" made read as "nothing indexed").
+fn coverage_words(c: &crate::index::coverage::Coverage) -> Markup {
+    html! {
+        ul.coverage #coverage {
+            li {
+                "Searchable now: " strong { (count(c.notes as u64, "note", "notes")) }
+                @if c.documents > 0 { " and " strong { (count(c.documents as u64, "filed document", "filed documents")) } }
+                ", in " (count(c.chunks, "passage", "passages")) "."
+            }
+            li {
+                @if c.chunks_without_vectors == 0 {
+                    "Every passage can be found by its meaning as well as by its words."
+                } @else {
+                    (count(c.chunks_without_vectors, "passage is", "passages are")) " still waiting for its meaning to be worked out; until then "
+                    (if c.chunks_without_vectors == 1 { "it is" } else { "they are" }) " found by their exact words only."
+                }
+            }
+            @if let Some(b) = &c.last_build {
+                li {
+                    "The last full pass, at " (utc_words(&b.at)) " (" (format!("{:.1}", b.seconds)) " s), looked at "
+                    (count(b.files_seen as u64, "file", "files")) ": "
+                    @if b.files_chunked == 0 && b.files_removed == 0 {
+                        "none had changed since the pass before, so none needed indexing again"
+                    } @else {
+                        (count(b.files_chunked as u64, "was", "were")) " new or changed and indexed again"
+                        @if b.files_removed > 0 { ", " (count(b.files_removed as u64, "was", "were")) " gone and taken out" }
+                    }
+                    @if b.failed > 0 { "; " strong.error { (b.failed) " could not be read (listed below)" } }
+                    "."
+                }
+            } @else {
+                li { "No full pass has finished since this index was made." }
+            }
+        }
+    }
+}
+
 /// `GET /ui/health[?vault=]`: coverage from `status`, the build's progress, and the signed-in
 /// sessions.
 pub(crate) async fn overview(
@@ -160,7 +235,7 @@ pub(crate) async fn overview(
             h1 { "Health of " (vault) }
             (tabs(&web, &vault, "/ui/health"))
             section.status {
-                h2 { "Index build" }
+                h2 { "Search index" }
                 (progress_markup(&web))
                 @if let Some(p) = &report.model.problem { p.error { (p) } }
                 @if report.model.switch_pending { p.notice { "The configured model differs from the index's; a reindex will switch." } }
@@ -168,15 +243,7 @@ pub(crate) async fn overview(
             @for c in &report.vaults {
                 section.coverage {
                     h2 { "What is searchable" }
-                    table #coverage {
-                        tr { th { "notes" } td { (c.notes) } }
-                        tr { th { "documents" } td { (c.documents) } }
-                        tr { th { "chunks" } td { (c.chunks) } }
-                        tr { th { "chunks without vectors" } td { (c.chunks_without_vectors) } }
-                        @if let Some(b) = &c.last_build {
-                            tr { th { "last build" } td { (b.at) " (" (b.files_seen) " files seen, " (b.files_chunked) " chunked, " (b.failed) " failed)" } }
-                        }
-                    }
+                    (coverage_words(c))
                     @if !c.problems.is_empty() {
                         h3 { "Not searchable" }
                         ul.problems {
@@ -203,7 +270,8 @@ pub(crate) async fn overview(
     )
 }
 
-/// `GET /ui/health/maintenance[?vault=]`: runs the checks, findings grouped by check.
+/// `GET /ui/health/maintenance[?vault=]`: runs the checks; one verdict, then each check's
+/// findings grouped by cause.
 pub(crate) async fn maintenance(State(web): State<Web>, Query(q): Params) -> Response {
     let vault = vault_of(&web, &q);
     let engine = web.engine.clone();
@@ -218,32 +286,7 @@ pub(crate) async fn maintenance(State(web): State<Web>, Query(q): Params) -> Res
         html! {
             h1 { "Maintenance of " (vault) }
             (tabs(&web, &vault, "/ui/health/maintenance"))
-            p { (run.checks.len()) " checks ran in " (run.duration_ms) " ms at " (run.generated_at) "." }
-            @for check in &run.checks {
-                section.check id=(format!("check-{}", check.declaration.check)) {
-                    h2 {
-                        (check.declaration.title)
-                        " " span class=(format!("label status-{}", check.status.as_str())) { (check.status.as_str()) }
-                    }
-                    p.meta { code { (check.declaration.check) } " · " (check.counts.error) " errors, " (check.counts.warning) " warnings, " (check.counts.info) " notes" }
-                    @if let Some(e) = &check.error { p.error { (e) } }
-                    @if check.findings.is_empty() && check.error.is_none() { p.ok { "Nothing found." } }
-                    ul.findings {
-                        @for f in &check.findings {
-                            li class=(format!("sev-{}", f.severity.as_str())) {
-                                span class=(format!("label sev-{}", f.severity.as_str())) { (f.severity.as_str()) }
-                                " "
-                                @if let Some(path) = &f.path {
-                                    @let href = match f.line { Some(l) => format!("{}&line={l}", url::note(&vault, path)), None => url::note(&vault, path) };
-                                    a href=(href) { (path) @if let Some(l) = f.line { ":" (l) } }
-                                    " · "
-                                }
-                                (f.message)
-                            }
-                        }
-                    }
-                }
-            }
+            (findings::report(&vault, &run))
         },
     )
 }
@@ -301,35 +344,71 @@ pub(crate) async fn callouts(State(web): State<Web>, Query(q): Params) -> Respon
 const PAST_DAYS: i64 = 60;
 const FUTURE_DAYS: i64 = 365;
 
-/// The expiry dates drawn as a timeline: one row per date, a dot at its distance from today
-/// (lapsed ones red, left of the today line), and the note, what and days left written out.
+/// The expiry dates drawn as a timeline narrow enough for a phone: one row per date, its
+/// date and days left, then its note and what, written above a track with a dot at its
+/// distance from today (lapsed ones red, left of the today line; the next 30 days amber; later
+/// green). The table after it holds the same dates in full.
 fn timeline(entries: &[crate::upkeep::expiries::Entry]) -> Markup {
-    const LEFT: f64 = 10.0;
-    const WIDTH: f64 = 380.0;
-    const ROW: f64 = 24.0;
+    const LEFT: f64 = 6.0;
+    const WIDTH: f64 = 408.0;
+    const TOP: f64 = 20.0;
+    const ROW: f64 = 58.0;
+    /// A line past this many characters is cut (the table has it whole): the drawing keeps a
+    /// width a phone shows without shrinking its text.
+    const LINE: usize = 56;
     let span = (PAST_DAYS + FUTURE_DAYS) as f64;
     let x =
         |days: i64| LEFT + WIDTH * (days.clamp(-PAST_DAYS, FUTURE_DAYS) + PAST_DAYS) as f64 / span;
-    let height = ROW * (entries.len() as f64 + 1.0) + 22.0;
+    let height = TOP + ROW * entries.len() as f64 + 18.0;
     let today = x(0);
     html! {
-        svg.timeline #expiry-timeline role="img" viewBox=(format!("0 0 1000 {height}")) width="1000" height=(format!("{height}"))
-            aria-label=(format!("{} expiry dates; lapsed in red", entries.len())) {
-            line.today x1=(today) y1="0" x2=(today) y2=(height - 14.0) {}
-            text.axis x=(today + 4.0) y="14" { "today" }
-            text.axis x=(LEFT) y=(height - 2.0) { "−" (PAST_DAYS) " days" }
-            text.axis x=(LEFT + WIDTH - 60.0) y=(height - 2.0) { "+" (FUTURE_DAYS) " days" }
+        svg.timeline #expiry-timeline role="img" viewBox=(format!("0 0 420 {height}")) width="420" height=(format!("{height}"))
+            aria-label=(format!("{} expiry dates on a line from {PAST_DAYS} days ago to {FUTURE_DAYS} days ahead; the table below lists them", entries.len())) {
+            line.today x1=(today) y1=(TOP - 6.0) x2=(today) y2=(height - 16.0) {}
+            text.axis x=(today + 4.0) y="12" { "today" }
+            text.axis x=(LEFT) y=(height - 2.0) { (PAST_DAYS) " days ago" }
+            text.axis x=(LEFT + WIDTH) y=(height - 2.0) text-anchor="end" { "in " (FUTURE_DAYS) " days" }
             @for (i, e) in entries.iter().enumerate() {
-                @let y = ROW * (i as f64 + 1.0) + 12.0;
+                @let y = TOP + ROW * i as f64;
                 @let class = if e.days < 0 { "lapsed" } else if e.days <= 30 { "soon" } else { "later" };
-                line.row x1=(LEFT) y1=(y) x2=(LEFT + WIDTH) y2=(y) {}
-                circle class=(format!("dot {class}")) cx=(format!("{:.1}", x(e.days))) cy=(y) r="6" {}
-                text class=(format!("entry {class}")) x=(LEFT + WIDTH + 12.0) y=(y + 4.0) {
-                    (e.date.to_string()) " · "
-                    @if e.days < 0 { "lapsed " (-e.days) " days ago" } @else { (e.days) " days left" }
-                    " · " (e.note.trim_end_matches(".md")) @if !e.what.is_empty() { " (" (e.what) ")" }
-                }
+                @let left = if e.days < 0 { format!("lapsed {} days ago", -e.days) } else { format!("{} days left", e.days) };
+                @let what = if e.what.is_empty() { String::new() } else { format!(" · {}", e.what) };
+                text class=(format!("entry {class}")) x=(LEFT) y=(y + 13.0) { (cut(&format!("{} · {left}", e.date), LINE)) }
+                text.note x=(LEFT) y=(y + 29.0) { (cut(&format!("{}{what}", e.note.trim_end_matches(".md")), LINE)) }
+                line.row x1=(LEFT) y1=(y + 40.0) x2=(LEFT + WIDTH) y2=(y + 40.0) {}
+                circle class=(format!("dot {class}")) cx=(format!("{:.1}", x(e.days))) cy=(y + 40.0) r="6" {}
             }
+        }
+    }
+}
+
+/// A path that a narrow column breaks after a `/` rather than inside a name.
+fn breakable(path: &str) -> Markup {
+    html! {
+        @for (i, part) in path.split('/').enumerate() {
+            @if i > 0 { "/" wbr; }
+            (part)
+        }
+    }
+}
+
+/// `s` cut to `n` characters, the cut marked with an ellipsis.
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() > n {
+        format!("{}…", s.chars().take(n - 1).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+/// What the timeline's colours and line mean, for whoever cannot tell them apart by name.
+fn legend() -> Markup {
+    html! {
+        ul.legend #expiry-legend aria-label="what the timeline shows" {
+            li { span.swatch.lapsed aria-hidden="true" {} " lapsed: the date has passed" }
+            li { span.swatch.soon aria-hidden="true" {} " due within 30 days" }
+            li { span.swatch.later aria-hidden="true" {} " later" }
+            li { span.swatch.today aria-hidden="true" {} " the upright line is today" }
         }
     }
 }
@@ -350,8 +429,10 @@ pub(crate) async fn expiries(State(web): State<Web>, Query(q): Params) -> Respon
             h1 { "Expiries in " (vault) }
             (tabs(&web, &vault, "/ui/health/expiries"))
             p { (report.entries.len()) " dates in " (report.notes_scanned) " notes; " strong.lapsed-count { (report.lapsed) " lapsed" } " (today is " (report.today.to_string()) ")." }
-            // It scrolls sideways on a phone, so it takes a keyboard stop.
-            div.chart tabindex="0" role="region" aria-label="expiry timeline" { (timeline(&report.entries)) }
+            @if !report.entries.is_empty() {
+                (legend())
+                div.chart { (timeline(&report.entries)) }
+            }
             table.expiries {
                 thead { tr { th { "date" } th { "days" } th { "note" } th { "what" } } }
                 tbody {
@@ -359,7 +440,7 @@ pub(crate) async fn expiries(State(web): State<Web>, Query(q): Params) -> Respon
                         tr class=[(e.days < 0).then_some("lapsed")] {
                             td { (e.date.to_string()) }
                             td { (e.days) }
-                            td { a href=(url::note(&vault, &e.note)) { (e.note) } }
+                            td { a href=(url::note(&vault, &e.note)) { (breakable(&e.note)) } }
                             td { (e.what) }
                         }
                     }
@@ -371,4 +452,63 @@ pub(crate) async fn expiries(State(web): State<Web>, Query(q): Params) -> Respon
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::coverage::{Coverage, LastBuild};
+
+    fn coverage(chunked: usize, waiting: u64) -> Coverage {
+        Coverage {
+            vault: "v".into(),
+            notes: 173,
+            documents: 1,
+            chunks: 900,
+            chunks_without_vectors: waiting,
+            problems: vec![],
+            skipped: vec![],
+            stale: vec![],
+            last_build: Some(LastBuild {
+                at: "2026-12-05T13:21:34Z".into(),
+                seconds: 2.0,
+                files_seen: 174,
+                files_chunked: chunked,
+                files_removed: 0,
+                failed: 0,
+                texts_embedded: 0,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_pass_that_changed_nothing_reads_as_everything_indexed() {
+        let text = coverage_words(&coverage(0, 0)).into_string();
+        assert!(text.contains("<strong>173 notes</strong>"), "{text}");
+        assert!(text.contains("none had changed"), "{text}");
+        assert!(text.contains("2026-12-05 13:21 UTC"), "{text}");
+        assert!(!text.contains("chunked"), "{text}");
+        let text = coverage_words(&coverage(3, 40)).into_string();
+        assert!(text.contains("3 were new or changed"), "{text}");
+        assert!(text.contains("40 passages are still waiting"), "{text}");
+    }
+
+    #[test]
+    fn the_timeline_cuts_long_lines_and_marks_each_date_by_its_distance() {
+        let entry = |days: i64, note: &str| crate::upkeep::expiries::Entry {
+            note: note.into(),
+            date: chrono::NaiveDate::from_ymd_opt(2027, 1, 1).unwrap(),
+            what: String::new(),
+            days,
+        };
+        let long = format!("{}.md", "N".repeat(80));
+        let svg =
+            timeline(&[entry(-3, "A.md"), entry(10, &long), entry(400, "C.md")]).into_string();
+        assert!(
+            svg.contains("dot lapsed") && svg.contains("dot soon") && svg.contains("dot later")
+        );
+        assert!(svg.contains(&format!("{}…", "N".repeat(55))) && !svg.contains(&"N".repeat(56)));
+        assert_eq!(cut("short", 56), "short");
+        assert_eq!(breakable("a/b").into_string(), "a/<wbr>b");
+    }
 }

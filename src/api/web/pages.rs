@@ -161,7 +161,7 @@ pub(crate) fn note(p: &NotePage) -> Markup {
         url::enc(p.path.strip_suffix(".md").unwrap_or(p.path))
     );
     html! {
-        article.note data-land=[p.landing.as_ref().map(|l| &l.0)] data-marks=[p.landing.as_ref().map(|l| l.1)] {
+        article.note data-land=[p.landing.as_ref().map(|l| &l.0)] data-marks=[p.landing.as_ref().map(|l| super::results::marked_words(&p.body_html, l.1).join(" "))] {
             @if p.saved { p.done role="status" #saved { "Saved." } }
             @if let Some((line, text, section)) = &p.focus {
                 p.focus #focus-line {
@@ -202,9 +202,12 @@ pub(crate) fn note(p: &NotePage) -> Markup {
             div.note-grid {
                 div.body #note-body { (PreEscaped(&p.body_html)) }
                 aside.side {
+                    // Closed until asked for, on every screen: each heading brings three keyboard
+                    // stops (its link, copy and edit), so a long note's outline was a wall of
+                    // stops (146 for Obsidian's own Properties.md) on the way to the rest.
                     @if !p.headings.is_empty() {
-                        section.outline {
-                            h2 { "Outline" }
+                        details.outline #outline {
+                            summary { h2 { "Outline" } " " span.outline-count { (p.headings.len()) @if p.headings.len() == 1 { " heading" } @else { " headings" } } }
                             ol {
                                 @for h in p.headings {
                                     li class=(format!("depth-{}", h.depth)) {

@@ -54,6 +54,23 @@ pub(crate) fn landing(
     }
 }
 
+/// The words of `text` that the query's words match by the lexical index's own analyzer
+/// (folded, stemmed: `servicing` and `services` for `service`, never `serviette`), lower case,
+/// each once, longest first. The note page marks these in the note's text, so a word is marked
+/// where the search would find it. `text` may be the rendered HTML: a word of its markup
+/// matches the query as well as the same word in the text would, and the script marks only
+/// the text.
+pub(crate) fn marked_words(text: &str, query: &str) -> Vec<String> {
+    let tokens = crate::index::tokenize::tokenize(query);
+    let mut words: Vec<String> = crate::service::query_matches(text, &tokens)
+        .into_iter()
+        .map(|r| text[r].to_lowercase())
+        .collect();
+    words.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    words.dedup();
+    words
+}
+
 /// The folder a note is in, as a person reads it: the path without the file name.
 fn folder(path: &str) -> &str {
     path.rsplit_once('/').map(|(dir, _)| dir).unwrap_or("")
@@ -421,6 +438,14 @@ mod tests {
         assert_eq!(landing(&heads, &anchors, 4), "boiler");
         assert_eq!(landing(&heads, &anchors, 5), "settings");
         assert_eq!(landing(&heads, &anchors, 6), "settings");
+    }
+
+    #[test]
+    fn the_words_marked_are_the_ones_the_analyzer_matches() {
+        let text = "<p>Servicing the boiler: services due, a serviette and a <b>Service</b>.</p>";
+        assert_eq!(marked_words(text, "the service"), ["servicing", "services", "service"]);
+        assert_eq!(marked_words("Café au lait", "cafe"), ["café"]);
+        assert!(marked_words(text, "the and").is_empty(), "stop words mark nothing");
     }
 
     #[test]

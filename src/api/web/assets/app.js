@@ -192,19 +192,15 @@ function editor() {
   });
 }
 
-// Words too common to mark in an opened note.
-const STOP_WORDS = new Set(["the", "and", "for", "with", "that", "this", "from", "how", "what", "are", "was"]);
-
 // A note opened from a result: the query's words marked, and the page at the passage's
 // section (the server names its heading's id in `data-land`).
 function landing() {
   const note = document.querySelector("article.note");
   const body = document.getElementById("note-body");
   if (!note || !body) return;
-  const words = (note.dataset.marks || "")
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length >= 3 && !STOP_WORDS.has(w));
+  // The server lists the note's words that the query matches by the search index's own
+  // analyzer (stemmed: "servicing" for "service"), so marks are where the search found words.
+  const words = (note.dataset.marks || "").split(" ").filter(Boolean);
   if (words.length) markWords(body, words);
   const id = note.dataset.land;
   const target = id && document.getElementById(id);
@@ -213,13 +209,10 @@ function landing() {
   target.scrollIntoView({ block: "start" });
 }
 
-// Marks the words of the note's text that start as a query word does (its first five
-// letters, so "services" marks "service" too).
+// Marks each of `words` (whole words, any case) in the note's text.
 function markWords(body, words) {
-  const stems = words.map((w) =>
-    w.slice(0, Math.max(3, Math.min(w.length, 5))).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
-  );
-  const re = new RegExp("(?<![\\p{L}\\p{N}])(?:" + stems.join("|") + ")[\\p{L}\\p{N}]*", "giu");
+  const alts = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const re = new RegExp("(?<![\\p{L}\\p{N}])(?:" + alts.join("|") + ")(?![\\p{L}\\p{N}])", "giu");
   const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
   const nodes = [];
   while (walker.nextNode()) nodes.push(walker.currentNode);
