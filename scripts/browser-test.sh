@@ -5,8 +5,10 @@
 # edit, the conflict cases checked on disk (another section merged, keep both, keep mine after
 # its confirmation, take theirs), keyboard-only walks (arrows through the results, Enter,
 # Edit, Ctrl+S, Esc), hits landing at their passage with the words marked, the reading view
-# (an image, an embed, a folded callout, a heading link that lands), a PDF, every health page (this session marked among
-# the signed-in ones), the hostile note, sign-out (and the old cookie, put back, refused).
+# (an image, an embed, a folded callout, a heading link that lands), a PDF, every health page
+# (this session marked among the signed-in ones), the OAuth consent page (an application
+# allowed one folder, read only) and the clients page (that client revoked), the hostile note,
+# sign-out (and the old cookie, put back, refused).
 # Screenshots of the main pages at desktop and phone widths land in target/screenshots/.
 #
 #   scripts/browser-test.sh target/debug/mdvault

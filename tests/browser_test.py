@@ -679,6 +679,45 @@ try:
     shot(d, "audit")
     axe(d, "audit")
 
+    step("OAuth consent: the application and its redirect named, read only by default")
+    import base64, hashlib
+    reg = urllib.request.Request(
+        BASE + "/oauth/register", method="POST", headers={"Content-Type": "application/json"},
+        data=json.dumps({"client_name": "Browser test agent",
+                         "redirect_uris": ["http://127.0.0.1:59999/oauth/callback"]}).encode())
+    with urllib.request.urlopen(reg, timeout=30) as r:
+        client_id = json.loads(r.read())["client_id"]
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(b"v" * 50).digest()).rstrip(b"=").decode()
+    d.get(BASE + "/oauth/authorize?" + urllib.parse.urlencode({
+        "response_type": "code", "client_id": client_id, "state": "b1",
+        "redirect_uri": "http://127.0.0.1:59999/oauth/callback",
+        "code_challenge": challenge, "code_challenge_method": "S256"}))
+    wait(d).until(EC.presence_of_element_located((By.ID, "consent")))
+    page = d.find_element(By.TAG_NAME, "main").text
+    ok("Browser test agent" in page and "a program on this computer" in page, f"consent page: {page[:300]!r}")
+    ok(d.find_element(By.CSS_SELECTOR, "input[name=access][value=read]").is_selected(), "read only is not the default")
+    shot(d, "consent")
+    axe(d, "oauth consent")
+    d.find_element(By.ID, "consent-allow").send_keys("Inbox")
+    name = d.find_element(By.ID, "consent-name")
+    name.clear()
+    name.send_keys("browser-agent")
+    d.find_element(By.ID, "consent-allow-button").click()
+    wait(d).until(lambda drv: drv.current_url.startswith("http://127.0.0.1:59999/oauth/callback"))
+    back = urllib.parse.parse_qs(urllib.parse.urlsplit(d.current_url).query)
+    ok(back.get("state") == ["b1"] and len(back.get("code", [""])[0]) == 64, f"callback: {d.current_url}")
+
+    step("clients: the allowed application with its grant, revoked with one button")
+    d.get(BASE + "/ui/clients")
+    row = next((r for r in d.find_elements(By.CSS_SELECTOR, "#clients tbody tr") if "browser-agent" in r.text), None)
+    ok(row is not None and "read-only" in row.text and "allow Inbox" in row.text, f"clients row: {row.text if row else None!r}")
+    shot(d, "clients")
+    axe(d, "clients")
+    row.find_element(By.CSS_SELECTOR, "button").click()
+    wait(d).until(EC.staleness_of(row))
+    row = next((r for r in d.find_elements(By.CSS_SELECTOR, "#clients tbody tr") if "browser-agent" in r.text), None)
+    ok(row is not None and "revoked" in row.text, f"after revoking: {row.text if row else None!r}")
+
     step("a hostile note renders inert")
     d.get(BASE + "/ui/note?path=Inbox/XSS.md")
     body = d.find_element(By.ID, "note-body")

@@ -32,7 +32,7 @@ pub(crate) async fn list(State(web): State<Web>) -> Response {
                 p #clients-empty { "No clients yet: only your API key opens this server." }
             } @else {
                 table #clients {
-                    caption { (clients.len()) " clients" }
+                    caption { (clients.len()) @if clients.len() == 1 { " client" } @else { " clients" } }
                     thead {
                         tr {
                             th scope="col" { "Name" }
