@@ -63,6 +63,39 @@ pub(crate) struct Policy {
     pub(crate) tokens: Option<Tokens>,
     /// How a 401 on the MCP endpoint names the OAuth metadata; `None` when OAuth is off.
     pub(crate) oauth: Option<OAuthHint>,
+    /// `server.owner_loopback_only`: the key (bearer or web sign-in) only from this machine.
+    pub(crate) owner_loopback_only: bool,
+}
+
+/// Headers a proxy or tunnel adds: a request carrying one came from elsewhere, whatever its
+/// peer address says (a tunnel's daemon connects from loopback).
+const FORWARDED: &[&str] = &["forwarded", "x-forwarded-for", "x-real-ip", "cf-connecting-ip"];
+
+/// Whether a request was made on this machine: its peer is a loopback address, its Host a
+/// loopback name, and no proxy says it forwarded it. Decided here once, for the bearer key and
+/// the web page's sign-in alike (`server.owner_loopback_only`).
+pub(crate) fn made_here(req: &Request<Body>) -> bool {
+    let peer = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .is_some_and(|c| c.0.ip().is_loopback());
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(host_part);
+    peer && host.is_some_and(is_loopback)
+        && !FORWARDED.iter().any(|h| req.headers().contains_key(*h))
+}
+
+impl Policy {
+    /// Refuses the owner's key on a request not made on this machine, when the setting asks.
+    pub(crate) fn check_owner_here(&self, req: &Request<Body>) -> Result<(), Error> {
+        if !self.owner_loopback_only || made_here(req) {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorCode::Forbidden,
+            "the owner's key is accepted only on this machine (server.owner_loopback_only); use \
+             it there, or a client's token (`mdvault token create`) from elsewhere",
+        ))
+    }
 }
 
 /// What a 401 on the MCP endpoint needs to name where the OAuth metadata is
@@ -350,7 +383,10 @@ impl Policy {
             _ => {}
         }
         let grant = match who {
-            Presented::Key => Grant::owner(),
+            Presented::Key => {
+                self.check_owner_here(&req)?;
+                Grant::owner()
+            }
             Presented::Client(grant) => grant,
             Presented::Nobody => {
                 return Err(Error::new(
@@ -542,6 +578,7 @@ mod tests {
             public: crate::api::rest::PUBLIC,
             tokens: None,
             oauth: None,
+            owner_loopback_only: false,
         }
     }
 

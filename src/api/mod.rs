@@ -93,6 +93,7 @@ pub(crate) fn policy(engine: &Engine, api_key: &str, listen: &str) -> guard::Pol
         oauth: server
             .oauth
             .then(|| guard::OAuthHint { public_url: server.public_url.clone(), tls: server.tls }),
+        owner_loopback_only: server.owner_loopback_only,
     }
 }
 

@@ -217,6 +217,9 @@ pub(crate) struct ServerSettings {
     /// How long an OAuth access token lets its client in, in seconds (its refresh token lasts
     /// 30 days, renewed at each use).
     pub(crate) oauth_access_seconds: u64,
+    /// Accept the owner's key (bearer and web sign-in) only on requests made on this machine
+    /// (`api::guard::made_here`); off by default.
+    pub(crate) owner_loopback_only: bool,
 }
 
 /// The validated configuration.
@@ -727,6 +730,7 @@ fn server_settings(sv: RawServer, env: &dyn Env) -> Result<ServerSettings, Confi
         strict_patch_version: sv.strict_patch_version.unwrap_or(false),
         public_url: public_url(sv.public_url)?,
         oauth: sv.oauth.unwrap_or(true),
+        owner_loopback_only: sv.owner_loopback_only.unwrap_or(false),
         oauth_access_seconds: match sv.oauth_access_seconds.unwrap_or(3600) {
             0 => return Err(err("server.oauth_access_seconds must be at least 1")),
             n => n,

@@ -61,6 +61,7 @@ pub(super) struct RawServer {
     pub(super) public_url: Option<String>,
     pub(super) oauth: Option<bool>,
     pub(super) oauth_access_seconds: Option<u64>,
+    pub(super) owner_loopback_only: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -4,8 +4,9 @@
 //! code's exchange with PKCE, tools called with the access token inside the grant, refresh
 //! rotation (a replayed refresh token revokes the client), an expired access token refused
 //! with the right `WWW-Authenticate`, revocation, the audit trail naming the client, and no
-//! token, code or secret anywhere in the data directory. The official TypeScript SDK's and
-//! mcp-remote's own OAuth clients walk the same flow in `scripts/mcp-oauth.sh`.
+//! token, code or secret anywhere in the data directory; and `server.owner_loopback_only`
+//! keeping the owner's key and web sign-in on this machine. The official TypeScript SDK's and
+//! mcp-remote's own OAuth clients walk the same flow in `scripts/mcp-ts-sdk.sh`.
 
 use std::time::{Duration, Instant};
 
@@ -364,4 +365,61 @@ fn an_expired_access_token_is_refused_with_the_challenge_and_its_refresh_token_r
     assert!(www.contains("error=\"invalid_token\"") && www.contains("resource_metadata="), "{www}");
     let (fresh, _) = tokens(&f.refresh(&client_id, &refresh));
     assert_ne!(fresh, access);
+}
+
+#[test]
+fn under_owner_loopback_only_the_key_works_only_from_this_machine_and_tokens_from_anywhere() {
+    let vault = TempVault::empty();
+    vault.write("Inbox/a.md", "# A\n");
+    let server = Server::start(
+        &[format!("main={}", vault.root().display())],
+        &[
+            ("MDVAULT_EMBEDDING__BACKEND", "hashing"),
+            ("MDVAULT_SERVER__OWNER_LOOPBACK_ONLY", "true"),
+            ("MDVAULT_SERVER__PUBLIC_URL", "https://notes.example.org"),
+        ],
+    );
+    let base = server.base.clone();
+    let data = server.data.path().to_str().unwrap().to_string();
+    let vaults = format!("main={}", vault.root().display());
+    let made = crate::common::mdvault_with(
+        &["token", "create", "phone", "--json", "--data-dir", &data],
+        &[("MDVAULT_API_KEY", KEY), ("MDVAULT_VAULTS", &vaults)],
+        None,
+    );
+    let token: Value = serde_json::from_str(&crate::common::stdout(&made)).unwrap();
+    let token = token["token"].as_str().unwrap().to_string();
+    let public = [("Host", "notes.example.org")];
+    let forwarded = [("X-Forwarded-For", "203.0.113.9")];
+    // Here: the key works.
+    assert_eq!(http_call(&base, "GET", "/vault/Inbox/a.md", Some(KEY), &[], None).status, 200);
+    // Through the public address, or forwarded by a proxy: the key is refused, naming why.
+    for headers in [&public[..], &forwarded[..]] {
+        let r = http_call(&base, "GET", "/vault/Inbox/a.md", Some(KEY), headers, None);
+        assert_eq!((r.status, r.code().as_str()), (403, "forbidden"), "{}", r.body);
+        assert!(r.json()["error"].as_str().unwrap().contains("owner_loopback_only"));
+        // A client's token works from anywhere.
+        assert_eq!(
+            http_call(&base, "GET", "/vault/Inbox/a.md", Some(&token), headers, None).status,
+            200
+        );
+    }
+    // The web page's sign-in from the public address is refused too; here it works.
+    let r = http_call(
+        &base,
+        "POST",
+        "/ui/login",
+        None,
+        &[
+            ("Host", "notes.example.org"),
+            ("Origin", "https://notes.example.org"),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        Some(format!("key={KEY}").as_bytes()),
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(r.header("set-cookie").is_none());
+    let cookie = sign_in(&server);
+    let r = http_call(&base, "GET", "/ui/clients", None, &[("Cookie", &cookie), public[0]], None);
+    assert_eq!(r.status, 403, "a session made here is not served through the public address");
 }

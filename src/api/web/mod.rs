@@ -257,6 +257,14 @@ async fn admit(web: &Web, req: &mut Request<Body>) -> Option<Response> {
         || path == "/ui/login"
         || path == "/favicon.ico"
         || path.starts_with("/ui/static/");
+    // Every session is the owner's: under `server.owner_loopback_only` the page signs in and
+    // serves only requests made on this machine (the form itself still shows, to say so).
+    let signing_in = path == "/ui/login" && write;
+    if (signing_in || !public)
+        && let Err(e) = web.policy.check_owner_here(req)
+    {
+        return Some(error_response(&e, false));
+    }
     if public {
         return None;
     }
