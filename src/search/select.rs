@@ -117,15 +117,7 @@ mod tests {
     use super::*;
 
     fn cand(id: i64, score: f64) -> Candidate {
-        Candidate {
-            id,
-            dense_rank: Some(1),
-            lexical_rank: None,
-            rerank_rank: None,
-            fused: score,
-            weight: 1.0,
-            score,
-        }
+        Candidate { dense_rank: Some(1), fused: score, score, ..Candidate::new(id) }
     }
 
     /// Chunks 1..=6 belong to note "a"; others are their own notes.
