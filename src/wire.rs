@@ -185,6 +185,7 @@ pub(crate) fn search(resp: &crate::search::SearchResponse, explain: bool) -> Val
                     "lexical_part": e.lexical_part,
                     "fused": e.fused,
                     "weight": e.weight,
+                    "relevance": e.relevance,
                     "score": e.score,
                 });
             }

@@ -267,7 +267,7 @@ pub(crate) fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> R
             let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
             let raw = |s: Option<f32>| s.map_or("-".to_string(), |s| format!("{s:.3}"));
             out.push_str(&format!(
-                "         dense #{} ({}, part {:.4}) lexical #{} ({}, part {:.4}) rerank #{} fused {:.4} weight {:.2} score {:.4}\n",
+                "         dense #{} ({}, part {:.4}) lexical #{} ({}, part {:.4}) rerank #{} fused {:.4} weight {:.2} relevance {:.4} score {:.4}\n",
                 rank(e.dense_rank),
                 raw(e.dense_score),
                 e.dense_part,
@@ -277,6 +277,7 @@ pub(crate) fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> R
                 rank(e.rerank_rank),
                 e.fused,
                 e.weight,
+                e.relevance,
                 e.score
             ));
         }

@@ -84,8 +84,11 @@ pub struct Candidate {
     pub fused: f64,
     /// The document weight, or 1.0.
     pub(crate) weight: f64,
-    /// The ranking score.
+    /// The ranking score; once the results are chosen, the shown score (see
+    /// `select::follow_order`).
     pub(crate) score: f64,
+    /// The ranking score before the shown order capped it (set with the shown score).
+    pub(crate) relevance: f64,
 }
 
 impl Candidate {
@@ -103,6 +106,7 @@ impl Candidate {
             fused: 0.0,
             weight: 1.0,
             score: 0.0,
+            relevance: 0.0,
         }
     }
 

@@ -329,9 +329,10 @@ impl Searcher<'_> {
         let rerank_state = self.rerank(req, &mut candidates, &mut texts, &mut notices)?;
 
         let cap = select::cap(k, s.max_per_note);
-        let chosen = select::select(&candidates, &lookup.pins, k, cap, s.mmr_lambda(), |id| {
+        let mut chosen = select::select(&candidates, &lookup.pins, k, cap, s.mmr_lambda(), |id| {
             metas.get(&id).map(note_key).unwrap_or_default()
         });
+        select::follow_order(&mut chosen);
         let results = self.hits(chosen, &metas, &mut texts, query)?;
 
         Ok(SearchResponse {
