@@ -179,8 +179,13 @@ pub(crate) fn search(resp: &crate::search::SearchResponse, explain: bool) -> Val
                     "dense_rank": e.dense_rank,
                     "lexical_rank": e.lexical_rank,
                     "rerank_rank": e.rerank_rank,
+                    "dense_score": e.dense_score,
+                    "lexical_score": e.lexical_score,
+                    "dense_part": e.dense_part,
+                    "lexical_part": e.lexical_part,
                     "fused": e.fused,
                     "weight": e.weight,
+                    "relevance": e.relevance,
                     "score": e.score,
                 });
             }
@@ -199,6 +204,7 @@ pub(crate) fn search(resp: &crate::search::SearchResponse, explain: bool) -> Val
                 crate::search::Mode::Lexical => "lexical",
                 crate::search::Mode::Dense => "dense",
             },
+            "fusion": e.fusion.name(),
             "rrf_k": e.rrf_k,
             "sparse_weight": e.lexical_weight,
             "candidates": e.candidates,

@@ -43,6 +43,10 @@ pub(crate) struct EvalArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    /// For a BEIR folder, which judgments: `qrels/<SPLIT>.tsv` (SciFact has test and train;
+    /// tune on train, report test).
+    #[arg(long, default_value = "test")]
+    split: String,
 }
 
 /// One way of searching, as the table's columns name them.
@@ -165,7 +169,7 @@ fn setup(e: crate::error::Error) -> Failure {
 }
 
 pub(crate) fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Failure> {
-    let set = eval::load(&args.queries).map_err(setup)?;
+    let set = eval::load(&args.queries, &args.split).map_err(setup)?;
     if set.queries.is_empty() {
         return Err(fail(format!("{} holds no queries", args.queries.display())));
     }

@@ -265,13 +265,19 @@ pub(crate) fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> R
         if args.explain {
             let e = &hit.explain;
             let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+            let raw = |s: Option<f32>| s.map_or("-".to_string(), |s| format!("{s:.3}"));
             out.push_str(&format!(
-                "         dense #{} lexical #{} rerank #{} fused {:.4} weight {:.2} score {:.4}\n",
+                "         dense #{} ({}, part {:.4}) lexical #{} ({}, part {:.4}) rerank #{} fused {:.4} weight {:.2} relevance {:.4} score {:.4}\n",
                 rank(e.dense_rank),
+                raw(e.dense_score),
+                e.dense_part,
                 rank(e.lexical_rank),
+                raw(e.lexical_score),
+                e.lexical_part,
                 rank(e.rerank_rank),
                 e.fused,
                 e.weight,
+                e.relevance,
                 e.score
             ));
         }
@@ -280,10 +286,11 @@ pub(crate) fn search(engine: &Engine, only: Option<&str>, args: SearchArgs) -> R
     if args.explain {
         let e = &resp.explain;
         out.push_str(&format!(
-            "tokens {:?}; rarest df {}; lookup {}; rrf_k {} lexical weight {} candidates {} document weight {} mmr λ {} cap {}; rerank {}\n",
+            "tokens {:?}; rarest df {}; lookup {}; fusion {} rrf_k {} lexical weight {} candidates {} document weight {} mmr λ {} cap {}; rerank {}\n",
             e.tokens,
             e.rarest,
             if e.lookup_fired { "pinned" } else { "did not fire" },
+            e.fusion.name(),
             e.rrf_k,
             e.lexical_weight,
             e.candidates,

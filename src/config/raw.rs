@@ -104,6 +104,7 @@ pub(super) struct RawSearch {
     pub(super) default_k: Option<usize>,
     pub(super) exclude_dirs: Option<StringList>,
     pub(super) candidates: Option<usize>,
+    pub(super) fusion: Option<String>,
     pub(super) rrf_k: Option<f64>,
     pub(super) lexical_weight: Option<f64>,
     pub(super) document_weight: Option<f64>,

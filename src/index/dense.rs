@@ -130,6 +130,18 @@ impl Dense {
         self.by_id.contains_key(&chunk_id) || self.base_by_id.contains_key(&chunk_id)
     }
 
+    /// The exact dot product of `query` with one chunk's vector, if it has one here.
+    pub(crate) fn score(&self, query: &[f32], chunk_id: i64) -> Option<f32> {
+        if query.len() != self.dims {
+            return None;
+        }
+        if let Some(row) = self.by_id.get(&chunk_id) {
+            return Some(dot(query, &self.matrix[row * self.dims..(row + 1) * self.dims]));
+        }
+        let row = *self.base_by_id.get(&chunk_id)?;
+        Some(dot(query, self.base.as_ref()?.floats(row)))
+    }
+
     /// Adds (or replaces) a chunk's vector. A vector of the wrong length is ignored.
     pub(crate) fn insert(&mut self, key: RowKey, vector: &[f32]) {
         if vector.len() != self.dims {
@@ -546,6 +558,20 @@ mod tests {
         }
         let only_b = |k: &RowKey| &*k.path == "b.md";
         assert_eq!(quantised.top(&query, 20, &only_b), exact.top(&query, 20, &only_b));
+    }
+
+    #[test]
+    fn one_chunks_score_is_its_exact_dot_product_from_either_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut seed = 11u64;
+        let rows = clustered(40, 16, &mut seed);
+        let (quantised, exact) = both_stores(dir.path(), &rows, 2);
+        let q = &rows[3];
+        for store in [&quantised, &exact] {
+            assert_eq!(store.score(q, 7), Some(dot(q, &rows[7])));
+            assert_eq!(store.score(q, 99), None, "no vector, no score");
+            assert_eq!(store.score(&q[..8], 7), None, "a query of another length");
+        }
     }
 
     /// The same rows twice: written to a vectors file in `dir` and read back as the int8 base,

@@ -164,11 +164,14 @@ fn bad(msg: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidRequest, msg)
 }
 
-/// Loads a query set: a BEIR folder, a `.jsonl` file, or a JSON file.
-pub(crate) fn load(path: &Path) -> Result<QuerySet> {
+/// Loads a query set: a BEIR folder (judged by `qrels/<split>.tsv`), a `.jsonl` file, or a
+/// JSON file.
+pub(crate) fn load(path: &Path, split: &str) -> Result<QuerySet> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if path.is_dir() {
-        return load_beir(path, &name);
+        // Another split is another query set: a baseline of one never passes for the other's.
+        let name = if split == "test" { name } else { format!("{name} ({split})") };
+        return load_beir(path, &name, split);
     }
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::new(
@@ -288,12 +291,13 @@ pub(crate) fn beir_path(id: &str) -> String {
     format!("{shard}/{safe}.md")
 }
 
-fn load_beir(dir: &Path, name: &str) -> Result<QuerySet> {
+fn load_beir(dir: &Path, name: &str, split: &str) -> Result<QuerySet> {
     let read = |rel: &str| {
         std::fs::read_to_string(dir.join(rel)).map_err(|e| {
-            Error::new(ErrorCode::NotFound, format!("the BEIR folder lacks {rel} ({e}); it needs corpus.jsonl, queries.jsonl and qrels/test.tsv"))
+            Error::new(ErrorCode::NotFound, format!("the BEIR folder lacks {rel} ({e}); it needs corpus.jsonl, queries.jsonl and qrels/{split}.tsv"))
         })
     };
+    let qrels = format!("qrels/{split}.tsv");
     let mut texts: HashMap<String, String> = HashMap::new();
     for line in read("queries.jsonl")?.lines().filter(|l| !l.trim().is_empty()) {
         let q: Value =
@@ -303,14 +307,15 @@ fn load_beir(dir: &Path, name: &str) -> Result<QuerySet> {
         }
     }
     let mut judged: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
-    for (i, line) in read("qrels/test.tsv")?.lines().enumerate() {
+    for (i, line) in read(&qrels)?.lines().enumerate() {
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() < 3 || (i == 0 && cols[2].parse::<f64>().is_err()) {
             continue;
         }
-        let score: f64 = cols[2].trim().parse().map_err(|_| {
-            bad(format!("qrels/test.tsv line {}: the score is not a number", i + 1))
-        })?;
+        let score: f64 = cols[2]
+            .trim()
+            .parse()
+            .map_err(|_| bad(format!("{qrels} line {}: the score is not a number", i + 1)))?;
         judged.entry(cols[0].to_string()).or_default().insert(beir_path(cols[1]), score);
     }
     let mut queries = Vec::new();
@@ -887,10 +892,17 @@ mod tests {
             "query-id\tcorpus-id\tscore\n10\t101\t1\n2\t7\t1\n",
         )
         .unwrap();
-        let set = load(dir.path()).unwrap();
+        let set = load(dir.path(), "test").unwrap();
         let ids: Vec<&str> = set.queries.iter().map(|q| q.id.as_str()).collect();
         assert_eq!(ids, ["2", "10"]);
         assert_eq!(set.queries[1].relevant.gain("10/101.md"), 1.0);
+        // Another split is read from its own qrels file and named apart from the test split.
+        std::fs::write(dir.path().join("qrels/train.tsv"), "2\t101\t1\n").unwrap();
+        let train = load(dir.path(), "train").unwrap();
+        assert_eq!(train.queries.len(), 1);
+        assert_eq!(train.queries[0].relevant.gain("10/101.md"), 1.0);
+        assert_ne!(train.name, set.name);
+        assert!(load(dir.path(), "dev").is_err(), "a split with no qrels file is refused");
         let vault = tempfile::tempdir().unwrap();
         assert_eq!(write_beir_vault(dir.path(), vault.path()).unwrap(), 2);
         assert_eq!(
@@ -996,7 +1008,7 @@ mod tests {
             r#"[{"q": "X", "expect": ["a.md"]}, {"q": "X", "expect": ["b.md"]}, {"q": "X (2)"}]"#,
         )
         .unwrap();
-        let set = load(&file).unwrap();
+        let set = load(&file, "test").unwrap();
         let ids: Vec<&str> = set.queries.iter().map(|q| q.id.as_str()).collect();
         assert_eq!(ids, ["X", "X (2)", "X (2) (2)"]);
         assert_ne!(set.queries[0].judgment(), set.queries[1].judgment());

@@ -1,10 +1,27 @@
-//! Weighted reciprocal-rank fusion of the two arms, and folding in a reranker's order.
+//! Fusing the two arms into one list, and folding in a reranker's order.
 //!
-//! A chunk's fused score is the sum over the arms that found it of `weight / (rrf_k + rank)`,
-//! divided by the best possible sum (rank 1 in every active arm), so it lies in (0, 1]: with the
-//! defaults (both arms weighted 1.0) a chunk first in both arms scores 1.0 and a chunk first in
-//! one arm only 0.5. Filed documents are then multiplied by the document weight, so the note
-//! written from a document outranks the document itself when both answer as well.
+//! Two fusions, chosen by `search.fusion` ([`Fusion`]):
+//!
+//! - **Weighted reciprocal-rank fusion** (`rrf`). A chunk's fused score is the sum over the
+//!   arms that found it of `weight / (rrf_k + rank)`, divided by the best possible sum (rank 1
+//!   in every active arm), so it lies in (0, 1]: with both arms weighted 1.0 a chunk first in
+//!   both arms scores 1.0 and a chunk first in one arm only 0.5. Ranks alone count, so a
+//!   near-tie and a landslide look the same.
+//! - **A convex combination of normalised scores** (`convex-*`, after Bruch et al., "An
+//!   Analysis of Fusion Functions for Hybrid Retrieval", 2023). Each arm's raw scores (BM25,
+//!   cosine) are normalised over that arm's candidate list ([`Normalisation`]), and a chunk's
+//!   fused score is the weighted mean of its two normalised scores, divided by the best
+//!   possible mean, so it too lies in [0, 1]. A lexical candidate the dense arm did not list
+//!   is given its exact cosine (the caller scores it); a dense candidate the lexical arm did
+//!   not list takes the lexical list's floor, since its BM25 is at most the last listed one's.
+//!
+//! Either way each arm's share of the fused score is kept (`dense_part`, `lexical_part`) for
+//! `explain`. Filed documents are then multiplied by the document weight, so the note written
+//! from a document outranks the document itself when both answer as well.
+
+use std::collections::HashMap;
+
+pub(crate) use crate::config::{Fusion, Normalisation};
 
 /// Which arm found a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,13 +48,18 @@ impl Matched {
 /// The fusion constants; an arm with weight 0 takes no part.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Weights {
-    /// The RRF constant (60).
+    /// Which fusion.
+    pub(crate) fusion: Fusion,
+    /// The RRF constant (60); unused by a convex combination.
     pub(crate) rrf_k: f64,
     /// The dense arm's weight (1.0).
     pub(crate) dense: f64,
-    /// The lexical arm's weight (`search.lexical_weight`, 1.0 by default).
+    /// The lexical arm's weight (`search.lexical_weight`).
     pub(crate) lexical: f64,
 }
+
+/// One arm's candidates, best first, each with its raw score (BM25 or cosine).
+pub(crate) type Ranked = [(i64, f32)];
 
 /// A fused candidate.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,15 +72,44 @@ pub struct Candidate {
     pub(crate) lexical_rank: Option<usize>,
     /// 1-based rank given by the reranker.
     pub rerank_rank: Option<usize>,
+    /// The dense arm's raw score (cosine), when it was scored.
+    pub(crate) dense_score: Option<f32>,
+    /// The lexical arm's raw score (BM25), when it listed the chunk.
+    pub(crate) lexical_score: Option<f32>,
+    /// The dense arm's share of `fused`.
+    pub(crate) dense_part: f64,
+    /// The lexical arm's share of `fused`.
+    pub(crate) lexical_part: f64,
     /// Normalised fused score, before the document weight.
     pub fused: f64,
     /// The document weight, or 1.0.
     pub(crate) weight: f64,
-    /// The ranking score.
+    /// The ranking score; once the results are chosen, the shown score (see
+    /// `select::follow_order`).
     pub(crate) score: f64,
+    /// The ranking score before the shown order capped it (set with the shown score).
+    pub(crate) relevance: f64,
 }
 
 impl Candidate {
+    /// A candidate no arm has placed yet.
+    pub(crate) fn new(id: i64) -> Candidate {
+        Candidate {
+            id,
+            dense_rank: None,
+            lexical_rank: None,
+            rerank_rank: None,
+            dense_score: None,
+            lexical_score: None,
+            dense_part: 0.0,
+            lexical_part: 0.0,
+            fused: 0.0,
+            weight: 1.0,
+            score: 0.0,
+            relevance: 0.0,
+        }
+    }
+
     /// Which arm found it.
     pub(crate) fn matched(&self) -> Matched {
         match (self.dense_rank, self.lexical_rank) {
@@ -73,52 +124,130 @@ impl Candidate {
     }
 }
 
-/// Fuses two ranked id lists. `weight_of` gives a chunk's document weight, or `None` for an
-/// id that no longer exists (it is dropped). The result is best first; ties go to the better
-/// single rank, then the lower id, so the order is deterministic.
+/// Fuses the two arms' lists. `cosine` gives the exact dense score of a chunk the dense arm
+/// did not list (a convex combination uses it; `None` when unknown). `weight_of` gives a
+/// chunk's document weight, or `None` for an id that no longer exists (it is dropped). The
+/// result is best first; ties go to the better single rank, then the lower id, so the order
+/// is deterministic.
 pub(crate) fn fuse(
-    dense: &[i64],
-    lexical: &[i64],
+    dense: &Ranked,
+    lexical: &Ranked,
     w: &Weights,
+    cosine: impl Fn(i64) -> Option<f32>,
     weight_of: impl Fn(i64) -> Option<f64>,
 ) -> Vec<Candidate> {
-    let best = (w.dense + w.lexical) / (w.rrf_k + 1.0);
-    if best <= 0.0 {
+    if w.dense + w.lexical <= 0.0 {
         return Vec::new();
     }
-    let mut by_id: std::collections::HashMap<i64, Candidate> = std::collections::HashMap::new();
-    let blank = |id: i64| Candidate {
-        id,
-        dense_rank: None,
-        lexical_rank: None,
-        rerank_rank: None,
-        fused: 0.0,
-        weight: 1.0,
-        score: 0.0,
-    };
+    let mut by_id: HashMap<i64, Candidate> = HashMap::new();
     if w.dense > 0.0 {
-        for (i, id) in dense.iter().enumerate() {
-            by_id.entry(*id).or_insert_with(|| blank(*id)).dense_rank.get_or_insert(i + 1);
+        for (i, (id, score)) in dense.iter().enumerate() {
+            let c = by_id.entry(*id).or_insert_with(|| Candidate::new(*id));
+            if c.dense_rank.is_none() {
+                c.dense_rank = Some(i + 1);
+                c.dense_score = Some(*score);
+            }
         }
     }
     if w.lexical > 0.0 {
-        for (i, id) in lexical.iter().enumerate() {
-            by_id.entry(*id).or_insert_with(|| blank(*id)).lexical_rank.get_or_insert(i + 1);
+        for (i, (id, score)) in lexical.iter().enumerate() {
+            let c = by_id.entry(*id).or_insert_with(|| Candidate::new(*id));
+            if c.lexical_rank.is_none() {
+                c.lexical_rank = Some(i + 1);
+                c.lexical_score = Some(*score);
+            }
         }
     }
     let mut out: Vec<Candidate> = by_id
         .into_values()
         .filter_map(|mut c| {
             c.weight = weight_of(c.id)?;
-            let sum = c.dense_rank.map_or(0.0, |r| w.dense / (w.rrf_k + r as f64))
-                + c.lexical_rank.map_or(0.0, |r| w.lexical / (w.rrf_k + r as f64));
-            c.fused = sum / best;
-            c.score = c.fused * c.weight;
             Some(c)
         })
         .collect();
+    match w.fusion {
+        Fusion::Rrf => rrf(&mut out, w),
+        Fusion::Convex(norm) => {
+            if w.dense > 0.0 {
+                for c in out.iter_mut().filter(|c| c.dense_score.is_none()) {
+                    c.dense_score = cosine(c.id);
+                }
+            }
+            convex(&mut out, dense, lexical, w, norm);
+        }
+    }
+    for c in &mut out {
+        c.fused = c.dense_part + c.lexical_part;
+        c.score = c.fused * c.weight;
+    }
     sort(&mut out);
     out
+}
+
+/// Weighted RRF, each arm's share divided by the best possible sum.
+fn rrf(out: &mut [Candidate], w: &Weights) {
+    let best = (w.dense + w.lexical) / (w.rrf_k + 1.0);
+    for c in out {
+        c.dense_part = c.dense_rank.map_or(0.0, |r| w.dense / (w.rrf_k + r as f64)) / best;
+        c.lexical_part = c.lexical_rank.map_or(0.0, |r| w.lexical / (w.rrf_k + r as f64)) / best;
+    }
+}
+
+/// One arm's normalisation over its list: `(score - floor) / scale`, clamped at 0, so the
+/// list's best is `top` and a chunk the arm did not score is 0.
+#[derive(Debug, Clone, Copy)]
+struct Scale {
+    floor: f64,
+    scale: f64,
+    top: f64,
+}
+
+impl Scale {
+    /// The scale of one arm's list; `least` is the lowest score the arm can give at all.
+    fn of(list: &Ranked, norm: Normalisation, least: f64) -> Option<Scale> {
+        let scores: Vec<f64> = list.iter().map(|(_, s)| f64::from(*s)).collect();
+        let (lo, hi) = scores
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| (lo.min(*s), hi.max(*s)));
+        if scores.is_empty() {
+            return None;
+        }
+        let (floor, scale) = match norm {
+            Normalisation::MinMax => (lo, hi - lo),
+            Normalisation::ZScore => {
+                let n = scores.len() as f64;
+                let mean = scores.iter().sum::<f64>() / n;
+                let var = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n;
+                (lo, var.sqrt())
+            }
+            Normalisation::Theoretical => (least.min(lo), hi - least.min(lo)),
+        };
+        // One candidate, or a list of exact ties: each is as good as the best.
+        if scale <= f64::EPSILON {
+            return Some(Scale { floor: lo - 1.0, scale: 1.0, top: 1.0 });
+        }
+        Some(Scale { floor, scale, top: (hi - floor) / scale })
+    }
+
+    fn apply(&self, score: Option<f32>) -> f64 {
+        score.map_or(0.0, |s| ((f64::from(s) - self.floor) / self.scale).max(0.0))
+    }
+}
+
+/// The convex combination: each arm's normalised score times its weight, divided by the best
+/// possible weighted sum (the top of each active arm's list).
+fn convex(out: &mut [Candidate], dense: &Ranked, lexical: &Ranked, w: &Weights, n: Normalisation) {
+    // BM25 is never below 0; a cosine never below -1.
+    let d = Scale::of(dense, n, -1.0).filter(|_| w.dense > 0.0);
+    let l = Scale::of(lexical, n, 0.0).filter(|_| w.lexical > 0.0);
+    let best = d.map_or(0.0, |d| w.dense * d.top) + l.map_or(0.0, |l| w.lexical * l.top);
+    if best <= 0.0 {
+        return;
+    }
+    for c in out {
+        c.dense_part = d.map_or(0.0, |d| w.dense * d.apply(c.dense_score) / best);
+        c.lexical_part = l.map_or(0.0, |l| w.lexical * l.apply(c.lexical_score) / best);
+    }
 }
 
 fn sort(list: &mut [Candidate]) {
@@ -165,7 +294,16 @@ pub(crate) fn apply_rerank(cands: &mut [Candidate], scores: &[f32], fusion_k: f6
 mod tests {
     use super::*;
 
-    const W: Weights = Weights { rrf_k: 60.0, dense: 1.0, lexical: 0.5 };
+    const W: Weights = Weights { fusion: Fusion::Rrf, rrf_k: 60.0, dense: 1.0, lexical: 0.5 };
+
+    /// A ranked list with made-up falling scores.
+    fn ranked(ids: &[i64]) -> Vec<(i64, f32)> {
+        ids.iter().enumerate().map(|(i, id)| (*id, 1.0 - i as f32 * 0.01)).collect()
+    }
+
+    fn fuse_ids(dense: &[i64], lexical: &[i64], w: &Weights) -> Vec<Candidate> {
+        fuse(&ranked(dense), &ranked(lexical), w, |_| None, |_| Some(1.0))
+    }
 
     fn by_id(c: &[Candidate], id: i64) -> &Candidate {
         c.iter().find(|x| x.id == id).unwrap()
@@ -174,14 +312,14 @@ mod tests {
     #[test]
     fn normalisation_gives_the_documented_scores() {
         let dense: Vec<i64> = (1..=50).collect();
-        let c = fuse(&dense, &[1, 100], &W, |_| Some(1.0));
+        let c = fuse_ids(&dense, &[1, 100], &W);
         assert!((by_id(&c, 1).fused - 1.0).abs() < 1e-12);
         assert!((by_id(&c, 2).fused - (1.0 / 62.0) / (1.5 / 61.0)).abs() < 1e-12);
         assert!((by_id(&c, 100).fused - (0.5 / 62.0) / (1.5 / 61.0)).abs() < 1e-12);
         assert!((by_id(&c, 50).fused - 0.3697).abs() < 1e-4);
-        let lexical_first = fuse(&[], &[7], &W, |_| Some(1.0));
+        let lexical_first = fuse_ids(&[], &[7], &W);
         assert!((lexical_first[0].fused - 1.0 / 3.0).abs() < 1e-12);
-        let dense_first = fuse(&[7], &[], &W, |_| Some(1.0));
+        let dense_first = fuse_ids(&[7], &[], &W);
         assert!((dense_first[0].fused - 2.0 / 3.0).abs() < 1e-12);
         assert!(c.iter().all(|x| x.fused > 0.0 && x.fused <= 1.0));
         assert!(c.windows(2).all(|p| p[0].score >= p[1].score));
@@ -192,34 +330,118 @@ mod tests {
 
     #[test]
     fn documents_are_down_weighted_and_unknown_ids_dropped() {
-        let c = fuse(&[1, 2], &[1, 2], &W, |id| match id {
-            1 => Some(0.7),
-            2 => Some(1.0),
-            _ => None,
-        });
+        let c = fuse(
+            &ranked(&[1, 2]),
+            &ranked(&[1, 2]),
+            &W,
+            |_| None,
+            |id| match id {
+                1 => Some(0.7),
+                2 => Some(1.0),
+                _ => None,
+            },
+        );
         assert_eq!(c[0].id, 2, "the note outranks the document written from it");
         assert!((c[1].score - 0.7).abs() < 1e-12);
-        assert_eq!(fuse(&[9], &[], &W, |_| None), vec![]);
+        assert_eq!(fuse(&ranked(&[9]), &[], &W, |_| None, |_| None), vec![]);
     }
 
     #[test]
     fn a_single_arm_normalises_to_itself() {
-        let w = Weights { rrf_k: 60.0, dense: 0.0, lexical: 0.5 };
-        let c = fuse(&[1, 2], &[3], &w, |_| Some(1.0));
+        let w = Weights { dense: 0.0, ..W };
+        let c = fuse_ids(&[1, 2], &[3], &w);
         assert_eq!(c.len(), 1);
         assert!((c[0].fused - 1.0).abs() < 1e-12);
     }
 
     #[test]
     fn reranking_reorders_only_the_head_and_keeps_it_ahead() {
-        let mut c = fuse(&[1, 2, 3, 4], &[], &W, |_| Some(1.0));
+        let mut c = fuse_ids(&[1, 2, 3, 4], &[], &W);
         apply_rerank(&mut c, &[0.1, 0.2, 0.9], 0.0);
         assert_eq!(c.iter().map(|x| x.id).collect::<Vec<_>>(), [3, 2, 1, 4]);
         assert_eq!(c[0].rerank_rank, Some(1));
         assert!(c[2].score > c[3].score);
-        let mut c = fuse(&[1, 2, 3], &[], &W, |_| Some(1.0));
+        let mut c = fuse_ids(&[1, 2, 3], &[], &W);
         apply_rerank(&mut c, &[0.1, 0.9, 0.2], 5.0);
         // RRF of fused rank and reranker rank: 2 (2nd, 1st) beats 1 (1st, 3rd).
         assert_eq!(c[0].id, 2);
+    }
+
+    #[test]
+    fn rrf_keeps_each_arms_share_of_the_fused_score() {
+        let c = fuse_ids(&[1, 2], &[2, 1], &W);
+        let one = by_id(&c, 1);
+        assert!((one.dense_part - (1.0 / 61.0) / (1.5 / 61.0)).abs() < 1e-12);
+        assert!((one.lexical_part - (0.5 / 62.0) / (1.5 / 61.0)).abs() < 1e-12);
+        assert!((one.fused - one.dense_part - one.lexical_part).abs() < 1e-12);
+    }
+
+    const CONVEX: Weights = Weights {
+        fusion: Fusion::Convex(Normalisation::MinMax),
+        rrf_k: 60.0,
+        dense: 1.0,
+        lexical: 1.0,
+    };
+
+    #[test]
+    fn a_landslide_outweighs_a_near_tie_where_ranks_would_not() {
+        // Dense: 1 and 2 nearly tie. Lexical: 2 wins by a landslide over 1.
+        let dense = [(1, 0.80), (2, 0.79), (3, 0.30)];
+        let lexical = [(2, 30.0), (1, 3.0), (4, 2.0)];
+        let rrf = fuse(
+            &dense,
+            &lexical,
+            &Weights { fusion: Fusion::Rrf, ..CONVEX },
+            |_| None,
+            |_| Some(1.0),
+        );
+        assert_eq!(rrf[0].id, 1, "ranks call it a tie, which the lower id takes");
+        let c = fuse(&dense, &lexical, &CONVEX, |_| None, |_| Some(1.0));
+        assert_eq!(c[0].id, 2, "the landslide decides: {c:?}");
+        // Min-max: 2 is (0.49/0.5 + 1) / 2 of the best possible; 1 is (1 + 1/28) / 2.
+        assert!((c[0].fused - (0.98 + 1.0) / 2.0).abs() < 1e-6);
+        assert!((by_id(&c, 1).fused - (1.0 + 1.0 / 28.0) / 2.0).abs() < 1e-6);
+        assert!(c.iter().all(|x| (0.0..=1.0).contains(&x.fused)));
+        assert!(c.windows(2).all(|p| p[0].score >= p[1].score));
+    }
+
+    #[test]
+    fn a_lexical_candidate_gets_its_exact_cosine_and_a_dense_one_the_lexical_floor() {
+        let dense = [(1, 0.9), (2, 0.5)];
+        let lexical = [(3, 10.0), (1, 5.0)];
+        let c = fuse(&dense, &lexical, &CONVEX, |id| (id == 3).then_some(0.7), |_| Some(1.0));
+        let three = by_id(&c, 3);
+        assert_eq!(three.dense_score, Some(0.7));
+        assert!((three.dense_part - 0.5 * 0.5).abs() < 1e-6, "{three:?}");
+        assert_eq!(three.matched(), Matched::Lexical, "a filled-in score is no dense rank");
+        let two = by_id(&c, 2);
+        assert_eq!((two.lexical_score, two.lexical_part), (None, 0.0));
+    }
+
+    #[test]
+    fn every_normalisation_bounds_the_fused_score_and_a_lone_arm_keeps_its_order() {
+        let dense = [(1, 0.9), (2, 0.6), (3, 0.55), (4, 0.1)];
+        let lexical = [(4, 12.0), (2, 11.0), (5, 1.0)];
+        for (name, fusion) in Fusion::NAMES {
+            assert_eq!(Fusion::parse(name), Some(fusion));
+            assert_eq!(fusion.name(), name);
+            let w = Weights { fusion, ..CONVEX };
+            let c = fuse(&dense, &lexical, &w, |_| Some(0.0), |_| Some(1.0));
+            assert!(c.iter().all(|x| (0.0..=1.0 + 1e-12).contains(&x.fused)), "{name}: {c:?}");
+            let lone =
+                fuse(&dense, &lexical, &Weights { lexical: 0.0, ..w }, |_| None, |_| Some(1.0));
+            assert_eq!(lone.iter().map(|x| x.id).collect::<Vec<_>>(), [1, 2, 3, 4], "{name}");
+            assert!((lone[0].fused - 1.0).abs() < 1e-12, "{name}: the best alone scores 1");
+        }
+        assert_eq!(Fusion::parse("borda"), None);
+    }
+
+    #[test]
+    fn theoretical_normalisation_keeps_near_ties_near() {
+        let w =
+            Weights { fusion: Fusion::Convex(Normalisation::Theoretical), lexical: 0.0, ..CONVEX };
+        let c = fuse(&[(1, 0.50), (2, 0.49)], &[], &w, |_| None, |_| Some(1.0));
+        // (0.49 + 1) / (0.50 + 1), where min-max would put the second at 0.
+        assert!((by_id(&c, 2).fused - 1.49 / 1.5).abs() < 1e-6);
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! The pipeline (details in `fusion.rs` and `select.rs`): the lexical arm takes the BM25 top
 //! candidates from tantivy and the dense arm the exact cosine top candidates from the matrix,
-//! both already narrowed to the requested vault and folder prefix; weighted reciprocal-rank
-//! fusion merges them, filed documents are down-weighted, an optional reranker reorders the
+//! both already narrowed to the requested vault and folder prefix; a fusion of their scores
+//! (or ranks) merges them, filed documents are down-weighted, an optional reranker reorders the
 //! head, an identifier lookup may pin exact matches first, and a diversity pass caps how many
 //! results one note may take. Every result says which arm found it and whether it was pinned;
 //! `explain` adds the ranks, scores and constants, and never changes the ranking.
@@ -123,6 +123,8 @@ pub struct Hit {
 pub struct Explain {
     /// Arms used.
     pub(crate) mode: Mode,
+    /// How the arms were fused.
+    pub(crate) fusion: fusion::Fusion,
     /// The RRF constant.
     pub(crate) rrf_k: f64,
     /// The lexical weight (dense is 1).
@@ -242,14 +244,32 @@ struct Filter<'s> {
     grant: &'s crate::vault::grant::Grant,
 }
 
-/// What the two arms found, and which of them took part.
+/// A chunk id with its arm's raw score (BM25 or cosine).
+type Scored = (i64, f32);
+
+/// What the dense arm found, with the query vector it searched by.
+struct DenseArm {
+    query: Arc<Vec<f32>>,
+    found: Vec<Scored>,
+}
+
+/// What the two arms found (ids with raw scores, best first), and which of them took part.
 struct Arms {
     tokens: Vec<String>,
     stand_ins: Vec<StandIn>,
-    lexical_ids: Vec<i64>,
-    dense_ids: Vec<i64>,
+    lexical: Vec<Scored>,
+    dense: Vec<Scored>,
+    /// The embedded query, so a fusion by score can ask the cosine of a chunk the dense arm
+    /// did not list.
+    query_vector: Option<Arc<Vec<f32>>>,
     use_lexical: bool,
     use_dense: bool,
+}
+
+impl Arms {
+    fn lexical_ids(&self) -> Vec<i64> {
+        self.lexical.iter().map(|(id, _)| *id).collect()
+    }
 }
 
 /// The identifier lookup's outcome: the rarest query token's document frequency and the pins.
@@ -271,30 +291,36 @@ impl Searcher<'_> {
         let arms = self.retrieve(req, &filter, per_arm, &mut notices)?;
 
         let weights = fusion::Weights {
+            fusion: s.fusion,
             rrf_k: s.rrf_k,
             dense: if arms.use_dense { 1.0 } else { 0.0 },
-            lexical: if arms.use_lexical { s.lexical_weight } else { 0.0 },
+            lexical: if arms.use_lexical { s.lexical_weight() } else { 0.0 },
         };
         let candidate_ids: Vec<i64> =
-            arms.dense_ids.iter().chain(&arms.lexical_ids).copied().collect();
+            arms.dense.iter().chain(&arms.lexical).map(|(id, _)| *id).collect();
         let metas: HashMap<i64, ChunkMeta> = self.index.chunks(&candidate_ids)?;
         // The arms left out the grant's folders already; this catches a path a folder term
         // cannot name (a denied note rather than a folder), still before any ranking.
         let arms = if req.grant.sees_everything() {
             arms
         } else {
-            let seen = |id: &i64| metas.get(id).is_some_and(|m| req.grant.can_read(&m.path));
+            let seen =
+                |(id, _): &(i64, f32)| metas.get(id).is_some_and(|m| req.grant.can_read(&m.path));
             Arms {
-                dense_ids: arms.dense_ids.into_iter().filter(seen).collect(),
-                lexical_ids: arms.lexical_ids.into_iter().filter(seen).collect(),
+                dense: arms.dense.into_iter().filter(seen).collect(),
+                lexical: arms.lexical.into_iter().filter(seen).collect(),
                 ..arms
             }
         };
-        let mut candidates = fusion::fuse(&arms.dense_ids, &arms.lexical_ids, &weights, |id| {
-            metas
-                .get(&id)
-                .map(|m| if m.kind == FileKind::Document { s.document_weight } else { 1.0 })
-        });
+        let mut candidates = {
+            let dense = self.index.dense();
+            let cosine = |id: i64| dense.score(arms.query_vector.as_deref()?, id);
+            fusion::fuse(&arms.dense, &arms.lexical, &weights, cosine, |id| {
+                metas
+                    .get(&id)
+                    .map(|m| if m.kind == FileKind::Document { s.document_weight } else { 1.0 })
+            })
+        };
 
         // Chunk texts are fetched only where a step needs them: the lexical candidates when the
         // lookup may fire, the reranker's head, and the results.
@@ -303,9 +329,10 @@ impl Searcher<'_> {
         let rerank_state = self.rerank(req, &mut candidates, &mut texts, &mut notices)?;
 
         let cap = select::cap(k, s.max_per_note);
-        let chosen = select::select(&candidates, &lookup.pins, k, cap, s.mmr_lambda, |id| {
+        let mut chosen = select::select(&candidates, &lookup.pins, k, cap, s.mmr_lambda(), |id| {
             metas.get(&id).map(note_key).unwrap_or_default()
         });
+        select::follow_order(&mut chosen);
         let results = self.hits(chosen, &metas, &mut texts, query)?;
 
         Ok(SearchResponse {
@@ -313,11 +340,12 @@ impl Searcher<'_> {
             k,
             explain: Explain {
                 mode: req.mode,
+                fusion: s.fusion,
                 rrf_k: s.rrf_k,
-                lexical_weight: s.lexical_weight,
+                lexical_weight: s.lexical_weight(),
                 candidates: per_arm,
                 document_weight: s.document_weight,
-                mmr_lambda: s.mmr_lambda,
+                mmr_lambda: s.mmr_lambda(),
                 cap,
                 tokens: arms.tokens,
                 rarest: lookup.rarest,
@@ -378,7 +406,7 @@ impl Searcher<'_> {
         let tokens = unique(tokenize::tokenize(req.scope.query()));
         let use_lexical = req.mode != Mode::Dense && !tokens.is_empty();
         let mut stand_ins = Vec::new();
-        let lexical_ids = if use_lexical {
+        let lexical = if use_lexical {
             stand_ins = self.stand_ins(&tokens, filter.grant);
             notices.extend(stand_ins.iter().map(StandIn::notice));
             let searched: Vec<String> = stand_ins.iter().flat_map(|s| s.searched.clone()).collect();
@@ -386,15 +414,16 @@ impl Searcher<'_> {
         } else {
             Vec::new()
         };
-        let (use_dense, dense_ids) = if req.mode != Mode::Lexical {
+        let (query_vector, dense) = if req.mode != Mode::Lexical {
             match self.retrieve_dense(req, filter, per_arm, notices)? {
-                Some(ids) => (true, ids),
-                None => (false, Vec::new()),
+                Some(arm) => (Some(arm.query), arm.found),
+                None => (None, Vec::new()),
             }
         } else {
-            (false, Vec::new())
+            (None, Vec::new())
         };
-        Ok(Arms { tokens, stand_ins, lexical_ids, dense_ids, use_lexical, use_dense })
+        let use_dense = query_vector.is_some();
+        Ok(Arms { tokens, stand_ins, lexical, dense, query_vector, use_lexical, use_dense })
     }
 
     /// For each query word no passage holds, the indexed words that stand in for it
@@ -421,7 +450,7 @@ impl Searcher<'_> {
             .collect()
     }
 
-    /// The lexical arm: the BM25 top candidates.
+    /// The lexical arm: the BM25 top candidates with their scores.
     fn retrieve_lexical(
         &self,
         tokens: &[String],
@@ -429,7 +458,7 @@ impl Searcher<'_> {
         filter: &Filter<'_>,
         per_arm: usize,
         notices: &mut Vec<String>,
-    ) -> Result<Vec<i64>> {
+    ) -> Result<Vec<Scored>> {
         let lexical_filter = lexical::Filter {
             vault: filter.vault_name,
             vaults: self.index.vault_names(),
@@ -446,18 +475,19 @@ impl Searcher<'_> {
                     .to_string(),
             );
         }
-        Ok(hits.iter().map(|h| h.chunk_id as i64).collect())
+        Ok(hits.iter().map(|h| (h.chunk_id as i64, h.score)).collect())
     }
 
-    /// The dense arm: the exact cosine top candidates. `None` when the query could not be
-    /// embedded in a hybrid search, which then goes on lexically only and says so.
+    /// The dense arm: the query vector and the exact cosine top candidates with their scores.
+    /// `None` when the query could not be embedded in a hybrid search, which then goes on
+    /// lexically only and says so.
     fn retrieve_dense(
         &self,
         req: &ScopedSearch,
         filter: &Filter<'_>,
         per_arm: usize,
         notices: &mut Vec<String>,
-    ) -> Result<Option<Vec<i64>>> {
+    ) -> Result<Option<DenseArm>> {
         let text = format!("{}{}", self.query_prefix, req.scope.query());
         let embedded = match &req.query_vector {
             Some(v) => Ok(Arc::new(v.clone())),
@@ -473,14 +503,8 @@ impl Searcher<'_> {
                         && filter.prefix.is_none_or(|p| under(&key.path, p))
                         && filter.grant.can_read(&key.path)
                 };
-                Ok(Some(
-                    self.index
-                        .dense()
-                        .top(&q, per_arm, &keep)
-                        .into_iter()
-                        .map(|(id, _)| id)
-                        .collect(),
-                ))
+                let found = self.index.dense().top(&q, per_arm, &keep);
+                Ok(Some(DenseArm { query: q, found }))
             }
             Err(e) if req.mode == Mode::Hybrid => {
                 tracing::warn!("query embedding failed, searching lexically only: {e}");
@@ -505,7 +529,7 @@ impl Searcher<'_> {
         texts: &mut HashMap<i64, String>,
     ) -> Result<Lookup> {
         let mut out = Lookup { rarest: 0, pins: Vec::new() };
-        if !arms.use_lexical || arms.lexical_ids.is_empty() {
+        if !arms.use_lexical || arms.lexical.is_empty() {
             return Ok(out);
         }
         let tokens = &arms.tokens;
@@ -516,9 +540,10 @@ impl Searcher<'_> {
             .min()
             .unwrap_or(0);
         if self.settings.lookup && (1..=select::LOOKUP_MAX_MATCHES).contains(&out.rarest) {
-            texts.extend(self.index.store().chunk_texts(&arms.lexical_ids)?);
+            let lexical_ids = arms.lexical_ids();
+            texts.extend(self.index.store().chunk_texts(&lexical_ids)?);
             let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
-            out.pins = select::lookup_pins(&arms.lexical_ids, |id| {
+            out.pins = select::lookup_pins(&lexical_ids, |id| {
                 let meta = metas.get(&id)?;
                 let text = texts.get(&id)?;
                 let have: HashSet<String> = tokenize::tokenize(&chunker::lexical_text(

@@ -30,6 +30,22 @@ pub(crate) fn cap(k: usize, max_per_note: Option<usize>) -> usize {
     }
 }
 
+/// Makes the shown scores follow the shown order: each result's `score` is capped at the one
+/// above it, its ranking score kept as `relevance`. The diversity pass may place a note's
+/// second passage (0.953) below another note's first (0.927), and a number that rises down the
+/// list reads as a mistake. Pinned results stand apart: they lead because they hold every rare
+/// query word, whatever they score, and say so, so the cap starts below them.
+pub(crate) fn follow_order(chosen: &mut [(Candidate, bool)]) {
+    let mut above = f64::INFINITY;
+    for (c, pinned) in chosen.iter_mut() {
+        c.relevance = c.score;
+        if !*pinned {
+            c.score = c.score.min(above);
+            above = c.score;
+        }
+    }
+}
+
 /// Walks the lexical list in BM25 order and keeps the chunks that hold every query token, one
 /// per note, up to [`LOOKUP_MAX_PINS`] notes. `info` gives a chunk's note and whether it holds
 /// every token (`None` for an unknown chunk).
@@ -117,20 +133,22 @@ mod tests {
     use super::*;
 
     fn cand(id: i64, score: f64) -> Candidate {
-        Candidate {
-            id,
-            dense_rank: Some(1),
-            lexical_rank: None,
-            rerank_rank: None,
-            fused: score,
-            weight: 1.0,
-            score,
-        }
+        Candidate { dense_rank: Some(1), fused: score, score, ..Candidate::new(id) }
     }
 
     /// Chunks 1..=6 belong to note "a"; others are their own notes.
     fn note(id: i64) -> String {
         if (1..=6).contains(&id) { "a".into() } else { format!("n{id}") }
+    }
+
+    #[test]
+    fn shown_scores_never_rise_down_the_list_and_keep_the_ranking_score() {
+        let mut chosen =
+            vec![(cand(9, 0.2), true), (cand(7, 0.927), false), (cand(2, 0.953), false)];
+        follow_order(&mut chosen);
+        let shown: Vec<f64> = chosen.iter().map(|(c, _)| c.score).collect();
+        assert_eq!(shown, [0.2, 0.927, 0.927], "a pin keeps its own score and caps nothing");
+        assert_eq!(chosen[2].0.relevance, 0.953);
     }
 
     #[test]

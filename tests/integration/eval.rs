@@ -71,7 +71,7 @@ fn the_fixture_set_passes_its_baseline_and_dropping_the_lookup_override_fails_it
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
     assert!(out.contains("REGRESSIONS"), "{out}");
-    assert!(out.contains("\"TBS-0048813-02\": #1 -> "), "{out}");
+    assert!(out.contains("\"CFY-77310\": #1 -> "), "{out}");
     assert!(stderr(&o).contains(", 0 texts embedded"), "{}", stderr(&o));
 }
 
