@@ -25,6 +25,15 @@ pub(super) fn bad(msg: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidRequest, msg)
 }
 
+/// A parameter of a query or form read as a map, trimmed; empty is none. The web page and
+/// OAuth's authorization request read theirs so.
+pub(super) fn trimmed_param<'a>(
+    q: &'a std::collections::HashMap<String, String>,
+    name: &str,
+) -> Option<&'a str> {
+    q.get(name).map(|s| s.trim()).filter(|s| !s.is_empty())
+}
+
 /// Runs a blocking engine call off the async workers.
 pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,

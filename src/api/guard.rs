@@ -156,7 +156,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
-fn is_loopback(host: &str) -> bool {
+/// Whether a host (a name, or an address with or without IPv6 brackets) is this machine.
+pub(crate) fn is_loopback(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     host.eq_ignore_ascii_case("localhost")
         || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
@@ -445,12 +446,17 @@ pub(crate) fn base_of(public_url: Option<&str>, tls: bool, headers: &HeaderMap) 
         return url.to_string();
     }
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
-    // A proxy that terminates TLS says so; without a public_url it is the only hint there is.
-    let forwarded = headers
+    format!("{}://{}", if over_tls(headers, tls) { "https" } else { "http" }, host.trim())
+}
+
+/// Whether a request reached the server over TLS: directly (`tls`), or through a proxy that
+/// terminated it and says so in `X-Forwarded-Proto` (the only hint there is without
+/// `server.public_url`). The web page's cookie and the OAuth metadata's scheme both ask this.
+pub(crate) fn over_tls(headers: &HeaderMap, tls: bool) -> bool {
+    tls || headers
         .get("x-forwarded-proto")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"));
-    format!("{}://{}", if tls || forwarded { "https" } else { "http" }, host.trim())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
 }
 
 /// The `WWW-Authenticate` value of a 401 on the MCP endpoint at `path` (as requested, with

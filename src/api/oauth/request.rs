@@ -14,6 +14,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::Door;
+use crate::api::common::trimmed_param as param;
 use crate::api::tls::OverTls;
 use crate::auth::oauth::App;
 use crate::error::{Error, ErrorCode};
@@ -88,7 +89,7 @@ pub(crate) fn acceptable_redirect(uri: &str) -> Result<(), String> {
     }
     match u.scheme() {
         "https" => Ok(()),
-        "http" if u.host().is_some_and(|h| loopback(&h)) => Ok(()),
+        "http" if loopback_http(&u) => Ok(()),
         "http" => Err(format!(
             "'{uri}' is plain http to another machine; use https, or a loopback address"
         )),
@@ -99,12 +100,9 @@ pub(crate) fn acceptable_redirect(uri: &str) -> Result<(), String> {
     }
 }
 
-fn loopback(host: &url::Host<&str>) -> bool {
-    match host {
-        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
-        url::Host::Ipv4(ip) => ip.is_loopback(),
-        url::Host::Ipv6(ip) => ip.is_loopback(),
-    }
+/// Whether a URL is plain `http` to this machine (the guard's loopback rule on its host).
+pub(crate) fn loopback_http(u: &url::Url) -> bool {
+    u.scheme() == "http" && u.host_str().is_some_and(crate::api::guard::is_loopback)
 }
 
 /// Whether `asked` is the registered redirect URI `registered`: the same string, or both the
@@ -117,9 +115,8 @@ pub(crate) fn redirect_matches(registered: &str, asked: &str) -> bool {
     let (Ok(r), Ok(a)) = (url::Url::parse(registered), url::Url::parse(asked)) else {
         return false;
     };
-    r.scheme() == "http"
+    loopback_http(&r)
         && a.scheme() == "http"
-        && r.host().is_some_and(|h| loopback(&h))
         && r.host() == a.host()
         && r.path() == a.path()
         && r.query() == a.query()
@@ -145,11 +142,6 @@ pub(crate) fn resource(asked: Option<&str>, base: &str) -> Result<String, String
         return Err(format!("the resource '{asked}' is not on this server ({base})"));
     }
     Ok(r)
-}
-
-/// A parameter, trimmed; empty is none.
-fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
-    q.get(name).map(|s| s.trim()).filter(|s| !s.is_empty())
 }
 
 /// The application `client_id` names: a registered one, or a client ID metadata document

@@ -52,12 +52,7 @@ fn form_target(redirect_uri: &str) -> String {
 /// Who the code goes to, in people's words: the host, or "a program on this computer".
 fn destination(redirect_uri: &str) -> String {
     match url::Url::parse(redirect_uri) {
-        Ok(u)
-            if u.scheme() == "http"
-                && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")) =>
-        {
-            "a program on this computer".into()
-        }
+        Ok(u) if request::loopback_http(&u) => "a program on this computer".into(),
         Ok(u) => u
             .host_str()
             .map_or_else(|| format!("the application ({}:)", u.scheme()), str::to_string),

@@ -175,11 +175,7 @@ pub(crate) fn router(
 /// Whether the page was reached over TLS (directly, under `server.tls`, or through a proxy
 /// that says so), which decides the cookie's `Secure` flag.
 fn over_tls(headers: &HeaderMap, direct: Option<Extension<OverTls>>) -> bool {
-    direct.is_some()
-        || headers
-            .get("x-forwarded-proto")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
+    super::guard::over_tls(headers, direct.is_some())
 }
 
 /// Whether a write came from a page of this very server: its `Origin` is `http(s)://<Host>`.
@@ -329,10 +325,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
 
 type Params = Query<HashMap<String, String>>;
 
-/// A parameter, trimmed; empty is none.
-fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
-    q.get(name).map(|s| s.trim()).filter(|s| !s.is_empty())
-}
+use super::common::trimmed_param as param;
 
 fn required<'a>(q: &'a HashMap<String, String>, name: &str) -> Result<&'a str> {
     param(q, name).ok_or_else(|| {
