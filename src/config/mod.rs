@@ -141,6 +141,14 @@ pub struct SearchSettings {
     pub(crate) typos: bool,
     /// The most results one note may take; unset, two for k up to ten and k/5 beyond.
     pub(crate) max_per_note: Option<usize>,
+    /// What a query word found in a chunk's title, aliases or heading path adds, beside its
+    /// match in the body, as a share of that match (0: the body alone).
+    pub(crate) heading_weight: f64,
+    /// How many of the first fusion's leaders the dense query moves toward before the
+    /// candidates are scored again (0: off; see `search::feedback`).
+    pub(crate) feedback_passages: usize,
+    /// The leaders' weight beside the query's own 1.0 in that move.
+    pub(crate) feedback_weight: f64,
     /// A vault's own default `k`, for a search of that vault alone (`vaults: {NAME: {path,
     /// default_k}}`); a search of every vault uses `default_k`.
     pub(crate) vault_k: std::collections::BTreeMap<String, usize>,
@@ -572,10 +580,20 @@ fn search_settings(s: RawSearch) -> Result<SearchSettings, ConfigError> {
         lookup: s.lookup.unwrap_or(true),
         typos: s.typos.unwrap_or(true),
         max_per_note: s.max_per_note,
+        heading_weight: s.heading_weight.unwrap_or(0.0),
+        feedback_passages: s.feedback_passages.unwrap_or(0),
+        feedback_weight: s.feedback_weight.unwrap_or(0.0),
         vault_k: std::collections::BTreeMap::new(),
     };
     if search.lexical_weight.is_some_and(|w| !(w >= 0.0 && w.is_finite())) {
         return Err(err("search.lexical_weight must be a number of 0 or more"));
+    }
+    for (key, w) in
+        [("heading_weight", search.heading_weight), ("feedback_weight", search.feedback_weight)]
+    {
+        if !(w >= 0.0 && w.is_finite()) {
+            return Err(err(format!("search.{key} must be a number of 0 or more")));
+        }
     }
     if search.mmr_lambda.is_some_and(|l| !(0.0..=1.0).contains(&l)) {
         return Err(err("search.mmr_lambda must be between 0 and 1"));

@@ -112,6 +112,9 @@ pub(super) struct RawSearch {
     pub(super) lookup: Option<bool>,
     pub(super) typos: Option<bool>,
     pub(super) max_per_note: Option<usize>,
+    pub(super) heading_weight: Option<f64>,
+    pub(super) feedback_passages: Option<usize>,
+    pub(super) feedback_weight: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -211,13 +211,20 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
-/// The text the lexical index sees: title + " " + breadcrumb + " " + text (no description),
-/// the note's aliases beside its title (so a search for an alias finds the note).
+/// The text the lexical index sees: the [heading text](heading_text), then the chunk's text
+/// (no description).
 pub(crate) fn lexical_text(title: &str, aliases: &str, breadcrumb: &str, text: &str) -> String {
+    format!("{} {text}", heading_text(title, aliases, breadcrumb))
+}
+
+/// What names a chunk rather than says it: title + " " + breadcrumb, the note's aliases beside
+/// its title (so a search for an alias finds the note). The lexical index keeps it as a field
+/// of its own as well, so a match there can weigh more (`search.heading_weight`).
+pub(crate) fn heading_text(title: &str, aliases: &str, breadcrumb: &str) -> String {
     if aliases.is_empty() {
-        format!("{title} {breadcrumb} {text}")
+        format!("{title} {breadcrumb}")
     } else {
-        format!("{title} {} {breadcrumb} {text}", aliases.replace('\n', " "))
+        format!("{title} {} {breadcrumb}", aliases.replace('\n', " "))
     }
 }
 
@@ -1203,6 +1210,7 @@ mod tests {
         assert_eq!(lexical_text("T", "", "T > A", "body"), "T T > A body");
         assert_eq!(lexical_text("T", "", "", "body"), "T  body");
         assert_eq!(lexical_text("T", "Boiler\nHot water", "", "b"), "T Boiler Hot water  b");
+        assert_eq!(heading_text("T", "Boiler\nHot water", "T > A"), "T Boiler Hot water T > A");
         assert_eq!(estimate_tokens(""), 0);
         assert_eq!(estimate_tokens(&"a".repeat(35)), 9);
         assert_eq!(estimate_tokens(&"a".repeat(36)), 10);

@@ -135,11 +135,16 @@ impl Dense {
         if query.len() != self.dims {
             return None;
         }
+        Some(dot(query, self.vector(chunk_id)?))
+    }
+
+    /// One chunk's vector (unit length), if it has one here.
+    pub(crate) fn vector(&self, chunk_id: i64) -> Option<&[f32]> {
         if let Some(row) = self.by_id.get(&chunk_id) {
-            return Some(dot(query, &self.matrix[row * self.dims..(row + 1) * self.dims]));
+            return Some(&self.matrix[row * self.dims..(row + 1) * self.dims]);
         }
         let row = *self.base_by_id.get(&chunk_id)?;
-        Some(dot(query, self.base.as_ref()?.floats(row)))
+        Some(self.base.as_ref()?.floats(row))
     }
 
     /// Adds (or replaces) a chunk's vector. A vector of the wrong length is ignored.

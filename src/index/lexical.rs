@@ -33,7 +33,7 @@ use crate::index::tokenize::{TOKENIZER_VERSION, tokens_with_offsets};
 use crate::{Error, ErrorCode, Result};
 
 /// Bump when the fields below change in a way an old index cannot serve.
-const SCHEMA_VERSION: u32 = 1;
+const SCHEMA_VERSION: u32 = 2;
 /// The name our analyzer is registered under in tantivy.
 const ANALYZER: &str = "mdvault";
 const WRITER_HEAP_BYTES: usize = 50_000_000;
@@ -73,6 +73,55 @@ pub struct Hit {
     pub(crate) score: f32,
 }
 
+/// What one chunk gives the index: `body` is everything searched
+/// ([`lexical_text`](crate::index::chunker::lexical_text)), `heading` the part of it that names
+/// the chunk ([`heading_text`](crate::index::chunker::heading_text)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Text {
+    pub(crate) heading: String,
+    pub(crate) body: String,
+}
+
+impl Text {
+    /// A chunk's two texts, each from its one rule in the chunker.
+    pub(crate) fn of(title: &str, aliases: &str, breadcrumb: &str, text: &str) -> Text {
+        use crate::index::chunker::{heading_text, lexical_text};
+        Text {
+            heading: heading_text(title, aliases, breadcrumb),
+            body: lexical_text(title, aliases, breadcrumb, text),
+        }
+    }
+}
+
+/// A test's chunk: all body, no heading.
+#[cfg(test)]
+impl From<&str> for Text {
+    fn from(body: &str) -> Text {
+        Text { heading: String::new(), body: body.to_string() }
+    }
+}
+
+#[cfg(test)]
+impl From<&String> for Text {
+    fn from(body: &String) -> Text {
+        Text::from(body.as_str())
+    }
+}
+
+#[cfg(test)]
+impl From<&&str> for Text {
+    fn from(body: &&str) -> Text {
+        Text::from(*body)
+    }
+}
+
+/// What a search adds to each query word's BM25 in the body, each as a share of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Boosts {
+    /// A word's match in the chunk's heading field (title, aliases, heading path).
+    pub(crate) heading: f32,
+}
+
 /// The lexical index of one data folder: one writer, many concurrent searchers.
 pub(crate) struct LexicalIndex {
     dir: PathBuf,
@@ -94,6 +143,8 @@ struct Fields {
     vault: Field,
     folders: Field,
     body: Field,
+    /// The chunk's [heading text](crate::index::chunker::heading_text), also in `body`.
+    heading: Field,
 }
 
 /// An index ready to serve, with the caller's payload from its last commit.
@@ -205,14 +256,22 @@ impl LexicalIndex {
     /// Stages one chunk; it is searchable after the next [`commit`](Self::commit).
     ///
     /// Adding an id that is already indexed duplicates it; replace by deleting first.
-    pub(crate) fn add(&self, chunk_id: u64, vault: &str, path: &str, text: &str) -> Result<()> {
+    pub(crate) fn add(
+        &self,
+        chunk_id: u64,
+        vault: &str,
+        path: &str,
+        text: impl Into<Text>,
+    ) -> Result<()> {
+        let text = text.into();
         let mut doc = TantivyDocument::new();
         doc.add_u64(self.fields.chunk_id, chunk_id);
         doc.add_text(self.fields.vault, vault);
         for folder in ancestor_folders(path) {
             doc.add_text(self.fields.folders, folder);
         }
-        doc.add_text(self.fields.body, text);
+        doc.add_text(self.fields.body, &text.body);
+        doc.add_text(self.fields.heading, &text.heading);
         self.with_writer(|w| {
             w.add_document(doc)
                 .map(|_| ())
@@ -265,36 +324,46 @@ impl LexicalIndex {
         limit: usize,
         filter: &Filter,
     ) -> Result<Vec<Hit>> {
-        self.search_with(tokens, &[], limit, filter)
+        self.search_with(tokens, &[], Boosts::default(), limit, filter)
     }
 
     /// [`search`](Self::search), with `stand_ins` (words searched in place of query words no
     /// chunk holds) weighing [`STAND_IN_WEIGHT`] of a query word: a word absent from the vault
     /// is as often a real word as a typo ("fund" near "find"), so its stand-ins may break ties
     /// and lift a chunk a little, never outweigh the words the query has.
+    ///
+    /// `boosts` add to the BM25 of the body: see [`Boosts`].
     pub(crate) fn search_with(
         &self,
         tokens: &[String],
         stand_ins: &[String],
+        boosts: Boosts,
         limit: usize,
         filter: &Filter,
     ) -> Result<Vec<Hit>> {
         let mut seen = HashSet::new();
         let weighed =
             tokens.iter().map(|t| (t, 1.0)).chain(stand_ins.iter().map(|t| (t, STAND_IN_WEIGHT)));
-        let terms: Vec<(Occur, Box<dyn Query>)> = weighed
-            .filter(|(token, _)| !token.is_empty() && seen.insert(token.as_str()))
-            .map(|(token, weight)| {
-                let term = Term::from_field_text(self.fields.body, token);
-                let query: Box<dyn Query> =
-                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                let query: Box<dyn Query> = match weight {
-                    1.0 => query,
-                    w => Box::new(BoostQuery::new(query, w)),
-                };
-                (Occur::Should, query)
-            })
-            .collect();
+        let term_query = |field: Field, token: &str, weight: f32| -> (Occur, Box<dyn Query>) {
+            let term = Term::from_field_text(field, token);
+            let query: Box<dyn Query> =
+                Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+            let query: Box<dyn Query> = match weight {
+                1.0 => query,
+                w => Box::new(BoostQuery::new(query, w)),
+            };
+            (Occur::Should, query)
+        };
+        let mut terms: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (token, weight) in weighed {
+            if token.is_empty() || !seen.insert(token.as_str()) {
+                continue;
+            }
+            terms.push(term_query(self.fields.body, token, weight));
+            if boosts.heading > 0.0 {
+                terms.push(term_query(self.fields.heading, token, weight * boosts.heading));
+            }
+        }
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
@@ -590,12 +659,14 @@ fn build_schema() -> (Schema, Fields) {
     let chunk_id = builder.add_u64_field("chunk_id", INDEXED | FAST | STORED);
     let vault = builder.add_text_field("vault", STRING);
     let folders = builder.add_text_field("folders", STRING);
-    let body_indexing = TextFieldIndexing::default()
-        .set_tokenizer(ANALYZER)
-        .set_index_option(IndexRecordOption::WithFreqs);
-    let body =
-        builder.add_text_field("body", TextOptions::default().set_indexing_options(body_indexing));
-    (builder.build(), Fields { chunk_id, vault, folders, body })
+    let indexing = |with: IndexRecordOption| {
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(with),
+        )
+    };
+    let body = builder.add_text_field("body", indexing(IndexRecordOption::WithFreqs));
+    let heading = builder.add_text_field("heading", indexing(IndexRecordOption::WithFreqs));
+    (builder.build(), Fields { chunk_id, vault, folders, body, heading })
 }
 
 fn register_analyzer(index: &mut Index) {
@@ -759,6 +830,35 @@ mod tests {
         index.add(1, "main", "Finance/Bank.md", "Savings account 7726041 opened.").unwrap();
         index.commit("{}").unwrap();
         assert!(near("7726042").is_empty());
+    }
+
+    fn scores(index: &LexicalIndex, query: &str, boosts: Boosts) -> Vec<(u64, f32)> {
+        // The distractors (ids from 100) only make the words' rarity realistic.
+        let hits = index.search_with(&tokenize(query), &[], boosts, 50, &no_filter()).unwrap();
+        hits.iter().filter(|h| h.chunk_id < 100).map(|h| (h.chunk_id, h.score)).collect()
+    }
+
+    #[test]
+    fn a_query_word_in_a_chunks_heading_weighs_more_only_when_the_heading_weight_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = with_distractors(tmp.path());
+        let body = |heading: &str| Text {
+            heading: heading.to_string(),
+            body: format!("{heading} the pressure gauge reads low again"),
+        };
+        index.add(1, "main", "Home/A.md", body("Boiler")).unwrap();
+        index.add(2, "main", "Home/B.md", body("Kitchen")).unwrap();
+        index.add(3, "main", "Home/C.md", "Kitchen the boiler pressure gauge reads low").unwrap();
+        index.commit("1").unwrap();
+        let plain = scores(&index, "boiler", Boosts::default());
+        let lifted = scores(&index, "boiler", Boosts { heading: 1.0 });
+        // Unboosted, the heading is body text like any other: two chunks of one mention each.
+        assert_eq!(plain.len(), 2);
+        assert_eq!(lifted.len(), 2);
+        assert_eq!(lifted[0].0, 1, "{lifted:?}");
+        let of = |list: &[(u64, f32)], id| list.iter().find(|h| h.0 == id).unwrap().1;
+        assert!(of(&lifted, 1) > of(&plain, 1));
+        assert_eq!(of(&lifted, 3), of(&plain, 3), "a body-only match gains nothing");
     }
 
     #[test]

@@ -336,13 +336,9 @@ impl Index {
                 let texts = self.store.chunk_texts(&ids)?;
                 for info in part {
                     if let Some(text) = texts.get(&info.id) {
-                        let lex = chunker::lexical_text(
-                            &info.title,
-                            &info.aliases,
-                            &info.breadcrumb,
-                            text,
-                        );
-                        self.lexical.add(info.id as u64, &info.vault, &info.path, &lex)?;
+                        let lex =
+                            lexical::Text::of(&info.title, &info.aliases, &info.breadcrumb, text);
+                        self.lexical.add(info.id as u64, &info.vault, &info.path, lex)?;
                     }
                 }
             }

@@ -13,7 +13,9 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::store::{self, Batch, FileKind, FileStatus, FileUpdate, NewChunk};
-use super::{Index, Silent, Slot, TextHash, chunker, coverage, hash_prefix, row_key, text_hash};
+use super::{
+    Index, Silent, Slot, TextHash, chunker, coverage, hash_prefix, lexical, row_key, text_hash,
+};
 use super::{Progress, under};
 use crate::error::{Error, ErrorCode, Result};
 use crate::vault::canvas::Canvas;
@@ -113,7 +115,7 @@ impl Index {
             batch.deletes.push((vault.name().to_string(), path.clone()));
             report.files_removed += 1;
         }
-        let mut pending: Vec<(FileUpdate, Vec<String>)> = Vec::new();
+        let mut pending: Vec<(FileUpdate, Vec<lexical::Text>)> = Vec::new();
         // The distinct embed texts of the chunks this pass writes, to count those that keep
         // their stored vector.
         let mut written: HashSet<TextHash> = HashSet::new();
@@ -305,7 +307,7 @@ impl Index {
         stat: &FileStat,
         fingerprint: &str,
         stored: Option<&str>,
-    ) -> Result<Option<(FileUpdate, Vec<String>)>> {
+    ) -> Result<Option<(FileUpdate, Vec<lexical::Text>)>> {
         let bytes = vault.read_bytes(&stat.path)?;
         if stored.is_some_and(|sha| sha == crate::vault::content_hash(&bytes)) {
             return Ok(None);
@@ -373,7 +375,7 @@ impl Index {
                 &c.breadcrumb,
                 &c.text,
             );
-            lexical.push(chunker::lexical_text(&note.title, &note.aliases, &c.breadcrumb, &c.text));
+            lexical.push(lexical::Text::of(&note.title, &note.aliases, &c.breadcrumb, &c.text));
             update.chunks.push(NewChunk {
                 breadcrumb: c.breadcrumb.clone(),
                 line: c.line,
@@ -396,7 +398,7 @@ impl Index {
     fn commit_files(
         &self,
         batch: &mut Batch,
-        pending: &mut Vec<(FileUpdate, Vec<String>)>,
+        pending: &mut Vec<(FileUpdate, Vec<lexical::Text>)>,
     ) -> Result<()> {
         if pending.is_empty() && batch.deletes.is_empty() && batch.touches.is_empty() {
             return Ok(());
@@ -427,7 +429,7 @@ impl Index {
         // Map the new chunk ids back to their files, in insertion order.
         let mut ids = applied.added.iter();
         let mut new_slots: Vec<(i64, Slot)> = Vec::new();
-        for (update, lexical) in upserts.iter().zip(&lexical_texts) {
+        for (update, lexical) in upserts.iter().zip(lexical_texts) {
             let file = self.file_meta(update.vault.clone(), &update.path, update.kind);
             for (chunk, lex) in update.chunks.iter().zip(lexical) {
                 let Some(&id) = ids.next() else { break };

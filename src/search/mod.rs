@@ -11,6 +11,7 @@
 //! Search performs no writes and reaches the network only through the embedder and reranker.
 
 pub(crate) mod eval;
+pub(crate) mod feedback;
 pub(crate) mod fusion;
 pub(crate) mod rerank;
 pub(crate) mod scope;
@@ -24,6 +25,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::index::store::FileKind;
 use crate::index::{ChunkMeta, Index, chunker, lexical, tokenize, under};
 use crate::vault::VaultScope;
+use feedback::Feedback;
 pub use fusion::{Candidate, Matched};
 use rerank::Reranker;
 
@@ -314,12 +316,31 @@ impl Searcher<'_> {
         };
         let mut candidates = {
             let dense = self.index.dense();
-            let cosine = |id: i64| dense.score(arms.query_vector.as_deref()?, id);
-            fusion::fuse(&arms.dense, &arms.lexical, &weights, cosine, |id| {
+            let weight_of = |id: i64| {
                 metas
                     .get(&id)
                     .map(|m| if m.kind == FileKind::Document { s.document_weight } else { 1.0 })
-            })
+            };
+            let query = arms.query_vector.as_deref();
+            let cosine = |id: i64| dense.score(query?, id);
+            let first = fusion::fuse(&arms.dense, &arms.lexical, &weights, cosine, weight_of);
+            let feedback = Feedback { passages: s.feedback_passages, weight: s.feedback_weight };
+            let leaders = feedback::leaders(&first, feedback.passages);
+            let moved = query.filter(|_| feedback.is_on() && arms.use_dense).and_then(|q| {
+                feedback::moved_query(
+                    q,
+                    leaders.iter().filter_map(|id| dense.vector(*id)),
+                    feedback.weight,
+                )
+            });
+            match moved {
+                Some(moved) => {
+                    let cosine = |id: i64| dense.score(&moved, id);
+                    let rescored = feedback::rescored(&arms.dense, cosine);
+                    fusion::fuse(&rescored, &arms.lexical, &weights, cosine, weight_of)
+                }
+                None => first,
+            }
         };
 
         // Chunk texts are fetched only where a step needs them: the lexical candidates when the
@@ -466,7 +487,14 @@ impl Searcher<'_> {
             allow: &filter.grant.allow,
             deny: &filter.grant.deny,
         };
-        let hits = self.index.lexical().search_with(tokens, stand_ins, per_arm, &lexical_filter)?;
+        let boosts = lexical::Boosts { heading: self.settings.heading_weight as f32 };
+        let hits = self.index.lexical().search_with(
+            tokens,
+            stand_ins,
+            boosts,
+            per_arm,
+            &lexical_filter,
+        )?;
         if hits.is_empty() {
             // Without this, passages found by meaning alone read as if they held the words.
             notices.push(

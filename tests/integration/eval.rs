@@ -73,6 +73,15 @@ fn the_fixture_set_passes_its_baseline_and_dropping_the_lookup_override_fails_it
     assert!(out.contains("REGRESSIONS"), "{out}");
     assert!(out.contains("\"CFY-77310\": #1 -> "), "{out}");
     assert!(stderr(&o).contains(", 0 texts embedded"), "{}", stderr(&o));
+
+    // Pseudo-relevance feedback reorders the candidates: on this set it costs first places
+    // (docs/search.md), which is why it is off; the gate sees it, so the setting is live.
+    let feedback =
+        [("MDVAULT_SEARCH__FEEDBACK_PASSAGES", "3"), ("MDVAULT_SEARCH__FEEDBACK_WEIGHT", "0.5")];
+    let o = eval(&args, &feedback);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(out.contains("REGRESSIONS"), "{out}");
 }
 
 #[test]
