@@ -43,10 +43,11 @@ pub(crate) struct EvalArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
-    /// For a BEIR folder, which judgments: `qrels/<SPLIT>.tsv` (SciFact has test and train;
-    /// tune on train, report test).
-    #[arg(long, default_value = "test")]
-    split: String,
+    /// Which half to run: for a BEIR folder, which judgments, `qrels/<SPLIT>.tsv` (default
+    /// test; SciFact has test and train: tune on train, report test); for a JSON file, the
+    /// queries marked `"split": SPLIT` and those marked with none (default: every query).
+    #[arg(long)]
+    split: Option<String>,
 }
 
 /// One way of searching, as the table's columns name them.
@@ -169,7 +170,7 @@ fn setup(e: crate::error::Error) -> Failure {
 }
 
 pub(crate) fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Failure> {
-    let set = eval::load(&args.queries, &args.split).map_err(setup)?;
+    let set = eval::load(&args.queries, args.split.as_deref()).map_err(setup)?;
     if set.queries.is_empty() {
         return Err(fail(format!("{} holds no queries", args.queries.display())));
     }
@@ -518,7 +519,7 @@ fn render(ctx: &Finished) -> String {
     let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
     render_table(&mut out, runs, k, graded);
     // Where the default mode fell short, query by query (not for a thousand BEIR queries).
-    if !graded {
+    if !args.queries.is_dir() {
         render_misses(&mut out, set, runs);
     }
     render_baseline(&mut out, ctx);

@@ -2,7 +2,9 @@
 //!
 //! Three query-set formats are read:
 //! - the first predecessor's JSON: `{"queries": [{"q", "arm", "expect": [paths], "never":
-//!   [paths], "why"}]}` (a bare list too); a hit is an expected path, exactly;
+//!   [paths], "why"}]}` (a bare list too); a hit is an expected path, exactly. mdvault's own
+//!   sets may grade instead (`"expect": {path: gain}`) and name a `"split"` (`train`, `test`),
+//!   so tuning can be done on one half and reported on the other;
 //! - the second predecessor's JSONL: one `{"query", "gold": [path substrings]}` per line; a hit is
 //!   a path containing one of the substrings;
 //! - a BEIR folder (`corpus.jsonl`, `queries.jsonl`, `qrels/test.tsv`): judged documents become
@@ -121,6 +123,8 @@ pub(crate) struct EvalQuery {
     pub(crate) never: Vec<String>,
     /// Why the query is in the set.
     pub(crate) why: String,
+    /// The split it belongs to (`train`, `test`); `None` belongs to every split.
+    pub(crate) split: Option<String>,
 }
 
 impl EvalQuery {
@@ -164,11 +168,13 @@ fn bad(msg: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidRequest, msg)
 }
 
-/// Loads a query set: a BEIR folder (judged by `qrels/<split>.tsv`), a `.jsonl` file, or a
-/// JSON file.
-pub(crate) fn load(path: &Path, split: &str) -> Result<QuerySet> {
+/// Loads a query set: a BEIR folder (judged by `qrels/<split>.tsv`, `test` unless a split is
+/// named), a `.jsonl` file, or a JSON file (every query, or with a split only the queries of
+/// that split and those that name none).
+pub(crate) fn load(path: &Path, split: Option<&str>) -> Result<QuerySet> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if path.is_dir() {
+        let split = split.unwrap_or("test");
         // Another split is another query set: a baseline of one never passes for the other's.
         let name = if split == "test" { name } else { format!("{name} ({split})") };
         return load_beir(path, &name, split);
@@ -194,7 +200,11 @@ pub(crate) fn load(path: &Path, split: &str) -> Result<QuerySet> {
             q.id = format!("{} ({n})", q.text);
         }
     }
-    Ok(QuerySet { name, queries })
+    let Some(split) = split else { return Ok(QuerySet { name, queries }) };
+    // Ids are given before the filter, so a query keeps its id in every split; and the split is
+    // named in the set's name, so a baseline of the whole file never passes for half of it.
+    queries.retain(|q| q.split.as_deref().is_none_or(|s| s == split));
+    Ok(QuerySet { name: format!("{name} ({split})"), queries })
 }
 
 /// The first predecessor's format.
@@ -220,13 +230,19 @@ pub(crate) fn parse_json(text: &str) -> Result<Vec<EvalQuery>> {
             let arm = Arm::parse(arm_text).ok_or_else(|| {
                 bad(format!("{at}: arm {arm_text:?} is not lexical, dense, either or threshold"))
             })?;
+            let split = match q.get("split") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                Some(_) => return Err(bad(format!("{at}: split must be a name, like \"test\""))),
+            };
             Ok(EvalQuery {
                 id: text.to_string(),
                 text: text.to_string(),
                 arm,
-                relevant: Relevant::Paths(strings(q.get("expect"), &at, "expect")?),
+                relevant: expected(q.get("expect"), &at)?,
                 never: strings(q.get("never"), &at, "never")?,
                 why: q.get("why").and_then(Value::as_str).unwrap_or_default().to_string(),
+                split,
             })
         })
         .collect()
@@ -251,9 +267,25 @@ pub(crate) fn parse_jsonl(text: &str) -> Result<Vec<EvalQuery>> {
             relevant: Relevant::Substrings(gold),
             never: strings(q.get("never"), &at, "never")?,
             why: String::new(),
+            split: None,
         });
     }
     Ok(out)
+}
+
+/// A JSON query's `expect`: a list of equally relevant paths, or a map of path to gain (the
+/// answer highest, a note that answers in part lower).
+fn expected(v: Option<&Value>, at: &str) -> Result<Relevant> {
+    let Some(Value::Object(map)) = v else {
+        return Ok(Relevant::Paths(strings(v, at, "expect")?));
+    };
+    map.iter()
+        .map(|(path, gain)| match gain.as_f64() {
+            Some(g) if g >= 0.0 && g.is_finite() => Ok((path.clone(), g)),
+            _ => Err(bad(format!("{at}: the gain of {path:?} must be a number, 0 or more"))),
+        })
+        .collect::<Result<BTreeMap<_, _>>>()
+        .map(Relevant::Graded)
 }
 
 fn strings(v: Option<&Value>, at: &str, key: &str) -> Result<Vec<String>> {
@@ -330,6 +362,7 @@ fn load_beir(dir: &Path, name: &str, split: &str) -> Result<QuerySet> {
             relevant: Relevant::Graded(grades),
             never: Vec::new(),
             why: String::new(),
+            split: None,
         });
     }
     // Numeric ids in numeric order, so reports read naturally.
@@ -814,6 +847,7 @@ mod tests {
             relevant,
             never: never.iter().map(|s| s.to_string()).collect(),
             why: String::new(),
+            split: None,
         }
     }
 
@@ -892,17 +926,17 @@ mod tests {
             "query-id\tcorpus-id\tscore\n10\t101\t1\n2\t7\t1\n",
         )
         .unwrap();
-        let set = load(dir.path(), "test").unwrap();
+        let set = load(dir.path(), Some("test")).unwrap();
         let ids: Vec<&str> = set.queries.iter().map(|q| q.id.as_str()).collect();
         assert_eq!(ids, ["2", "10"]);
         assert_eq!(set.queries[1].relevant.gain("10/101.md"), 1.0);
         // Another split is read from its own qrels file and named apart from the test split.
         std::fs::write(dir.path().join("qrels/train.tsv"), "2\t101\t1\n").unwrap();
-        let train = load(dir.path(), "train").unwrap();
+        let train = load(dir.path(), Some("train")).unwrap();
         assert_eq!(train.queries.len(), 1);
         assert_eq!(train.queries[0].relevant.gain("10/101.md"), 1.0);
         assert_ne!(train.name, set.name);
-        assert!(load(dir.path(), "dev").is_err(), "a split with no qrels file is refused");
+        assert!(load(dir.path(), Some("dev")).is_err(), "a split with no qrels file is refused");
         let vault = tempfile::tempdir().unwrap();
         assert_eq!(write_beir_vault(dir.path(), vault.path()).unwrap(), 2);
         assert_eq!(
@@ -910,6 +944,47 @@ mod tests {
             "# T\n\nBody.\n"
         );
         assert_eq!(std::fs::read_to_string(vault.path().join("7/7.md")).unwrap(), "Other.\n");
+    }
+
+    #[test]
+    fn a_json_set_grades_its_answers_and_splits_into_halves() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("real.json");
+        std::fs::write(
+            &file,
+            r#"{"queries": [
+                {"q": "one", "expect": {"a.md": 2, "b.md": 1}, "split": "train"},
+                {"q": "two", "expect": ["c.md"], "split": "test"},
+                {"q": "three", "expect": ["d.md"]}
+            ]}"#,
+        )
+        .unwrap();
+        let all = load(&file, None).unwrap();
+        assert_eq!(all.queries.len(), 3);
+        assert_eq!(all.name, "real.json");
+        let one = &all.queries[0];
+        assert_eq!((one.relevant.gain("a.md"), one.relevant.gain("b.md")), (2.0, 1.0));
+        assert_eq!(one.split.as_deref(), Some("train"));
+        // The closely relevant note alone earns less than the answer alone.
+        let partial = score(one, &paths(&["b.md"]), 6);
+        assert_eq!(partial.rank, Some(1));
+        assert!(partial.ndcg10 < score(one, &paths(&["a.md"]), 6).ndcg10);
+
+        let texts = |split| -> Vec<String> {
+            load(&file, Some(split)).unwrap().queries.into_iter().map(|q| q.text).collect()
+        };
+        assert_eq!(texts("train"), ["one", "three"], "a query naming no split is in both");
+        assert_eq!(texts("test"), ["two", "three"]);
+        assert_eq!(load(&file, Some("test")).unwrap().name, "real.json (test)");
+
+        let refused = [
+            r#"[{"q": "x", "expect": {"a.md": -1}}]"#,
+            r#"[{"q": "x", "expect": {"a.md": "high"}}]"#,
+            r#"[{"q": "x", "expect": ["a.md"], "split": 1}]"#,
+        ];
+        for text in refused {
+            assert!(parse_json(text).is_err(), "{text}");
+        }
     }
 
     #[test]
@@ -1008,7 +1083,7 @@ mod tests {
             r#"[{"q": "X", "expect": ["a.md"]}, {"q": "X", "expect": ["b.md"]}, {"q": "X (2)"}]"#,
         )
         .unwrap();
-        let set = load(&file, "test").unwrap();
+        let set = load(&file, None).unwrap();
         let ids: Vec<&str> = set.queries.iter().map(|q| q.id.as_str()).collect();
         assert_eq!(ids, ["X", "X (2)", "X (2) (2)"]);
         assert_ne!(set.queries[0].judgment(), set.queries[1].judgment());

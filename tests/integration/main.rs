@@ -41,6 +41,7 @@ mod oauth;
 mod parity;
 mod paths;
 mod periodic;
+mod real_eval;
 mod real_vaults;
 mod resolver;
 mod resources;
