@@ -26,9 +26,22 @@ pub(super) fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// Resident anonymous memory (heap, stacks, anything not backed by a file), in MiB.
+/// Resident anonymous memory (heap, stacks, anything not backed by a file), in MiB, once the
+/// allocator has returned its free pages.
 pub(super) fn anonymous_mib() -> f64 {
+    trim();
     split().0
+}
+
+/// Hands the allocator's free pages back to the system (glibc), so that anonymous memory
+/// measured next is what is still allocated: loading the model frees buffers several times
+/// the model's size, which would otherwise count as the model's.
+fn trim() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` takes no pointer and only releases pages the allocator holds free.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Anonymous resident MiB, and each mapped file's resident MiB (all its mappings summed),
@@ -59,10 +72,11 @@ fn split() -> (f64, Vec<(String, f64)>) {
     (anonymous, files)
 }
 
-/// The resident memory now, by part: anonymous memory less `model_mib` (what the model took
+/// The resident memory now (free heap pages returned first), by part: anonymous memory less `model_mib` (what the model took
 /// when it loaded), the model, the largest mapped files (paths under `root` shown relative
 /// to it) and the rest of them summed.
 pub(super) fn report(model_mib: f64, root: &std::path::Path) -> Vec<(String, f64)> {
+    trim();
     let (anonymous, files) = split();
     let name = |p: &str| {
         std::path::Path::new(p)
