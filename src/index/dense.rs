@@ -226,7 +226,16 @@ impl Dense {
                 Scan::Exact => self.top_base(base, query, limit, keep, &scored),
                 Scan::Sign { candidates } => {
                     let chosen = self.sign_candidates(base, query, candidates.max(limit), keep);
-                    self.rescore(base, query, limit, &chosen, &scored)
+                    let mut qcodes = vec![0i8; self.dims];
+                    let qscale = vectors::quantise(query, &mut qcodes);
+                    let bound = base.error_bound(qscale, query.iter().map(|x| x.abs()).sum());
+                    let factor = qscale / (127.0 * 127.0);
+                    let scales = base.scales();
+                    let approx = chosen.iter().map(|r| {
+                        let d = vectors::dot_i8(&qcodes, base.codes(*r as usize));
+                        Candidate(d as f32 * factor * scales[*r as usize], *r)
+                    });
+                    self.rescore(base, query, limit, approx.collect(), bound, &scored)
                 }
             };
             scored.extend(found);
@@ -360,19 +369,23 @@ impl Dense {
         };
         // A row left out by a thread scored at most that thread's smallest kept score.
         let mut floor = f32::NEG_INFINITY;
-        let mut chosen: Vec<u32> = Vec::new();
+        let mut kept: Vec<Candidate> = Vec::new();
         for scanned in &heaps {
             if scanned.dropped {
                 let least = scanned.kept.iter().map(|c| c.0).fold(f32::INFINITY, f32::min);
                 floor = floor.max(least);
             }
-            chosen.extend(scanned.kept.iter().map(|c| c.1));
+            kept.extend(&scanned.kept);
         }
+        let chosen: Vec<u32> = kept.iter().map(|c| c.1).collect();
+        // Only the kept rows that can still reach the top are read in f32: the rest of the
+        // f32 section stays out of memory (rescoring every kept row made most of it resident
+        // after a few hundred searches).
+        let mut out = self.rescore(base, query, limit, kept, bound, overlay);
         let rescore = |r: u32| {
             let key = self.base_keys[r as usize].as_ref().map_or(0, |k| k.chunk_id);
             (key, dot(query, base.floats(r as usize)))
         };
-        let mut out: Vec<(i64, f32)> = chosen.iter().map(|r| rescore(*r)).collect();
         if floor == f32::NEG_INFINITY {
             return out; // every kept row is a candidate
         }
@@ -451,29 +464,19 @@ impl Dense {
         kept.into_iter().map(|c| c.1).collect()
     }
 
-    /// The exact top `limit` of the base rows `chosen` (with `overlay`'s exact scores beside
-    /// them): rows in order of their int8 scores, rescored in f32 until the error bound says
-    /// no row left can beat the `limit`-th best exact score.
+    /// The base rows of `approx` (each with its int8 score, within `bound` of its exact one)
+    /// that can be in the top `limit` (with `overlay`'s exact scores beside them), scored
+    /// exactly: in order of their int8 scores, rescored in f32 until the bound says no row
+    /// left can beat the `limit`-th best exact score.
     fn rescore(
         &self,
         base: &VectorFile,
         query: &[f32],
         limit: usize,
-        chosen: &[u32],
+        mut approx: Vec<Candidate>,
+        bound: f32,
         overlay: &[(i64, f32)],
     ) -> Vec<(i64, f32)> {
-        let mut qcodes = vec![0i8; self.dims];
-        let qscale = vectors::quantise(query, &mut qcodes);
-        let bound = base.error_bound(qscale, query.iter().map(|x| x.abs()).sum());
-        let factor = qscale / (127.0 * 127.0);
-        let scales = base.scales();
-        let mut approx: Vec<Candidate> = chosen
-            .iter()
-            .map(|r| {
-                let d = vectors::dot_i8(&qcodes, base.codes(*r as usize));
-                Candidate(d as f32 * factor * scales[*r as usize], *r)
-            })
-            .collect();
         approx.sort_unstable_by(|a, b| b.cmp(a));
         // The best `limit` exact scores so far, overlay included, smallest on top.
         let mut best: BinaryHeap<std::cmp::Reverse<Candidate>> =
