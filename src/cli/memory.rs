@@ -72,10 +72,10 @@ fn split() -> (f64, Vec<(String, f64)>) {
     (anonymous, files)
 }
 
-/// The resident memory now (free heap pages returned first), by part: anonymous memory less `model_mib` (what the model took
-/// when it loaded), the model, the largest mapped files (paths under `root` shown relative
-/// to it) and the rest of them summed.
-pub(super) fn report(model_mib: f64, root: &std::path::Path) -> Vec<(String, f64)> {
+/// The resident memory now (free heap pages returned first), by part: anonymous memory (the
+/// heap with the model's weights in it, stacks), the largest mapped files (paths under `root`
+/// shown relative to it) and the rest of them summed.
+pub(super) fn report(root: &std::path::Path) -> Vec<(String, f64)> {
     trim();
     let (anonymous, files) = split();
     let name = |p: &str| {
@@ -83,10 +83,7 @@ pub(super) fn report(model_mib: f64, root: &std::path::Path) -> Vec<(String, f64
             .strip_prefix(root)
             .map_or_else(|_| p.to_string(), |rel| rel.display().to_string())
     };
-    let mut out = vec![
-        ("heap and other anonymous".to_string(), (anonymous - model_mib).max(0.0)),
-        ("the model".to_string(), model_mib),
-    ];
+    let mut out = vec![("anonymous (heap with the model, stacks)".to_string(), anonymous)];
     out.extend(files.iter().take(FILES_LISTED).map(|(p, mib)| (name(p), *mib)));
     let others = files.len().saturating_sub(FILES_LISTED);
     let other: f64 = files.iter().skip(FILES_LISTED).map(|f| f.1).sum();
@@ -94,11 +91,16 @@ pub(super) fn report(model_mib: f64, root: &std::path::Path) -> Vec<(String, f64
     out
 }
 
-/// One line of the report: the total, then each part.
-pub(super) fn line(parts: &[(String, f64)]) -> String {
+/// One line of the report: the total, then each part, then what loading the model added to
+/// the anonymous part (`model_mib`, measured when it loaded: its weights, and whatever of its
+/// loading the allocator kept).
+pub(super) fn line(parts: &[(String, f64)], model_mib: f64) -> String {
     let total: f64 = parts.iter().map(|p| p.1).sum();
     let each: Vec<String> = parts.iter().map(|(what, mib)| format!("{what} {mib:.0}")).collect();
-    format!("resident {total:.0} MiB = {}", each.join(" + "))
+    format!(
+        "resident {total:.0} MiB = {} (MiB); loading the model added {model_mib:.0} MiB of anonymous memory",
+        each.join(" + ")
+    )
 }
 
 #[cfg(test)]

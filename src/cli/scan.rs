@@ -28,6 +28,8 @@ const SEARCHES_EACH: usize = 20;
 pub(super) struct Figures {
     /// The peak resident MiB while [`SEARCHERS`] searched at once.
     pub(super) concurrent_peak: f64,
+    /// What loading the model added to anonymous memory (MiB).
+    pub(super) model_mib: f64,
     /// Resident memory after they did, by part (MiB).
     pub(super) memory: Vec<(String, f64)>,
     /// The scan alone, where the index has a vectors file.
@@ -47,8 +49,8 @@ pub(super) fn measure(
     reset_peak();
     concurrent(engine, dims)?;
     let (concurrent_peak, _) = memory_mib();
-    let memory = memory::report(model_mib, root);
-    Ok(Figures { concurrent_peak, memory, scan: scan(engine, dims) })
+    let memory = memory::report(root);
+    Ok(Figures { concurrent_peak, model_mib, memory, scan: scan(engine, dims) })
 }
 
 /// Query texts and their vectors in the index's own space: the hashing embedder's, which made
@@ -142,7 +144,7 @@ pub(super) fn lines(chunks: usize, f: &Figures) -> Vec<String> {
         "{chunks:>7} chunks: peak RSS {:.0} MiB with {SEARCHERS} concurrent searchers{}; then {}",
         f.concurrent_peak,
         target(chunks, "≤ 1,536 MiB"),
-        memory::line(&f.memory)
+        memory::line(&f.memory, f.model_mib)
     ));
     out
 }
