@@ -844,6 +844,31 @@ pub(crate) struct BenchScale {
     pub(crate) build_peak_rss_mib: f64,
     pub(crate) search_peak_rss_mib: f64,
     pub(crate) reused: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) scan: Option<BenchScan>,
+    /// With `concurrent_searchers` searching at once: the peak, then resident MiB by part.
+    pub(crate) concurrent_peak_rss_mib: f64,
+    pub(crate) concurrent_searchers: usize,
+    pub(crate) memory: Vec<(String, f64)>,
+}
+
+/// The dense scan alone, exact and with sign codes (`bytes`: read in full per query).
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchScan {
+    pub(crate) queries: usize,
+    pub(crate) exact_p50_ms: f64,
+    pub(crate) exact_p95_ms: f64,
+    pub(crate) exact_bytes: usize,
+    pub(crate) sign: Vec<BenchSignScan>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchSignScan {
+    pub(crate) candidates: usize,
+    pub(crate) p50_ms: f64,
+    pub(crate) p95_ms: f64,
+    pub(crate) recall_at_10: f64,
+    pub(crate) bytes: usize,
 }
 
 /// `bench --real-vault`: cold and warm starts of a server over a copy of a real vault.

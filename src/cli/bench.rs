@@ -2,8 +2,9 @@
 //!
 //! It prints, and never asserts: embedder throughput (optionally against sentence-transformers
 //! on the same texts and threads), indexing throughput with the local model, hybrid search
-//! latency at synthetic scale points with the query embedding included and excluded, warm
-//! start, edit-to-searchable time, peak memory, PDF extraction throughput (text layer and
+//! latency at synthetic scale points with the query embedding included and excluded, the dense
+//! scan alone with its sign-code option's recall (`scan.rs`), warm start, edit-to-searchable
+//! time, peak memory and resident memory by part (`memory.rs`), PDF extraction throughput (text layer and
 //! OCR), and the upkeep passes (index.md, checks, callouts, expiries) over a synthetic vault. Synthetic corpora are generated, indexed
 //! with the model-free hashing embedder (embedding 100k real chunks would take hours; search
 //! costs the same whatever made the vectors), and deleted afterwards.
@@ -15,6 +16,7 @@ use std::time::Instant;
 use clap::Args;
 use serde_json::Value;
 
+use super::memory::{self, memory_mib, reset_peak};
 use super::{Failure, print, print_json};
 use crate::config::{Config, EmbeddingBackend};
 use crate::docs::{self, ExtractSettings, Extractor};
@@ -221,26 +223,6 @@ pub(super) fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Peak and current resident memory of this process, in MiB (Linux).
-fn memory_mib() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    };
-    (field("VmHWM:"), field("VmRSS:"))
-}
-
-/// Resets this process's peak resident memory to its current value (Linux 4.0 and later;
-/// elsewhere the peak stays cumulative), so a phase's peak is its own.
-fn reset_peak() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
 fn model_dir(config: &Config) -> Result<PathBuf, Failure> {
     match &config.embedding.backend {
         EmbeddingBackend::Local { model_dir } => Ok(model_dir.clone()),
@@ -264,7 +246,10 @@ pub(crate) fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
         return super::load::run(config, &args.load, args.json);
     }
     let model = model_dir(config)?;
+    let before = memory::anonymous_mib();
     let local = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;
+    // What loading the model added: the memory report names it apart from the heap.
+    let model_mib = (memory::anonymous_mib() - before).max(0.0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut report = BenchReport {
         machine: Some(BenchMachine {
@@ -285,7 +270,7 @@ pub(crate) fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
     say(format!("machine: {threads} cores; model {}; encoder {precision}{hint}", local.model_id()));
 
     if args.scales_only {
-        report.scales = Some(scale_points(config, &args, &local, &say)?);
+        report.scales = Some(scale_points(config, &args, &local, model_mib, &say)?);
         return finish(&args, &report);
     }
     if args.upkeep_only {
@@ -306,7 +291,7 @@ pub(crate) fn run(config: &Config, args: BenchArgs) -> Result<(), Failure> {
     report.edit_to_searchable_ms = Some(edits);
 
     // 3. Scale points: search latency, build time, warm start, memory.
-    let scales = scale_points(config, &args, &local, &say)?;
+    let scales = scale_points(config, &args, &local, model_mib, &say)?;
     let t = Instant::now();
     let _ = LocalEmbedder::load(&model).map_err(|e| fail(e.to_string()))?;
     let load_ms = ms(t.elapsed());
@@ -461,6 +446,7 @@ fn scale_points(
     config: &Config,
     args: &BenchArgs,
     local: &LocalEmbedder,
+    model_mib: f64,
     say: &dyn Fn(String),
 ) -> Result<Vec<BenchScale>, Failure> {
     let mut scales = Vec::new();
@@ -525,21 +511,24 @@ fn scale_points(
         }
         excluded.sort_by(f64::total_cmp);
         included.sort_by(f64::total_cmp);
+        let (serving_peak, rss) = memory_mib();
+        let more = super::scan::measure(&engine, local.dims(), model_mib, &root)?;
         drop(engine);
 
-        let (serving_peak, rss) = memory_mib();
         let warm = warm_start(&cfg, &data, &vault)?;
         let peak = build_peak.max(serving_peak);
         let built = if reused { "reused, an unchanged pass took" } else { "built in" };
         say(format!(
             "{chunks:>7} chunks: hybrid k=6 p50 {:.1} ms / p95 {:.1} ms with the query embedding, {:.1} / {:.1} ms without; \
-             {built} {build_s:.1} s (+{write_s:.1} s writing notes); warm start {warm:.0} ms (+ model load); \
+             {built} {build_s:.1} s (+{write_s:.1} s writing notes); warm start {warm:.0} ms (+ model load){}; \
              peak RSS {build_peak:.0} MiB building, {serving_peak:.0} MiB opening it afresh and searching",
             percentile(&included, 0.5),
             percentile(&included, 0.95),
             percentile(&excluded, 0.5),
-            percentile(&excluded, 0.95)
+            percentile(&excluded, 0.95),
+            super::scan::target(chunks, "≤ 1 s")
         ));
+        super::scan::lines(chunks, &more).into_iter().for_each(say);
         scales.push(BenchScale {
             chunks,
             hybrid_p50_ms_with_embedding: percentile(&included, 0.5),
@@ -553,6 +542,10 @@ fn scale_points(
             build_peak_rss_mib: build_peak,
             search_peak_rss_mib: serving_peak,
             reused,
+            scan: more.scan,
+            memory: more.memory,
+            concurrent_peak_rss_mib: more.concurrent_peak,
+            concurrent_searchers: super::scan::SEARCHERS,
         });
     }
     Ok(scales)

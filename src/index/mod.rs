@@ -23,6 +23,7 @@ mod embed;
 pub(crate) mod lexical;
 mod progress;
 mod settings;
+pub(crate) mod signs;
 pub mod store;
 mod sync;
 pub(crate) mod tokenize;

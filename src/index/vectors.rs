@@ -1,11 +1,13 @@
 //! The dense vectors as one flat, memory-mapped file (`vectors.bin`), derived from the store.
 //!
 //! At a million chunks, loading every vector from SQLite into a matrix took most of a warm
-//! start and held 1.5 GB of floats in memory. This file holds the same vectors twice, laid out
-//! for the scan: an int8 copy (one byte per component and one scale per row, a quarter of the
-//! floats) that every query reads in full, and the f32 vectors themselves, of which a query
-//! reads only the rows it rescores. The kernel pages both in on demand and may drop them under
-//! pressure, so opening costs a header check, not a load.
+//! start and held 1.5 GB of floats in memory. This file holds the same vectors three times,
+//! laid out for the scan: an int8 copy (one byte per component and one scale per row, a
+//! quarter of the floats) that the exact scan reads in full, a 1-bit sign code per row
+//! (`signs.rs`, a thirty-second of the floats) that the sign scan reads in full instead, and
+//! the f32 vectors themselves, of which a query reads only the rows it rescores. The kernel
+//! pages them in on demand and may drop them under pressure, so opening costs a header check,
+//! not a load.
 //!
 //! **The file is derived.** The store stays the record: each row names its chunk id and the
 //! first eight bytes of its embed text's hash, so a row is used only when the store's chunk
@@ -17,15 +19,21 @@
 //! Layout (little endian; every section starts on a 64-byte boundary):
 //! header (64 bytes: magic, dims, rows, model hash, table checksum, the largest row scale and
 //! row L1 norm), row table (`rows` × chunk id i64 + hash prefix u64), scales (`rows` × f32),
-//! int8 codes (`rows` × `dims`), f32 vectors (`rows` × `dims`).
+//! sign factors (`rows` × f32), sign codes (`rows / 8` blocks of `dims / 8` × 8 bytes, see
+//! `signs.rs`), int8 codes (`rows` × `dims`), f32 vectors (`rows` × `dims`). The sections read
+//! in full come first and the f32 section last, so a cold start reads the first part of the
+//! file in one sequential sweep (`VectorFile::open` asks the kernel to) and the f32 rows as
+//! they are rescored. Version 02 added the sign sections: a file of version 01 fails the magic
+//! check and is rebuilt from the store.
 //!
 //! This module knows nothing of SQLite or search; the index hands it rows and reads them back.
 
 use std::path::{Path, PathBuf};
 
+use super::signs::{self, BLOCK_ROWS, Rotation};
 use crate::error::{Error, ErrorCode, Result};
 
-const MAGIC: &[u8; 8] = b"MDVVEC01";
+const MAGIC: &[u8; 8] = b"MDVVEC02";
 const HEADER: usize = 64;
 const ALIGN: usize = 64;
 /// Rows written per batch of section writes: large enough that writes are few, small enough
@@ -41,6 +49,8 @@ fn align(n: usize) -> usize {
 struct Layout {
     table: usize,
     scales: usize,
+    factors: usize,
+    signs: usize,
     codes: usize,
     floats: usize,
     end: usize,
@@ -50,10 +60,12 @@ impl Layout {
     fn new(rows: usize, dims: usize) -> Layout {
         let table = HEADER;
         let scales = align(table + rows * 16);
-        let codes = align(scales + rows * 4);
+        let factors = align(scales + rows * 4);
+        let signs = align(factors + rows * 4);
+        let codes = align(signs + rows.div_ceil(BLOCK_ROWS) * signs::block_bytes(dims));
         let floats = align(codes + rows * dims);
         let end = floats + rows * dims * 4;
-        Layout { table, scales, codes, floats, end }
+        Layout { table, scales, factors, signs, codes, floats, end }
     }
 }
 
@@ -96,9 +108,14 @@ pub(crate) struct Writer {
     first: usize,
     table: Vec<u8>,
     scales: Vec<u8>,
+    factors: Vec<u8>,
+    /// This batch's sign codes, interleaved by block as the file holds them.
+    signs: Vec<u64>,
     codes: Vec<u8>,
     floats: Vec<u8>,
     row_codes: Vec<i8>,
+    row_signs: Vec<u64>,
+    rotation: Rotation,
     checksum_input: Vec<u8>,
     max_scale: f32,
     max_l1: f32,
@@ -123,9 +140,13 @@ impl Writer {
             first: 0,
             table: Vec::new(),
             scales: Vec::new(),
+            factors: Vec::new(),
+            signs: Vec::new(),
             codes: Vec::new(),
             floats: Vec::new(),
             row_codes: vec![0; dims],
+            row_signs: vec![0; signs::words(dims)],
+            rotation: Rotation::new(dims),
             checksum_input: Vec::with_capacity(count * 16),
             max_scale: 0.0,
             max_l1: 0.0,
@@ -156,6 +177,16 @@ impl Writer {
         self.max_scale = self.max_scale.max(scale);
         self.max_l1 = self.max_l1.max(v.iter().map(|x| x.abs()).sum());
         self.scales.extend_from_slice(&scale.to_le_bytes());
+        let factor = signs::encode(&self.rotation, v, &mut self.row_signs);
+        self.factors.extend_from_slice(&factor.to_le_bytes());
+        // Batches start on a block boundary (`WRITE_ROWS` is a multiple of the block).
+        let i = self.written - self.first;
+        let words = self.row_signs.len();
+        let block = (i / BLOCK_ROWS) * words * BLOCK_ROWS;
+        self.signs.resize(self.signs.len().max(block + words * BLOCK_ROWS), 0);
+        for (w, x) in self.row_signs.iter().enumerate() {
+            self.signs[block + w * BLOCK_ROWS + i % BLOCK_ROWS] = *x;
+        }
         self.codes.extend(self.row_codes.iter().map(|c| *c as u8));
         for x in v {
             self.floats.extend_from_slice(&x.to_le_bytes());
@@ -173,11 +204,17 @@ impl Writer {
         let io = |e: std::io::Error| io_err("write", &self.tmp, &e);
         self.file.write_all_at(&self.table, (l.table + first * 16) as u64).map_err(io)?;
         self.file.write_all_at(&self.scales, (l.scales + first * 4) as u64).map_err(io)?;
+        self.file.write_all_at(&self.factors, (l.factors + first * 4) as u64).map_err(io)?;
+        let signs: Vec<u8> = self.signs.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let at = l.signs + first / BLOCK_ROWS * signs::block_bytes(dims);
+        self.file.write_all_at(&signs, at as u64).map_err(io)?;
         self.file.write_all_at(&self.codes, (l.codes + first * dims) as u64).map_err(io)?;
         self.file.write_all_at(&self.floats, (l.floats + first * dims * 4) as u64).map_err(io)?;
         self.checksum_input.extend_from_slice(&self.table);
         self.table.clear();
         self.scales.clear();
+        self.factors.clear();
+        self.signs.clear();
         self.codes.clear();
         self.floats.clear();
         self.first = self.written;
@@ -300,8 +337,16 @@ impl VectorFile {
         }
         #[cfg(unix)]
         {
-            // Every query reads the codes in full; the floats only where it rescores.
-            let _ = map.advise(memmap2::Advice::Random);
+            // A scan reads every section before the floats in full, and the floats only where
+            // it rescores: the first part is read ahead now, in one sequential sweep, so a cold
+            // start does not fault it in a page at a time; the floats get no read-ahead, which
+            // would only fill the page cache with rows no query asked for.
+            let _ = map.advise_range(memmap2::Advice::WillNeed, 0, layout.floats);
+            let _ = map.advise_range(
+                memmap2::Advice::Random,
+                layout.floats,
+                layout.end - layout.floats,
+            );
         }
         Ok(VectorFile { rows, dims, layout, max_scale: f32_at(40), max_l1: f32_at(44), map })
     }
@@ -327,7 +372,6 @@ impl VectorFile {
     }
 
     /// Row `r`'s int8 codes.
-    #[cfg(test)]
     pub(crate) fn codes(&self, r: usize) -> &[i8] {
         let o = self.layout.codes + r * self.dims;
         let bytes = &self.map[o..o + self.dims];
@@ -366,6 +410,31 @@ impl VectorFile {
         // SAFETY: as in `codes`: i8 and u8 share size, alignment and every bit pattern.
         let codes = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) };
         dots_i8(query, codes, self.dims, out);
+    }
+
+    /// Every row's sign estimate factor (see `signs::encode`), in row order.
+    pub(crate) fn sign_factors(&self) -> &[f32] {
+        let bytes = &self.map[self.layout.factors..self.layout.factors + self.rows * 4];
+        // SAFETY: as in `scales`: a 64-byte aligned section of f32s.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<f32>(), self.rows) }
+    }
+
+    /// The sign codes of blocks `first..first + count`, interleaved (see `signs.rs`).
+    pub(crate) fn sign_blocks(&self, first: usize, count: usize) -> &[u64] {
+        let size = signs::block_bytes(self.dims);
+        let o = self.layout.signs + first * size;
+        let bytes = &self.map[o..o + count * size];
+        // SAFETY: the section starts on a 64-byte boundary of a page-aligned mapping and
+        // blocks are whole multiples of 8 bytes, so the pointer is aligned for u64; every bit
+        // pattern is a valid u64 (little endian, as the file is).
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u64>(), bytes.len() / 8) }
+    }
+
+    /// Bytes of the sections a scan reads in full: the int8 codes with their scales, or the
+    /// sign codes with their factors.
+    pub(crate) fn scanned_bytes(&self) -> (usize, usize) {
+        let l = &self.layout;
+        (l.floats - l.codes + self.rows * 4, l.codes - l.signs + self.rows * 4)
     }
 
     /// Every row's scale, in row order.
@@ -621,6 +690,32 @@ mod tests {
     }
 
     #[test]
+    fn the_sign_sections_hold_each_rows_code_and_factor_by_block() {
+        // 4,100 rows: more than one write batch, and a last block of four rows.
+        let dims = 100;
+        let mut seed = 13u64;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.bin");
+        let rows: Vec<Vec<f32>> = (0..WRITE_ROWS + 4).map(|_| unit(&mut seed, dims)).collect();
+        let it: Vec<(i64, u64, &[f32])> =
+            rows.iter().enumerate().map(|(i, v)| (i as i64, 0, v.as_slice())).collect();
+        write(&path, dims, "m", &it).unwrap();
+        let f = VectorFile::open(&path, dims, "m").unwrap();
+        let rotation = Rotation::new(dims);
+        let words = signs::words(dims);
+        let blocks = f.sign_blocks(0, rows.len().div_ceil(BLOCK_ROWS));
+        for (r, row) in rows.iter().enumerate() {
+            let mut code = vec![0u64; words];
+            let factor = signs::encode(&rotation, row, &mut code);
+            assert_eq!(f.sign_factors()[r], factor, "row {r}");
+            let block = &blocks[(r / BLOCK_ROWS) * words * BLOCK_ROWS..];
+            let stored: Vec<u64> =
+                (0..words).map(|w| block[w * BLOCK_ROWS + r % BLOCK_ROWS]).collect();
+            assert_eq!(stored, code, "row {r}");
+        }
+    }
+
+    #[test]
     fn a_truncated_foreign_or_corrupt_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("vectors.bin");
@@ -635,6 +730,13 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         assert!(VectorFile::open(&path, 4, "m").unwrap_err().contains("checksum"));
         let len = bytes.len();
+        std::fs::write(&path, &bytes[..len - 3]).unwrap();
+        assert!(VectorFile::open(&path, 4, "m").unwrap_err().contains("bytes"));
+        // A file of the first version (no sign sections) is refused, so it is rebuilt.
+        let mut old = bytes.clone();
+        old[..8].copy_from_slice(b"MDVVEC01");
+        std::fs::write(&path, &old).unwrap();
+        assert!(VectorFile::open(&path, 4, "m").unwrap_err().contains("version"));
         std::fs::write(&path, &bytes[..len - 3]).unwrap();
         assert!(VectorFile::open(&path, 4, "m").unwrap_err().contains("bytes"));
         assert!(VectorFile::open(&dir.path().join("none"), 4, "m").is_err());
