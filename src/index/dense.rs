@@ -7,11 +7,12 @@
 //! added since, updated in place (a removed chunk frees its slot for the next one), so an edit
 //! copies nothing. A removed or replaced base row is only forgotten (its key cleared).
 //!
-//! The int8 scan is a filter, not the answer: it keeps the best candidates by approximate
-//! score, their exact f32 scores are computed from the file's f32 section, and the stated
-//! error bound of the approximation proves that no row left out could have entered the top
-//! (else the scan is widened to every row that could). So the top-k is the f32 scan's, row
-//! for row and score for score.
+//! The int8 scan is a filter, not the answer: it gives each row the most its exact score can
+//! be (its approximate score plus its own stated error bound), keeps the best candidates by
+//! that, and rescores them from the file's f32 section, best bound first, until no row left
+//! (kept or not) can enter the top; should a row left out still have a chance, the scan is
+//! widened to every row that does. So the top-k is the f32 scan's, row for row and score for
+//! score.
 //!
 //! [`Scan::Sign`] is the approximate option beside it: the rows' 1-bit sign codes (an eighth
 //! of the int8 codes' bytes) pick the candidates, and only those are scored in int8 and then
@@ -21,11 +22,12 @@
 //!
 //! This module knows nothing of SQLite or the embedder; it is handed vectors and filters.
 
+use std::borrow::Cow;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::signs::{self, BLOCK_ROWS, Rotation, SignQuery};
-use super::vectors::{self, VectorFile};
+use super::vectors::{self, QuantQuery, VectorFile};
 
 /// How a search scans the vectors file's rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +76,8 @@ pub(crate) struct Dense {
     base_by_id: HashMap<i64, usize>,
 }
 
-/// An int8 candidate: approximate score and base row, ordered by score (then row).
+/// An int8 candidate: the most its exact score can be (see [`QuantQuery::upper`]) and its base
+/// row, ordered by that bound (then row).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Candidate(f32, u32);
 
@@ -161,16 +164,17 @@ impl Dense {
         if query.len() != self.dims {
             return None;
         }
-        Some(dot(query, self.vector(chunk_id)?))
+        Some(dot(query, &self.vector(chunk_id)?))
     }
 
-    /// One chunk's vector (unit length), if it has one here.
-    pub(crate) fn vector(&self, chunk_id: i64) -> Option<&[f32]> {
+    /// One chunk's vector (unit length), if it has one here: borrowed from the overlay, or
+    /// read from the vectors file.
+    pub(crate) fn vector(&self, chunk_id: i64) -> Option<Cow<'_, [f32]>> {
         if let Some(row) = self.by_id.get(&chunk_id) {
-            return Some(&self.matrix[row * self.dims..(row + 1) * self.dims]);
+            return Some(Cow::Borrowed(&self.matrix[row * self.dims..(row + 1) * self.dims]));
         }
         let row = *self.base_by_id.get(&chunk_id)?;
-        Some(self.base.as_ref()?.floats(row))
+        self.base.as_ref()?.floats(row).map(Cow::Owned)
     }
 
     /// Adds (or replaces) a chunk's vector. A vector of the wrong length is ignored.
@@ -231,16 +235,14 @@ impl Dense {
                 Scan::Exact => self.top_base(base, query, limit, keep, &scored),
                 Scan::Sign { candidates } => {
                     let chosen = self.sign_candidates(base, query, candidates.max(limit), keep);
-                    let mut qcodes = vec![0i8; self.dims];
-                    let qscale = vectors::quantise(query, &mut qcodes);
-                    let bound = base.error_bound(qscale, query.iter().map(|x| x.abs()).sum());
-                    let factor = qscale / (127.0 * 127.0);
-                    let scales = base.scales();
-                    let approx = chosen.iter().map(|r| {
-                        let d = vectors::dot_i8(&qcodes, base.codes(*r as usize));
-                        Candidate(d as f32 * factor * scales[*r as usize], *r)
+                    let q = QuantQuery::new(query);
+                    let (scales, errors) = (base.scales(), base.errors());
+                    let upper = chosen.iter().map(|r| {
+                        let i = *r as usize;
+                        let d = vectors::dot_i8(&q.codes, base.codes(i));
+                        Candidate(q.upper(d, scales[i], errors[i]), *r)
                     });
-                    self.rescore(base, query, limit, approx.collect(), bound, &scored)
+                    self.rescore(base, query, limit, upper.collect(), &scored)
                 }
             };
             scored.extend(found);
@@ -308,21 +310,18 @@ impl Dense {
         overlay: &[(i64, f32)],
     ) -> Vec<(i64, f32)> {
         let rows = base.rows();
-        let mut qcodes = vec![0i8; self.dims];
-        let qscale = vectors::quantise(query, &mut qcodes);
-        let bound = base.error_bound(qscale, query.iter().map(|x| x.abs()).sum());
-        let factor = qscale / (127.0 * 127.0);
+        let q = QuantQuery::new(query);
         let wanted = CANDIDATES_MIN.max(limit * CANDIDATES_PER_RESULT);
         let threads = Dense::threads(rows, 50_000);
-        let scales = base.scales();
-        // Each thread keeps its best `wanted` rows in a min-heap, scoring a block of rows per
-        // kernel call, and writes every row's approximate score into its part of `approx` (4
-        // bytes a row): should the bound call for a wider look, that is a filter over these,
-        // not a second int8 pass over the codes. One buffer made here, not one per thread: the
+        let (scales, errors) = (base.scales(), base.errors());
+        // Each thread keeps its best `wanted` rows by their bound (the most their exact score
+        // can be) in a min-heap, scoring a block of rows per kernel call, and writes every
+        // row's bound into its part of `upper` (4 bytes a row): should the bound call for a
+        // wider look, that is a filter over these, not a second int8 pass over the codes. One buffer made here, not one per thread: the
         // threads live for one search, and memory a short-lived thread allocates can stay
         // mapped after it ends (that grew the peak RSS at 1M rows by about 170 MiB).
         // A row is looked up (deleted, filtered out) only once its score would enter the heap.
-        let mut approx = vec![0f32; rows];
+        let mut upper = vec![0f32; rows];
         let pass = |start: usize, part: &mut [f32]| -> Scanned {
             let end = start + part.len();
             let mut heap: BinaryHeap<std::cmp::Reverse<Candidate>> =
@@ -332,10 +331,11 @@ impl Dense {
             let mut dots = [0i32; SCAN_BLOCK];
             for first in (start..end).step_by(SCAN_BLOCK) {
                 let n = SCAN_BLOCK.min(end - first);
-                base.dots_i8(&qcodes, first, &mut dots[..n]);
+                base.dots_i8(&q.codes, first, &mut dots[..n]);
                 let block = dots[..n].iter().zip(&scales[first..first + n]);
-                for (r, (d, scale)) in (first..).zip(block) {
-                    let a = *d as f32 * factor * scale;
+                let block = block.zip(&errors[first..first + n]);
+                for (r, ((d, scale), e)) in (first..).zip(block) {
+                    let a = q.upper(*d, *scale, *e);
                     part[r - start] = a;
                     let full = heap.len() == wanted;
                     if full && a <= least {
@@ -358,12 +358,12 @@ impl Dense {
             Scanned { kept: heap.into_iter().map(|c| c.0).collect(), dropped }
         };
         let heaps: Vec<Scanned> = if threads <= 1 {
-            vec![pass(0, &mut approx)]
+            vec![pass(0, &mut upper)]
         } else {
             let per = rows.div_ceil(threads).max(1);
             let pass = &pass;
             std::thread::scope(|scope| {
-                let handles: Vec<_> = approx
+                let handles: Vec<_> = upper
                     .chunks_mut(per)
                     .enumerate()
                     .map(|(t, part)| scope.spawn(move || pass(t * per, part)))
@@ -386,10 +386,10 @@ impl Dense {
         // Only the kept rows that can still reach the top are read in f32: the rest of the
         // f32 section stays out of memory (rescoring every kept row made most of it resident
         // after a few hundred searches).
-        let mut out = self.rescore(base, query, limit, kept, bound, overlay);
+        let mut out = self.rescore(base, query, limit, kept, overlay);
         let rescore = |r: u32| {
             let key = self.base_keys[r as usize].as_ref().map_or(0, |k| k.chunk_id);
-            (key, dot(query, base.floats(r as usize)))
+            Some((key, dot(query, &base.floats(r as usize)?)))
         };
         if floor == f32::NEG_INFINITY {
             return out; // every kept row is a candidate
@@ -402,20 +402,19 @@ impl Dense {
         } else {
             f32::NEG_INFINITY
         };
-        if floor + bound < threshold {
+        if floor < threshold {
             return out; // nothing left out can reach the top
         }
-        // Rare: widen to every row whose approximate score leaves it a chance.
+        // Rare: widen to every row whose bound leaves it a chance.
         let taken: HashSet<u32> = chosen.into_iter().collect();
-        let cut = threshold - bound;
         let more: Vec<u32> = (0u32..)
-            .zip(&approx)
-            .filter(|(_, a)| **a >= cut)
+            .zip(&upper)
+            .filter(|(_, a)| **a >= threshold)
             .map(|(r, _)| r)
             .filter(|r| !taken.contains(r))
             .filter(|r| self.base_keys[*r as usize].as_ref().is_some_and(keep))
             .collect();
-        out.extend(more.into_iter().map(rescore));
+        out.extend(more.into_iter().filter_map(rescore));
         out
     }
 
@@ -469,20 +468,18 @@ impl Dense {
         kept.into_iter().map(|c| c.1).collect()
     }
 
-    /// The base rows of `approx` (each with its int8 score, within `bound` of its exact one)
-    /// that can be in the top `limit` (with `overlay`'s exact scores beside them), scored
-    /// exactly: in order of their int8 scores, rescored in f32 until the bound says no row
-    /// left can beat the `limit`-th best exact score.
+    /// The base rows of `upper` (each with the most its exact score can be) that can be in the
+    /// top `limit` (with `overlay`'s exact scores beside them), scored exactly: in order of
+    /// their bounds, rescored in f32 until no row left can beat the `limit`-th best exact score.
     fn rescore(
         &self,
         base: &VectorFile,
         query: &[f32],
         limit: usize,
-        mut approx: Vec<Candidate>,
-        bound: f32,
+        mut upper: Vec<Candidate>,
         overlay: &[(i64, f32)],
     ) -> Vec<(i64, f32)> {
-        approx.sort_unstable_by(|a, b| b.cmp(a));
+        upper.sort_unstable_by(|a, b| b.cmp(a));
         // The best `limit` exact scores so far, overlay included, smallest on top.
         let mut best: BinaryHeap<std::cmp::Reverse<Candidate>> =
             overlay.iter().map(|s| std::cmp::Reverse(Candidate(s.1, 0))).collect();
@@ -490,12 +487,13 @@ impl Dense {
             best.pop();
         }
         let mut out = Vec::new();
-        for Candidate(a, r) in approx {
-            if best.len() == limit && best.peek().is_some_and(|m| a + bound < m.0.0) {
+        for Candidate(u, r) in upper {
+            if best.len() == limit && best.peek().is_some_and(|m| u < m.0.0) {
                 break; // every row after this one scores lower still
             }
             let key = self.base_keys[r as usize].as_ref().map_or(0, |k| k.chunk_id);
-            let exact = dot(query, base.floats(r as usize));
+            let Some(row) = base.floats(r as usize) else { continue };
+            let exact = dot(query, &row);
             out.push((key, exact));
             best.push(std::cmp::Reverse(Candidate(exact, r)));
             if best.len() > limit {

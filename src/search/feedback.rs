@@ -32,15 +32,15 @@ impl Feedback {
 
 /// The query moved toward the leaders: `q + weight * mean(leaders)`, at unit length. `None`
 /// when no leader has a vector (nothing to move toward) or the sum vanishes.
-pub(crate) fn moved_query<'a>(
+pub(crate) fn moved_query<V: AsRef<[f32]>>(
     query: &[f32],
-    leaders: impl IntoIterator<Item = &'a [f32]>,
+    leaders: impl IntoIterator<Item = V>,
     weight: f64,
 ) -> Option<Vec<f32>> {
     let mut mean = vec![0f64; query.len()];
     let mut n = 0usize;
-    for v in leaders.into_iter().filter(|v| v.len() == query.len()) {
-        for (m, x) in mean.iter_mut().zip(v) {
+    for v in leaders.into_iter().filter(|v| v.as_ref().len() == query.len()) {
+        for (m, x) in mean.iter_mut().zip(v.as_ref()) {
             *m += f64::from(*x);
         }
         n += 1;
@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn without_a_leader_vector_the_query_does_not_move() {
         let q = unit(&[1.0, 2.0]);
-        assert_eq!(moved_query(&q, std::iter::empty(), 1.0), None);
+        assert_eq!(moved_query(&q, std::iter::empty::<&[f32]>(), 1.0), None);
         let wrong = [1.0f32, 0.0, 0.0];
         assert_eq!(moved_query(&q, [wrong.as_slice()], 1.0), None);
         let opposite: Vec<f32> = q.iter().map(|x| -x).collect();
