@@ -9,8 +9,10 @@
 //!
 //! This module knows nothing of SQLite or search; the index fills it and reads it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use super::store::FileKind;
 
@@ -39,13 +41,13 @@ pub(crate) struct Slot {
 /// Every chunk of the store, by chunk id.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Catalog {
-    chunks: HashMap<i64, Slot>,
+    chunks: FxHashMap<i64, Slot>,
 }
 
 impl Catalog {
     /// An empty catalog with room for `n` chunks.
     pub(crate) fn with_capacity(n: usize) -> Catalog {
-        Catalog { chunks: HashMap::with_capacity(n) }
+        Catalog { chunks: FxHashMap::with_capacity_and_hasher(n, Default::default()) }
     }
 
     /// Adds or replaces a chunk.
@@ -76,6 +78,11 @@ impl Catalog {
     /// How many chunks.
     pub(crate) fn len(&self) -> usize {
         self.chunks.len()
+    }
+
+    /// Every chunk id, in no order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = i64> + '_ {
+        self.chunks.keys().copied()
     }
 
     /// Every file that has a chunk here, once each.

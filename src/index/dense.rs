@@ -23,8 +23,10 @@
 //! This module knows nothing of SQLite or the embedder; it is handed vectors and filters.
 
 use std::borrow::Cow;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use super::signs::{self, BLOCK_ROWS, Rotation, SignQuery};
 use super::vectors::{self, QuantQuery, VectorFile};
@@ -70,10 +72,10 @@ pub(crate) struct Dense {
     keys: Vec<Option<RowKey>>,
     matrix: Vec<f32>,
     free: Vec<usize>,
-    by_id: HashMap<i64, usize>,
+    by_id: FxHashMap<i64, usize>,
     base: Option<Arc<VectorFile>>,
     base_keys: Vec<Option<RowKey>>,
-    base_by_id: HashMap<i64, usize>,
+    base_by_id: FxHashMap<i64, usize>,
 }
 
 /// An int8 candidate: the most its exact score can be (see [`QuantQuery::upper`]) and its base
@@ -108,10 +110,10 @@ impl Dense {
             keys: Vec::new(),
             matrix: Vec::new(),
             free: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: FxHashMap::default(),
             base: None,
             base_keys: Vec::new(),
-            base_by_id: HashMap::new(),
+            base_by_id: FxHashMap::default(),
         }
     }
 
@@ -123,11 +125,12 @@ impl Dense {
         keys: Vec<Option<RowKey>>,
     ) -> Dense {
         let mut d = Dense::new(dims);
-        d.base_by_id = keys
-            .iter()
+        d.base_by_id = FxHashMap::with_capacity_and_hasher(keys.len(), Default::default());
+        d.base_by_id.extend(
+            keys.iter()
             .enumerate()
-            .filter_map(|(r, k)| k.as_ref().map(|k| (k.chunk_id, r)))
-            .collect();
+                .filter_map(|(r, k)| k.as_ref().map(|k| (k.chunk_id, r))),
+        );
         d.base_keys = keys;
         d.base = Some(file);
         d

@@ -34,6 +34,9 @@ const OVERLAY_ROWS_MAX: usize = 131_072;
 const VECTORS_REWRITE_ROWS: usize = 2048;
 /// ... or one in this many of the rows.
 const VECTORS_REWRITE_FRACTION: usize = 20;
+/// Chunks outside the vectors file that a load looks up one by one (each a point query that
+/// finds the chunk's vector or none); past this many, one join lists those that have vectors.
+const OVERLAY_LOOKUPS_MAX: usize = 20_000;
 
 /// Query texts whose vectors are kept: an agent repeats itself (the same question after each
 /// edit, the same title looked up by several tools), and embedding a query is most of a
@@ -103,17 +106,26 @@ impl Index {
             })?;
             return Ok(dense);
         };
-        let with_vectors: HashSet<i64> = self.store.chunk_ids_with_vectors()?.into_iter().collect();
+        // A row is used when its chunk still has the text it was embedded from. Whether the
+        // store still holds that text's vector does not matter: a vector is a function of the
+        // model (the header's) and the text (the row's hash prefix), so the row is that vector.
+        // Asking the store which chunks have vectors is a join over every chunk, half a second
+        // of a warm start at a million chunks, and is done only when many chunks are not in
+        // the file (a build under way), where asking chunk by chunk would cost more.
         let keys: Vec<Option<RowKey>> = (0..file.rows())
             .map(|r| {
                 let (id, hash) = file.key(r);
                 let slot = catalog.get(id)?;
-                (with_vectors.contains(&id) && slot.hash == hash).then(|| row_key(id, slot))
+                (slot.hash == hash).then(|| row_key(id, slot))
             })
             .collect();
         let mut dense = Dense::with_base(dims, Arc::new(file), keys);
-        let missing: Vec<i64> =
-            with_vectors.iter().copied().filter(|id| !dense.contains(*id)).collect();
+        let mut missing: Vec<i64> = catalog.ids().filter(|id| !dense.contains(*id)).collect();
+        if missing.len() > OVERLAY_LOOKUPS_MAX {
+            let with_vectors: HashSet<i64> =
+                self.store.chunk_ids_with_vectors()?.into_iter().collect();
+            missing.retain(|id| with_vectors.contains(id));
+        }
         for (id, v) in self.store.chunk_vectors(&missing)? {
             if let Some(slot) = catalog.get(id) {
                 dense.insert(row_key(id, slot), &v);
