@@ -516,6 +516,7 @@ fn scale_points(
         drop(engine);
 
         let warm = warm_start(&cfg, &data, &vault)?;
+        let cold = super::cold::measure(&cfg, &data, local.dims())?;
         let peak = build_peak.max(serving_peak);
         let built = if reused { "reused, an unchanged pass took" } else { "built in" };
         say(format!(
@@ -529,6 +530,7 @@ fn scale_points(
             super::scan::target(chunks, "≤ 1 s")
         ));
         super::scan::lines(chunks, &more).into_iter().for_each(say);
+        say(super::cold::line(chunks, &cold));
         scales.push(BenchScale {
             chunks,
             hybrid_p50_ms_with_embedding: percentile(&included, 0.5),
@@ -546,6 +548,7 @@ fn scale_points(
             memory: more.memory,
             concurrent_peak_rss_mib: more.concurrent_peak,
             concurrent_searchers: super::scan::SEARCHERS,
+            cold,
         });
     }
     Ok(scales)

@@ -6,6 +6,7 @@
 
 mod audit;
 mod bench;
+mod cold;
 mod coldstart;
 mod doctor;
 mod eval;

@@ -127,9 +127,7 @@ impl Dense {
         let mut d = Dense::new(dims);
         d.base_by_id = FxHashMap::with_capacity_and_hasher(keys.len(), Default::default());
         d.base_by_id.extend(
-            keys.iter()
-            .enumerate()
-                .filter_map(|(r, k)| k.as_ref().map(|k| (k.chunk_id, r))),
+            keys.iter().enumerate().filter_map(|(r, k)| k.as_ref().map(|k| (k.chunk_id, r))),
         );
         d.base_keys = keys;
         d.base = Some(file);
