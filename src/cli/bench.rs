@@ -73,6 +73,11 @@ pub(crate) struct BenchArgs {
     /// change to search or start-up can be measured without rebuilding a million chunks.
     #[arg(long, value_name = "DIR")]
     scale_dir: Option<PathBuf>,
+    /// At each scale point, last, evict the index's files from the page cache and time an
+    /// index opened afresh and its first searches. Opt-in: it leaves the files out of the
+    /// cache, so the next run's warm figures would start cold.
+    #[arg(long)]
+    cold: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -516,7 +521,8 @@ fn scale_points(
         drop(engine);
 
         let warm = warm_start(&cfg, &data, &vault)?;
-        let cold = super::cold::measure(&cfg, &data, local.dims())?;
+        let cold =
+            if args.cold { Some(super::cold::measure(&cfg, &data, local.dims())?) } else { None };
         let peak = build_peak.max(serving_peak);
         let built = if reused { "reused, an unchanged pass took" } else { "built in" };
         say(format!(
@@ -530,7 +536,9 @@ fn scale_points(
             super::scan::target(chunks, "≤ 1 s")
         ));
         super::scan::lines(chunks, &more).into_iter().for_each(say);
-        say(super::cold::line(chunks, &cold));
+        if let Some(cold) = &cold {
+            say(super::cold::line(chunks, cold));
+        }
         scales.push(BenchScale {
             chunks,
             hybrid_p50_ms_with_embedding: percentile(&included, 0.5),

@@ -27,7 +27,7 @@ use sha2::{Digest, Sha256};
 use super::{Failure, print, print_json};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
-use crate::wire::{Load, LoadKind, LoadMs, LoadReport};
+use crate::wire::{Load, LoadBuild, LoadKind, LoadMs, LoadReport};
 
 /// The load options of `mdvault bench`.
 #[derive(Debug, Args)]
@@ -51,6 +51,11 @@ pub(crate) struct LoadArgs {
     /// the server's cache of recent queries: the cost of a search that embeds its query.
     #[arg(long, requires = "load")]
     distinct_queries: bool,
+    /// Run while the server is still building its index (`/readyz` answering 503 with
+    /// `building`), to measure searches beside document embedding; the report says how many
+    /// vectors the build added during the run.
+    #[arg(long, requires = "load")]
+    while_building: bool,
 }
 
 impl LoadArgs {
@@ -262,6 +267,18 @@ fn hash(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Whether a `/readyz` answer's index is building, and its vectors so far.
+fn index_state(body: &str) -> Option<(bool, u64)> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let index = v.get("index")?;
+    Some((index.get("building")?.as_bool()?, index.get("vectors")?.as_u64()?))
+}
+
+/// The vectors so far of a `/readyz` answer whose index is building, `None` for any other.
+fn building(body: &str) -> Option<u64> {
+    index_state(body).and_then(|(building, vectors)| building.then_some(vectors))
+}
+
 /// `mdvault bench --load`.
 pub(crate) fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<(), Failure> {
     let base = args.url.clone().unwrap_or_else(|| format!("http://{}", config.server.listen));
@@ -275,15 +292,22 @@ pub(crate) fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<()
             )
         })?;
     let client = Client::new(&base, &key);
-    match client.call("GET", "/readyz", None, true) {
-        (200, _) => {}
+    let build_before = match client.call("GET", "/readyz", None, true) {
+        (200, _) if args.while_building => {
+            return Err(fail(format!(
+                "{base} has finished building its index; --while-building measures a server \
+                 whose build is under way (start one over an empty data directory)"
+            )));
+        }
+        (200, _) => None,
         (0, _) => {
             return Err(Failure::Config(format!(
                 "no server answers at {base}; start one (`mdvault serve`) or pass --url"
             )));
         }
+        (503, body) if args.while_building && building(&body).is_some() => building(&body),
         (s, body) => return Err(fail(format!("{base}/readyz answered {s}: {body}"))),
-    }
+    };
     let queries = queries(&client);
     let run = run_id();
     let folder = format!("mdvault-load/{run}");
@@ -304,6 +328,23 @@ pub(crate) fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<()
 
     let clients = Clients { base: &base, key: &key, queries: &queries, folder: &folder, run: &run };
     let (log, elapsed) = drive(args, &clients);
+    let during_build = build_before.map(|before| {
+        let (status, body) = client.call("GET", "/readyz", None, true);
+        LoadBuild {
+            vectors_before: before,
+            vectors_after: index_state(&body).map_or(before, |(_, vectors)| vectors),
+            finished: status == 200,
+        }
+    });
+    if let Some(b) = &during_build {
+        say(format!(
+            "beside an index build: it embedded {} texts during the run ({} → {} vectors){}",
+            b.vectors_after.saturating_sub(b.vectors_before),
+            b.vectors_before,
+            b.vectors_after,
+            if b.finished { "; it finished before the run ended" } else { "" }
+        ));
+    }
     let (kinds, errors) = per_kind(&log, elapsed, &say);
     let indexed: Vec<String> = log.indexed.iter().map(|(k, n)| format!("{k}: {n}")).collect();
     say(format!("writes' `indexed` when answered: {}", indexed.join(", ")));
@@ -341,6 +382,7 @@ pub(crate) fn run(config: &Config, args: &LoadArgs, json_out: bool) -> Result<()
                 lost,
                 searched,
                 found,
+                during_build,
             },
         });
     }

@@ -3,8 +3,10 @@
 //!
 //! It reads `config.json`, `tokenizer.json` and `model.safetensors` from one folder, tokenises
 //! with `tokenizers` (truncating at the model's 256-token `max_seq_length`) and runs the forward
-//! pass of [`super::bert`] on a rayon pool of its own, one thread per core (at most 8). It never
-//! contacts a model hub: a missing or broken folder is [`EmbedError::ModelFiles`] with the install
+//! pass of [`super::bert`] on a rayon pool of its own, one thread per core (at most 8), at a
+//! lower scheduling priority; a search's query runs on a one-thread pool of its own at the
+//! normal priority, so it neither queues behind a batch of documents nor adds a core's worth of
+//! threads to them (see [`LocalEmbedder::embed_query`]). It never contacts a model hub: a missing or broken folder is [`EmbedError::ModelFiles`] with the install
 //! command. The global allocator (mimalloc) is the binaries' business, not this library's.
 
 use std::path::Path;
@@ -56,6 +58,25 @@ pub struct LocalEmbedder {
     /// so that the embedder's thread count is its own decision and other rayon users (tantivy's
     /// merges, say) never queue behind a long indexing batch.
     pool: rayon::ThreadPool,
+    /// The one thread queries run on (see [`LocalEmbedder::embed_query`]).
+    query_pool: rayon::ThreadPool,
+}
+
+/// The scheduling niceness of the document threads: the usual one for background work, so
+/// the server's own threads and a search's query run first when both want a core.
+const DOCUMENT_NICENESS: libc::c_int = 10;
+
+/// Lowers the calling thread's priority to [`DOCUMENT_NICENESS`]. On Linux the nice value is
+/// a thread's own (setpriority(2)), so this leaves the rest of the process alone; where it
+/// fails (a sandbox refusing it), the threads run at the normal priority, as before.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid takes no arguments and cannot fail.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as libc::id_t;
+        // SAFETY: setpriority only reads its integer arguments; `tid` is this thread's id.
+        let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, DOCUMENT_NICENESS) };
+    }
 }
 
 impl LocalEmbedder {
@@ -129,13 +150,20 @@ impl LocalEmbedder {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(cores)
             .thread_name(|n| format!("mdvault-embed-{n}"))
+            .start_handler(|_| lower_priority())
             .build()
             .map_err(|e| EmbedError::Other(format!("cannot start embedding workers: {e}")))?;
+        let query_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "mdvault-query".to_string())
+            .build()
+            .map_err(|e| EmbedError::Other(format!("cannot start the query worker: {e}")))?;
         Ok(LocalEmbedder {
             encoder: Box::new(encoder),
             tokenizer: Box::new(tokenizer),
             model_id,
             pool,
+            query_pool,
         })
     }
 
@@ -173,11 +201,31 @@ impl LocalEmbedder {
 
     /// Embeds texts; rows are unit length and in input order.
     pub(crate) fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_on(&self.pool, texts)
+    }
+
+    /// Embeds one search's query on the query thread.
+    ///
+    /// On the documents' pool a query waited until every task of the batch under way was
+    /// done (rayon runs a job sent from outside only after its workers' own queues are
+    /// empty): seconds while an index was being built (`bench --load --while-building`). A
+    /// query is a few dozen tokens, which one thread embeds in about a millisecond, so it gets
+    /// one thread of its own, and the document threads' lower priority leaves it a core.
+    pub(crate) fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut rows = self.embed_on(&self.query_pool, &[text])?;
+        rows.pop().ok_or_else(|| EmbedError::Other("the encoder returned no vector".into()))
+    }
+
+    fn embed_on(
+        &self,
+        pool: &rayon::ThreadPool,
+        texts: &[&str],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
         // Tokenising runs on the same pool: `encode_batch` parallelises with rayon too.
-        self.pool.install(|| {
+        pool.install(|| {
             let encodings = self
                 .tokenizer
                 .encode_batch(texts.to_vec(), true)
@@ -315,6 +363,37 @@ mod tests {
                 assert!(cos >= least, "{}: cosine {cos} for {text:?}", model.precision());
             }
         }
+    }
+
+    #[test]
+    fn a_query_on_its_own_thread_matches_the_golden_vectors() {
+        for (model, least) in every_precision() {
+            for (text, want) in &golden().items {
+                let got = model.embed_query(text).unwrap();
+                let cos = cosine(&got, want);
+                assert!(cos >= least, "{}: cosine {cos} for {text:?}", model.precision());
+            }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn document_threads_run_at_a_lower_priority_and_the_query_thread_does_not() {
+        let niceness = || {
+            // SAFETY: gettid takes no arguments and cannot fail; getpriority only reads its
+            // integer arguments (errno is not consulted: the values here are never -1).
+            unsafe {
+                let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                libc::getpriority(libc::PRIO_PROCESS, tid)
+            }
+        };
+        let model = embedder();
+        let here = niceness();
+        let documents = model.pool.install(niceness);
+        let query = model.query_pool.install(niceness);
+        assert_eq!(query, here, "the query thread keeps the process's priority");
+        // Lowering always succeeds for an unprivileged thread, unless it was already lower.
+        assert_eq!(documents, DOCUMENT_NICENESS.max(here), "document threads are lowered");
     }
 
     #[test]

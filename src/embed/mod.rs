@@ -121,6 +121,17 @@ impl Embedder {
             Embedder::Hashing(e) => Ok(e.embed(texts)),
         }
     }
+
+    /// Embeds one search's query: for the local model on a thread of its own, so a search
+    /// never waits behind a batch of documents (see [`local::LocalEmbedder::embed_query`]).
+    pub(crate) fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut rows = match self {
+            Embedder::Local(e) => return e.embed_query(text),
+            Embedder::Http(e) => e.embed(&[text])?,
+            Embedder::Hashing(e) => e.embed(&[text]),
+        };
+        rows.pop().ok_or_else(|| EmbedError::Other("the embedder returned no vector".into()))
+    }
 }
 
 /// Scales `v` to unit length; a zero vector stays zero instead of becoming NaN.

@@ -189,11 +189,7 @@ impl Index {
         if let Some(v) = cached {
             return Ok(v);
         }
-        let mut rows = self.embedder.embed(&[text])?;
-        if rows.is_empty() {
-            return Err(EmbedError::Other("the embedder returned no vector".to_string()));
-        }
-        let v = Arc::new(rows.swap_remove(0));
+        let v = Arc::new(self.embedder.embed_query(text)?);
         self.query_vectors.lock().unwrap_or_else(|p| p.into_inner()).put(text, v.clone());
         Ok(v)
     }

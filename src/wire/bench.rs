@@ -93,8 +93,9 @@ pub(crate) struct BenchScale {
     pub(crate) concurrent_peak_rss_mib: f64,
     pub(crate) concurrent_searchers: usize,
     pub(crate) memory: Vec<(String, f64)>,
-    /// The first searches after the index's files were evicted from the page cache.
-    pub(crate) cold: BenchCold,
+    /// The first searches after the index's files were evicted from the page cache (`--cold`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cold: Option<BenchCold>,
 }
 
 /// The first searches of an index opened after its files were evicted from the page cache
@@ -213,6 +214,17 @@ pub(crate) struct Load {
     pub(crate) lost: Vec<String>,
     pub(crate) searched: usize,
     pub(crate) found: usize,
+    /// With `--while-building`: the index build beside the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) during_build: Option<LoadBuild>,
+}
+
+/// The index build a `--while-building` run searched beside: its vectors before and after.
+#[derive(Debug, Serialize)]
+pub(crate) struct LoadBuild {
+    pub(crate) vectors_before: u64,
+    pub(crate) vectors_after: u64,
+    pub(crate) finished: bool,
 }
 
 /// One kind of request under load: counts by HTTP status, and latency in milliseconds.
