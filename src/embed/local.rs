@@ -6,7 +6,7 @@
 //! pass of [`super::bert`] on a rayon pool of its own, one thread per core (at most 8), at a
 //! lower scheduling priority; a search's query runs on a one-thread pool of its own at the
 //! normal priority, so it neither queues behind a batch of documents nor adds a core's worth of
-//! threads to them (see [`LocalEmbedder::embed_query`]). It never contacts a model hub: a missing or broken folder is [`EmbedError::ModelFiles`] with the install
+//! threads to them (see [`LocalEmbedder::embed_queries`]). It never contacts a model hub: a missing or broken folder is [`EmbedError::ModelFiles`] with the install
 //! command. The global allocator (mimalloc) is the binaries' business, not this library's.
 
 use std::path::Path;
@@ -58,7 +58,7 @@ pub struct LocalEmbedder {
     /// so that the embedder's thread count is its own decision and other rayon users (tantivy's
     /// merges, say) never queue behind a long indexing batch.
     pool: rayon::ThreadPool,
-    /// The one thread queries run on (see [`LocalEmbedder::embed_query`]).
+    /// The one thread queries run on (see [`LocalEmbedder::embed_queries`]).
     query_pool: rayon::ThreadPool,
 }
 
@@ -204,16 +204,15 @@ impl LocalEmbedder {
         self.embed_on(&self.pool, texts)
     }
 
-    /// Embeds one search's query on the query thread.
+    /// Embeds search queries (one per search) on the query thread.
     ///
     /// On the documents' pool a query waited until every task of the batch under way was
     /// done (rayon runs a job sent from outside only after its workers' own queues are
     /// empty): seconds while an index was being built (`bench --load --while-building`). A
     /// query is a few dozen tokens, which one thread embeds in about a millisecond, so it gets
     /// one thread of its own, and the document threads' lower priority leaves it a core.
-    pub(crate) fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let mut rows = self.embed_on(&self.query_pool, &[text])?;
-        rows.pop().ok_or_else(|| EmbedError::Other("the encoder returned no vector".into()))
+    pub(crate) fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_on(&self.query_pool, texts)
     }
 
     fn embed_on(
@@ -369,8 +368,8 @@ mod tests {
     fn a_query_on_its_own_thread_matches_the_golden_vectors() {
         for (model, least) in every_precision() {
             for (text, want) in &golden().items {
-                let got = model.embed_query(text).unwrap();
-                let cos = cosine(&got, want);
+                let got = model.embed_queries(&[text]).unwrap();
+                let cos = cosine(&got[0], want);
                 assert!(cos >= least, "{}: cosine {cos} for {text:?}", model.precision());
             }
         }

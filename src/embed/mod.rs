@@ -123,10 +123,10 @@ impl Embedder {
     }
 
     /// Embeds one search's query: for the local model on a thread of its own, so a search
-    /// never waits behind a batch of documents (see [`local::LocalEmbedder::embed_query`]).
+    /// never waits behind a batch of documents (see [`local::LocalEmbedder::embed_queries`]).
     pub(crate) fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut rows = match self {
-            Embedder::Local(e) => return e.embed_query(text),
+            Embedder::Local(e) => e.embed_queries(&[text])?,
             Embedder::Http(e) => e.embed(&[text])?,
             Embedder::Hashing(e) => e.embed(&[text]),
         };
