@@ -6,8 +6,9 @@
 //! pass of [`super::bert`] on a rayon pool of its own, one thread per core (at most 8), at a
 //! lower scheduling priority; a search's query runs on a one-thread pool of its own at the
 //! normal priority, so it neither queues behind a batch of documents nor adds a core's worth of
-//! threads to them (see [`LocalEmbedder::embed_queries`]). It never contacts a model hub: a missing or broken folder is [`EmbedError::ModelFiles`] with the install
-//! command. The global allocator (mimalloc) is the binaries' business, not this library's.
+//! threads to them (see [`LocalEmbedder::embed_queries`]). It never contacts a model hub: a
+//! missing or broken folder is [`EmbedError::ModelFiles`] with the install command. The global
+//! allocator (mimalloc) is the binaries' business, not this library's.
 
 use std::path::Path;
 
