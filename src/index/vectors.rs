@@ -23,8 +23,8 @@
 //! Layout (little endian; every section starts on a 64-byte boundary):
 //! header (64 bytes: magic, dims, rows, model hash, table checksum), row table (`rows` × chunk
 //! id i64 + hash prefix u64), scales (`rows` × f32), error terms (`rows` × two f32, see
-//! [`QuantQuery::upper`]), sign factors (`rows` × f32), sign codes (`rows / 8` blocks of `dims / 8` × 8 bytes, see
-//! `signs.rs`), int8 codes (`rows` × `dims`), f32 vectors (`rows` × `dims`). The sections read
+//! [`QuantQuery::upper`]), sign factors (`rows` × f32), sign codes (`rows / 8` blocks of
+//! `dims / 8` × 8 bytes, see `signs.rs`), int8 codes (`rows` × `dims`), f32 vectors (`rows` × `dims`). The sections read
 //! in full come first and the f32 section last, so a cold start reads the first part of the
 //! file in one sequential sweep (`VectorFile::open` asks the kernel to) and the f32 rows as
 //! they are rescored (see above). Version 02 added the sign sections and version 03 each row's
