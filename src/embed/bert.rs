@@ -124,7 +124,8 @@ impl Linear {
                 let smooth = act_max.map(|a| lowp::smoothing(a, w, n_in));
                 Some(lowp::Packed::int8(w, n_in, n_out, smooth.as_deref()))
             }
-            Precision::Bf16 => Some(lowp::Packed::bf16(w, n_in, n_out)),
+            Precision::Bf16 => Some(lowp::Packed::bf16(w, n_in, n_out, false)),
+            Precision::Amx => Some(lowp::Packed::bf16(w, n_in, n_out, true)),
         };
         if low.is_some() {
             return Linear { w: Vec::new(), b, n_in, n_out, low };
@@ -1291,7 +1292,9 @@ mod tests {
         let refs: Vec<&[u32]> = texts.iter().map(Vec::as_slice).collect();
         // bf16 keeps about 3 significant digits per operand; int8 about 2, with only 8 channels
         // per token to spread a scale over (the real model's figures are in `local.rs`).
-        for (precision, least) in [(Precision::Bf16, 0.999), (Precision::Int8, 0.95)] {
+        for (precision, least) in
+            [(Precision::Bf16, 0.999), (Precision::Amx, 0.999), (Precision::Int8, 0.95)]
+        {
             if !precision.available() {
                 continue;
             }

@@ -18,8 +18,9 @@ use tokenizers::{Tokenizer, TruncationParams};
 use super::EmbedError;
 use super::bert::{Encoder, Precision};
 
-/// The environment variable that picks the encoder's arithmetic: `auto` (the default: int8 on
-/// CPUs with AVX-512 VNNI, else bf16 with AVX-512 BF16, else f32), `int8`, `bf16` or `f32`.
+/// The environment variable that picks the encoder's arithmetic: `auto` (the default: bf16 on
+/// AMX tiles where the CPU and Linux allow them, else bf16 with AVX-512 BF16, else int8 with
+/// AVX-512 VNNI, else f32), `amx`, `bf16`, `int8` or `f32`.
 /// `f32` is the reference and what to set to rule the low-precision kernels out.
 pub(crate) const PRECISION_ENV: &str = "MDVAULT_ENCODER";
 
@@ -88,7 +89,8 @@ impl LocalEmbedder {
         LocalEmbedder::load_with(model_dir, &setting)
     }
 
-    /// [`LocalEmbedder::load`] with the precision setting given (`auto`, `int8`, `bf16`, `f32`).
+    /// [`LocalEmbedder::load`] with the precision setting given (`auto`, `amx`, `int8`, `bf16`,
+    /// `f32`).
     pub(crate) fn load_with(
         model_dir: &Path,
         precision: &str,
@@ -173,12 +175,13 @@ impl LocalEmbedder {
         self.encoder.hidden()
     }
 
-    /// The encoder's arithmetic, as chosen at load: `int8`, `bf16` or `f32`.
+    /// The encoder's arithmetic, as chosen at load: `amx`, `int8`, `bf16` or `f32`.
     pub(crate) fn precision(&self) -> &'static str {
         match self.encoder.precision() {
             Precision::F32 => "f32",
             Precision::Int8 => "int8",
             Precision::Bf16 => "bf16",
+            Precision::Amx => "amx",
         }
     }
 
@@ -289,10 +292,12 @@ mod tests {
     /// 0.9999 on them).
     fn every_precision() -> Vec<(&'static LocalEmbedder, f32)> {
         static BF16: OnceLock<Option<LocalEmbedder>> = OnceLock::new();
+        static AMX: OnceLock<Option<LocalEmbedder>> = OnceLock::new();
         static INT8: OnceLock<Option<LocalEmbedder>> = OnceLock::new();
         let load = |p: &str| LocalEmbedder::load_with(&model_dir(), p).ok();
         let mut all = vec![(embedder(), 0.99999)];
         all.extend(BF16.get_or_init(|| load("bf16")).as_ref().map(|m| (m, 0.9999)));
+        all.extend(AMX.get_or_init(|| load("amx")).as_ref().map(|m| (m, 0.9999)));
         all.extend(INT8.get_or_init(|| load("int8")).as_ref().map(|m| (m, INT8_COSINE)));
         all
     }

@@ -8,6 +8,7 @@
 //! This module never fetches a model: a missing folder is an error that says how to install it.
 //! It knows nothing of chunks, caching or the index; callers pass plain strings.
 
+mod amx;
 mod bert;
 pub(crate) mod hashing;
 pub(crate) mod http;

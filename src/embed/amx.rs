@@ -1,0 +1,237 @@
+//! The bf16 dense products on Intel's AMX tiles (`TDPBF16PS`), for the CPUs that have them.
+//!
+//! What it owns: asking the kernel for the tile registers once per process ([`ready`]), and
+//! computing `dst (+)= x W` for whole 16-row blocks of activations against whole 64-column
+//! panels of [`super::lowp`]'s packed bf16 weights. The caller ([`super::lowp::Packed::apply`])
+//! prepares the activations (rounded to bf16, rows padded to whole pairs) exactly as for its
+//! AVX-512 kernel, and runs that kernel on the rows left over (fewer than 16).
+//!
+//! Why a kernel of its own: an AVX-512 `vdpbf16ps` does 32 multiply-adds; one `TDPBF16PS` does
+//! 16 x 16 x 32 = 8,192 into a 16 x 16 f32 tile. The encoder's four dense products are nearly
+//! all of its arithmetic, so on a CPU with AMX they run several times faster with the same
+//! rounding (bf16 inputs, f32 sums; only the order of the sums differs).
+//!
+//! The layout needs no repacking. A packed panel holds, per pair of input rows, 64 columns of
+//! 4 bytes (a bf16 pair each): 256 bytes. A B tile is 16 such pair-rows of 16 columns, i.e.
+//! 16 rows of 64 bytes read with a stride of 256: exactly `TDPBF16PS`'s pair-interleaved
+//! operand. An A tile is 16 activation rows of 32 bf16 (64 bytes), read with the row stride.
+//!
+//! Registers: C tiles 0-3 (a 32 x 32 block of f32 results), A tiles 4-5 (two 16-row blocks),
+//! B tiles 6-7 (two 16-column blocks). Rust has no tile intrinsics on stable, so the handful
+//! of instructions are inline assembly; the compiler never allocates tile registers, so
+//! naming them in the templates is safe.
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::asm;
+use std::sync::OnceLock;
+
+/// Bytes in a packed panel's row of one pair of inputs (64 columns x 4 bytes).
+const PAIR_ROW: usize = 256;
+/// Inputs per tile step: 16 pair-rows of the B tile.
+pub(crate) const K_STEP: usize = 32;
+/// Columns per packed panel (`lowp::NR`).
+pub(crate) const PANEL: usize = 64;
+/// Activation rows per A tile.
+pub(crate) const ROWS: usize = 16;
+/// Rows swept per pass over the panels: their A tiles (at most 128 x 1,536 bf16, 384 KiB)
+/// stay in L2 while every panel of the product passes by.
+const ROW_BLOCK: usize = 128;
+
+/// Whether this process may use AMX-BF16: the CPU reports AMX-TILE and AMX-BF16, and Linux
+/// granted the tile data state (it must be requested before the first tile instruction, or
+/// that instruction faults). Asked once; the grant holds for every thread of the process.
+pub(crate) fn ready() -> bool {
+    static READY: OnceLock<bool> = OnceLock::new();
+    *READY.get_or_init(request)
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn request() -> bool {
+    use std::arch::x86_64::__cpuid_count;
+    if __cpuid_count(0, 0).eax < 7 {
+        return false; // no leaf 7: no AMX either
+    }
+    let leaf7 = __cpuid_count(7, 0);
+    const AMX_BF16: u32 = 1 << 22;
+    const AMX_TILE: u32 = 1 << 24;
+    if leaf7.edx & (AMX_BF16 | AMX_TILE) != AMX_BF16 | AMX_TILE {
+        return false;
+    }
+    const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
+    const XFEATURE_XTILEDATA: libc::c_long = 18;
+    // SAFETY: arch_prctl with this request only changes which state the kernel lets this
+    // process use; it reads and writes no memory of ours.
+    let granted =
+        unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) };
+    granted == 0
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+fn request() -> bool {
+    false
+}
+
+/// Whether a product of this shape can run on tiles: whole tile steps of inputs and whole
+/// panels of outputs (true of every MiniLM layer: 384 and 1,536 inputs; 384, 1,152 and 1,536
+/// outputs). Other shapes use the AVX-512 kernel for all rows.
+pub(crate) fn fits(n_in: usize, n_out: usize) -> bool {
+    n_in.is_multiple_of(K_STEP) && n_out.is_multiple_of(PANEL)
+}
+
+/// One product's operands, as [`super::lowp`] laid them out.
+pub(crate) struct Operands<'a> {
+    /// The bf16 activations: `rows x a_rs` bytes.
+    pub(crate) a: &'a [u8],
+    /// Bytes per activation row (`2 n_in`).
+    pub(crate) a_rs: usize,
+    /// The packed weights: panels of `n_in / 2 x 256` bytes.
+    pub(crate) b: &'a [u8],
+    pub(crate) n_in: usize,
+    /// The destination's first element and its row length in floats.
+    pub(crate) dst: *mut f32,
+    pub(crate) dst_rs: usize,
+    /// Add onto the destination's old values rather than overwrite them.
+    pub(crate) acc: bool,
+}
+
+/// The tile configuration (palette 1): eight tiles of 16 rows x 64 bytes.
+#[repr(C, align(64))]
+struct Config {
+    palette: u8,
+    start_row: u8,
+    reserved: [u8; 14],
+    bytes_per_row: [u16; 16],
+    rows: [u8; 16],
+}
+
+const CONFIG: Config = Config {
+    palette: 1,
+    start_row: 0,
+    reserved: [0; 14],
+    bytes_per_row: [64, 64, 64, 64, 64, 64, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0],
+    rows: [16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0],
+};
+
+/// `dst[rows, panels] (+)= a[rows] x b[panels]` on tiles, for `rows` a multiple of [`ROWS`].
+///
+/// # Safety
+///
+/// [`ready`] returned true; [`fits`] holds for the shape; `op.a` holds `rows` rows of
+/// `op.a_rs >= 2 n_in` bytes; `op.b` holds every panel of `panels`; `op.dst` points at
+/// `rows x op.dst_rs` floats of which the columns of `panels` are writable by this thread and
+/// by no other.
+#[cfg(target_arch = "x86_64")]
+pub(crate) unsafe fn product(op: &Operands, rows: usize, panels: std::ops::Range<usize>) {
+    debug_assert!(rows.is_multiple_of(ROWS) && fits(op.n_in, PANEL));
+    let panel_bytes = op.n_in / 2 * PAIR_ROW;
+    // SAFETY: tile state was granted (`ready`); the configuration is valid for palette 1.
+    unsafe { asm!("ldtilecfg [{}]", in(reg) &CONFIG, options(nostack, readonly)) };
+    for r0 in (0..rows).step_by(ROW_BLOCK) {
+        let r_end = (r0 + ROW_BLOCK).min(rows);
+        for p in panels.clone() {
+            let panel = &op.b[p * panel_bytes..][..panel_bytes];
+            for half in 0..2 {
+                let col = p * PANEL + half * 32;
+                let mut m = r0;
+                while m < r_end {
+                    let two = r_end - m >= 2 * ROWS;
+                    // SAFETY: rows m..m+16 (or +32) lie inside `op.a` and `op.dst`; the columns
+                    // col..col+32 belong to panel `p`, which this thread owns (the contract).
+                    unsafe { block(op, panel, half, m, col, two) };
+                    m += if two { 2 * ROWS } else { ROWS };
+                }
+            }
+        }
+    }
+    // SAFETY: releases the tile state this thread configured above.
+    unsafe { asm!("tilerelease", options(nostack, nomem)) };
+}
+
+/// `tileloadd tmmT, [p + s]`: 16 rows of 64 bytes from `p`, `s` bytes apart.
+macro_rules! load {
+    ($t:literal, $p:expr, $s:expr) => {
+        asm!(concat!("tileloadd tmm", $t, ", [{p} + {s}*1]"), p = in(reg) $p, s = in(reg) $s,
+             options(nostack, readonly))
+    };
+}
+
+/// `tilestored [p + s], tmmT`: the tile's 16 rows of 64 bytes to `p`, `s` bytes apart.
+macro_rules! store {
+    ($t:literal, $p:expr, $s:expr) => {
+        asm!(concat!("tilestored [{p} + {s}*1], tmm", $t), p = in(reg) $p, s = in(reg) $s,
+             options(nostack))
+    };
+}
+
+/// `tdpbf16ps tmmC, tmmA, tmmB`: C (16 x 16 f32) += A (16 x 32 bf16) B (16 pair-rows x 16).
+macro_rules! dot {
+    ($c:literal, $a:literal, $b:literal) => {
+        asm!(concat!("tdpbf16ps tmm", $c, ", tmm", $a, ", tmm", $b), options(nostack, nomem))
+    };
+}
+
+/// One 32 x 32 block of results (16 x 32 when `!two`): C tiles 0-1 for rows `m..m+16`, 2-3 for
+/// the next 16, each pair over the 32 columns at `col` (half `half` of the panel).
+///
+/// # Safety
+///
+/// As [`product`], with the tiles configured; the rows and columns named are in bounds.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn block(op: &Operands, panel: &[u8], half: usize, m: usize, col: usize, two: bool) {
+    let c_rs = op.dst_rs * 4;
+    let c0 = op.dst.wrapping_add(m * op.dst_rs + col);
+    let c1 = c0.wrapping_add(ROWS * op.dst_rs);
+    let (c01, c11) = (c0.wrapping_add(16), c1.wrapping_add(16));
+    // SAFETY: the results lie inside the destination (the function's contract); each load
+    // reads 16 rows of 64 bytes, `c_rs` apart.
+    unsafe {
+        if op.acc {
+            load!(0, c0, c_rs);
+            load!(1, c01, c_rs);
+            if two {
+                load!(2, c1, c_rs);
+                load!(3, c11, c_rs);
+            }
+        } else {
+            asm!(
+                "tilezero tmm0",
+                "tilezero tmm1",
+                "tilezero tmm2",
+                "tilezero tmm3",
+                options(nostack, nomem)
+            );
+        }
+    }
+    let a0 = op.a[m * op.a_rs..].as_ptr();
+    let a1 = a0.wrapping_add(ROWS * op.a_rs);
+    let b0 = panel[half * 128..].as_ptr();
+    let b1 = b0.wrapping_add(64);
+    for s in 0..op.n_in / K_STEP {
+        let (ak, bk) = (s * 64, s * 16 * PAIR_ROW);
+        // SAFETY: step `s` reads inputs 32s..32s+32 of rows m..m+16 (+16), inside the
+        // activations, and pair-rows 16s..16s+16 of the panel's two 16-column blocks.
+        unsafe {
+            load!(4, a0.wrapping_add(ak), op.a_rs);
+            load!(6, b0.wrapping_add(bk), PAIR_ROW);
+            load!(7, b1.wrapping_add(bk), PAIR_ROW);
+            dot!(0, 4, 6);
+            dot!(1, 4, 7);
+            if two {
+                load!(5, a1.wrapping_add(ak), op.a_rs);
+                dot!(2, 5, 6);
+                dot!(3, 5, 7);
+            }
+        }
+    }
+    // SAFETY: the stores write rows m..m+16 (+16) of columns col..col+32, which the caller
+    // gave this thread alone.
+    unsafe {
+        store!(0, c0, c_rs);
+        store!(1, c01, c_rs);
+        if two {
+            store!(2, c1, c_rs);
+            store!(3, c11, c_rs);
+        }
+    }
+}
