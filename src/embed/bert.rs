@@ -38,8 +38,9 @@
 //! nearly all of the arithmetic) can run in bf16 or int8 instead, with [`super::lowp`]'s kernels;
 //! attention's own products, softmax, GELU, layer norm, biases, residuals and pooling stay f32.
 //! The choice is made once at load ([`Precision`]; `MDVAULT_ENCODER` in [`super::local`]):
-//! `auto` picks bf16 on CPUs with AVX-512 BF16 and f32 elsewhere, and f32 remains the reference
-//! the others are tested against. Measured on the 2-core development machine (AMD EPYC, Zen 5,
+//! `auto` picks bf16 (on AMX tiles where the CPU and Linux allow, see [`super::amx`], else with
+//! AVX-512 BF16), then int8 where only AVX-512 VNNI is there, then f32; f32 remains the
+//! reference the others are tested against. Measured on the 2-core development machine (AMD EPYC, Zen 5,
 //! release build, 2026-12-04, other builds running: load average 8-9, so ratios from one run):
 //! - f32: 14.8-15.6 chunks/s, one short query p50 4.1-5.5 ms (about twice these when quiet).
 //! - bf16: 25.5-32.2 chunks/s (1.7-2.1x f32), query p50 1.1-1.5 ms; every vector within cosine
