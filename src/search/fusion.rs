@@ -13,7 +13,10 @@
 //!   fused score is the weighted mean of its two normalised scores, divided by the best
 //!   possible mean, so it too lies in [0, 1]. A lexical candidate the dense arm did not list
 //!   is given its exact cosine (the caller scores it); a dense candidate the lexical arm did
-//!   not list takes the lexical list's floor, since its BM25 is at most the last listed one's.
+//!   not list is scored as the lexical list's last, since its BM25 is at most that one's. Under
+//!   min-max and z-score that is 0; under `convex-theoretical`, whose floor is 0 and not the
+//!   list's lowest, it is `lo / hi`, the same as the last listed chunk (before 2026-12-06 it
+//!   was 0 there, which sank dense-only answers below the weakest lexical match).
 //!
 //! Either way each arm's share of the fused score is kept (`dense_part`, `lexical_part`) for
 //! `explain`. Filed documents are then multiplied by the document weight, so the note written
@@ -200,6 +203,8 @@ struct Scale {
     floor: f64,
     scale: f64,
     top: f64,
+    /// The list's lowest raw score: what a chunk the arm did not list is scored as.
+    lowest: f64,
 }
 
 impl Scale {
@@ -224,13 +229,18 @@ impl Scale {
         };
         // One candidate, or a list of exact ties: each is as good as the best.
         if scale <= f64::EPSILON {
-            return Some(Scale { floor: lo - 1.0, scale: 1.0, top: 1.0 });
+            // A chunk the arm did not list is below every listed one here: it stays at 0.
+            return Some(Scale { floor: lo - 1.0, scale: 1.0, top: 1.0, lowest: lo - 1.0 });
         }
-        Some(Scale { floor, scale, top: (hi - floor) / scale })
+        Some(Scale { floor, scale, top: (hi - floor) / scale, lowest: lo })
     }
 
     fn apply(&self, score: Option<f32>) -> f64 {
-        score.map_or(0.0, |s| ((f64::from(s) - self.floor) / self.scale).max(0.0))
+        score.map_or(0.0, |s| self.normalise(f64::from(s)))
+    }
+
+    fn normalise(&self, raw: f64) -> f64 {
+        ((raw - self.floor) / self.scale).max(0.0)
     }
 }
 
@@ -246,7 +256,12 @@ fn convex(out: &mut [Candidate], dense: &Ranked, lexical: &Ranked, w: &Weights, 
     }
     for c in out {
         c.dense_part = d.map_or(0.0, |d| w.dense * d.apply(c.dense_score) / best);
-        c.lexical_part = l.map_or(0.0, |l| w.lexical * l.apply(c.lexical_score) / best);
+        // Unlisted by the lexical arm: its BM25 is at most the last listed one's, so it is
+        // scored as that one (0 under min-max and z-score, whose floor is the lowest anyway).
+        c.lexical_part = l.map_or(0.0, |l| {
+            let raw = c.lexical_score.map_or(l.lowest, f64::from);
+            w.lexical * l.normalise(raw) / best
+        });
     }
 }
 
@@ -443,5 +458,31 @@ mod tests {
         let c = fuse(&[(1, 0.50), (2, 0.49)], &[], &w, |_| None, |_| Some(1.0));
         // (0.49 + 1) / (0.50 + 1), where min-max would put the second at 0.
         assert!((by_id(&c, 2).fused - 1.49 / 1.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_chunk_the_lexical_arm_did_not_list_scores_as_its_last_listed_under_every_normalisation() {
+        for norm in [Normalisation::Theoretical, Normalisation::MinMax, Normalisation::ZScore] {
+            let w = Weights { fusion: Fusion::Convex(norm), ..CONVEX };
+            let c = fuse(
+                &[(1, 0.5), (2, 0.5)],
+                &[(1, 10.0), (3, 4.0)],
+                &w,
+                |_| Some(0.0),
+                |_| Some(1.0),
+            );
+            let (one, two, three) = (by_id(&c, 1), by_id(&c, 2), by_id(&c, 3));
+            assert_eq!(two.lexical_score, None, "{norm:?}");
+            assert!((two.lexical_part - three.lexical_part).abs() < 1e-12, "{norm:?}: {c:?}");
+            assert!(three.lexical_part < one.lexical_part, "{norm:?}");
+        }
+        // One lexical candidate (or exact ties): an unlisted chunk gets none of its share.
+        let w = Weights { fusion: Fusion::DEFAULT, ..CONVEX };
+        let c = fuse(&[(2, 0.5)], &[(1, 10.0)], &w, |_| Some(0.0), |_| Some(1.0));
+        assert_eq!(by_id(&c, 2).lexical_part, 0.0, "{c:?}");
+        // Theoretical: 4 / 10 of the lexical arm's share, not 0 as it was.
+        let w = Weights { fusion: Fusion::Convex(Normalisation::Theoretical), ..CONVEX };
+        let c = fuse(&[(2, 0.5)], &[(1, 10.0), (3, 4.0)], &w, |_| Some(0.0), |_| Some(1.0));
+        assert!(by_id(&c, 2).lexical_part > 0.0, "{c:?}");
     }
 }
