@@ -13,10 +13,11 @@
 //!   fused score is the weighted mean of its two normalised scores, divided by the best
 //!   possible mean, so it too lies in [0, 1]. A lexical candidate the dense arm did not list
 //!   is given its exact cosine (the caller scores it); a dense candidate the lexical arm did
-//!   not list is scored as the lexical list's last, since its BM25 is at most that one's. Under
-//!   min-max and z-score that is 0; under `convex-theoretical`, whose floor is 0 and not the
-//!   list's lowest, it is `lo / hi`, the same as the last listed chunk (before 2026-12-06 it
-//!   was 0 there, which sank dense-only answers below the weakest lexical match).
+//!   not list is scored as the lexical list's last: an upper bound on its BM25, which may be
+//!   0. Under min-max and z-score that comes to 0; under `convex-theoretical`, whose floor is
+//!   0 and not the list's lowest, it is `lo / hi`, as for the last listed chunk. That is a
+//!   choice measured in `docs/search.md` (before 2026-12-06 theoretical gave it 0, which sank
+//!   dense-only answers below the weakest word match).
 //!
 //! Either way each arm's share of the fused score is kept (`dense_part`, `lexical_part`) for
 //! `explain`. Filed documents are then multiplied by the document weight, so the note written
@@ -256,8 +257,8 @@ fn convex(out: &mut [Candidate], dense: &Ranked, lexical: &Ranked, w: &Weights, 
     }
     for c in out {
         c.dense_part = d.map_or(0.0, |d| w.dense * d.apply(c.dense_score) / best);
-        // Unlisted by the lexical arm: its BM25 is at most the last listed one's, so it is
-        // scored as that one (0 under min-max and z-score, whose floor is the lowest anyway).
+        // Unlisted by the lexical arm: scored as the last listed one (its BM25 is at most
+        // that), which is 0 under min-max and z-score, whose floor is the lowest anyway.
         c.lexical_part = l.map_or(0.0, |l| {
             let raw = c.lexical_score.map_or(l.lowest, f64::from);
             w.lexical * l.normalise(raw) / best
