@@ -25,12 +25,13 @@
 use std::arch::asm;
 use std::sync::OnceLock;
 
+// The packed layout is `lowp`'s, read as it is: its panel width and bytes per column step.
+use super::lowp::{NR as PANEL, STEP_BYTES};
+
 /// Bytes in a packed panel's row of one pair of inputs (64 columns x 4 bytes).
-const PAIR_ROW: usize = 256;
+const PAIR_ROW: usize = PANEL * STEP_BYTES;
 /// Inputs per tile step: 16 pair-rows of the B tile.
 pub(crate) const K_STEP: usize = 32;
-/// Columns per packed panel (`lowp::NR`).
-pub(crate) const PANEL: usize = 64;
 /// Activation rows per A tile.
 pub(crate) const ROWS: usize = 16;
 /// Rows swept per pass over the panels: their A tiles (at most 128 x 1,536 bf16, 384 KiB)

@@ -33,7 +33,7 @@ use rayon::prelude::*;
 use super::amx;
 
 /// Output columns per weight panel: four 16-lane registers.
-const NR: usize = 64;
+pub(crate) const NR: usize = 64;
 
 /// Rows per micro-tile: 6 x 4 accumulators + 4 weight registers + 1 broadcast fit the 32
 /// registers with room to spare; 8 rows would need all 32 plus the broadcast and spill.
@@ -44,7 +44,7 @@ const MR: usize = 6;
 const ROW_BLOCK: usize = 8 * MR;
 
 /// Bytes per column per step of `k` in a packed panel (4 int8 or 2 bf16 weights).
-const STEP_BYTES: usize = 4;
+pub(crate) const STEP_BYTES: usize = 4;
 
 /// Which arithmetic the encoder's dense layers use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
