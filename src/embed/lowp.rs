@@ -22,7 +22,10 @@
 //!
 //! Layout: the weights are cut into panels of [`NR`] output columns; inside a panel, each step
 //! of `k` (four input rows for int8, two for bf16) holds 4 bytes per column, 256 bytes in all:
-//! exactly the four registers one step of the kernel multiplies. A micro-tile is [`MR`] rows by
+//! exactly the four registers one step of the kernel multiplies. Weights packed for the AMX
+//! tiles keep the panels and steps but order each panel's bytes as the tiles read them (see
+//! [`amx::pair_offset`]); the AVX-512 kernel, which runs the rows the tiles leave over, then
+//! finds a step's four registers 1 KiB apart instead of adjacent. A micro-tile is [`MR`] rows by
 //! [`NR`] columns: 24 accumulators, 4 weight registers and a broadcast, inside AVX-512's 32.
 
 #[cfg(target_arch = "x86_64")]
@@ -30,7 +33,7 @@ use std::arch::x86_64::*;
 
 use rayon::prelude::*;
 
-use super::amx;
+use super::amx::{self, Lines};
 
 /// Output columns per weight panel: four 16-lane registers.
 pub(crate) const NR: usize = 64;
@@ -123,8 +126,8 @@ impl Precision {
 /// A dense layer's weights in a low-precision packed form (see the module docs for the layout).
 pub(crate) struct Packed {
     kind: Kind,
-    /// `panels x steps x NR x STEP_BYTES` bytes.
-    data: Vec<u8>,
+    /// `panels x steps x NR x STEP_BYTES` bytes, aligned to cache lines.
+    data: Lines,
     /// Steps of `k`: `n_in` rounded up to whole steps.
     steps: usize,
     n_in: usize,
@@ -150,8 +153,9 @@ enum Kind {
 /// page faults on every call.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    /// `tokens x steps x STEP_BYTES`.
-    a: Vec<u8>,
+    /// `tokens x steps x STEP_BYTES`, aligned to cache lines (rows are whole lines for every
+    /// shape the tiles take).
+    a: Lines,
     /// Each row's int8 scale.
     row_scale: Vec<f32>,
     /// One smoothed row before quantising.
@@ -192,7 +196,9 @@ impl Packed {
         let in_scale = smooth.map_or(Vec::new(), |f| f.iter().map(|x| 1.0 / x).collect());
         let steps = n_in.div_ceil(4);
         let panels = n_out.div_ceil(NR);
-        let mut data = vec![0u8; panels * steps * NR * STEP_BYTES];
+        let mut lines = Lines::default();
+        lines.fit(panels * steps * NR * STEP_BYTES);
+        let data = lines.bytes_mut();
         let mut col_scale = vec![0.0f32; panels * NR];
         let mut col_offset = vec![0i32; panels * NR];
         for c in 0..n_out {
@@ -210,7 +216,7 @@ impl Packed {
         }
         Packed {
             kind: Kind::Int8,
-            data,
+            data: lines,
             steps,
             n_in,
             n_out,
@@ -227,24 +233,32 @@ impl Packed {
     pub(crate) fn bf16(w: &[f32], n_in: usize, n_out: usize, amx: bool) -> Packed {
         let steps = n_in.div_ceil(2);
         let panels = n_out.div_ceil(NR);
-        let mut data = vec![0u8; panels * steps * NR * STEP_BYTES];
+        let tiled = amx && amx::fits(n_in, n_out);
+        let mut lines = Lines::default();
+        lines.fit(panels * steps * NR * STEP_BYTES);
+        let data = lines.bytes_mut();
         for c in 0..n_out {
             let (p, lane) = (c / NR, c % NR);
             for (k, &x) in w[c * n_in..][..n_in].iter().enumerate() {
-                let at = ((p * steps + k / 2) * NR + lane) * STEP_BYTES + (k % 2) * 2;
+                let in_panel = if tiled {
+                    amx::pair_offset(k / 2, lane)
+                } else {
+                    (k / 2 * NR + lane) * STEP_BYTES
+                };
+                let at = p * steps * NR * STEP_BYTES + in_panel + (k % 2) * 2;
                 data[at..at + 2].copy_from_slice(&bf16_bits(x).to_le_bytes());
             }
         }
         Packed {
             kind: Kind::Bf16,
-            data,
+            data: lines,
             steps,
             n_in,
             n_out,
             col_scale: Vec::new(),
             col_offset: Vec::new(),
             in_scale: Vec::new(),
-            amx: amx && amx::fits(n_in, n_out),
+            amx: tiled,
         }
     }
 
@@ -284,7 +298,7 @@ impl Packed {
             // its own panels, so no two write the same element.
             #[cfg(target_arch = "x86_64")]
             unsafe {
-                self.panels(&scratch.a, &scratch.row_scale, tokens, p0..p1, out, acc)
+                self.panels(scratch.a.bytes(), &scratch.row_scale, tokens, p0..p1, out, acc)
             };
             #[cfg(not(target_arch = "x86_64"))]
             unreachable!("{p0}..{p1}: no low-precision kernels off x86-64");
@@ -304,7 +318,7 @@ impl Packed {
     /// int8, bf16 for bf16; each row padded with zeros to whole steps.
     fn prepare(&self, x: &[f32], tokens: usize, par: bool, scratch: &mut Scratch) {
         let width = self.steps * STEP_BYTES;
-        scratch.a.resize(tokens * width, 0);
+        scratch.a.fit(tokens * width);
         scratch.row_scale.resize(tokens, 0.0);
         let n_in = self.n_in;
         let (kind, in_scale) = (self.kind, &self.in_scale[..]);
@@ -318,7 +332,7 @@ impl Packed {
             Kind::Bf16 => round_row(row, a),
         };
         let rows = x[..tokens * n_in].chunks_exact(n_in);
-        let outs = scratch.a.chunks_exact_mut(width).zip(scratch.row_scale.iter_mut());
+        let outs = scratch.a.bytes_mut().chunks_exact_mut(width).zip(scratch.row_scale.iter_mut());
         if par && tokens >= 64 {
             rows.collect::<Vec<_>>()
                 .into_par_iter()
@@ -354,7 +368,7 @@ impl Packed {
             let op = amx::Operands {
                 a,
                 a_rs,
-                b: &self.data,
+                b: self.data.bytes(),
                 n_in: self.n_in,
                 dst: out.ptr,
                 dst_rs: out.rs,
@@ -367,7 +381,7 @@ impl Packed {
         for r0 in (tiled..tokens).step_by(ROW_BLOCK) {
             let r_end = (r0 + ROW_BLOCK).min(tokens);
             for p in ps.clone() {
-                let b = &self.data[p * panel_bytes..][..panel_bytes];
+                let b = &self.data.bytes()[p * panel_bytes..][..panel_bytes];
                 let c0 = p * NR;
                 let valid = (self.n_out - c0).min(NR);
                 for m0 in (r0..r_end).step_by(MR) {
@@ -401,12 +415,8 @@ impl Packed {
                             (Kind::Int8, 3) => tile_int8::<3>(&t),
                             (Kind::Int8, 2) => tile_int8::<2>(&t),
                             (Kind::Int8, _) => tile_int8::<1>(&t),
-                            (Kind::Bf16, 6) => tile_bf16::<6>(&t),
-                            (Kind::Bf16, 5) => tile_bf16::<5>(&t),
-                            (Kind::Bf16, 4) => tile_bf16::<4>(&t),
-                            (Kind::Bf16, 3) => tile_bf16::<3>(&t),
-                            (Kind::Bf16, 2) => tile_bf16::<2>(&t),
-                            (Kind::Bf16, _) => tile_bf16::<1>(&t),
+                            (Kind::Bf16, m) if self.amx => bf16_rows::<true>(m, &t),
+                            (Kind::Bf16, m) => bf16_rows::<false>(m, &t),
                         }
                     }
                 }
@@ -606,7 +616,29 @@ unsafe fn tile_int8<const M: usize>(t: &Tile) {
     }
 }
 
-/// `MR`-row bf16 micro-kernel (rows = `M`).
+/// [`tile_bf16`] for `m` rows (at most [`MR`]), on a panel `TILED` as the AMX tiles read it.
+///
+/// # Safety
+///
+/// As [`tile_bf16`] with `M = m`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn bf16_rows<const TILED: bool>(m: usize, t: &Tile) {
+    // SAFETY: the caller's promise, passed on.
+    unsafe {
+        match m {
+            6 => tile_bf16::<6, TILED>(t),
+            5 => tile_bf16::<5, TILED>(t),
+            4 => tile_bf16::<4, TILED>(t),
+            3 => tile_bf16::<3, TILED>(t),
+            2 => tile_bf16::<2, TILED>(t),
+            _ => tile_bf16::<1, TILED>(t),
+        }
+    }
+}
+
+/// `MR`-row bf16 micro-kernel (rows = `M`). With `TILED`, the panel is in the AMX tiles'
+/// order ([`amx::pair_offset`]): a step's four 16-column registers are 1 KiB apart rather than
+/// adjacent.
 ///
 /// # Safety
 ///
@@ -614,17 +646,22 @@ unsafe fn tile_int8<const M: usize>(t: &Tile) {
 /// a panel of `steps * 256` bytes and `M` destination rows with `valid` writable columns.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-unsafe fn tile_bf16<const M: usize>(t: &Tile) {
+unsafe fn tile_bf16<const M: usize, const TILED: bool>(t: &Tile) {
     let mut c = [[_mm512_setzero_ps(); 4]; M];
+    let reg = if TILED { amx::pair_offset(0, 16) } else { 64 };
     for s in 0..t.steps {
         // SAFETY: inside the panel and the activation rows (see the function's contract).
         unsafe {
-            let bp = t.b.add(s * NR * STEP_BYTES);
+            let bp = t.b.add(if TILED { amx::pair_offset(s, 0) } else { s * NR * STEP_BYTES });
             let b: [__m512bh; 4] = [
                 std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.cast())),
-                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(64).cast())),
-                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(128).cast())),
-                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(192).cast())),
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(reg).cast())),
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(
+                    bp.add(2 * reg).cast(),
+                )),
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(
+                    bp.add(3 * reg).cast(),
+                )),
             ];
             for (r, cr) in c.iter_mut().enumerate() {
                 let a = std::mem::transmute::<__m512i, __m512bh>(_mm512_set1_epi32(
