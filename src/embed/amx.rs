@@ -184,6 +184,8 @@ macro_rules! dot {
     };
 }
 
+pub(crate) mod attention;
+
 /// A byte buffer aligned to cache lines, so a tile's 64-byte rows (at 64-byte multiples) never
 /// straddle two lines, which would double the lines every tile load touches.
 #[derive(Default)]

@@ -36,7 +36,9 @@
 //!
 //! Precision. The four dense products of each layer (QKV, attention output, FFN up and down:
 //! nearly all of the arithmetic) can run in bf16 or int8 instead, with [`super::lowp`]'s kernels;
-//! attention's own products, softmax, GELU, layer norm, biases, residuals and pooling stay f32.
+//! attention's own products, softmax, GELU, layer norm, biases, residuals and pooling stay f32,
+//! except that under AMX attention's two products also run on tiles in bf16, with the softmax
+//! fused into them (see [`super::amx::attention`]).
 //! The choice is made once at load ([`Precision`]; `MDVAULT_ENCODER` in [`super::local`]):
 //! `auto` picks bf16 (on AMX tiles where the CPU and Linux allow, see [`super::amx`], else with
 //! AVX-512 BF16), then int8 where only AVX-512 VNNI is there, then f32; f32 remains the
@@ -58,6 +60,7 @@ use std::fmt;
 use gemm::Parallelism;
 use rayon::prelude::*;
 
+use super::amx::{self, Lines};
 use super::lowp;
 pub(crate) use super::lowp::Precision;
 use checkpoint::{Config, Tensors};
@@ -193,6 +196,9 @@ pub(crate) struct Encoder {
     layers: Vec<Layer>,
     kernels: Kernels,
     precision: Precision,
+    /// Attention's products run on AMX tiles (see [`amx::attention`]): under
+    /// [`Precision::Amx`] with heads of the tiles' width.
+    tile_attention: bool,
 }
 
 impl fmt::Debug for Encoder {
@@ -271,6 +277,7 @@ impl Encoder {
             layers,
             kernels: Kernels::detect(),
             precision,
+            tile_attention: precision == Precision::Amx && d.head_dim == amx::attention::HEAD,
         })
     }
 
@@ -395,7 +402,7 @@ impl Encoder {
         let total: usize = seqs.iter().map(|s| s.len()).sum();
         let gemm_par = if par { Parallelism::Rayon(0) } else { Parallelism::None };
 
-        let Workspace { x, qkv, ctx, heads, inter, low, record } = work;
+        let Workspace { x, qkv, qkv16, ctx, heads, inter, low, record } = work;
         // Every element of each buffer is written before it is read, so resizing is enough.
         x.resize(total * h, 0.0);
         qkv.resize(total * 3 * h, 0.0);
@@ -424,7 +431,10 @@ impl Encoder {
             seen(li, 0, x);
             fill_rows(qkv, &l.qkv.b);
             l.qkv.apply(x, total, qkv, true, gemm_par, low);
-            self.attention(seqs, qkv, ctx, heads, par);
+            if self.tile_attention {
+                round_rows(qkv, 3 * h, total, par, qkv16);
+            }
+            self.attention(seqs, (qkv, qkv16.bytes()), ctx, heads, par);
             seen(li, 1, ctx);
             // x = LayerNorm(x + ctx Wo + bo)
             add_rows(x, &l.out.b);
@@ -465,7 +475,7 @@ impl Encoder {
     fn attention(
         &self,
         seqs: &[&[u32]],
-        qkv: &[f32],
+        qkv: (&[f32], &[u8]),
         ctx: &mut [f32],
         heads: &mut [f32],
         par: bool,
@@ -517,14 +527,28 @@ impl Encoder {
     /// `len x head_dim` context into `out`, whose rows are `out_rs` apart.
     fn attend(
         &self,
-        qkv: &[f32],
+        (qkv, qkv16): (&[f32], &[u8]),
         (start, len, head): (usize, usize, usize),
         scratch: &mut Scratch,
         out: &mut [f32],
         out_rs: usize,
     ) {
         let (h, dh) = (self.d.hidden, self.d.head_dim);
-        let Scratch { scores, inv_sums } = scratch;
+        let Scratch { scores, inv_sums, tiles } = scratch;
+        if self.tile_attention {
+            // The bf16 rows of Q|K|V: 6h bytes each, this head's 2dh-byte pieces in them.
+            let rs = 6 * h;
+            let one = amx::attention::Head {
+                rows: &qkv16[start * rs..],
+                rs,
+                q: 2 * head * dh,
+                k: 2 * (h + head * dh),
+                v: 2 * (2 * h + head * dh),
+                len,
+            };
+            amx::attention::attend(&one, tiles, out, out_rs);
+            return;
+        }
         scores.resize(len * len, 0.0);
         inv_sums.resize(len, 0.0);
         let base = start * 3 * h + head * dh;
@@ -567,6 +591,8 @@ fn deal(ids: &[&[u32]], order: &[usize], count: usize) -> Vec<(Vec<usize>, usize
 struct Workspace {
     x: Vec<f32>,
     qkv: Vec<f32>,
+    /// `qkv` rounded to bf16 for attention on tiles, with [`ROUND_PAD`] zero rows after it.
+    qkv16: Lines,
     ctx: Vec<f32>,
     heads: Vec<f32>,
     inter: Vec<f32>,
@@ -581,6 +607,27 @@ struct Workspace {
 struct Scratch {
     scores: Vec<f32>,
     inv_sums: Vec<f32>,
+    /// The tile path's own.
+    tiles: amx::attention::Scratch,
+}
+
+/// Zero rows after the bf16 `Q|K|V`: a text's last 16-query tile may read up to 15 rows past
+/// its end.
+const ROUND_PAD: usize = 16;
+
+/// Rounds the `tokens` rows of `src` (`width` floats each) to bf16 rows of `2 width` bytes in
+/// `dst`, followed by [`ROUND_PAD`] zero rows; split across the pool when `par`.
+fn round_rows(src: &[f32], width: usize, tokens: usize, par: bool, dst: &mut Lines) {
+    let bytes = 2 * width;
+    dst.fit((tokens + ROUND_PAD) * bytes);
+    let (rows, pad) = dst.bytes_mut().split_at_mut(tokens * bytes);
+    pad.fill(0);
+    let pairs = src[..tokens * width].chunks_exact(width).zip(rows.chunks_exact_mut(bytes));
+    if par {
+        pairs.collect::<Vec<_>>().into_par_iter().for_each(|(s, d)| lowp::round_row(s, d));
+    } else {
+        pairs.for_each(|(s, d)| lowp::round_row(s, d));
+    }
 }
 
 /// Sets every row of `buf` (width `row.len()`) to `row`.

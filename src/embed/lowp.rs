@@ -6,7 +6,8 @@
 //! or rounding the activations `x` row by row on the fly.
 //!
 //! What it does not do: anything but those products. Attention's own products (`Q K^T`, `P V`),
-//! softmax, GELU and layer norm stay f32 in [`super::bert`], as do biases and residuals (they
+//! softmax, GELU and layer norm stay in [`super::bert`] (attention on tiles under AMX, see
+//! [`super::amx::attention`]), as do biases and residuals (they
 //! are in `dst` before the product accumulates onto it). It never decides which precision runs:
 //! [`Precision::detect`] says what the CPU offers and the caller chooses.
 //!
