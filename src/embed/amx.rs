@@ -11,12 +11,10 @@
 //! all of its arithmetic, so on a CPU with AMX they run several times faster with the same
 //! rounding (bf16 inputs, f32 sums; only the order of the sums differs).
 //!
-//! Layout. A packed panel holds, per pair of input rows, 64 columns of 4 bytes (a bf16 pair
-//! each): `TDPBF16PS`'s pair-interleaved operand. A B tile is 16 such pair-rows of 16 columns;
-//! [`pair_offset`] orders a panel so that each B tile is one contiguous KiB (16 rows of 64
-//! bytes, read with a 64-byte stride) rather than 16 pieces 256 bytes apart: measured, the
-//! strided tile loads were the kernel's hottest instructions. An A tile is 16 activation rows
-//! of 32 bf16 (64 bytes), read with the row stride.
+//! The layout needs no repacking. A packed panel holds, per pair of input rows, 64 columns of
+//! 4 bytes (a bf16 pair each): 256 bytes. A B tile is 16 such pair-rows of 16 columns, i.e.
+//! 16 rows of 64 bytes read with a stride of 256: exactly `TDPBF16PS`'s pair-interleaved
+//! operand. An A tile is 16 activation rows of 32 bf16 (64 bytes), read with the row stride.
 //!
 //! Registers: C tiles 0-3 (a 32 x 32 block of f32 results), A tiles 4-5 (two 16-row blocks),
 //! B tiles 6-7 (two 16-column blocks). Rust has no tile intrinsics on stable, so the handful
@@ -32,8 +30,6 @@ use super::lowp::{NR as PANEL, STEP_BYTES};
 
 /// Bytes in a packed panel's row of one pair of inputs (64 columns x 4 bytes).
 const PAIR_ROW: usize = PANEL * STEP_BYTES;
-/// Bytes per B tile: 16 pair-rows of 16 columns.
-const B_TILE: usize = 16 * 16 * STEP_BYTES;
 /// Inputs per tile step: 16 pair-rows of the B tile.
 pub(crate) const K_STEP: usize = 32;
 /// Activation rows per A tile.
@@ -74,15 +70,6 @@ fn request() -> bool {
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 fn request() -> bool {
     false
-}
-
-/// Where, inside a panel packed for the tiles, the bf16 pair of pair-row `pair` (inputs
-/// `2 pair`, `2 pair + 1`) and column `lane` lies: the panel is a sequence of tile steps of 16
-/// pair-rows, each four B tiles of 16 columns, each tile 16 rows of 64 bytes.
-pub(crate) const fn pair_offset(pair: usize, lane: usize) -> usize {
-    let (step, row) = (pair / 16, pair % 16);
-    let (tile, col) = (lane / 16, lane % 16);
-    ((step * 4 + tile) * 16 + row) * 64 + col * STEP_BYTES
 }
 
 /// Whether a product of this shape can run on tiles: whole tile steps of inputs and whole
@@ -255,16 +242,16 @@ unsafe fn block(op: &Operands, panel: &[u8], half: usize, m: usize, col: usize, 
     }
     let a0 = op.a[m * op.a_rs..].as_ptr();
     let a1 = a0.wrapping_add(ROWS * op.a_rs);
-    let b0 = panel[pair_offset(0, 32 * half)..].as_ptr();
-    let b1 = b0.wrapping_add(B_TILE);
+    let b0 = panel[half * 128..].as_ptr();
+    let b1 = b0.wrapping_add(64);
     for s in 0..op.n_in / K_STEP {
-        let (ak, bk) = (s * 64, pair_offset(16 * s, 0));
+        let (ak, bk) = (s * 64, s * 16 * PAIR_ROW);
         // SAFETY: step `s` reads inputs 32s..32s+32 of rows m..m+16 (+16), inside the
         // activations, and pair-rows 16s..16s+16 of the panel's two 16-column blocks.
         unsafe {
             load!(4, a0.wrapping_add(ak), op.a_rs);
-            load!(6, b0.wrapping_add(bk), 64);
-            load!(7, b1.wrapping_add(bk), 64);
+            load!(6, b0.wrapping_add(bk), PAIR_ROW);
+            load!(7, b1.wrapping_add(bk), PAIR_ROW);
             dot!(0, 4, 6);
             dot!(1, 4, 7);
             if two {

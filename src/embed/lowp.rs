@@ -23,10 +23,7 @@
 //!
 //! Layout: the weights are cut into panels of [`NR`] output columns; inside a panel, each step
 //! of `k` (four input rows for int8, two for bf16) holds 4 bytes per column, 256 bytes in all:
-//! exactly the four registers one step of the kernel multiplies. Weights packed for the AMX
-//! tiles keep the panels and steps but order each panel's bytes as the tiles read them (see
-//! [`amx::pair_offset`]); the AVX-512 kernel, which runs the rows the tiles leave over, then
-//! finds a step's four registers 1 KiB apart instead of adjacent. A micro-tile is [`MR`] rows by
+//! exactly the four registers one step of the kernel multiplies. A micro-tile is [`MR`] rows by
 //! [`NR`] columns: 24 accumulators, 4 weight registers and a broadcast, inside AVX-512's 32.
 
 #[cfg(target_arch = "x86_64")]
@@ -234,19 +231,13 @@ impl Packed {
     pub(crate) fn bf16(w: &[f32], n_in: usize, n_out: usize, amx: bool) -> Packed {
         let steps = n_in.div_ceil(2);
         let panels = n_out.div_ceil(NR);
-        let tiled = amx && amx::fits(n_in, n_out);
         let mut lines = Lines::default();
         lines.fit(panels * steps * NR * STEP_BYTES);
         let data = lines.bytes_mut();
         for c in 0..n_out {
             let (p, lane) = (c / NR, c % NR);
             for (k, &x) in w[c * n_in..][..n_in].iter().enumerate() {
-                let in_panel = if tiled {
-                    amx::pair_offset(k / 2, lane)
-                } else {
-                    (k / 2 * NR + lane) * STEP_BYTES
-                };
-                let at = p * steps * NR * STEP_BYTES + in_panel + (k % 2) * 2;
+                let at = ((p * steps + k / 2) * NR + lane) * STEP_BYTES + (k % 2) * 2;
                 data[at..at + 2].copy_from_slice(&bf16_bits(x).to_le_bytes());
             }
         }
@@ -259,7 +250,7 @@ impl Packed {
             col_scale: Vec::new(),
             col_offset: Vec::new(),
             in_scale: Vec::new(),
-            amx: tiled,
+            amx: amx && amx::fits(n_in, n_out),
         }
     }
 
@@ -416,8 +407,12 @@ impl Packed {
                             (Kind::Int8, 3) => tile_int8::<3>(&t),
                             (Kind::Int8, 2) => tile_int8::<2>(&t),
                             (Kind::Int8, _) => tile_int8::<1>(&t),
-                            (Kind::Bf16, m) if self.amx => bf16_rows::<true>(m, &t),
-                            (Kind::Bf16, m) => bf16_rows::<false>(m, &t),
+                            (Kind::Bf16, 6) => tile_bf16::<6>(&t),
+                            (Kind::Bf16, 5) => tile_bf16::<5>(&t),
+                            (Kind::Bf16, 4) => tile_bf16::<4>(&t),
+                            (Kind::Bf16, 3) => tile_bf16::<3>(&t),
+                            (Kind::Bf16, 2) => tile_bf16::<2>(&t),
+                            (Kind::Bf16, _) => tile_bf16::<1>(&t),
                         }
                     }
                 }
@@ -617,29 +612,7 @@ unsafe fn tile_int8<const M: usize>(t: &Tile) {
     }
 }
 
-/// [`tile_bf16`] for `m` rows (at most [`MR`]), on a panel `TILED` as the AMX tiles read it.
-///
-/// # Safety
-///
-/// As [`tile_bf16`] with `M = m`.
-#[cfg(target_arch = "x86_64")]
-unsafe fn bf16_rows<const TILED: bool>(m: usize, t: &Tile) {
-    // SAFETY: the caller's promise, passed on.
-    unsafe {
-        match m {
-            6 => tile_bf16::<6, TILED>(t),
-            5 => tile_bf16::<5, TILED>(t),
-            4 => tile_bf16::<4, TILED>(t),
-            3 => tile_bf16::<3, TILED>(t),
-            2 => tile_bf16::<2, TILED>(t),
-            _ => tile_bf16::<1, TILED>(t),
-        }
-    }
-}
-
-/// `MR`-row bf16 micro-kernel (rows = `M`). With `TILED`, the panel is in the AMX tiles'
-/// order ([`amx::pair_offset`]): a step's four 16-column registers are 1 KiB apart rather than
-/// adjacent.
+/// `MR`-row bf16 micro-kernel (rows = `M`).
 ///
 /// # Safety
 ///
@@ -647,22 +620,17 @@ unsafe fn bf16_rows<const TILED: bool>(m: usize, t: &Tile) {
 /// a panel of `steps * 256` bytes and `M` destination rows with `valid` writable columns.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-unsafe fn tile_bf16<const M: usize, const TILED: bool>(t: &Tile) {
+unsafe fn tile_bf16<const M: usize>(t: &Tile) {
     let mut c = [[_mm512_setzero_ps(); 4]; M];
-    let reg = if TILED { amx::pair_offset(0, 16) } else { 64 };
     for s in 0..t.steps {
         // SAFETY: inside the panel and the activation rows (see the function's contract).
         unsafe {
-            let bp = t.b.add(if TILED { amx::pair_offset(s, 0) } else { s * NR * STEP_BYTES });
+            let bp = t.b.add(s * NR * STEP_BYTES);
             let b: [__m512bh; 4] = [
                 std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.cast())),
-                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(reg).cast())),
-                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(
-                    bp.add(2 * reg).cast(),
-                )),
-                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(
-                    bp.add(3 * reg).cast(),
-                )),
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(64).cast())),
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(128).cast())),
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(bp.add(192).cast())),
             ];
             for (r, cr) in c.iter_mut().enumerate() {
                 let a = std::mem::transmute::<__m512i, __m512bh>(_mm512_set1_epi32(
