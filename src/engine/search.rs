@@ -44,23 +44,23 @@ impl Engine {
         // A reader first catches up with what the owner has committed.
         index.follow_owner()?;
         let moment = self.moment()?;
+        // Until every vault's words are committed an answer could silently miss notes. Said
+        // before the store is asked which vaults were ever indexed: clients poll during the
+        // words pass, and each look (a count over every chunk so far) took the store's lock
+        // from the pass they were waiting for.
+        if let Some(seconds) = moment.building
+            && !moment.words_done
+        {
+            return Err(self.still_building(seconds));
+        }
         let scope = req.scope.vault_names(&self.vaults);
         let unbuilt: Vec<&str> =
             scope.iter().copied().filter(|v| !ever_indexed(index.store(), v)).collect();
-        // Until every vault's words are committed an answer could silently miss notes.
         let all_unbuilt = !unbuilt.is_empty() && unbuilt.len() == scope.len();
         if let Some(seconds) = moment.building
-            && (all_unbuilt || !moment.words_done)
+            && all_unbuilt
         {
-            return Err(Error::new(
-                ErrorCode::NotReady,
-                format!(
-                    "the search index is still being built ({seconds:.0} s so far{}) and \
-                     has not taken in every note's words yet; retry in a few seconds, or use \
-                     list and read meanwhile",
-                    self.progress_note()
-                ),
-            ));
+            return Err(self.still_building(seconds));
         }
         if all_unbuilt {
             let list = unbuilt.join(", ");
@@ -83,6 +83,19 @@ impl Engine {
         .search(&req)?;
         self.add_notices(&mut resp, &unbuilt, moment, index.counts());
         Ok(resp)
+    }
+
+    /// The refusal while the first build has not taken in every note's words.
+    fn still_building(&self, seconds: f64) -> Error {
+        Error::new(
+            ErrorCode::NotReady,
+            format!(
+                "the search index is still being built ({seconds:.0} s so far{}) and has not \
+                 taken in every note's words yet; retry in a few seconds, or use list and read \
+                 meanwhile",
+                self.progress_note()
+            ),
+        )
     }
 
     /// One look at the build's state (`status()` would also query a store the pass is
