@@ -119,44 +119,65 @@ impl Index {
         // The distinct embed texts of the chunks this pass writes, to count those that keep
         // their stored vector.
         let mut written: HashSet<TextHash> = HashSet::new();
-        for (n, stat) in files.iter().enumerate() {
-            progress.files(n, files.len());
-            let row = known.get(&stat.path);
-            let same_fingerprint = row.is_some_and(|r| r.fingerprint == fingerprint);
-            if !full
-                && same_fingerprint
-                && row.is_some_and(|r| r.size == stat.size && r.mtime_ns == stat.mtime_ns)
-            {
-                report.files_unchanged += 1;
-                continue;
-            }
-            let stored = row.filter(|_| !full && same_fingerprint).map(|r| r.sha256.as_str());
-            match self.prepare(vault, stat, &fingerprint, stored) {
-                Ok(None) => {
-                    if let Some(r) = row {
-                        batch.touches.push((r.id, stat.mtime_ns));
-                    }
+        // A words pass is the first build's, which search refuses until it ends: its lexical
+        // changes are committed once, at its end, rather than with every batch. Each commit
+        // waited for tantivy to index and write the batch's segment while nothing else ran
+        // (then merged the small segments in the background), and without them the next
+        // batch is read and chunked while tantivy indexes this one.
+        let hold = pass == Pass::Words;
+        // The generation whose lexical changes are all staged and not yet committed.
+        let mut held: Option<u64> = None;
+        let mut walk = || -> Result<()> {
+            for (n, stat) in files.iter().enumerate() {
+                progress.files(n, files.len());
+                let row = known.get(&stat.path);
+                let same_fingerprint = row.is_some_and(|r| r.fingerprint == fingerprint);
+                if !full
+                    && same_fingerprint
+                    && row.is_some_and(|r| r.size == stat.size && r.mtime_ns == stat.mtime_ns)
+                {
                     report.files_unchanged += 1;
+                    continue;
                 }
-                Ok(Some((update, lexical))) => {
-                    if update.status == FileStatus::Failed {
-                        report.failed.push((update.path.clone(), update.detail.clone()));
+                let stored = row.filter(|_| !full && same_fingerprint).map(|r| r.sha256.as_str());
+                match self.prepare(vault, stat, &fingerprint, stored) {
+                    Ok(None) => {
+                        if let Some(r) = row {
+                            batch.touches.push((r.id, stat.mtime_ns));
+                        }
+                        report.files_unchanged += 1;
                     }
-                    report.files_chunked += 1;
-                    report.chunks_written += update.chunks.len();
-                    written.extend(update.chunks.iter().map(|c| c.embed_hash));
-                    pending.push((update, lexical));
+                    Ok(Some((update, lexical))) => {
+                        if update.status == FileStatus::Failed {
+                            report.failed.push((update.path.clone(), update.detail.clone()));
+                        }
+                        report.files_chunked += 1;
+                        report.chunks_written += update.chunks.len();
+                        written.extend(update.chunks.iter().map(|c| c.embed_hash));
+                        pending.push((update, lexical));
+                    }
+                    Err(e) => {
+                        // The file vanished or became unreadable between the walk and the read.
+                        report.failed.push((stat.path.clone(), e.message().to_string()));
+                    }
                 }
-                Err(e) => {
-                    // The file vanished or became unreadable between the walk and the read.
-                    report.failed.push((stat.path.clone(), e.message().to_string()));
+                if pending.len() >= FILES_PER_BATCH {
+                    held = self.commit_files(&mut batch, &mut pending, hold)?.or(held);
                 }
             }
-            if pending.len() >= FILES_PER_BATCH {
-                self.commit_files(&mut batch, &mut pending)?;
-            }
-        }
-        self.commit_files(&mut batch, &mut pending)?;
+            held = self.commit_files(&mut batch, &mut pending, hold)?.or(held);
+            Ok(())
+        };
+        let walked = walk();
+        // Committed even when a batch failed: the batches before it are in the store, and a
+        // search after the failed pass (it answers from the words) should find them. A batch
+        // that failed half-staged leaves the store a generation ahead of this commit, which
+        // the next open repairs by rebuilding the lexical index.
+        let committed = match held {
+            Some(generation) => self.lexical.commit(&generation.to_string()),
+            None => Ok(()),
+        };
+        walked.and(committed)?;
         progress.files(files.len(), files.len());
 
         if pass == Pass::Words {
@@ -281,7 +302,7 @@ impl Index {
                 Err(e) => report.failed.push((stat.path.clone(), e.message().to_string())),
             }
         }
-        self.commit_files(&mut batch, &mut pending)?;
+        self.commit_files(&mut batch, &mut pending, false)?;
         let written: Vec<TextHash> = written.into_iter().collect();
         report.texts_reused = self.store.present_vectors(&written)?.len();
         searchable(&report);
@@ -394,14 +415,17 @@ impl Index {
     }
 
     /// Commits the pending file changes in one transaction and applies them to the lexical
-    /// index, the catalog and the dense matrix.
+    /// index, the catalog and the dense matrix. With `hold`, the lexical changes are staged
+    /// and not committed, and the store generation they bring the lexical index up to is
+    /// returned for the caller to commit with.
     fn commit_files(
         &self,
         batch: &mut Batch,
         pending: &mut Vec<(FileUpdate, Vec<lexical::Text>)>,
-    ) -> Result<()> {
+        hold: bool,
+    ) -> Result<Option<u64>> {
         if pending.is_empty() && batch.deletes.is_empty() && batch.touches.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let mut b = std::mem::take(batch);
         let work = std::mem::take(pending);
@@ -419,7 +443,7 @@ impl Index {
         if upserts.is_empty() && applied.removed.is_empty() {
             // Only mtimes moved (the watcher seeing a write the indexer already took in): no
             // chunk changed, so there is no lexical commit to pay for (an fsync per event).
-            return Ok(());
+            return Ok(None);
         }
 
         // Deletions are staged before additions, so a reused id could never delete its new chunk.
@@ -438,7 +462,12 @@ impl Index {
                     .push((id, Slot { file: file.clone(), hash: hash_prefix(&chunk.embed_hash) }));
             }
         }
-        self.lexical.commit(&applied.generation.to_string())?;
+        let held = if hold {
+            Some(applied.generation)
+        } else {
+            self.lexical.commit(&applied.generation.to_string())?;
+            None
+        };
 
         let vectors = self.store.chunk_vectors(&applied.added)?;
         {
@@ -460,7 +489,7 @@ impl Index {
                 dense.insert(row_key(id, slot), &v);
             }
         }
-        Ok(())
+        Ok(held)
     }
 }
 
@@ -545,6 +574,46 @@ mod tests {
             row.iter().map(|r| (r.id, r.mtime_ns, &r.sha256)).collect::<Vec<_>>(),
             "the row is as the refresh left it"
         );
+    }
+
+    #[test]
+    fn a_words_pass_committing_once_finds_what_a_pass_committing_every_batch_finds() {
+        let root = tempfile::tempdir().unwrap();
+        let words = ["boiler", "invoice", "garden", "running", "tax", "piano", "river", "the"];
+        for i in 0..FILES_PER_BATCH * 3 + 5 {
+            let (a, b) = (words[i % words.len()], words[(i / 3) % words.len()]);
+            let body =
+                format!("# Note {i} {a}\n\nThe {a} and {b} {i}.\n\n## More\n\n{b} {b} runs.\n");
+            std::fs::write(root.path().join(format!("n{i:03}.md")), body).unwrap();
+        }
+        let vault = vault(root.path());
+        let (once, every) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (once, every) = (index(once.path()), index(every.path()));
+        let report = once.sync(&vault, Pass::Words, &Silent).unwrap();
+        assert_eq!(report.files_chunked, FILES_PER_BATCH * 3 + 5);
+        every.sync(&vault, Pass::Changed, &Silent).unwrap();
+        // The one commit names the store's generation, so the next open keeps the index.
+        let generation = once.store().generation().unwrap().to_string();
+        assert_eq!(once.lexical().payload(), Some(generation));
+        assert_eq!(once.lexical().num_docs(), every.lexical().num_docs());
+        let filter = lexical::Filter::default();
+        for query in words.iter().chain(&["note", "more", "7", "absent"]) {
+            let tokens = crate::index::tokenize::tokenize(query);
+            let a = once.lexical().search(&tokens, 1000, &filter).unwrap();
+            let b = every.lexical().search(&tokens, 1000, &filter).unwrap();
+            // Every match (the limit is above the chunk count), by id: ties may list in
+            // another order when the segments differ.
+            let by_id = |mut hits: Vec<lexical::Hit>| {
+                hits.sort_by_key(|h| h.chunk_id);
+                hits
+            };
+            let (a, b) = (by_id(a), by_id(b));
+            assert_eq!(a.len(), b.len(), "{query}");
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!(x.chunk_id, y.chunk_id, "{query}");
+                assert!((x.score - y.score).abs() < 1e-4, "{query}: {} vs {}", x.score, y.score);
+            }
+        }
     }
 
     #[test]
