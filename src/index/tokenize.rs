@@ -161,13 +161,8 @@ pub(crate) fn tokenize(text: &str) -> Vec<String> {
 /// dropped, ASCII alphabetic tokens stemmed with Porter2, stop words dropped again
 /// (`having` -> `have` -> gone). Digits and mixed tokens (`wn70`) are kept verbatim.
 pub(crate) fn tokens_with_offsets(text: &str) -> Vec<(String, Range<usize>)> {
-    let mut builder = Builder {
-        out: Vec::new(),
-        stemmer: Stemmer::create(Algorithm::English),
-        word: String::new(),
-        word_range: None,
-        cjk: Vec::new(),
-    };
+    let mut builder =
+        Builder { out: Vec::new(), word: String::new(), word_range: None, cjk: Vec::new() };
     for (start, c) in text.char_indices() {
         let end = start + c.len_utf8();
         if c.is_ascii() {
@@ -202,7 +197,6 @@ pub(crate) fn tokens_with_offsets(text: &str) -> Vec<(String, Range<usize>)> {
 /// Accumulates the current run and emits finished tokens.
 struct Builder {
     out: Vec<(String, Range<usize>)>,
-    stemmer: Stemmer,
     /// The open word run (folded text) and its source range.
     word: String,
     word_range: Option<Range<usize>>,
@@ -261,15 +255,16 @@ impl Builder {
     fn flush_word(&mut self) {
         let Some(range) = self.word_range.take() else { return };
         let word = std::mem::take(&mut self.word);
-        if word.len() > MAX_TOKEN_BYTES || is_stop_word(&word) {
+        if word.len() > MAX_TOKEN_BYTES {
             return;
         }
         let token = if word.bytes().all(|b| b.is_ascii_lowercase()) {
-            let stemmed = self.stemmer.stem(&word).into_owned();
-            if is_stop_word(&stemmed) {
-                return;
+            match STEMS.with_borrow_mut(|stems| stems.token(word)) {
+                Some(token) => token,
+                None => return,
             }
-            stemmed
+        } else if is_stop_word(&word) {
+            return;
         } else {
             word
         };
@@ -298,6 +293,46 @@ impl Builder {
         self.flush_word();
         self.flush_cjk();
         self.out
+    }
+}
+
+/// Words a thread's [`Stems`] holds before it starts afresh: a vault's vocabulary of plain
+/// lowercase words is tens of thousands, so the cache rarely fills, and when it does the
+/// commonest words are back in it within a few notes.
+const STEMS_HELD: usize = 1 << 16;
+
+thread_local! {
+    /// This thread's stems: the indexing thread tokenizes the same words over and over.
+    static STEMS: std::cell::RefCell<Stems> = std::cell::RefCell::new(Stems {
+        stemmer: Stemmer::create(Algorithm::English),
+        known: rustc_hash::FxHashMap::default(),
+    });
+}
+
+/// What a plain lowercase word becomes (its stem, or nothing for a stop word before or after
+/// stemming), remembered: Snowball and the two stop-list lookups were a fifth of the words
+/// pass, for words most of which the vault had said before.
+struct Stems {
+    stemmer: Stemmer,
+    known: rustc_hash::FxHashMap<String, Option<String>>,
+}
+
+impl Stems {
+    /// The token `word` (lowercase ASCII letters only) becomes, `None` when it is dropped.
+    fn token(&mut self, word: String) -> Option<String> {
+        if let Some(known) = self.known.get(&word) {
+            return known.clone();
+        }
+        let token = if is_stop_word(&word) {
+            None
+        } else {
+            Some(self.stemmer.stem(&word).into_owned()).filter(|stem| !is_stop_word(stem))
+        };
+        if self.known.len() >= STEMS_HELD {
+            self.known.clear();
+        }
+        self.known.insert(word, token.clone());
+        token
     }
 }
 
@@ -495,6 +530,45 @@ mod tests {
         assert!(started.elapsed().as_secs() < 20);
         let one_word = "b".repeat(2_000_000);
         assert_eq!(tokenize(&one_word), Vec::<String>::new());
+    }
+
+    /// `word`'s token as the analyzer made it before stems were remembered.
+    fn uncached(word: &str) -> Option<String> {
+        let stem = Stemmer::create(Algorithm::English).stem(word).into_owned();
+        (!is_stop_word(word) && !is_stop_word(&stem)).then_some(stem)
+    }
+
+    #[test]
+    fn a_remembered_stem_is_the_stem_the_word_had_the_first_time() {
+        let words = ["running", "the", "having", "invoices", "caresses", "ponies", "a", "sky"];
+        let want: Vec<String> = words.iter().filter_map(|w| uncached(w)).collect();
+        let text = words.join(" ");
+        assert_eq!(toks(&text), want);
+        assert_eq!(toks(&text), want);
+    }
+
+    #[test]
+    fn stems_stay_right_after_the_cache_fills_and_starts_afresh() {
+        // More distinct words than the cache holds, each seen twice, the second time after
+        // the cache has started afresh for some of them.
+        let word = |mut n: usize| {
+            let mut w = String::from("zq");
+            while n > 0 {
+                w.push((b'a' + (n % 26) as u8) as char);
+                n /= 26;
+            }
+            w.push_str("ing");
+            w
+        };
+        let words: Vec<String> = (0..STEMS_HELD + 500).map(word).collect();
+        for round in 0..2 {
+            for w in words.iter().step_by(97).chain(words.iter().rev().take(600)) {
+                assert_eq!(toks(w), uncached(w).into_iter().collect::<Vec<_>>(), "{w} {round}");
+            }
+            let all = words.join(" ");
+            let want: Vec<String> = words.iter().filter_map(|w| uncached(w)).collect();
+            assert_eq!(toks(&all), want);
+        }
     }
 
     #[test]
