@@ -17,7 +17,8 @@
 //!   0. Under min-max and z-score that comes to 0; under `convex-theoretical`, whose floor is
 //!   0 and not the list's lowest, it is `lo / hi`, as for the last listed chunk. That is a
 //!   choice measured in `docs/search.md` (before 2026-12-06 theoretical gave it 0, which sank
-//!   dense-only answers below the weakest word match).
+//!   dense-only answers below the weakest word match). Where the list is one match, or
+//!   exact ties, every normalisation gives it 0: it is below each listed one.
 //!
 //! Either way each arm's share of the fused score is kept (`dense_part`, `lexical_part`) for
 //! `explain`. Filed documents are then multiplied by the document weight, so the note written
@@ -228,8 +229,11 @@ impl Scale {
             }
             Normalisation::Theoretical => (least.min(lo), hi - least.min(lo)),
         };
-        // One candidate, or a list of exact ties: each is as good as the best.
-        if scale <= f64::EPSILON {
+        // One candidate, or a list of exact ties: each is as good as the best. Judged on the
+        // list's own spread, not the normalisation's scale, so that theoretical (whose scale
+        // runs down to 0) decides it as the others do: otherwise an unlisted chunk, scored as
+        // the list's last, would score as the one word match itself.
+        if scale <= f64::EPSILON || hi - lo <= f64::EPSILON {
             // A chunk the arm did not list is below every listed one here: it stays at 0.
             return Some(Scale { floor: lo - 1.0, scale: 1.0, top: 1.0, lowest: lo - 1.0 });
         }
@@ -477,10 +481,16 @@ mod tests {
             assert!((two.lexical_part - three.lexical_part).abs() < 1e-12, "{norm:?}: {c:?}");
             assert!(three.lexical_part < one.lexical_part, "{norm:?}");
         }
-        // One lexical candidate (or exact ties): an unlisted chunk gets none of its share.
-        let w = Weights { fusion: Fusion::DEFAULT, ..CONVEX };
-        let c = fuse(&[(2, 0.5)], &[(1, 10.0)], &w, |_| Some(0.0), |_| Some(1.0));
-        assert_eq!(by_id(&c, 2).lexical_part, 0.0, "{c:?}");
+        // One lexical candidate, or exact ties: an unlisted chunk gets none of its share under
+        // every normalisation, while the listed ones get all of it.
+        for norm in [Normalisation::Theoretical, Normalisation::MinMax, Normalisation::ZScore] {
+            let w = Weights { fusion: Fusion::Convex(norm), ..CONVEX };
+            for lexical in [&[(1, 10.0)][..], &[(1, 10.0), (3, 10.0)][..]] {
+                let c = fuse(&[(2, 0.5)], lexical, &w, |_| Some(0.0), |_| Some(1.0));
+                assert_eq!(by_id(&c, 2).lexical_part, 0.0, "{norm:?}: {c:?}");
+                assert!(by_id(&c, 1).lexical_part > 0.0, "{norm:?}: {c:?}");
+            }
+        }
         // Theoretical: 4 / 10 of the lexical arm's share, not 0 as it was.
         let w = Weights { fusion: Fusion::Convex(Normalisation::Theoretical), ..CONVEX };
         let c = fuse(&[(2, 0.5)], &[(1, 10.0), (3, 4.0)], &w, |_| Some(0.0), |_| Some(1.0));
