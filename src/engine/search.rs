@@ -185,7 +185,7 @@ impl Engine {
 /// (a store from before passes were recorded) it has chunks.
 fn ever_indexed(store: &crate::index::store::Store, vault: &str) -> bool {
     store.meta(&coverage::LastBuild::key(vault)).ok().flatten().is_some()
-        || store.vault_chunk_counts(vault).is_ok_and(|(chunks, _)| chunks > 0)
+        || store.vault_has_chunks(vault).is_ok_and(|any| any)
 }
 
 #[cfg(test)]

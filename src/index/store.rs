@@ -922,6 +922,20 @@ impl Store {
             .map_err(|e| db_err(&self.path, e))
     }
 
+    /// Whether `vault` has any chunk: one indexed row, where [`Store::vault_chunk_counts`]
+    /// counts them all. Search asks it while a first build embeds, under the lock the build
+    /// writes through, so it must not cost a scan of every chunk.
+    pub(crate) fn vault_has_chunks(&self, vault: &str) -> Result<bool> {
+        self.lock()
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM files f JOIN chunks c ON c.file_id = f.id
+                                WHERE f.vault = ?1)",
+                [vault],
+                |r| r.get::<_, bool>(0),
+            )
+            .map_err(|e| db_err(&self.path, e))
+    }
+
     /// Removes vectors no chunk refers to; returns how many.
     pub(crate) fn prune_vectors(&self) -> Result<usize> {
         self.lock()
@@ -1041,6 +1055,28 @@ mod tests {
         assert_eq!(paths(&["a.md", "ab"]), ["a.md", "ab/e.md"]);
         assert_eq!(paths(&["missing.md"]), Vec::<String>::new());
         assert_eq!(paths(&[""]).len(), 6, "the root is every file of the vault");
+    }
+
+    #[test]
+    fn a_vault_has_chunks_only_when_one_of_its_files_holds_one() {
+        let (_dir, store) = store_with(&[("v", "empty.md")]);
+        assert!(!store.vault_has_chunks("v").unwrap(), "a file without chunks is not a chunk");
+        let chunk = NewChunk {
+            breadcrumb: String::new(),
+            line: 1,
+            text: "boiler".into(),
+            embed_hash: [7; 32],
+        };
+        let upserts = vec![FileUpdate { chunks: vec![chunk], ..file("w", "boiler.md") }];
+        store.apply(Batch { upserts, ..Batch::default() }).unwrap();
+        assert!(store.vault_has_chunks("w").unwrap());
+        assert!(!store.vault_has_chunks("v").unwrap(), "another vault's chunk is not v's");
+        assert!(!store.vault_has_chunks("x").unwrap());
+        assert_eq!(
+            store.vault_has_chunks("w").unwrap(),
+            store.vault_chunk_counts("w").unwrap().0 > 0,
+            "it agrees with the count"
+        );
     }
 
     #[test]
