@@ -922,18 +922,12 @@ impl Store {
             .map_err(|e| db_err(&self.path, e))
     }
 
-    /// Whether `vault` has any chunk: one indexed row, where [`Store::vault_chunk_counts`]
-    /// counts them all. Search asks it while a first build embeds, under the lock the build
-    /// writes through, so it must not cost a scan of every chunk.
+    /// Whether `vault` has any chunk: one indexed row, not a count (search asks it under the
+    /// lock a first build writes through).
     pub(crate) fn vault_has_chunks(&self, vault: &str) -> Result<bool> {
-        self.lock()
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM files f JOIN chunks c ON c.file_id = f.id
-                                WHERE f.vault = ?1)",
-                [vault],
-                |r| r.get::<_, bool>(0),
-            )
-            .map_err(|e| db_err(&self.path, e))
+        let sql = "SELECT EXISTS (SELECT 1 FROM files f JOIN chunks c ON c.file_id = f.id \
+                   WHERE f.vault = ?1)";
+        self.lock().query_row(sql, [vault], |r| r.get(0)).map_err(|e| db_err(&self.path, e))
     }
 
     /// Removes vectors no chunk refers to; returns how many.
