@@ -18,7 +18,10 @@
 //!   0 and not the list's lowest, it is `lo / hi`, as for the last listed chunk. That is a
 //!   choice measured in `docs/search.md` (before 2026-12-06 theoretical gave it 0, which sank
 //!   dense-only answers below the weakest word match). Where the list is one match, or
-//!   exact ties, every normalisation gives it 0: it is below each listed one.
+//!   exact ties, every normalisation gives it 0: it is below each listed one. A lexical
+//!   candidate that has no vector yet (a note written during a build, found by its words
+//!   first) is scored as every chunk is before any vector exists: by its words alone, its
+//!   lexical score over the lexical list's best.
 //!
 //! Either way each arm's share of the fused score is kept (`dense_part`, `lexical_part`) for
 //! `explain`. Filed documents are then multiplied by the document weight, so the note written
@@ -240,8 +243,9 @@ impl Scale {
         Some(Scale { floor, scale, top: (hi - floor) / scale, lowest: lo })
     }
 
-    fn apply(&self, score: Option<f32>) -> f64 {
-        score.map_or(0.0, |s| self.normalise(f64::from(s)))
+    /// A raw score normalised; a chunk the arm did not list is scored as its list's last.
+    fn or_lowest(&self, score: Option<f32>) -> f64 {
+        self.normalise(score.map_or(self.lowest, f64::from))
     }
 
     fn normalise(&self, raw: f64) -> f64 {
@@ -260,13 +264,29 @@ fn convex(out: &mut [Candidate], dense: &Ranked, lexical: &Ranked, w: &Weights, 
         return;
     }
     for c in out {
-        c.dense_part = d.map_or(0.0, |d| w.dense * d.apply(c.dense_score) / best);
         // Unlisted by the lexical arm: scored as the last listed one (its BM25 is at most
         // that), which is 0 under min-max and z-score, whose floor is the lowest anyway.
-        c.lexical_part = l.map_or(0.0, |l| {
-            let raw = c.lexical_score.map_or(l.lowest, f64::from);
-            w.lexical * l.normalise(raw) / best
-        });
+        let lexical = l.map_or(0.0, |l| w.lexical * l.or_lowest(c.lexical_score));
+        match (d, c.dense_score) {
+            (Some(d), Some(cosine)) => {
+                c.dense_part = w.dense * d.normalise(f64::from(cosine)) / best;
+                c.lexical_part = lexical / best;
+            }
+            // A chunk whose vector is not written yet (a note written during a build, found by
+            // its words first) is scored as every chunk is before any vector exists: by its
+            // words alone. A dense part of 0 would read as a cosine of -1 under theoretical,
+            // and any stand-in cosine would let a flat word list (one note's many sections)
+            // sink it below dense-only neighbours that hold none of the words.
+            (Some(_), None) => {
+                let alone = l.map_or(0.0, |l| w.lexical * l.top);
+                c.dense_part = 0.0;
+                c.lexical_part = if alone > 0.0 { lexical / alone } else { 0.0 };
+            }
+            (None, _) => {
+                c.dense_part = 0.0;
+                c.lexical_part = lexical / best;
+            }
+        }
     }
 }
 
@@ -463,6 +483,31 @@ mod tests {
         let c = fuse(&[(1, 0.50), (2, 0.49)], &[], &w, |_| None, |_| Some(1.0));
         // (0.49 + 1) / (0.50 + 1), where min-max would put the second at 0.
         assert!((by_id(&c, 2).fused - 1.49 / 1.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_chunk_without_a_vector_is_scored_by_its_words_as_before_any_vector_exists() {
+        let dense = [(1, 0.86), (2, 0.85), (3, 0.84)];
+        // 9 and 8 have no vector yet: one note's many sections, found by its words alone, in
+        // a flat list, while the dense-only neighbours hold none of the words.
+        let lexical = [(9, 1.02), (8, 1.01), (1, 1.0)];
+        for (norm, lexical_weight) in [
+            (Normalisation::Theoretical, 0.33),
+            (Normalisation::MinMax, 1.0),
+            (Normalisation::ZScore, 1.25),
+        ] {
+            let w = Weights { fusion: Fusion::Convex(norm), lexical: lexical_weight, ..CONVEX };
+            let c = fuse(&dense, &lexical, &w, |_| None, |_| Some(1.0));
+            let words_alone = fuse(&[], &lexical, &w, |_| None, |_| Some(1.0));
+            for id in [9, 8] {
+                let (x, alone) = (by_id(&c, id), by_id(&words_alone, id));
+                assert_eq!((x.dense_score, x.dense_part), (None, 0.0), "{norm:?}");
+                assert!((x.fused - alone.fused).abs() < 1e-12, "{norm:?}: {c:?}");
+                assert!((x.fused - x.lexical_part).abs() < 1e-12, "{norm:?}");
+            }
+            assert_eq!(c[0].id, 9, "{norm:?}: the best word match leads: {c:?}");
+            assert!(c.iter().all(|x| (0.0..=1.0 + 1e-12).contains(&x.fused)), "{norm:?}");
+        }
     }
 
     #[test]
