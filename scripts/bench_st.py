@@ -1,7 +1,11 @@
 """Embeds the texts that `mdvault bench --compare-python` hands over with sentence-transformers,
 on the same model folder and thread count, and prints {"chunks_per_s": N, "batch_size": B} as
-JSON: the median of five passes at whichever batch size (8, 16 or 32) is fastest here, so the
-comparison is against PyTorch at its best rather than at one arbitrary setting.
+one JSON line: the median of five passes at whichever batch size (8, 16 or 32) is fastest here,
+so the comparison is against PyTorch at its best rather than at one arbitrary setting.
+
+Then, for each line read from stdin, it makes one more pass at that batch size and prints
+{"chunks_per_s": N}, until stdin closes: the caller times its own pass between two of these,
+so each pair of figures is taken within seconds on the same machine (whose speed drifts).
 
 Usage: python3 scripts/bench_st.py MODEL_DIR TEXTS.json THREADS
 """
@@ -31,4 +35,8 @@ for batch_size in (8, 16, 32):
         model.encode(texts, batch_size=batch_size, normalize_embeddings=True)
         rates.append(len(texts) / (time.perf_counter() - start))
     best = max(best, (statistics.median(rates), batch_size))
-print(json.dumps({"chunks_per_s": best[0], "batch_size": best[1]}))
+print(json.dumps({"chunks_per_s": best[0], "batch_size": best[1]}), flush=True)
+for _ in sys.stdin:
+    start = time.perf_counter()
+    model.encode(texts, batch_size=best[1], normalize_embeddings=True)
+    print(json.dumps({"chunks_per_s": len(texts) / (time.perf_counter() - start)}), flush=True)

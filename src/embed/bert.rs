@@ -325,6 +325,22 @@ impl Encoder {
         self.d.vocab
     }
 
+    /// The `(inputs, outputs)` of a layer's four dense products: Q|K|V, attention's output,
+    /// and the feed-forward's two.
+    pub(crate) fn product_shapes(&self) -> [(usize, usize); 4] {
+        let (h, i) = (self.d.hidden, self.d.inter);
+        [(h, 3 * h), (h, h), (h, i), (i, h)]
+    }
+
+    /// The floating-point operations (a multiply-add is two) one sequence of `tokens` tokens
+    /// costs: every layer's dense products, and attention's two (`Q K^T` and `P V`, each
+    /// `tokens^2 x hidden` multiply-adds). Layer norms, softmax and GELU are left out.
+    pub(crate) fn flops(&self, tokens: usize) -> f64 {
+        let per_token: usize = self.product_shapes().iter().map(|(i, o)| i * o).sum();
+        let (t, h) = (tokens as f64, self.d.hidden as f64);
+        self.layers.len() as f64 * (2.0 * t * per_token as f64 + 4.0 * t * t * h)
+    }
+
     /// The longest sequence the position embeddings allow (512 for BERT models).
     pub(crate) fn max_tokens(&self) -> usize {
         self.d.max_pos

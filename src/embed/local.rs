@@ -185,6 +185,26 @@ impl LocalEmbedder {
         }
     }
 
+    /// The tile unit's measured peak and the dense kernel's rate on this model's product
+    /// shapes, for `bench` (about a second); `None` unless the encoder runs on AMX tiles.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn tile_rate(&self) -> Option<super::TileRate> {
+        if self.encoder.precision() != Precision::Amx {
+            return None;
+        }
+        super::amx::rate::measure(&self.encoder.product_shapes())
+    }
+
+    /// The floating-point operations the encoder spends on `texts` as it embeds them
+    /// (tokenised and cut as [`LocalEmbedder::embed`] cuts them; see `Encoder::flops`).
+    pub(crate) fn flops(&self, texts: &[&str]) -> Result<f64, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Other(format!("tokenising failed: {e}")))?;
+        Ok(encodings.iter().map(|e| self.encoder.flops(e.get_ids().len())).sum())
+    }
+
     /// `local:<folder name>@<first 12 hex of sha256(model.safetensors)>`.
     pub(crate) fn model_id(&self) -> &str {
         &self.model_id

@@ -16,6 +16,9 @@ pub(crate) mod install;
 pub mod local;
 mod lowp;
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) use amx::rate::TileRate;
+
 use std::path::PathBuf;
 
 /// Why embedding (or loading an embedder) failed.

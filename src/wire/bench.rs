@@ -57,6 +57,21 @@ pub(crate) struct BenchEmbedder {
     pub(crate) ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) python: Option<String>,
+    /// The encoder's arithmetic over its rate above, in GFLOP/s (all threads together).
+    pub(crate) gflops: f64,
+    /// The tile unit's figures, when the encoder runs on AMX tiles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tiles: Option<BenchTiles>,
+}
+
+/// The AMX tile unit on one thread (`embed::TileRate`), in GFLOP/s.
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchTiles {
+    /// Tile products alone, operands in registers.
+    pub(crate) peak: f64,
+    /// The dense kernel per product shape, named `<inputs>x<outputs>`.
+    #[serde(serialize_with = "pairs_as_object")]
+    pub(crate) kernels: Vec<(String, f64)>,
 }
 
 #[derive(Debug, Serialize)]
