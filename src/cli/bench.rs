@@ -371,6 +371,7 @@ fn embedder(
         python_chunks_per_s: None,
         ratio: None,
         python: None,
+        paired: None,
         gflops,
         tiles: tiles(local, gflops, threads, say),
     };
@@ -392,6 +393,7 @@ fn embedder(
                 ));
                 figures.python_chunks_per_s = Some(paired.best);
                 figures.ratio = Some(paired.ratio());
+                figures.paired = Some(paired.rounds.clone());
             }
             Err(why) => {
                 say(format!("sentence-transformers comparison skipped: {why}"));
@@ -897,7 +899,8 @@ fn warm_start(cfg: &Config, data: &Path, vault: &Path) -> Result<f64, Failure> {
     Ok(runs[runs.len() / 2])
 }
 
-/// Runs sentence-transformers on the same texts; its chunks per second.
+/// Runs sentence-transformers on the same texts: its figure at its best batch size, then
+/// [`PAIRED_ROUNDS`] rounds of one pass of `ours` and one of its own, alternating.
 fn compare_python(
     model: &Path,
     texts: &[String],

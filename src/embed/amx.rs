@@ -36,8 +36,8 @@ pub(crate) const K_STEP: usize = 32;
 pub(crate) const ROWS: usize = 16;
 /// Rows swept per pass over the panels: their A tiles (32 x 384 bf16, 24 KiB, for the products
 /// with 384 inputs) stay in L1 while the panels stream past from L2. With 128 rows (96 KiB)
-/// the activations streamed from L2 instead, and sixteen rows far apart per tile load are
-/// more streams than the prefetcher follows; the panels' rows lie 256 bytes apart. Measured
+/// the activations streamed from L2 instead, likely slower because a tile load's sixteen rows
+/// lie 768 bytes or more apart while a panel's lie 256 bytes apart. Measured
 /// with `bench`'s kernel figure, alternating 32 and 128 in one process: 20-40% faster on the
 /// 384-input shapes, about 5% on the 1,536-input one.
 const ROW_BLOCK: usize = 32;

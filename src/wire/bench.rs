@@ -43,8 +43,8 @@ pub(crate) struct BenchMachine {
     pub(crate) arch: &'static str,
 }
 
-/// The local embedder alone, and sentence-transformers beside it when asked: its rate and the
-/// ratio, or (`python`) why it did not run.
+/// The local embedder alone, and sentence-transformers beside it when asked: its rate at its
+/// best batch size, the paired rounds and their median ratio, or (`python`) why it did not run.
 #[derive(Debug, Serialize)]
 pub(crate) struct BenchEmbedder {
     pub(crate) chunks_per_s: f64,
@@ -57,6 +57,10 @@ pub(crate) struct BenchEmbedder {
     pub(crate) ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) python: Option<String>,
+    /// `[mdvault, sentence-transformers]` chunks/s for each round of alternating passes; the
+    /// ratio is the median of their ratios.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) paired: Option<Vec<(f64, f64)>>,
     /// The encoder's arithmetic over its rate above, in GFLOP/s (all threads together).
     pub(crate) gflops: f64,
     /// The tile unit's figures, when the encoder runs on AMX tiles.

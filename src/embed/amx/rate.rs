@@ -4,10 +4,12 @@
 //! out. Issue 37 asks for the kernels against the hardware's peak; a count of the encoder's
 //! own arithmetic over its measured rate gives the rest (`LocalEmbedder::flops`).
 //!
-//! Why a warm-up: on the Intel machines these figures were taken on, the first tens of
-//! milliseconds of tile work after an idle spell run at a fraction of the later rate (the unit
-//! is powered up on demand), so each figure is taken after the unit has been busy, and is the
-//! median of several short runs.
+//! Why a warm-up: on the Intel machine these figures were first taken on, the first
+//! milliseconds of tile work after 10-100 ms without any ran at a fraction of the later rate
+//! (the unit seems to be powered up on demand), so each figure is taken after the unit has
+//! been busy, and is the median of several short runs. That machine also ran the kernel at one
+//! of two speeds, switching within minutes whatever ran on it (`docs/search.md`), which no
+//! warm-up removes: compare figures only from runs that alternate.
 
 use std::arch::asm;
 use std::time::{Duration, Instant};
@@ -90,8 +92,8 @@ fn kernel(n_in: usize, n_out: usize) -> f64 {
     let panels = n_out / PANEL;
     let mut a = Lines::default();
     a.fit(KERNEL_ROWS * n_in * 2);
-    // Small bf16 values (exponent bits only in the high byte of each pair), so no product
-    // overflows or turns denormal and slows the run down.
+    // Ordinary bf16 values (high bytes 0x3f and 0x3c: magnitudes near 1 and 1/100), so no
+    // sum overflows or turns denormal, which could slow the run down.
     for (i, b) in a.bytes_mut().iter_mut().enumerate() {
         *b = if i % 2 == 1 { 0x3f } else { (i % 251) as u8 };
     }
