@@ -18,7 +18,10 @@
 //!   at its own length. Padding a batch to its longest text wastes work in every layer.
 //! - Fused work. Q, K and V are one matrix product with concatenated weights; biases and the
 //!   residual connection are pre-loaded into the output, so the product accumulates onto them
-//!   (the feed-forward's inner bias is added by the GELU pass instead); the attention scale
+//!   (the feed-forward's inner bias is added by the GELU pass instead); where the layers
+//!   run in bf16, a product whose f32 result only feeds a rounding (Q|K|V for attention on
+//!   tiles, the feed-forward's inner product through GELU) rounds it block by block as it is
+//!   made (see [`fused`]); the attention scale
 //!   1/sqrt(head_dim) is folded into the query weights at load time; the softmax division is
 //!   applied to the (narrower) attention output instead of the scores.
 //! - Whole batches per thread instead of parallel matrix products. With enough work, texts are
@@ -67,6 +70,7 @@ pub(crate) use super::lowp::Precision;
 use checkpoint::{Config, Tensors};
 
 mod checkpoint;
+mod fused;
 
 /// Tokens per batch when a call holds many texts. Measured on 2 cores with 256-token texts,
 /// 256 to 2048 tokens perform within noise of each other; a middling size keeps the per-batch
@@ -430,13 +434,18 @@ impl Encoder {
         let total: usize = seqs.iter().map(|s| s.len()).sum();
         let gemm_par = if par { Parallelism::Rayon(0) } else { Parallelism::None };
 
-        let Workspace { x, qkv, qkv16, ctx, heads, inter, low, record } = work;
-        // Every element of each buffer is written before it is read, so resizing is enough.
+        let Workspace { x, qkv, qkv16, ctx, heads, inter, low, fused, record } = work;
+        // Calibration records the f32 activations the fused steps never write; split steps
+        // are a query's case, where the fused steps' one thread would be slower than two.
+        let fuse = record.is_none() && !par && self.precision.is_bf16();
+        let fuse_qkv = fuse && self.tile_attention;
+        // Every element of each buffer is written before it is read, so resizing is enough;
+        // the f32 buffers the fused steps replace are not needed at all.
         x.resize(total * h, 0.0);
-        qkv.resize(total * 3 * h, 0.0);
+        qkv.resize(if fuse_qkv { 0 } else { total * 3 * h }, 0.0);
         ctx.resize(total * h, 0.0);
         heads.resize(if par { total * h } else { 0 }, 0.0);
-        inter.resize(total * d.inter, 0.0);
+        inter.resize(if fuse { 0 } else { total * d.inter }, 0.0);
         let positions = seqs.iter().flat_map(|s| s.iter().zip(0..));
         for (row, (&id, p)) in x.chunks_exact_mut(h).zip(positions) {
             let word = &self.word[id as usize * h..][..h];
@@ -457,10 +466,14 @@ impl Encoder {
         };
         for (li, l) in self.layers.iter().enumerate() {
             seen(li, 0, x);
-            fill_rows(qkv, &l.qkv.b);
-            l.qkv.apply(x, total, qkv, true, gemm_par, low);
-            if self.tile_attention {
-                round_rows(qkv, 3 * h, total, par, qkv16);
+            if fuse_qkv {
+                fused.qkv(l, x, total, low, qkv16);
+            } else {
+                fill_rows(qkv, &l.qkv.b);
+                l.qkv.apply(x, total, qkv, true, gemm_par, low);
+                if self.tile_attention {
+                    round_rows(qkv, 3 * h, total, par, qkv16);
+                }
             }
             self.attention(seqs, (qkv, qkv16.bytes()), ctx, heads, par);
             seen(li, 1, ctx);
@@ -470,11 +483,15 @@ impl Encoder {
             rows_mut(x, h, par, |r| k.layer_norm(r, &l.ln1_g, &l.ln1_b, d.eps));
             // x = LayerNorm(x + gelu(x Wi + bi) Wd + bd)
             seen(li, 2, x);
-            l.up.apply(x, total, inter, false, gemm_par, low);
-            rows_mut(inter, d.inter, par, |r| k.gelu(r, &l.up.b));
-            seen(li, 3, inter);
-            add_rows(x, &l.down.b);
-            l.down.apply(inter, total, x, true, gemm_par, low);
+            if fuse {
+                fused.feed_forward(l, k, x, total, low);
+            } else {
+                l.up.apply(x, total, inter, false, gemm_par, low);
+                rows_mut(inter, d.inter, par, |r| k.gelu(r, &l.up.b));
+                seen(li, 3, inter);
+                add_rows(x, &l.down.b);
+                l.down.apply(inter, total, x, true, gemm_par, low);
+            }
             rows_mut(x, h, par, |r| k.layer_norm(r, &l.ln2_g, &l.ln2_b, d.eps));
         }
 
@@ -626,6 +643,8 @@ struct Workspace {
     inter: Vec<f32>,
     /// The activations in low precision, when the dense layers use one.
     low: lowp::Scratch,
+    /// The fused steps' own buffers (see [`fused`]).
+    fused: fused::Fused,
     /// Calibration only: per layer, the largest magnitude per input channel of each product.
     record: Option<Vec<[Vec<f32>; 4]>>,
 }
@@ -1394,10 +1413,14 @@ mod tests {
             let bytes = to_safetensors(&tensors);
             let enc = Encoder::from_parts(&tiny_config(), &bytes, precision, &refs[..8]).unwrap();
             assert_eq!(enc.precision(), precision);
-            for (n, row) in enc.encode(&refs).iter().enumerate() {
-                let want = reference(&tensors, &texts[n]);
-                let cos: f64 = row.iter().zip(&want).map(|(a, b)| *a as f64 * b).sum();
-                assert!(cos >= least, "{precision:?}, text {n}: cosine {cos}");
+            // Split steps on two threads, and whole batches on one (the fused steps' case).
+            for threads in [2, 1] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                for (n, row) in pool.install(|| enc.encode(&refs)).iter().enumerate() {
+                    let want = reference(&tensors, &texts[n]);
+                    let cos: f64 = row.iter().zip(&want).map(|(a, b)| *a as f64 * b).sum();
+                    assert!(cos >= least, "{precision:?}, {threads} threads, text {n}: cos {cos}");
+                }
             }
         }
     }

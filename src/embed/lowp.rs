@@ -8,7 +8,8 @@
 //! What it does not do: anything but those products. Attention's own products (`Q K^T`, `P V`),
 //! softmax, GELU and layer norm stay in [`super::bert`] (attention on tiles under AMX, see
 //! [`super::amx::attention`]), as do biases and residuals (they
-//! are in `dst` before the product accumulates onto it). It never decides which precision runs:
+//! are in `dst` before the product accumulates onto it, or the caller's epilogue adds them to
+//! a block of results, see [`Packed::apply_blocks`]). It never decides which precision runs:
 //! [`Precision::detect`] says what the CPU offers and the caller chooses.
 //!
 //! The int8 scheme: weights are symmetric int8 per output column (scale = column max / 127);
@@ -43,6 +44,10 @@ const MR: usize = 6;
 /// Rows handled per sweep over the panels. A panel of 64 columns and 384 inputs is 24 KB and
 /// stays in L1 while 8 micro-tiles of these rows reuse it.
 const ROW_BLOCK: usize = 8 * MR;
+
+/// Rows per block of [`Packed::apply_blocks`]: two tile blocks, whose f32 results (192 KiB
+/// for 1,536 outputs) stay in L2 beside the weights for the pass that consumes them.
+const EPILOGUE_ROWS: usize = 32;
 
 /// Bytes per column per step of `k` in a packed panel (4 int8 or 2 bf16 weights).
 pub(crate) const STEP_BYTES: usize = 4;
@@ -83,6 +88,12 @@ impl Precision {
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
+    }
+
+    /// Whether the dense layers take bf16 rows (so a producer may round its output for them:
+    /// see [`Packed::apply_prepared`]).
+    pub(crate) fn is_bf16(self) -> bool {
+        matches!(self, Precision::Bf16 | Precision::Amx)
     }
 
     /// The fastest precision this CPU runs (see the measurements in [`super::bert`]'s header).
@@ -271,26 +282,104 @@ impl Packed {
         scratch: &mut Scratch,
     ) {
         assert!(x.len() >= tokens * self.n_in, "activations shorter than tokens x n_in");
+        if tokens == 0 {
+            return;
+        }
+        self.prepare(x, tokens, par, scratch);
+        self.run(scratch.a.bytes(), &scratch.row_scale, tokens, dst, acc, par);
+    }
+
+    /// Whether [`Packed::apply_prepared`] takes this layer: its input is plain bf16 rows.
+    pub(crate) fn takes_bf16(&self) -> bool {
+        self.kind == Kind::Bf16
+    }
+
+    /// The width in bytes of one prepared activation row (bf16: `2 n_in`, padded to whole
+    /// steps): what [`Packed::apply_prepared`] reads, and what a producer writes for it.
+    pub(crate) fn prepared_row_bytes(&self) -> usize {
+        self.steps * STEP_BYTES
+    }
+
+    /// [`Packed::apply`] on activations already rounded to bf16 by the caller: `tokens` rows of
+    /// [`Packed::prepared_row_bytes`] each. Lets a producer round its output once, in the
+    /// pass that made it, instead of writing f32 that `apply` reads back to round.
+    ///
+    /// # Panics
+    ///
+    /// If the layer is not bf16 ([`Packed::takes_bf16`]) or `a` holds fewer rows.
+    pub(crate) fn apply_prepared(
+        &self,
+        a: &[u8],
+        tokens: usize,
+        dst: &mut [f32],
+        acc: bool,
+        par: bool,
+    ) {
+        assert!(self.takes_bf16(), "prepared bf16 rows given to an {:?} layer", self.kind);
+        assert!(a.len() >= tokens * self.prepared_row_bytes(), "prepared rows too few");
+        if tokens > 0 {
+            self.run(a, &[], tokens, dst, acc, par);
+        }
+    }
+
+    /// `x W` for [`EPILOGUE_ROWS`] rows at a time into `block` (f32, reused, `rows x n_out`),
+    /// each block handed to `each(first_row, block)` at once, while it is still in cache. For
+    /// results that are consumed by a pass of their own (a bias and a rounding, or GELU): that
+    /// pass then reads a block in L2 instead of a whole batch's activations from memory, and
+    /// the f32 results are never written out. One thread.
+    pub(crate) fn apply_blocks(
+        &self,
+        x: &[f32],
+        tokens: usize,
+        scratch: &mut Scratch,
+        block: &mut Vec<f32>,
+        mut each: impl FnMut(usize, &mut [f32]),
+    ) {
+        assert!(x.len() >= tokens * self.n_in, "activations shorter than tokens x n_in");
+        if tokens == 0 {
+            return;
+        }
+        self.prepare(x, tokens, false, scratch);
+        let a_rs = self.prepared_row_bytes();
+        for r0 in (0..tokens).step_by(EPILOGUE_ROWS) {
+            let rows = (tokens - r0).min(EPILOGUE_ROWS);
+            block.resize(rows * self.n_out, 0.0);
+            let a = &scratch.a.bytes()[r0 * a_rs..];
+            let scale = scratch.row_scale.get(r0..).unwrap_or(&[]);
+            self.run(a, scale, rows, block, false, false);
+            each(r0, block);
+        }
+    }
+
+    /// The products over every panel of prepared rows `a` (with their int8 `row_scale`, empty
+    /// for bf16): `dst (+)= a W`, the panels split across the pool when `par`.
+    fn run(
+        &self,
+        a: &[u8],
+        row_scale: &[f32],
+        tokens: usize,
+        dst: &mut [f32],
+        acc: bool,
+        par: bool,
+    ) {
         assert!(dst.len() >= tokens * self.n_out, "destination shorter than tokens x n_out");
+        assert!(a.len() >= tokens * self.prepared_row_bytes(), "prepared rows too few");
+        assert!(self.kind == Kind::Bf16 || row_scale.len() >= tokens, "int8 rows without scales");
         let wanted = match self.kind {
             Kind::Int8 => Precision::Int8,
             Kind::Bf16 if self.amx => Precision::Amx,
             Kind::Bf16 => Precision::Bf16,
         };
         assert!(wanted.available(), "{wanted:?} products on a CPU without the instructions");
-        if tokens == 0 {
-            return;
-        }
-        self.prepare(x, tokens, par, scratch);
         let panels = self.n_out.div_ceil(NR);
         let out = Out { ptr: dst.as_mut_ptr(), rs: self.n_out };
         let run = |p0: usize, p1: usize| {
-            // SAFETY: the CPU has the instructions (asserted above); `scratch.a` holds `tokens`
-            // prepared rows; `dst` holds `tokens x n_out` (asserted above) and every call gets
-            // its own panels, so no two write the same element.
+            // SAFETY: the CPU has the instructions (asserted above); `a` holds `tokens`
+            // prepared rows (and int8 their scales); `dst` holds `tokens x n_out` (asserted
+            // above) and every call gets its own panels, so no two write the same element.
             #[cfg(target_arch = "x86_64")]
             unsafe {
-                self.panels(scratch.a.bytes(), &scratch.row_scale, tokens, p0..p1, out, acc)
+                self.panels(a, row_scale, tokens, p0..p1, out, acc)
             };
             #[cfg(not(target_arch = "x86_64"))]
             unreachable!("{p0}..{p1}: no low-precision kernels off x86-64");
@@ -386,7 +475,8 @@ impl Packed {
                         dst_rs: out.rs,
                         valid,
                         acc,
-                        row_scale: row_scale[m0..].as_ptr(),
+                        // bf16 has no row scales (an empty slice) and never reads them.
+                        row_scale: row_scale.get(m0..).map_or(std::ptr::null(), |s| s.as_ptr()),
                         col_scale: self
                             .col_scale
                             .get(c0..)
@@ -850,6 +940,50 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_and_prepared_rows_give_what_apply_gives_bit_for_bit() {
+        let mut rng = Rng(53);
+        let kinds = [Precision::Int8, Precision::Bf16, Precision::Amx];
+        for p in kinds.into_iter().filter(|p| p.available()) {
+            for (tokens, n_in, n_out) in
+                [(12, 64, 128), (40, 384, 64), (70, 96, 192), (820, 8, 12), (45, 12, 8)]
+            {
+                let w = rng.vec(n_out * n_in, 0.3);
+                let x = rng.vec(tokens * n_in, 2.0);
+                let packed = match p {
+                    Precision::Int8 => Packed::int8(&w, n_in, n_out, None),
+                    _ => Packed::bf16(&w, n_in, n_out, p == Precision::Amx),
+                };
+                let mut want = vec![f32::NAN; tokens * n_out];
+                packed.apply(&x, tokens, &mut want, false, false, &mut Scratch::default());
+                // Blocks: every row handed over once, in order, with apply's values.
+                let mut got = vec![f32::NAN; tokens * n_out];
+                let (mut block, mut next) = (Vec::new(), 0);
+                let mut scratch = Scratch::default();
+                packed.apply_blocks(&x, tokens, &mut scratch, &mut block, |r0, rows| {
+                    assert_eq!(r0, next, "{p:?}: blocks in order, none skipped");
+                    next += rows.len() / n_out;
+                    got[r0 * n_out..][..rows.len()].copy_from_slice(rows);
+                });
+                assert_eq!(next, tokens, "{p:?}: every row handed over");
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "{p:?} {tokens}x{n_in}x{n_out}: blocks");
+                if !packed.takes_bf16() {
+                    continue;
+                }
+                // Prepared rows: the caller's rounding in place of apply's.
+                let bytes = packed.prepared_row_bytes();
+                let mut rows = vec![0u8; tokens * bytes];
+                for (row, out) in x.chunks_exact(n_in).zip(rows.chunks_exact_mut(bytes)) {
+                    round_row(row, out);
+                }
+                let mut got = vec![f32::NAN; tokens * n_out];
+                packed.apply_prepared(&rows, tokens, &mut got, false, false);
+                assert_eq!(bits(&got), bits(&want), "{p:?} {tokens}x{n_in}x{n_out}: prepared");
             }
         }
     }
