@@ -4,7 +4,8 @@
 //! computing `dst (+)= x W` for whole 16-row blocks of activations against whole 64-column
 //! panels of [`super::lowp`]'s packed bf16 weights. The caller ([`super::lowp::Packed::apply`])
 //! prepares the activations (rounded to bf16, rows padded to whole pairs) exactly as for its
-//! AVX-512 kernel, and runs that kernel on the rows left over (fewer than 16).
+//! AVX-512 kernel, and hands the rows left over (fewer than 16) to the tiles as one block
+//! padded with zero rows.
 //!
 //! Why a kernel of its own: an AVX-512 `vdpbf16ps` does 32 multiply-adds; one `TDPBF16PS` does
 //! 16 x 16 x 32 = 8,192 into a 16 x 16 f32 tile. The encoder's four dense products are nearly
