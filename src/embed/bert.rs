@@ -683,15 +683,22 @@ const ROUND_PAD: usize = 16;
 /// `dst`, followed by [`ROUND_PAD`] zero rows; split across the pool when `par`.
 fn round_rows(src: &[f32], width: usize, tokens: usize, par: bool, dst: &mut Lines) {
     let bytes = 2 * width;
-    dst.fit((tokens + ROUND_PAD) * bytes);
-    let (rows, pad) = dst.bytes_mut().split_at_mut(tokens * bytes);
-    pad.fill(0);
+    let rows = padded_rows(dst, tokens, bytes);
     let pairs = src[..tokens * width].chunks_exact(width).zip(rows.chunks_exact_mut(bytes));
     if par {
         pairs.collect::<Vec<_>>().into_par_iter().for_each(|(s, d)| lowp::round_row(s, d));
     } else {
         pairs.for_each(|(s, d)| lowp::round_row(s, d));
     }
+}
+
+/// Sizes `dst` for `tokens` bf16 rows of `bytes` each followed by [`ROUND_PAD`] zero rows,
+/// zeroes the padding and returns the rows to fill: the layout attention on tiles reads.
+fn padded_rows(dst: &mut Lines, tokens: usize, bytes: usize) -> &mut [u8] {
+    dst.fit((tokens + ROUND_PAD) * bytes);
+    let (rows, pad) = dst.bytes_mut().split_at_mut(tokens * bytes);
+    pad.fill(0);
+    rows
 }
 
 /// Sets every row of `buf` (width `row.len()`) to `row`.

@@ -301,24 +301,17 @@ impl Packed {
     }
 
     /// [`Packed::apply`] on activations already rounded to bf16 by the caller: `tokens` rows of
-    /// [`Packed::prepared_row_bytes`] each. Lets a producer round its output once, in the
-    /// pass that made it, instead of writing f32 that `apply` reads back to round.
+    /// [`Packed::prepared_row_bytes`] each, on this thread. Lets a producer round its output
+    /// once, in the pass that made it, instead of writing f32 that `apply` reads back to round.
     ///
     /// # Panics
     ///
     /// If the layer is not bf16 ([`Packed::takes_bf16`]) or `a` holds fewer rows.
-    pub(crate) fn apply_prepared(
-        &self,
-        a: &[u8],
-        tokens: usize,
-        dst: &mut [f32],
-        acc: bool,
-        par: bool,
-    ) {
+    pub(crate) fn apply_prepared(&self, a: &[u8], tokens: usize, dst: &mut [f32], acc: bool) {
         assert!(self.takes_bf16(), "prepared bf16 rows given to an {:?} layer", self.kind);
         assert!(a.len() >= tokens * self.prepared_row_bytes(), "prepared rows too few");
         if tokens > 0 {
-            self.run(a, &[], tokens, dst, acc, par);
+            self.run(a, &[], tokens, dst, acc, false);
         }
     }
 
@@ -1056,7 +1049,7 @@ mod tests {
                     round_row(row, out);
                 }
                 let mut got = vec![f32::NAN; tokens * n_out];
-                packed.apply_prepared(&rows, tokens, &mut got, false, false);
+                packed.apply_prepared(&rows, tokens, &mut got, false);
                 assert_eq!(bits(&got), bits(&want), "{p:?} {tokens}x{n_in}x{n_out}: prepared");
             }
         }

@@ -21,7 +21,7 @@
 
 #[cfg(doc)]
 use super::Precision;
-use super::{Kernels, Layer, Linear, Lines, ROUND_PAD, lowp};
+use super::{Kernels, Layer, Linear, Lines, lowp, padded_rows};
 
 /// The bf16 buffers and the f32 block the fused steps reuse across layers and batches.
 #[derive(Default)]
@@ -34,7 +34,7 @@ pub(super) struct Fused {
 
 impl Fused {
     /// Writes `x Wqkv + b` for `tokens` rows into `dst` as bf16 rows, followed by
-    /// [`ROUND_PAD`] zero rows (what attention on tiles reads).
+    /// `super::ROUND_PAD` zero rows (what attention on tiles reads; see `padded_rows`).
     ///
     /// # Panics
     ///
@@ -50,9 +50,7 @@ impl Fused {
         let packed = bf16(&l.qkv);
         let (width, b) = (l.qkv.n_out, &l.qkv.b);
         let bytes = 2 * width;
-        dst.fit((tokens + ROUND_PAD) * bytes);
-        let (rows, pad) = dst.bytes_mut().split_at_mut(tokens * bytes);
-        pad[..ROUND_PAD * bytes].fill(0);
+        let rows = padded_rows(dst, tokens, bytes);
         packed.apply_blocks(x, tokens, low, &mut self.block, |r0, block| {
             for (i, row) in block.chunks_exact_mut(width).enumerate() {
                 row.iter_mut().zip(b).for_each(|(y, b)| *y += b);
@@ -89,7 +87,7 @@ impl Fused {
         // The inner product has read `x` (rounded whole before its first block), so `x` takes
         // the outer bias now and the outer product accumulates onto it, as unfused.
         super::add_rows(x, &l.down.b);
-        down.apply_prepared(self.inter.bytes(), tokens, x, true, false);
+        down.apply_prepared(self.inter.bytes(), tokens, x, true);
     }
 }
 
