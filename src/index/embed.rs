@@ -34,8 +34,9 @@ const OVERLAY_ROWS_MAX: usize = 131_072;
 const VECTORS_REWRITE_ROWS: usize = 2048;
 /// ... or one in this many of the rows.
 const VECTORS_REWRITE_FRACTION: usize = 20;
-/// Chunks outside the vectors file that a load looks up one by one (each a point query that
-/// finds the chunk's vector or none); past this many, one join lists those that have vectors.
+/// Chunks outside the vectors file, older than its newest row, that a load looks up one by
+/// one (each a point query that finds the chunk's vector or none); past this many, one join
+/// lists those that have vectors. (The newer ones are read as one range of ids.)
 const OVERLAY_LOOKUPS_MAX: usize = 20_000;
 
 /// Query texts whose vectors are kept: an agent repeats itself (the same question after each
@@ -119,8 +120,19 @@ impl Index {
                 (slot.hash == hash).then(|| row_key(id, slot))
             })
             .collect();
+        // The file lists its rows in id order, and chunk ids only grow, so the chunks made
+        // since it was written (most of what it lacks: a build's last stretch, edited notes'
+        // new chunks) are one range of ids, read with their vectors in one pass over that
+        // range. Only the older ids it lacks (a text changed in place) are looked up.
+        let newest = file.rows().checked_sub(1).map_or(0, |r| file.key(r).0);
         let mut dense = Dense::with_base(dims, Arc::new(file), keys);
-        let mut missing: Vec<i64> = catalog.ids().filter(|id| !dense.contains(*id)).collect();
+        self.store.for_each_chunk_vector_after(newest, |id, v| {
+            if let Some(slot) = catalog.get(id) {
+                dense.insert(row_key(id, slot), &v);
+            }
+        })?;
+        let mut missing: Vec<i64> =
+            catalog.ids().filter(|id| *id <= newest && !dense.contains(*id)).collect();
         if missing.len() > OVERLAY_LOOKUPS_MAX {
             let with_vectors: HashSet<i64> =
                 self.store.chunk_ids_with_vectors()?.into_iter().collect();
@@ -171,11 +183,25 @@ impl Index {
         writer.finish()
     }
 
-    /// After a pass: rewrites the vectors file when the rows kept in memory beside it (or the
-    /// rows of it no longer used) have grown past the rewrite rule, so the next start maps it
-    /// whole and this process's memory drops back to the file's pages.
-    pub(super) fn refresh_vectors_file(&self) -> Result<()> {
-        if self.read_only || !self.vectors_file_is_stale(&self.dense()) {
+    /// After a pass that embedded `embedded` texts: rewrites the vectors file when the rows
+    /// kept in memory beside it (or the rows of it no longer used) have grown past the
+    /// rewrite rule, so the next start maps it whole and this process's memory drops back to
+    /// the file's pages.
+    ///
+    /// A pass that itself embedded more than [`VECTORS_REWRITE_ROWS`] texts rewrites it
+    /// whenever rows are beside it at all: the embedding took far longer than the rewrite (a
+    /// minute or more against seconds at a million rows), and otherwise a first build's last
+    /// stretch (up to a twentieth of the rows) is read from the store again at every start.
+    pub(super) fn refresh_vectors_file(&self, embedded: usize) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let stale = {
+            let dense = self.dense();
+            self.vectors_file_is_stale(&dense)
+                || (embedded > VECTORS_REWRITE_ROWS && dense.overlay_len() > 0)
+        };
+        if !stale {
             return Ok(());
         }
         self.move_overlay_to_file()
@@ -514,5 +540,68 @@ mod tests {
         let otter = index.embed_query("Note 3 Now about otters.").unwrap();
         let got = index.dense().top(&otter, 1, &|_| true);
         assert_eq!(index.chunks(&[got[0].0]).unwrap()[&got[0].0].path, "n3.md");
+    }
+
+    /// Rewrites the vectors file with every row of the current one except chunk `left_out`'s,
+    /// as a file written while that chunk had no vector yet.
+    fn file_without(data: &Path, model: &str, left_out: i64) {
+        let path = crate::config::DataDir::new(data).vectors();
+        let file = vectors::VectorFile::open(&path, 32, model).unwrap();
+        let rows: Vec<(i64, u64, Vec<f32>)> = (0..file.rows())
+            .map(|r| (file.key(r).0, file.key(r).1, file.floats(r).unwrap()))
+            .filter(|row| row.0 != left_out)
+            .collect();
+        drop(file);
+        let rows: Vec<(i64, u64, &[f32])> = rows.iter().map(|r| (r.0, r.1, &r.2[..])).collect();
+        vectors::write(&path, 32, model, &rows).unwrap();
+    }
+
+    #[test]
+    fn a_load_reads_the_rows_the_file_lacks_whether_their_chunks_are_newer_than_it_or_not() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (index, vault) = indexed(root.path(), data.path(), 40);
+        index.sync(&vault, Pass::Changed, &Silent).unwrap();
+        index.move_overlay_to_file().unwrap();
+        assert_eq!((index.dense().base_rows(), index.dense().overlay_len()), (40, 0));
+        let middle =
+            index.dense().top(&index.embed_query("walrus tray 7").unwrap(), 40, &|_| true)[20].0;
+        let model = model_key(index.embedder());
+        drop(index);
+        file_without(data.path(), &model, middle);
+
+        // Three notes made after the file: their chunks' ids are above every id in it.
+        for i in 40..43 {
+            let text = format!("# Note {i}\n\nThe {i} walrus keeps item {i} in tray 7.\n");
+            std::fs::write(root.path().join(format!("n{i}.md")), text).unwrap();
+        }
+        let index = open_at(data.path());
+        assert_eq!((index.dense().base_rows(), index.dense().overlay_len()), (39, 1));
+        index.sync(&vault, Pass::Changed, &Silent).unwrap();
+        assert_eq!((index.dense().len(), index.dense().overlay_len()), (43, 4));
+        let query = index.embed_query("walrus tray 7").unwrap();
+        let live = index.dense().top(&query, 43, &|_| true);
+        drop(index);
+
+        let index = open_at(data.path());
+        assert_eq!((index.dense().len(), index.dense().overlay_len()), (43, 4));
+        assert_eq!(
+            index.dense().top(&query, 43, &|_| true),
+            live,
+            "the same rows, the same scores"
+        );
+    }
+
+    #[test]
+    fn a_pass_that_embedded_many_texts_leaves_no_row_beside_the_file_and_a_small_one_does() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (index, vault) = indexed(root.path(), data.path(), 12);
+        index.sync(&vault, Pass::Changed, &Silent).unwrap();
+        assert_eq!(index.dense().overlay_len(), 12, "twelve rows are not worth a rewrite");
+        index.refresh_vectors_file(12).unwrap();
+        assert_eq!(index.dense().overlay_len(), 12);
+        // The same rows after a pass that embedded more than the rewrite rule's rows: that pass
+        // took far longer than the rewrite, so nothing is left to read from the store at start.
+        index.refresh_vectors_file(VECTORS_REWRITE_ROWS + 1).unwrap();
+        assert_eq!((index.dense().base_rows(), index.dense().overlay_len()), (12, 0));
     }
 }

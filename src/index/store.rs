@@ -769,6 +769,32 @@ impl Store {
         Ok(())
     }
 
+    /// Calls `f` with the id and vector of every chunk with an id above `after` whose embed
+    /// text has a vector, in id order: a range of the chunk rows, each joined to its vector
+    /// (`CROSS JOIN` keeps the chunks outside, so the range is all that is read of them).
+    pub(crate) fn for_each_chunk_vector_after(
+        &self,
+        after: i64,
+        mut f: impl FnMut(i64, Vec<f32>),
+    ) -> Result<()> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT chunks.id, vectors.vector FROM chunks
+                 CROSS JOIN vectors ON vectors.hash = chunks.embed_hash
+                 WHERE chunks.id > ?1 ORDER BY chunks.id",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut rows = stmt.query([after]).map_err(|e| db_err(&self.path, e))?;
+        while let Some(r) = rows.next().map_err(|e| db_err(&self.path, e))? {
+            let id: i64 = r.get(0).map_err(|e| db_err(&self.path, e))?;
+            let bytes = r.get_ref(1).map_err(|e| db_err(&self.path, e))?;
+            let bytes = bytes.as_blob().map_err(|e| db_err(&self.path, e))?;
+            f(id, vector_from_bytes(bytes));
+        }
+        Ok(())
+    }
+
     /// The chunks whose embed text has a vector (ids only: what the vectors file must hold).
     pub(crate) fn chunk_ids_with_vectors(&self) -> Result<Vec<i64>> {
         let conn = self.lock();

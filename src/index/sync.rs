@@ -199,7 +199,7 @@ impl Index {
             self.store.prune_extractions()?;
         }
         // The file is derived: failing to rewrite it costs memory, not correctness.
-        if let Err(e) = self.refresh_vectors_file() {
+        if let Err(e) = self.refresh_vectors_file(report.texts_embedded) {
             tracing::warn!("{e}");
         }
         report.seconds = started.elapsed().as_secs_f64();
