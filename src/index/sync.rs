@@ -539,6 +539,38 @@ mod tests {
     }
 
     #[test]
+    fn a_chunks_file_from_memory_agrees_with_its_row_in_the_store_and_a_removed_chunk_has_none() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        std::fs::create_dir_all(root.path().join("Area")).unwrap();
+        for (path, text) in
+            [("a.md", "# A\n\nOne.\n\n## Two\n\nTwo.\n"), ("Area/b.md", "# B\n\nThree.\n")]
+        {
+            std::fs::write(root.path().join(path), text).unwrap();
+        }
+        index.sync(&vault, Pass::Changed, &Silent).unwrap();
+        let infos = index.store().all_chunk_infos().unwrap();
+        assert!(infos.len() >= 2);
+        let mut ids: Vec<i64> = infos.iter().map(|i| i.id).collect();
+        ids.push(i64::MAX);
+        let files = index.chunk_files(&ids);
+        assert_eq!(files.len(), infos.len(), "every chunk and no unknown id");
+        for info in &infos {
+            let file = &files[&info.id];
+            assert_eq!(
+                (file.vault.as_str(), &*file.path),
+                (info.vault.as_str(), info.path.as_str())
+            );
+            assert_eq!(file.kind, info.kind);
+        }
+
+        std::fs::remove_file(root.path().join("Area/b.md")).unwrap();
+        index.sync(&vault, Pass::Changed, &Silent).unwrap();
+        let gone: Vec<i64> = infos.iter().filter(|i| i.path == "Area/b.md").map(|i| i.id).collect();
+        assert!(!gone.is_empty() && index.chunk_files(&gone).is_empty());
+    }
+
+    #[test]
     fn the_watchers_echo_of_a_write_already_indexed_reads_and_hashes_the_file_and_does_nothing_else()
      {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

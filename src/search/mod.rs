@@ -23,7 +23,7 @@ use std::sync::Arc;
 use crate::config::SearchSettings;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::store::FileKind;
-use crate::index::{ChunkMeta, Index, chunker, lexical, tokenize, under};
+use crate::index::{Index, chunker, lexical, tokenize, under};
 use crate::vault::VaultScope;
 use feedback::Feedback;
 pub use fusion::{Candidate, Matched};
@@ -300,14 +300,16 @@ impl Searcher<'_> {
         };
         let candidate_ids: Vec<i64> =
             arms.dense.iter().chain(&arms.lexical).map(|(id, _)| *id).collect();
-        let metas: HashMap<i64, ChunkMeta> = self.index.chunks(&candidate_ids)?;
+        // Ranking needs each candidate's file only (from memory); the store is read for the
+        // chunks a step shows or tests (the lookup's, the results).
+        let files = self.index.chunk_files(&candidate_ids);
         // The arms left out the grant's folders already; this catches a path a folder term
         // cannot name (a denied note rather than a folder), still before any ranking.
         let arms = if req.grant.sees_everything() {
             arms
         } else {
             let seen =
-                |(id, _): &(i64, f32)| metas.get(id).is_some_and(|m| req.grant.can_read(&m.path));
+                |(id, _): &(i64, f32)| files.get(id).is_some_and(|f| req.grant.can_read(&f.path));
             Arms {
                 dense: arms.dense.into_iter().filter(seen).collect(),
                 lexical: arms.lexical.into_iter().filter(seen).collect(),
@@ -317,9 +319,9 @@ impl Searcher<'_> {
         let mut candidates = {
             let dense = self.index.dense();
             let weight_of = |id: i64| {
-                metas
+                files
                     .get(&id)
-                    .map(|m| if m.kind == FileKind::Document { s.document_weight } else { 1.0 })
+                    .map(|f| if f.kind == FileKind::Document { s.document_weight } else { 1.0 })
             };
             let query = arms.query_vector.as_deref();
             let cosine = |id: i64| dense.score(query?, id);
@@ -346,15 +348,15 @@ impl Searcher<'_> {
         // Chunk texts are fetched only where a step needs them: the lexical candidates when the
         // lookup may fire, the reranker's head, and the results.
         let mut texts: HashMap<i64, String> = HashMap::new();
-        let lookup = self.lookup(&arms, &metas, &mut texts)?;
+        let lookup = self.lookup(&arms, &mut texts)?;
         let rerank_state = self.rerank(req, &mut candidates, &mut texts, &mut notices)?;
 
         let cap = select::cap(k, s.max_per_note);
         let mut chosen = select::select(&candidates, &lookup.pins, k, cap, s.mmr_lambda(), |id| {
-            metas.get(&id).map(note_key).unwrap_or_default()
+            files.get(&id).map(|f| note_key(&f.vault, &f.path)).unwrap_or_default()
         });
         select::follow_order(&mut chosen);
-        let results = self.hits(chosen, &metas, &mut texts, query)?;
+        let results = self.hits(chosen, &mut texts, query)?;
 
         Ok(SearchResponse {
             results,
@@ -550,12 +552,7 @@ impl Searcher<'_> {
 
     /// The identifier lookup: when the rarest query token is rare enough, the lexical
     /// candidates that hold every query token are pinned first (one per note).
-    fn lookup(
-        &self,
-        arms: &Arms,
-        metas: &HashMap<i64, ChunkMeta>,
-        texts: &mut HashMap<i64, String>,
-    ) -> Result<Lookup> {
+    fn lookup(&self, arms: &Arms, texts: &mut HashMap<i64, String>) -> Result<Lookup> {
         let mut out = Lookup { rarest: 0, pins: Vec::new() };
         if !arms.use_lexical || arms.lexical.is_empty() {
             return Ok(out);
@@ -569,6 +566,7 @@ impl Searcher<'_> {
             .unwrap_or(0);
         if self.settings.lookup && (1..=select::LOOKUP_MAX_MATCHES).contains(&out.rarest) {
             let lexical_ids = arms.lexical_ids();
+            let metas = self.index.chunks(&lexical_ids)?;
             texts.extend(self.index.store().chunk_texts(&lexical_ids)?);
             let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
             out.pins = select::lookup_pins(&lexical_ids, |id| {
@@ -583,7 +581,7 @@ impl Searcher<'_> {
                 .into_iter()
                 .collect();
                 let holds_all = wanted.iter().all(|t| have.contains(*t));
-                Some((note_key(meta), holds_all))
+                Some((note_key(&meta.vault, &meta.path), holds_all))
             });
         }
         Ok(out)
@@ -631,12 +629,12 @@ impl Searcher<'_> {
     fn hits(
         &self,
         chosen: Vec<(Candidate, bool)>,
-        metas: &HashMap<i64, ChunkMeta>,
         texts: &mut HashMap<i64, String>,
         query: &str,
     ) -> Result<Vec<Hit>> {
-        let missing: Vec<i64> =
-            chosen.iter().map(|(c, _)| c.id).filter(|id| !texts.contains_key(id)).collect();
+        let ids: Vec<i64> = chosen.iter().map(|(c, _)| c.id).collect();
+        let metas = self.index.chunks(&ids)?;
+        let missing: Vec<i64> = ids.into_iter().filter(|id| !texts.contains_key(id)).collect();
         texts.extend(self.index.store().chunk_texts(&missing)?);
         let mut results = Vec::with_capacity(chosen.len());
         for (cand, pinned) in chosen {
@@ -663,8 +661,9 @@ impl Searcher<'_> {
     }
 }
 
-fn note_key(meta: &ChunkMeta) -> String {
-    format!("{}\u{0}{}", meta.vault, meta.path)
+/// The key diversity and the lookup count notes by: the vault and the path.
+fn note_key(vault: &str, path: &str) -> String {
+    format!("{vault}\u{0}{path}")
 }
 
 fn unique(tokens: Vec<String>) -> Vec<String> {
