@@ -751,22 +751,10 @@ impl Store {
         Ok(out)
     }
 
-    /// Calls `f` with every chunk that has a vector, in chunk id order (the start-up load).
-    pub(crate) fn for_each_chunk_vector(&self, mut f: impl FnMut(i64, Vec<f32>)) -> Result<()> {
-        let conn = self.lock();
-        let mut stmt = conn
-            .prepare(
-                "SELECT chunks.id, vectors.vector FROM chunks
-                 JOIN vectors ON vectors.hash = chunks.embed_hash ORDER BY chunks.id",
-            )
-            .map_err(|e| db_err(&self.path, e))?;
-        let mut rows = stmt.query([]).map_err(|e| db_err(&self.path, e))?;
-        while let Some(r) = rows.next().map_err(|e| db_err(&self.path, e))? {
-            let id: i64 = r.get(0).map_err(|e| db_err(&self.path, e))?;
-            let bytes: Vec<u8> = r.get(1).map_err(|e| db_err(&self.path, e))?;
-            f(id, vector_from_bytes(&bytes));
-        }
-        Ok(())
+    /// Calls `f` with every chunk that has a vector, in chunk id order (the start-up load):
+    /// [`Store::for_each_chunk_vector_after`] from the first id (ids start at 1).
+    pub(crate) fn for_each_chunk_vector(&self, f: impl FnMut(i64, Vec<f32>)) -> Result<()> {
+        self.for_each_chunk_vector_after(0, f)
     }
 
     /// Calls `f` with the id and vector of every chunk with an id above `after` whose embed

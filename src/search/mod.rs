@@ -23,7 +23,7 @@ use std::sync::Arc;
 use crate::config::SearchSettings;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::store::FileKind;
-use crate::index::{Index, chunker, lexical, tokenize, under};
+use crate::index::{ChunkMeta, Index, chunker, lexical, tokenize, under};
 use crate::vault::VaultScope;
 use feedback::Feedback;
 pub use fusion::{Candidate, Matched};
@@ -345,10 +345,11 @@ impl Searcher<'_> {
             }
         };
 
-        // Chunk texts are fetched only where a step needs them: the lexical candidates when the
-        // lookup may fire, the reranker's head, and the results.
+        // Chunk texts and rows are fetched only where a step needs them: the lexical candidates
+        // when the lookup may fire, the reranker's head (texts), and the results; each once.
         let mut texts: HashMap<i64, String> = HashMap::new();
-        let lookup = self.lookup(&arms, &mut texts)?;
+        let mut infos: HashMap<i64, ChunkMeta> = HashMap::new();
+        let lookup = self.lookup(&arms, &mut infos, &mut texts)?;
         let rerank_state = self.rerank(req, &mut candidates, &mut texts, &mut notices)?;
 
         let cap = select::cap(k, s.max_per_note);
@@ -356,7 +357,7 @@ impl Searcher<'_> {
             files.get(&id).map(|f| note_key(&f.vault, &f.path)).unwrap_or_default()
         });
         select::follow_order(&mut chosen);
-        let results = self.hits(chosen, &mut texts, query)?;
+        let results = self.hits(chosen, &mut infos, &mut texts, query)?;
 
         Ok(SearchResponse {
             results,
@@ -552,7 +553,12 @@ impl Searcher<'_> {
 
     /// The identifier lookup: when the rarest query token is rare enough, the lexical
     /// candidates that hold every query token are pinned first (one per note).
-    fn lookup(&self, arms: &Arms, texts: &mut HashMap<i64, String>) -> Result<Lookup> {
+    fn lookup(
+        &self,
+        arms: &Arms,
+        infos: &mut HashMap<i64, ChunkMeta>,
+        texts: &mut HashMap<i64, String>,
+    ) -> Result<Lookup> {
         let mut out = Lookup { rarest: 0, pins: Vec::new() };
         if !arms.use_lexical || arms.lexical.is_empty() {
             return Ok(out);
@@ -566,11 +572,11 @@ impl Searcher<'_> {
             .unwrap_or(0);
         if self.settings.lookup && (1..=select::LOOKUP_MAX_MATCHES).contains(&out.rarest) {
             let lexical_ids = arms.lexical_ids();
-            let metas = self.index.chunks(&lexical_ids)?;
+            infos.extend(self.index.chunks(&lexical_ids)?);
             texts.extend(self.index.store().chunk_texts(&lexical_ids)?);
             let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
             out.pins = select::lookup_pins(&lexical_ids, |id| {
-                let meta = metas.get(&id)?;
+                let meta = infos.get(&id)?;
                 let text = texts.get(&id)?;
                 let have: HashSet<String> = tokenize::tokenize(&chunker::lexical_text(
                     &meta.title,
@@ -629,16 +635,18 @@ impl Searcher<'_> {
     fn hits(
         &self,
         chosen: Vec<(Candidate, bool)>,
+        infos: &mut HashMap<i64, ChunkMeta>,
         texts: &mut HashMap<i64, String>,
         query: &str,
     ) -> Result<Vec<Hit>> {
         let ids: Vec<i64> = chosen.iter().map(|(c, _)| c.id).collect();
-        let metas = self.index.chunks(&ids)?;
+        let unread: Vec<i64> = ids.iter().filter(|id| !infos.contains_key(id)).copied().collect();
+        infos.extend(self.index.chunks(&unread)?);
         let missing: Vec<i64> = ids.into_iter().filter(|id| !texts.contains_key(id)).collect();
         texts.extend(self.index.store().chunk_texts(&missing)?);
         let mut results = Vec::with_capacity(chosen.len());
         for (cand, pinned) in chosen {
-            let Some(meta) = metas.get(&cand.id) else { continue };
+            let Some(meta) = infos.get(&cand.id) else { continue };
             let text = texts.get(&cand.id).cloned().unwrap_or_default();
             results.push(Hit {
                 chunk_id: cand.id,
