@@ -23,6 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
 BASE, KEY, VAULT, SHOTS = sys.argv[1:5]
 os.makedirs(SHOTS, exist_ok=True)
@@ -94,7 +95,10 @@ def shot(d, name):
 
 
 def wait(d):
-    return WebDriverWait(d, WAIT_SECONDS)
+    # A page that reloads under a wait can make Chrome answer with a stale
+    # element or a generic "node does not belong to the document" error;
+    # both mean "not yet", so the wait tries again.
+    return WebDriverWait(d, WAIT_SECONDS, ignored_exceptions=(StaleElementReferenceException, WebDriverException))
 
 
 def theme(d, name):
@@ -714,7 +718,14 @@ try:
     shot(d, "clients")
     axe(d, "clients")
     row.find_element(By.CSS_SELECTOR, "button").click()
-    wait(d).until(EC.staleness_of(row))
+    # The revoke posts a form and the page reloads. Waiting for the old row to
+    # go stale raced the reload: Chrome may answer a query on a node of the
+    # page being replaced with a generic inspector error instead of "stale
+    # element", so the wait looks for the new page's row instead and lets
+    # either error pass while the page changes.
+    wait(d).until(lambda drv: any(
+        "browser-agent" in r.text and "revoked" in r.text
+        for r in drv.find_elements(By.CSS_SELECTOR, "#clients tbody tr")))
     row = next((r for r in d.find_elements(By.CSS_SELECTOR, "#clients tbody tr") if "browser-agent" in r.text), None)
     ok(row is not None and "revoked" in row.text, f"after revoking: {row.text if row else None!r}")
 
