@@ -26,6 +26,8 @@
 //! of `k` (four input rows for int8, two for bf16) holds 4 bytes per column, 256 bytes in all:
 //! exactly the four registers one step of the kernel multiplies. A micro-tile is [`MR`] rows by
 //! [`NR`] columns: 24 accumulators, 4 weight registers and a broadcast, inside AVX-512's 32.
+//! Weights for AMX tiles keep the panels and their bytes, in the order the tiles read them
+//! ([`super::amx::tile_order`]).
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -238,17 +240,25 @@ impl Packed {
 
     /// Rounds `w` (PyTorch layout: `n_out x n_in`, row-major) to bf16. With `amx` (only after
     /// [`Precision::Amx`] was found available), the products run on AMX tiles where the shape
-    /// allows ([`amx::fits`]; every MiniLM layer does), in the same packed layout.
+    /// allows ([`amx::fits`]; every MiniLM layer does), each panel's bytes in the tiles' order.
     pub(crate) fn bf16(w: &[f32], n_in: usize, n_out: usize, amx: bool) -> Packed {
         let steps = n_in.div_ceil(2);
         let panels = n_out.div_ceil(NR);
         let mut lines = Lines::default();
         lines.fit(panels * steps * NR * STEP_BYTES);
         let data = lines.bytes_mut();
+        let tiles = amx && amx::fits(n_in, n_out);
         for c in 0..n_out {
             let (p, lane) = (c / NR, c % NR);
             for (k, &x) in w[c * n_in..][..n_in].iter().enumerate() {
-                let at = ((p * steps + k / 2) * NR + lane) * STEP_BYTES + (k % 2) * 2;
+                // Under tiles, each panel's bytes are reordered so that every B tile is 1 KiB
+                // in one piece (see `amx::tile_order`); the vector kernel never reads them.
+                let in_panel = if tiles {
+                    amx::tile_order(steps, k / 2, lane)
+                } else {
+                    (k / 2 * NR + lane) * STEP_BYTES
+                };
+                let at = p * steps * NR * STEP_BYTES + in_panel + (k % 2) * 2;
                 data[at..at + 2].copy_from_slice(&bf16_bits(x).to_le_bytes());
             }
         }
@@ -261,7 +271,7 @@ impl Packed {
             col_scale: Vec::new(),
             col_offset: Vec::new(),
             in_scale: Vec::new(),
-            amx: amx && amx::fits(n_in, n_out),
+            amx: tiles,
         }
     }
 
