@@ -540,6 +540,7 @@ fn scale_points(
         )?;
         let (chunks, _) = engine.index().counts();
 
+        let hashing = HashingEmbedder::new(local.dims());
         let mut queries = Corpus::new();
         let mut excluded = Vec::new();
         let mut included = Vec::new();
@@ -550,10 +551,14 @@ fn scale_points(
                 queries.query()
             };
             let t = Instant::now();
-            let v = local.embed(&[q.as_str()]).map_err(|e| fail(e.to_string()))?.remove(0);
+            local.embed(&[q.as_str()]).map_err(|e| fail(e.to_string()))?;
             let embed_ms = ms(t.elapsed());
+            // The index holds the hashing embedder's vectors, so the query searches with its
+            // vector in that space; the local model's embedding above is only timed. (A model
+            // vector against hashing rows scores every row near zero, and the scan then
+            // rescored rows its bound could not rule out, which no real query does.)
             let mut req = SearchRequest::new(&q);
-            req.query_vector = Some(v);
+            req.query_vector = Some(hashing.embed(&[q.as_str()]).swap_remove(0));
             let t = Instant::now();
             engine.search(&req)?;
             let search_ms = ms(t.elapsed());

@@ -316,6 +316,26 @@ impl LexicalIndex {
         self.reader.reload().map_err(|err| internal(&self.dir, "reload", &err))
     }
 
+    /// Whether every chunk in the index (deleted ones still in a segment included) belongs
+    /// to one of `vaults`: a chunk has exactly one vault, so that is when the vaults' document
+    /// counts add up to each segment's size. A dictionary lookup per vault and segment.
+    fn every_chunk_in(&self, searcher: &tantivy::Searcher, vaults: &[&str]) -> bool {
+        searcher.segment_readers().iter().all(|segment| {
+            let Ok(inverted) = segment.inverted_index(self.fields.vault) else {
+                return false;
+            };
+            let mut held = 0u64;
+            for vault in vaults {
+                let term = Term::from_field_text(self.fields.vault, vault);
+                match inverted.doc_freq(&term) {
+                    Ok(n) => held += u64::from(n),
+                    Err(_) => return false,
+                }
+            }
+            held == u64::from(segment.max_doc())
+        })
+    }
+
     /// BM25 top `limit` chunks matching any of `tokens`, within `filter`, scores > 0 only.
     #[cfg(test)]
     pub(crate) fn search(
@@ -367,13 +387,24 @@ impl LexicalIndex {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
+        let searcher = self.reader.searcher();
         let mut clauses: Vec<(Occur, Box<dyn Query>)> =
             vec![(Occur::Must, Box::new(BooleanQuery::new(terms)))];
         // Filters restrict the candidates but add nothing to the score, so a filtered hit
-        // scores exactly as it would unfiltered.
-        if let Some(vault) = filter.vault {
+        // scores exactly as it would unfiltered. A vault filter every chunk passes (one vault
+        // configured, the usual case) is left out: intersected with the words' union it made
+        // the search score every chunk holding any query word, where the union alone lets
+        // the top-k collector skip blocks that cannot reach the top (at 1M chunks, ~20% of
+        // a hybrid search's time went to that intersection).
+        let vault_names: Vec<&str> = match filter.vault {
+            Some(vault) => vec![vault],
+            None => filter.vaults.iter().map(String::as_str).collect(),
+        };
+        if vault_names.is_empty() || self.every_chunk_in(&searcher, &vault_names) {
+            // No vault clause.
+        } else if let Some(vault) = filter.vault {
             clauses.push(zero_score_term(Term::from_field_text(self.fields.vault, vault)));
-        } else if !filter.vaults.is_empty() {
+        } else {
             let any: Vec<(Occur, Box<dyn Query>)> = filter
                 .vaults
                 .iter()
@@ -409,8 +440,12 @@ impl LexicalIndex {
         if !filter.deny.is_empty() {
             clauses.push((Occur::MustNot, folder_terms(filter.deny)));
         }
-        let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
+        // The words' union alone, when nothing filters, so the collector may prune by it.
+        let query: Box<dyn Query> = if clauses.len() == 1 {
+            clauses.pop().map(|(_, q)| q).unwrap_or_else(|| Box::new(AllQuery))
+        } else {
+            Box::new(BooleanQuery::new(clauses))
+        };
         let top = searcher
             .search(&query, &TopDocs::with_limit(limit).order_by_score())
             .map_err(|err| internal(&self.dir, "search", &err))?;
@@ -924,6 +959,39 @@ mod tests {
         assert_eq!(search(&index, "豆腐", 50, &no_filter()), vec![2]);
         assert_eq!(search(&index, "麻婆豆腐", 50, &no_filter()), vec![2]);
         assert_eq!(search(&index, "タワー", 50, &no_filter()), vec![3]);
+    }
+
+    #[test]
+    fn a_vault_filter_every_chunk_passes_is_skipped_and_one_that_excludes_a_chunk_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = with_distractors(tmp.path());
+        index.add(1, "main", "Home/Gas.md", "gas meter reading for the boiler").unwrap();
+        index.commit("1").unwrap();
+        let hits = |filter: &Filter| index.search(&tokenize("gas boiler"), 10, filter).unwrap();
+        let main = Filter { vault: Some("main"), ..Filter::default() };
+        let listed = ["main".to_string()];
+        let among = Filter { vaults: &listed, ..Filter::default() };
+        let searcher = index.reader.searcher();
+        assert!(index.every_chunk_in(&searcher, &["main"]));
+        assert!(!index.every_chunk_in(&searcher, &["work"]));
+        // Skipped or not, the filter adds nothing to a score: the same hits, the same scores.
+        assert_eq!(hits(&main), hits(&no_filter()));
+        assert_eq!(hits(&among), hits(&no_filter()));
+        assert!(hits(&Filter { vault: Some("work"), ..Filter::default() }).is_empty());
+
+        index.add(2, "work", "Home/Gas.md", "gas contract for the boiler").unwrap();
+        index.commit("2").unwrap();
+        let searcher = index.reader.searcher();
+        assert!(!index.every_chunk_in(&searcher, &["main"]));
+        assert!(index.every_chunk_in(&searcher, &["main", "work"]));
+        assert!(!hits(&main).iter().any(|h| h.chunk_id == 2), "the other vault's chunk leaked");
+        assert!(!hits(&among).iter().any(|h| h.chunk_id == 2), "the other vault's chunk leaked");
+        assert!(hits(&no_filter()).iter().any(|h| h.chunk_id == 2));
+
+        // A deleted chunk still counts in its segment until a merge, so the filter stays.
+        index.delete(2).unwrap();
+        index.commit("3").unwrap();
+        assert!(!hits(&main).iter().any(|h| h.chunk_id == 2));
     }
 
     #[test]
