@@ -400,23 +400,26 @@ impl LexicalIndex {
             Some(vault) => vec![vault],
             None => filter.vaults.iter().map(String::as_str).collect(),
         };
-        if vault_names.is_empty() || self.every_chunk_in(&searcher, &vault_names) {
-            // No vault clause.
-        } else if let Some(vault) = filter.vault {
-            clauses.push(zero_score_term(Term::from_field_text(self.fields.vault, vault)));
-        } else {
-            let any: Vec<(Occur, Box<dyn Query>)> = filter
-                .vaults
-                .iter()
-                .map(|v| {
-                    let term = Term::from_field_text(self.fields.vault, v);
-                    let q: Box<dyn Query> =
-                        Box::new(TermQuery::new(term, IndexRecordOption::Basic));
-                    (Occur::Should, q)
-                })
-                .collect();
-            let inner = Box::new(BooleanQuery::new(any));
-            clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(inner, 0.0))));
+        let by_vault = !vault_names.is_empty() && !self.every_chunk_in(&searcher, &vault_names);
+        match filter.vault {
+            _ if !by_vault => {}
+            Some(vault) => {
+                clauses.push(zero_score_term(Term::from_field_text(self.fields.vault, vault)));
+            }
+            None => {
+                let any: Vec<(Occur, Box<dyn Query>)> = filter
+                    .vaults
+                    .iter()
+                    .map(|v| {
+                        let term = Term::from_field_text(self.fields.vault, v);
+                        let q: Box<dyn Query> =
+                            Box::new(TermQuery::new(term, IndexRecordOption::Basic));
+                        (Occur::Should, q)
+                    })
+                    .collect();
+                let inner = Box::new(BooleanQuery::new(any));
+                clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(inner, 0.0))));
+            }
         }
         if let Some(prefix) = filter.prefix.map(normalise_folder).filter(|p| !p.is_empty()) {
             clauses.push(zero_score_term(Term::from_field_text(self.fields.folders, &prefix)));
@@ -442,7 +445,7 @@ impl LexicalIndex {
         }
         // The words' union alone, when nothing filters, so the collector may prune by it.
         let query: Box<dyn Query> = if clauses.len() == 1 {
-            clauses.pop().map(|(_, q)| q).unwrap_or_else(|| Box::new(AllQuery))
+            clauses.remove(0).1
         } else {
             Box::new(BooleanQuery::new(clauses))
         };
