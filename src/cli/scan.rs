@@ -1,5 +1,6 @@
 //! `bench`'s figures for the dense scan at a scale point: the scan alone over
-//! [`QUERIES`] queries, exact and with the sign codes picking candidates (each with its
+//! [`QUERIES`] queries, exact (the 4-bit pass, and the int8 pass beside it) and with the sign
+//! codes picking candidates (each with its
 //! recall@10 against the exact top ten), and the peak memory while [`SEARCHERS`] searchers
 //! search at once.
 
@@ -67,45 +68,63 @@ fn queries(dims: usize, n: usize) -> Vec<(String, Vec<f32>)> {
         .collect()
 }
 
-/// The scan alone, exact and with each candidate count, or `None` when the index has no
-/// vectors file (every row in memory).
+/// The scan alone, exact (the 4-bit pass, then the int8 pass over every row beside it) and
+/// with each candidate count, or `None` when the index has no vectors file (every row in
+/// memory).
 fn scan(engine: &Engine, dims: usize) -> Option<BenchScan> {
     let index = engine.index();
     let dense = index.dense();
-    let (exact_bytes, sign_bytes) = dense.scanned_bytes()?;
+    let bytes = dense.scanned_bytes()?;
     let rows = dense.base_rows();
     let queries = queries(dims, QUERIES);
     let keep = |_: &RowKey| true;
-    let mut times = Vec::new();
-    let mut exact: Vec<HashSet<i64>> = Vec::new();
-    for (_, v) in &queries {
-        let t = Instant::now();
-        let top = dense.top(v, 10, &keep);
-        times.push(ms(t.elapsed()));
-        exact.push(top.into_iter().map(|t| t.0).collect());
-    }
-    times.sort_by(f64::total_cmp);
-    let (exact_p50_ms, exact_p95_ms) = (percentile(&times, 0.5), percentile(&times, 0.95));
+    // Each query's top ten under `scan`, and the p50 and p95 of the times.
+    let timed = |scan: Scan| {
+        let mut times = Vec::new();
+        let tops: Vec<Vec<(i64, f32)>> = queries
+            .iter()
+            .map(|(_, v)| {
+                let t = Instant::now();
+                let top = dense.top_with(v, 10, &keep, scan);
+                times.push(ms(t.elapsed()));
+                top
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        (tops, percentile(&times, 0.5), percentile(&times, 0.95))
+    };
+    let (exact, exact_p50_ms, exact_p95_ms) = timed(Scan::Exact);
+    let (int8, int8_p50_ms, int8_p95_ms) = timed(Scan::Int8);
+    let same_top_10 = exact.iter().zip(&int8).filter(|(a, b)| a == b).count();
+    let exact: Vec<HashSet<i64>> =
+        exact.into_iter().map(|top| top.into_iter().map(|t| t.0).collect()).collect();
     let mut sign = Vec::new();
     for candidates in CANDIDATES.into_iter().filter(|c| *c < rows) {
-        let (mut times, mut found, mut wanted) = (Vec::new(), 0, 0);
-        for ((_, v), want) in queries.iter().zip(&exact) {
-            let t = Instant::now();
-            let got = dense.top_with(v, 10, &keep, Scan::Sign { candidates });
-            times.push(ms(t.elapsed()));
+        let (tops, p50_ms, p95_ms) = timed(Scan::Sign { candidates });
+        let (mut found, mut wanted) = (0, 0);
+        for (got, want) in tops.iter().zip(&exact) {
             found += got.iter().filter(|t| want.contains(&t.0)).count();
             wanted += want.len();
         }
-        times.sort_by(f64::total_cmp);
         sign.push(BenchSignScan {
             candidates,
-            p50_ms: percentile(&times, 0.5),
-            p95_ms: percentile(&times, 0.95),
+            p50_ms,
+            p95_ms,
             recall_at_10: if wanted == 0 { 1.0 } else { found as f64 / wanted as f64 },
-            bytes: sign_bytes + candidates * dims,
+            bytes: bytes.signs + candidates * dims,
         });
     }
-    Some(BenchScan { queries: QUERIES, exact_p50_ms, exact_p95_ms, exact_bytes, sign })
+    Some(BenchScan {
+        queries: QUERIES,
+        exact_p50_ms,
+        exact_p95_ms,
+        exact_bytes: bytes.nibbles,
+        int8_p50_ms,
+        int8_p95_ms,
+        int8_bytes: bytes.int8,
+        same_top_10,
+        sign,
+    })
 }
 
 /// [`SEARCHERS`] threads making hybrid searches at once.
@@ -151,14 +170,24 @@ pub(super) fn lines(chunks: usize, f: &Figures) -> Vec<String> {
 
 fn scan_lines(chunks: usize, s: &BenchScan) -> Vec<String> {
     let mb = |b: usize| b as f64 / 1e6;
-    let mut out = vec![format!(
-        "{chunks:>7} chunks: dense scan alone (top 10, {} queries in the index's own vectors): exact p50 {:.1} ms / p95 {:.1} ms, reading {:.0} MB a query in full{}",
-        s.queries,
-        s.exact_p50_ms,
-        s.exact_p95_ms,
-        mb(s.exact_bytes),
-        target(chunks, "p50 ≤ 12 ms with recall@10 1.000")
-    )];
+    let mut out = vec![
+        format!(
+            "{chunks:>7} chunks: dense scan alone (top 10, {} queries in the index's own vectors): exact p50 {:.1} ms / p95 {:.1} ms, reading {:.0} MB a query in full{}",
+            s.queries,
+            s.exact_p50_ms,
+            s.exact_p95_ms,
+            mb(s.exact_bytes),
+            target(chunks, "p50 ≤ 12 ms with recall@10 1.000")
+        ),
+        format!(
+            "{chunks:>7} chunks: beside it the int8 pass over every row (the exact scan before the 4-bit pass): p50 {:.1} ms / p95 {:.1} ms, reading {:.0} MB a query; the same top ten, ids and scores, for {} of {} queries",
+            s.int8_p50_ms,
+            s.int8_p95_ms,
+            mb(s.int8_bytes),
+            s.same_top_10,
+            s.queries
+        ),
+    ];
     for x in &s.sign {
         out.push(format!(
             "{chunks:>7} chunks: dense scan with sign codes picking {} candidates: p50 {:.1} ms / p95 {:.1} ms, reading {:.0} MB a query; recall@10 against exact {:.3}{}",

@@ -21,6 +21,7 @@ pub mod coverage;
 pub(crate) mod dense;
 mod embed;
 pub(crate) mod lexical;
+pub(crate) mod nibbles;
 mod progress;
 mod settings;
 pub(crate) mod signs;

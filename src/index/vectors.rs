@@ -1,11 +1,13 @@
 //! The dense vectors as one flat, memory-mapped file (`vectors.bin`), derived from the store.
 //!
 //! At a million chunks, loading every vector from SQLite into a matrix took most of a warm
-//! start and held 1.5 GB of floats in memory. This file holds the same vectors three times,
-//! laid out for the scan: an int8 copy (one byte per component and one scale per row, a
-//! quarter of the floats) that the exact scan reads in full, a 1-bit sign code per row
-//! (`signs.rs`, a thirty-second of the floats) that the sign scan reads in full instead, and
-//! the f32 vectors themselves, of which a query reads only the rows it rescores. The sections
+//! start and held 1.5 GB of floats in memory. This file holds the same vectors four times,
+//! laid out for the scan: a 4-bit copy (`nibbles.rs`, an eighth of the floats, each row with
+//! its own error terms) that the exact scan reads in full, an int8 copy (one byte per
+//! component and one scale per row, a quarter of the floats) that it reads for the rows the
+//! 4-bit pass could not rule out, a 1-bit sign code per row (`signs.rs`, a thirty-second of
+//! the floats) that the sign scan reads in full instead, and the f32 vectors themselves, of
+//! which a query reads only the rows it rescores. The sections
 //! scanned in full are memory-mapped: the kernel pages them in on demand and may drop them
 //! under pressure, so opening costs a header check, not a load. The f32 rows are read with
 //! `pread`, a few hundred a query at most, and are never mapped: a fault in a mapping also maps
@@ -24,21 +26,23 @@
 //! header (64 bytes: magic, dims, rows, model hash, table checksum), row table (`rows` × chunk
 //! id i64 + hash prefix u64), scales (`rows` × f32), error terms (`rows` × two f32, see
 //! [`QuantQuery::upper`]), sign factors (`rows` × f32), sign codes (`rows / 8` blocks of
-//! `dims / 8` × 8 bytes, see `signs.rs`), int8 codes (`rows` × `dims`), f32 vectors (`rows` × `dims`). The sections read
-//! in full come first and the f32 section last, so a cold start reads the first part of the
-//! file in one sequential sweep (`VectorFile::open` asks the kernel to) and the f32 rows as
-//! they are rescored (see above). Version 02 added the sign sections and version 03 each row's
-//! own error terms: a file of an older version fails the magic check and is rebuilt from the
-//! store.
+//! `dims / 8` × 8 bytes, see `signs.rs`), 4-bit terms (`rows` × four f32) and codes (`rows` ×
+//! `⌈dims / 2⌉`, see `nibbles.rs`), int8 codes (`rows` × `dims`), f32 vectors (`rows` ×
+//! `dims`). The sections read in full come first and the f32 section last, so a cold start
+//! reads the first part of the file in one sequential sweep (`VectorFile::open` asks the
+//! kernel to) and the f32 rows as they are rescored (see above). Version 02 added the sign
+//! sections, version 03 each row's own error terms and version 04 the 4-bit sections: a file
+//! of an older version fails the magic check and is rebuilt from the store.
 //!
 //! This module knows nothing of SQLite or search; the index hands it rows and reads them back.
 
 use std::path::{Path, PathBuf};
 
+use super::nibbles;
 use super::signs::{self, BLOCK_ROWS, Rotation};
 use crate::error::{Error, ErrorCode, Result};
 
-const MAGIC: &[u8; 8] = b"MDVVEC03";
+const MAGIC: &[u8; 8] = b"MDVVEC04";
 const HEADER: usize = 64;
 const ALIGN: usize = 64;
 /// Rows written per batch of section writes: large enough that writes are few, small enough
@@ -57,6 +61,8 @@ struct Layout {
     errors: usize,
     factors: usize,
     signs: usize,
+    terms: usize,
+    nibbles: usize,
     codes: usize,
     floats: usize,
     end: usize,
@@ -69,10 +75,12 @@ impl Layout {
         let errors = align(scales + rows * 4);
         let factors = align(errors + rows * 8);
         let signs = align(factors + rows * 4);
-        let codes = align(signs + rows.div_ceil(BLOCK_ROWS) * signs::block_bytes(dims));
+        let terms = align(signs + rows.div_ceil(BLOCK_ROWS) * signs::block_bytes(dims));
+        let nibbles = align(terms + rows * 16);
+        let codes = align(nibbles + rows * nibbles::row_bytes(dims));
         let floats = align(codes + rows * dims);
         let end = floats + rows * dims * 4;
-        Layout { table, scales, errors, factors, signs, codes, floats, end }
+        Layout { table, scales, errors, factors, signs, terms, nibbles, codes, floats, end }
     }
 }
 
@@ -149,6 +157,13 @@ impl QuantQuery {
         let bound = self.norm * errors[0] + self.moved * errors[1];
         dot as f32 * self.factor * scale + bound * 1.001 + 1e-5
     }
+
+    /// The least a row's exact score can be, by the same bound as [`QuantQuery::upper`].
+    #[inline]
+    pub(crate) fn lower(&self, dot: i32, scale: f32, errors: [f32; 2]) -> f32 {
+        let bound = self.norm * errors[0] + self.moved * errors[1];
+        dot as f32 * self.factor * scale - bound * 1.001 - 1e-5
+    }
 }
 
 /// Writes a vectors file of a known row count, row by row: into a temporary beside the
@@ -169,9 +184,12 @@ pub(crate) struct Writer {
     factors: Vec<u8>,
     /// This batch's sign codes, interleaved by block as the file holds them.
     signs: Vec<u64>,
+    terms: Vec<u8>,
+    nibbles: Vec<u8>,
     codes: Vec<u8>,
     floats: Vec<u8>,
     row_codes: Vec<i8>,
+    row_nibbles: Vec<u8>,
     row_signs: Vec<u64>,
     rotation: Rotation,
     checksum_input: Vec<u8>,
@@ -199,9 +217,12 @@ impl Writer {
             errors: Vec::new(),
             factors: Vec::new(),
             signs: Vec::new(),
+            terms: Vec::new(),
+            nibbles: Vec::new(),
             codes: Vec::new(),
             floats: Vec::new(),
             row_codes: vec![0; dims],
+            row_nibbles: vec![0; nibbles::row_bytes(dims)],
             row_signs: vec![0; signs::words(dims)],
             rotation: Rotation::new(dims),
             checksum_input: Vec::with_capacity(count * 16),
@@ -243,6 +264,10 @@ impl Writer {
         for (w, x) in self.row_signs.iter().enumerate() {
             self.signs[block + w * BLOCK_ROWS + i % BLOCK_ROWS] = *x;
         }
+        for t in nibbles::encode(v, &mut self.row_nibbles) {
+            self.terms.extend_from_slice(&t.to_le_bytes());
+        }
+        self.nibbles.extend_from_slice(&self.row_nibbles);
         self.codes.extend(self.row_codes.iter().map(|c| *c as u8));
         for x in v {
             self.floats.extend_from_slice(&x.to_le_bytes());
@@ -265,6 +290,9 @@ impl Writer {
         let signs: Vec<u8> = self.signs.iter().flat_map(|x| x.to_le_bytes()).collect();
         let at = l.signs + first / BLOCK_ROWS * signs::block_bytes(dims);
         self.file.write_all_at(&signs, at as u64).map_err(io)?;
+        self.file.write_all_at(&self.terms, (l.terms + first * 16) as u64).map_err(io)?;
+        let at = l.nibbles + first * nibbles::row_bytes(dims);
+        self.file.write_all_at(&self.nibbles, at as u64).map_err(io)?;
         self.file.write_all_at(&self.codes, (l.codes + first * dims) as u64).map_err(io)?;
         self.file.write_all_at(&self.floats, (l.floats + first * dims * 4) as u64).map_err(io)?;
         self.checksum_input.extend_from_slice(&self.table);
@@ -273,6 +301,8 @@ impl Writer {
         self.errors.clear();
         self.factors.clear();
         self.signs.clear();
+        self.terms.clear();
+        self.nibbles.clear();
         self.codes.clear();
         self.floats.clear();
         self.first = self.written;
@@ -338,6 +368,14 @@ fn temp_name(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(format!(".{}.tmp", std::process::id()));
     PathBuf::from(name)
+}
+
+/// Bytes a query reads in full under each scan (see [`VectorFile::scanned_bytes`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ScannedBytes {
+    pub(crate) nibbles: usize,
+    pub(crate) int8: usize,
+    pub(crate) signs: usize,
 }
 
 /// A mapped, checked vectors file.
@@ -459,6 +497,22 @@ impl VectorFile {
         dots_i8(query, codes, self.dims, out);
     }
 
+    /// The 4-bit codes of rows `first..first + count`, `nibbles::row_bytes(dims)` bytes each.
+    pub(crate) fn nibbles(&self, first: usize, count: usize) -> &[u8] {
+        let size = nibbles::row_bytes(self.dims);
+        let o = self.layout.nibbles + first * size;
+        &self.map[o..o + count * size]
+    }
+
+    /// Every row's 4-bit step and error terms (see `nibbles::NibbleQuery::score`), in row
+    /// order.
+    pub(crate) fn nibble_terms(&self) -> &[nibbles::Terms] {
+        let bytes = &self.map[self.layout.terms..self.layout.terms + self.rows * 16];
+        // SAFETY: as in `scales`: a 64-byte aligned section of f32 quadruples, which need
+        // only the alignment of f32.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<nibbles::Terms>(), self.rows) }
+    }
+
     /// Every row's sign estimate factor (see `signs::encode`), in row order.
     pub(crate) fn sign_factors(&self) -> &[f32] {
         let bytes = &self.map[self.layout.factors..self.layout.factors + self.rows * 4];
@@ -477,11 +531,16 @@ impl VectorFile {
         unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u64>(), bytes.len() / 8) }
     }
 
-    /// Bytes of the sections a scan reads in full: the int8 codes with their scales and error
-    /// terms, or the sign codes with their factors.
-    pub(crate) fn scanned_bytes(&self) -> (usize, usize) {
+    /// Bytes of the sections each scan reads in full: the 4-bit codes with their terms (the
+    /// exact scan), the int8 codes with their scales and error terms (the exact scan before the
+    /// 4-bit pass), the sign codes with their factors.
+    pub(crate) fn scanned_bytes(&self) -> ScannedBytes {
         let l = &self.layout;
-        (l.floats - l.codes + self.rows * 12, l.codes - l.signs + self.rows * 4)
+        ScannedBytes {
+            nibbles: l.codes - l.terms,
+            int8: l.floats - l.codes + self.rows * 12,
+            signs: l.terms - l.signs + self.rows * 4,
+        }
     }
 
     /// Every row's error terms (see [`QuantQuery::upper`]), in row order.
@@ -580,10 +639,8 @@ unsafe fn dots_i8_vnni(query: &[i8], codes: &[i8], dims: usize, out: &mut [i32])
 }
 
 /// [`dots_i8_vnni`] for rows of exactly `B` 64-byte blocks, sixteen rows at a time; returns
-/// how many rows it did (a multiple of 16; the caller does the rest). A row's sum of sixteen
-/// lanes was a reduction of its own (about ten instructions and a long dependency chain); here
-/// sixteen rows' accumulators are folded into one vector of their sums by pairwise unpacking
-/// and adding (45 instructions for the sixteen), and the query's blocks are loaded once.
+/// how many rows it did (a multiple of 16; the caller does the rest). The query's blocks are
+/// loaded once and the sixteen rows' sums made by [`fold16`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 unsafe fn dots16<const B: usize>(query: &[i8], codes: &[i8], bias: i32, out: &mut [i32]) -> usize {
@@ -606,30 +663,40 @@ unsafe fn dots16<const B: usize>(query: &[i8], codes: &[i8], bias: i32, out: &mu
             }
             acc
         });
-        // Fold: 32-bit pairs, then 64-bit pairs (each 128-bit lane then holds four rows'
-        // partial sums), then the four 128-bit lanes, leaving rows 0-15 in lane order.
-        let b: [__m512i; 8] = std::array::from_fn(|i| {
-            let (x, y) = (acc[2 * i], acc[2 * i + 1]);
-            _mm512_add_epi32(_mm512_unpacklo_epi32(x, y), _mm512_unpackhi_epi32(x, y))
-        });
-        let c: [__m512i; 4] = std::array::from_fn(|i| {
-            let (x, y) = (b[2 * i], b[2 * i + 1]);
-            _mm512_add_epi32(_mm512_unpacklo_epi64(x, y), _mm512_unpackhi_epi64(x, y))
-        });
-        let e: [__m512i; 2] = std::array::from_fn(|i| {
-            let (x, y) = (c[2 * i], c[2 * i + 1]);
-            _mm512_add_epi32(_mm512_shuffle_i32x4::<0x88>(x, y), _mm512_shuffle_i32x4::<0xDD>(x, y))
-        });
-        let sums = _mm512_add_epi32(
-            _mm512_shuffle_i32x4::<0x88>(e[0], e[1]),
-            _mm512_shuffle_i32x4::<0xDD>(e[0], e[1]),
-        );
+        // SAFETY: the same features are enabled here.
+        let sums = unsafe { fold16(&acc) };
         // SAFETY: `out` holds at least `16 (g + 1)` values.
         unsafe {
             _mm512_storeu_si512(out.as_mut_ptr().add(16 * g).cast(), _mm512_sub_epi32(sums, bias))
         };
     }
     groups * 16
+}
+
+/// Sixteen rows' accumulators folded into one vector of their sums, row `r` in lane `r`:
+/// 32-bit pairs, then 64-bit pairs (each 128-bit lane then holds four rows' partial sums),
+/// then the four 128-bit lanes (45 instructions, where sixteen reductions of their own took
+/// about ten each with a long dependency chain). Shared by the int8 and 4-bit kernels.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn fold16(acc: &[std::arch::x86_64::__m512i; 16]) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let b: [__m512i; 8] = std::array::from_fn(|i| {
+        let (x, y) = (acc[2 * i], acc[2 * i + 1]);
+        _mm512_add_epi32(_mm512_unpacklo_epi32(x, y), _mm512_unpackhi_epi32(x, y))
+    });
+    let c: [__m512i; 4] = std::array::from_fn(|i| {
+        let (x, y) = (b[2 * i], b[2 * i + 1]);
+        _mm512_add_epi32(_mm512_unpacklo_epi64(x, y), _mm512_unpackhi_epi64(x, y))
+    });
+    let e: [__m512i; 2] = std::array::from_fn(|i| {
+        let (x, y) = (c[2 * i], c[2 * i + 1]);
+        _mm512_add_epi32(_mm512_shuffle_i32x4::<0x88>(x, y), _mm512_shuffle_i32x4::<0xDD>(x, y))
+    });
+    _mm512_add_epi32(
+        _mm512_shuffle_i32x4::<0x88>(e[0], e[1]),
+        _mm512_shuffle_i32x4::<0xDD>(e[0], e[1]),
+    )
 }
 
 /// The integer dot product of two code rows.

@@ -138,6 +138,12 @@ pub(crate) struct BenchScan {
     pub(crate) exact_p50_ms: f64,
     pub(crate) exact_p95_ms: f64,
     pub(crate) exact_bytes: usize,
+    /// The int8 pass over every row (the exact scan before the 4-bit pass), timed beside it.
+    pub(crate) int8_p50_ms: f64,
+    pub(crate) int8_p95_ms: f64,
+    pub(crate) int8_bytes: usize,
+    /// Queries whose top ten, ids and scores in order, both exact scans gave alike.
+    pub(crate) same_top_10: usize,
     pub(crate) sign: Vec<BenchSignScan>,
 }
 
