@@ -450,12 +450,12 @@ impl Dense {
         overlay: &[(i64, f32)],
     ) -> Vec<(i64, f32)> {
         let rows = base.rows();
-        let q = NibbleQuery::new(query);
+        let q8 = QuantQuery::new(query);
+        let q = NibbleQuery::new(query, &q8);
         let terms = base.nibble_terms();
         // The overlay's exact scores are lower bounds like any other: they start every
         // thread's `limit` best.
         let seed: Vec<f32> = overlay.iter().map(|s| s.1).collect();
-        let q8 = QuantQuery::new(query);
         let (scales, errors) = (base.scales(), base.errors());
         // Each thread keeps the `limit` best lower bounds of the rows `keep` accepts in a
         // min-heap: its smallest, `floor`, only rises, and a row whose upper bound is below

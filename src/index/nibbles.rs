@@ -25,6 +25,8 @@
 //! and a long one's dense, where the first is, so the smaller of the two is used. The second
 //! term is at most `|q - q̂|·|v̂|`.
 
+use super::vectors::QuantQuery;
+
 /// Bytes of one row's code.
 pub(crate) fn row_bytes(dims: usize) -> usize {
     dims.div_ceil(2)
@@ -77,17 +79,12 @@ pub(crate) struct NibbleQuery {
 }
 
 impl NibbleQuery {
-    /// Quantises `query` (the same int8 codes as `vectors::QuantQuery`).
-    pub(crate) fn new(query: &[f32]) -> NibbleQuery {
-        let dims = query.len();
+    /// `query` meeting the 4-bit codes through its int8 quantisation `q8` (the scan has it
+    /// already, for the rows this pass leaves to the int8 bound), laid out as the rows' nibbles.
+    pub(crate) fn new(query: &[f32], q8: &QuantQuery) -> NibbleQuery {
+        let codes = &q8.codes;
+        let dims = codes.len();
         let half = row_bytes(dims);
-        let mut codes = vec![0i8; dims];
-        let scale = super::vectors::quantise(query, &mut codes);
-        let step = f64::from(scale) / 127.0;
-        let moved = (query.iter().zip(&codes))
-            .map(|(x, c)| (f64::from(*x) - f64::from(*c) * step).powi(2))
-            .sum::<f64>()
-            .sqrt() as f32;
         let mut low = vec![0i8; half];
         let mut high = vec![0i8; half];
         low.copy_from_slice(&codes[..half]);
@@ -97,10 +94,10 @@ impl NibbleQuery {
             low,
             high,
             bias,
-            factor: scale / 127.0,
-            norm: query.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt() as f32,
+            factor: q8.scale / 127.0,
+            norm: q8.norm,
             l1: query.iter().map(|x| f64::from(x.abs())).sum::<f64>() as f32,
-            moved,
+            moved: q8.moved,
         }
     }
 
@@ -268,7 +265,7 @@ mod tests {
             if dims > 2 {
                 query[dims - 1] = -1.0;
             }
-            let q = NibbleQuery::new(&query);
+            let q = NibbleQuery::new(&query, &QuantQuery::new(&query));
             let half = row_bytes(dims);
             let want: Vec<i32> = codes
                 .chunks_exact(half)
@@ -311,7 +308,7 @@ mod tests {
         }
         let queries = [unit((0..dims).map(|_| rng(&mut seed)).collect()), unit(sparse)];
         for query in &queries {
-            let q = NibbleQuery::new(query);
+            let q = NibbleQuery::new(query, &QuantQuery::new(query));
             let mut d = vec![0i32; data.len()];
             dots(&q, &codes, &mut d);
             for ((v, dot), t) in data.iter().zip(&d).zip(&terms) {
@@ -331,7 +328,7 @@ mod tests {
         let mut sparse = vec![0.0f32; 384];
         sparse[10] = 0.6;
         sparse[300] = -0.8;
-        let q = NibbleQuery::new(&sparse);
+        let q = NibbleQuery::new(&sparse, &QuantQuery::new(&sparse));
         let (_, slack) = q.score(0, &t);
         // Cauchy–Schwarz alone would allow |q|·|v - v̂|; Hölder gives ‖q‖₁·max|v - v̂|.
         assert!(slack < 0.5 * t[1], "{slack} against {}", t[1]);

@@ -128,9 +128,13 @@ fn error_terms(v: &[f32], codes: &[i8], scale: f32) -> [f32; 2] {
 pub(crate) struct QuantQuery {
     /// The query's int8 codes.
     pub(crate) codes: Vec<i8>,
+    /// The query's largest magnitude: `query[i] ≈ codes[i] * scale / 127`.
+    pub(crate) scale: f32,
     factor: f32,
-    norm: f32,
-    moved: f32,
+    /// `|q|`.
+    pub(crate) norm: f32,
+    /// `|q - q̂|`, what quantising the query moved.
+    pub(crate) moved: f32,
 }
 
 impl QuantQuery {
@@ -140,7 +144,7 @@ impl QuantQuery {
         let scale = quantise(query, &mut codes);
         let norm = query.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt() as f32;
         let moved = error_terms(query, &codes, scale)[0];
-        QuantQuery { codes, factor: scale / (127.0 * 127.0), norm, moved }
+        QuantQuery { codes, scale, factor: scale / (127.0 * 127.0), norm, moved }
     }
 
     /// The most a row's exact score can be, given its integer dot product `dot` with the
