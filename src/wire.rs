@@ -665,6 +665,9 @@ pub(crate) struct EvalReport {
     pub(crate) count: usize,
     pub(crate) k: usize,
     pub(crate) embedder: String,
+    /// The local model's arithmetic (`amx`, `int8`, `bf16`, `f32`); absent for other embedders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) encoder: Option<&'static str>,
     pub(crate) vaults: Vec<String>,
     pub(crate) modes: Vec<EvalMode>,
     pub(crate) leaks: usize,

@@ -31,7 +31,9 @@ pub(crate) struct EvalArgs {
     /// Results per query (default: search.default_k; 10 for a BEIR folder).
     #[arg(short, long)]
     k: Option<usize>,
-    /// Compare with a recorded run: a hit that became a miss or a worse rank exits 1.
+    /// Compare with a recorded run: a hit that became a miss or a worse rank exits 1. A
+    /// `{encoder}` in FILE is replaced by the local model's arithmetic (amx, int8, bf16, f32),
+    /// to keep a baseline per arithmetic.
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// Record this run as the baseline (the --baseline file) instead of comparing.
@@ -169,7 +171,7 @@ fn setup(e: crate::error::Error) -> Failure {
     Failure::Config(format!("{} [{}]", e.message(), e.code()))
 }
 
-pub(crate) fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result<(), Failure> {
+pub(crate) fn run(config: &Config, only: Option<&str>, mut args: EvalArgs) -> Result<(), Failure> {
     let set = eval::load(&args.queries, args.split.as_deref()).map_err(setup)?;
     if set.queries.is_empty() {
         return Err(fail(format!("{} holds no queries", args.queries.display())));
@@ -200,6 +202,10 @@ pub(crate) fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result
     };
     let engine = Engine::open(config).map_err(setup)?;
     let embedder = engine.index().embedder().model_id().to_string();
+    let encoder = engine.index().embedder().encoder();
+    if let Some(path) = &args.baseline {
+        args.baseline = Some(per_encoder(path, encoder, &embedder)?);
+    }
 
     // Everything that can refuse the comparison is checked before the (possibly long) sync.
     let (recorded_before, foreign) = read_baseline(&args)?;
@@ -210,6 +216,7 @@ pub(crate) fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result
         ranks: Default::default(),
         judgments: set.queries.iter().map(|q| (q.id.clone(), q.judgment())).collect(),
         summaries: Default::default(),
+        encoder: encoder.map(str::to_string),
     };
     if let Some(old) = recorded_before.as_ref().filter(|_| !args.update_baseline) {
         comparable(old, &header, &ways, &args)?;
@@ -254,6 +261,7 @@ pub(crate) fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result
         engine: &engine,
         k,
         embedder: &embedder,
+        encoder,
         runs: &runs,
         comparison: comparison.as_ref(),
         foreign: foreign.as_ref(),
@@ -269,6 +277,24 @@ pub(crate) fn run(config: &Config, only: Option<&str>, args: EvalArgs) -> Result
         return Err(Failure::Exit(1));
     }
     Ok(())
+}
+
+/// The `--baseline` path with `{encoder}` replaced by the local model's arithmetic, so that
+/// one command keeps a baseline per arithmetic: `int8` (what `auto` runs on most AVX-512 CPUs)
+/// moves a few ranks against `bf16` and `amx`, as any change of rounding does, and a gate
+/// recorded under one would fail under the other for no fault of the code.
+fn per_encoder(path: &Path, encoder: Option<&str>, embedder: &str) -> Result<PathBuf, Failure> {
+    let text = path.to_string_lossy();
+    if !text.contains("{encoder}") {
+        return Ok(path.to_path_buf());
+    }
+    let Some(encoder) = encoder else {
+        return Err(fail(format!(
+            "--baseline {text}: {{encoder}} names the local model's arithmetic, and this run's \
+             embedder is {embedder}; name the file without it"
+        )));
+    };
+    Ok(PathBuf::from(text.replace("{encoder}", encoder)))
 }
 
 /// The `--baseline` file: mdvault's own (to compare with, or to keep modes this run skips
@@ -498,6 +524,7 @@ struct Finished<'a> {
     engine: &'a Engine,
     k: usize,
     embedder: &'a str,
+    encoder: Option<&'static str>,
     runs: &'a [ModeRun],
     comparison: Option<&'a Comparison>,
     /// The vault MCP server's baseline, when `comparison` is against it (read-only).
@@ -507,10 +534,11 @@ struct Finished<'a> {
 }
 
 fn render(ctx: &Finished) -> String {
-    let Finished { set, engine, k, embedder, runs, args, .. } = *ctx;
+    let Finished { set, engine, k, embedder, encoder, runs, args, .. } = *ctx;
     let scored = runs.first().map_or(0, |r| r.summary.scored);
+    let arithmetic = encoder.map(|e| format!(" ({e})")).unwrap_or_default();
     let mut out = format!(
-        "{}: {} queries, {} scored · k={k} · embedder {embedder} · vaults: {}\n\n",
+        "{}: {} queries, {} scored · k={k} · embedder {embedder}{arithmetic} · vaults: {}\n\n",
         set.name,
         set.queries.len(),
         scored,
@@ -661,7 +689,8 @@ fn render_baseline(out: &mut String, ctx: &Finished) {
 }
 
 fn to_json(ctx: &Finished) -> EvalReport {
-    let Finished { set, engine, k, embedder, runs, comparison, foreign, saved, args: _ } = *ctx;
+    let Finished { set, engine, k, embedder, encoder, runs, comparison, foreign, saved, args: _ } =
+        *ctx;
     let graded = set.queries.iter().any(|q| matches!(q.relevant, eval::Relevant::Graded(_)));
     let modes = runs
         .iter()
@@ -709,9 +738,30 @@ fn to_json(ctx: &Finished) -> EvalReport {
         count: set.queries.len(),
         k,
         embedder: embedder.to_string(),
+        encoder,
         vaults: engine.vaults().iter().map(|v| v.name().to_string()).collect(),
         modes,
         leaks: runs.iter().map(|r| r.summary.leaks).sum(),
         baseline,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_baseline_path_names_the_arithmetic_only_where_it_asks_to() {
+        let local = "local:all-MiniLM-L6-v2@53aa51172d14";
+        let asked = Path::new("real/help.{encoder}.baseline.json");
+        let got = per_encoder(asked, Some("int8"), local).unwrap();
+        assert_eq!(got, Path::new("real/help.int8.baseline.json"));
+        let plain = Path::new("real/help.baseline.json");
+        assert_eq!(per_encoder(plain, Some("int8"), local).unwrap(), plain);
+        assert_eq!(per_encoder(plain, None, "hashing").unwrap(), plain);
+        let Err(Failure::Config(e)) = per_encoder(asked, None, "hashing") else {
+            panic!("a placeholder without a local model is refused");
+        };
+        assert!(e.contains("this run's embedder is hashing"), "{e}");
     }
 }

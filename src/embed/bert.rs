@@ -43,9 +43,9 @@
 //! except that under AMX attention's two products also run on tiles in bf16, with the softmax
 //! fused into them (see [`super::amx::attention`]).
 //! The choice is made once at load ([`Precision`]; `MDVAULT_ENCODER` in [`super::local`]):
-//! `auto` picks bf16 (on AMX tiles where the CPU and Linux allow, see [`super::amx`], else with
-//! AVX-512 BF16), then int8 where only AVX-512 VNNI is there, then f32; f32 remains the
-//! reference the others are tested against. Measured on the 2-core development machine (AMD EPYC, Zen 5,
+//! `auto` picks bf16 on AMX tiles where the CPU and Linux allow (see [`super::amx`]), else int8
+//! with AVX-512 VNNI, else bf16 with AVX-512 BF16, else f32 (`Precision::fastest` says why); f32
+//! remains the reference the others are tested against. Measured on the 2-core development machine (AMD EPYC, Zen 5,
 //! release build, 2026-12-04, other builds running: load average 8-9, so ratios from one run):
 //! - f32: 14.8-15.6 chunks/s, one short query p50 4.1-5.5 ms (about twice these when quiet).
 //! - bf16: 25.5-32.2 chunks/s (1.7-2.1x f32), query p50 1.1-1.5 ms; every vector within cosine
@@ -54,9 +54,10 @@
 //!   running calibration text through f32 at load): 31.8-34.0 chunks/s, query p50 0.4 ms, but
 //!   worst cosine 0.9959 on those paragraphs and 0.988 on the empty text: below the 0.999 the
 //!   vectors must keep, because layer norm's outputs carry a few channels far larger than the
-//!   rest, and one scale per token cannot serve both (without smoothing: 0.9915). So int8 is
-//!   kept only as an explicit choice, and bf16, which is nearly as fast under load, is the
-//!   default.
+//!   rest, and one scale per token cannot serve both (without smoothing: 0.9915). So int8 was
+//!   kept as an explicit choice until 2026-12-06, when a quiet machine measured it at 1.5x
+//!   bf16 and SciFact's rankings within 0.003 of bf16's; the vectors' cosine is what the
+//!   rankings do not see.
 
 use std::fmt;
 use std::sync::{Mutex, PoisonError};

@@ -117,6 +117,16 @@ impl Embedder {
         }
     }
 
+    /// The local model's arithmetic (`amx`, `int8`, `bf16` or `f32`, as `auto` or
+    /// `MDVAULT_ENCODER` chose it at load); `None` for the other backends. Rankings move a
+    /// little with it, so `eval` records it beside the model.
+    pub(crate) fn encoder(&self) -> Option<&'static str> {
+        match self {
+            Embedder::Local(e) => Some(e.precision()),
+            Embedder::Http(_) | Embedder::Hashing(_) => None,
+        }
+    }
+
     /// Embed texts; rows are L2-normalised and in input order. Empty input => empty output.
     pub(crate) fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         match self {

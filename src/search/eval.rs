@@ -577,6 +577,10 @@ pub(crate) struct Baseline {
     /// Per mode, the means when it was recorded (for people reading the file; not compared).
     #[serde(default)]
     pub(crate) summaries: BTreeMap<String, Summary>,
+    /// The local model's arithmetic it was recorded under (for people reading the file; not
+    /// compared: a baseline per arithmetic is chosen by the `{encoder}` in `--baseline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) encoder: Option<String>,
 }
 
 impl Baseline {
@@ -1022,6 +1026,7 @@ mod tests {
             ranks: [("hybrid".to_string(), ranks)].into_iter().collect(),
             judgments: BTreeMap::new(),
             summaries: BTreeMap::new(),
+            encoder: None,
         }
     }
 
