@@ -40,8 +40,9 @@
 //! Precision. The four dense products of each layer (QKV, attention output, FFN up and down:
 //! nearly all of the arithmetic) can run in bf16 or int8 instead, with [`super::lowp`]'s kernels;
 //! attention's own products, softmax, GELU, layer norm, biases, residuals and pooling stay f32,
-//! except that under AMX attention's two products also run on tiles in bf16, with the softmax
-//! fused into them (see [`super::amx::attention`]).
+//! except that attention's two products run in bf16 as well, with the softmax fused into them,
+//! wherever the dense layers are not f32 and the CPU has AVX-512 BF16: on tiles under AMX, in
+//! registers under bf16 and int8 (see [`super::amx::attention`]).
 //! The choice is made once at load ([`Precision`]; `MDVAULT_ENCODER` in [`super::local`]):
 //! `auto` picks bf16 on AMX tiles where the CPU and Linux allow (see [`super::amx`]), else int8
 //! with AVX-512 VNNI, else bf16 with AVX-512 BF16, else f32 (`Precision::fastest` says why); f32
@@ -202,9 +203,10 @@ pub(crate) struct Encoder {
     layers: Vec<Layer>,
     kernels: Kernels,
     precision: Precision,
-    /// Attention's products run on AMX tiles (see [`amx::attention`]): under
-    /// [`Precision::Amx`] with heads of the tiles' width.
-    tile_attention: bool,
+    /// Attention's products run in bf16 (see [`amx::attention`]), on tiles under
+    /// [`Precision::Amx`] and with AVX-512 BF16 under bf16 and int8, for heads of the tiles'
+    /// width; `None` runs them in f32 through `gemm` (the reference's way).
+    attention16: Option<amx::attention::Unit>,
     /// Workspaces kept between calls to [`Encoder::encode`], at most one per pool thread and
     /// one more: a fresh one per call and per rayon split had the kernel clearing ~20 MB of
     /// new pages each time (about 5% of a build's time).
@@ -287,7 +289,8 @@ impl Encoder {
             layers,
             kernels: Kernels::detect(),
             precision,
-            tile_attention: precision == Precision::Amx && d.head_dim == amx::attention::HEAD,
+            attention16: amx::attention::Unit::for_precision(precision)
+                .filter(|_| d.head_dim == amx::attention::HEAD),
             spare: Mutex::new(Vec::new()),
         })
     }
@@ -439,7 +442,7 @@ impl Encoder {
         // Calibration records the f32 activations the fused steps never write; split steps
         // are a query's case, where the fused steps' one thread would be slower than two.
         let fuse = record.is_none() && !par && self.precision.is_bf16();
-        let fuse_qkv = fuse && self.tile_attention;
+        let fuse_qkv = fuse && self.attention16.is_some();
         // Every element of each buffer is written before it is read, so resizing is enough;
         // the f32 buffers the fused steps replace are not needed at all.
         x.resize(total * h, 0.0);
@@ -472,7 +475,7 @@ impl Encoder {
             } else {
                 fill_rows(qkv, &l.qkv.b);
                 l.qkv.apply(x, total, qkv, true, gemm_par, low);
-                if self.tile_attention {
+                if self.attention16.is_some() {
                     round_rows(qkv, 3 * h, total, par, qkv16);
                 }
             }
@@ -581,7 +584,7 @@ impl Encoder {
     ) {
         let (h, dh) = (self.d.hidden, self.d.head_dim);
         let Scratch { scores, inv_sums, tiles } = scratch;
-        if self.tile_attention {
+        if let Some(unit) = self.attention16 {
             // The bf16 rows of Q|K|V: 6h bytes each, this head's 2dh-byte pieces in them.
             let rs = 6 * h;
             let one = amx::attention::Head {
@@ -592,7 +595,7 @@ impl Encoder {
                 v: 2 * (2 * h + head * dh),
                 len,
             };
-            amx::attention::attend(&one, tiles, out, out_rs);
+            amx::attention::attend(&one, unit, tiles, out, out_rs);
             return;
         }
         scores.resize(len * len, 0.0);

@@ -1,10 +1,17 @@
-//! One attention head's products (`Q K^T` and `P V`) on AMX tiles, for heads 32 wide.
+//! One attention head's products (`Q K^T` and `P V`) in bf16, for heads 32 wide: on AMX tiles,
+//! or with AVX-512 BF16 on CPUs without them ([`Unit`]).
 //!
 //! What it owns: the layouts the two products need, built per (text, head) from bf16 Q, K and
 //! V, and the loop over 16-query strips: scores, softmax fused with the rounding of the
 //! probabilities to bf16, context. What it does not do: the rounding of Q, K and V (the caller
 //! rounds the whole `Q|K|V` matrix once per layer, vectorised) or anything with more than one
 //! head at a time.
+//!
+//! Why AVX-512 too: the tile layouts are what `vdpbf16ps` wants as well (a B tile's pair-row is
+//! one 512-bit register: 16 columns, two bf16 each), so the vector path shares everything but
+//! the two products. Where the dense layers run in int8 or AVX-512 bf16 (`auto` without tiles),
+//! attention's f32 products through `gemm` were 28% of the encoder's time (`perf`, AMD EPYC,
+//! int8); `vdpbf16ps` does twice an f32 FMA's arithmetic per instruction.
 //!
 //! Why tiles: with 256-token texts, attention's two products are a tenth of the encoder's
 //! arithmetic but, in f32 through `gemm` with K read transposed, a sixth of its time once the
@@ -32,9 +39,32 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 
 use super::{CONFIG, Lines, ROWS};
+use crate::embed::lowp::Precision;
 
 /// The head width the tiles serve: one tile step of bf16 pairs.
 pub(crate) const HEAD: usize = 32;
+
+/// Which unit runs the two products; the layouts and the softmax are the same for both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
+    /// AMX tiles (`TDPBF16PS`), once Linux granted them ([`super::ready`]).
+    Tiles,
+    /// AVX-512 BF16 (`vdpbf16ps`) in registers.
+    Vectors,
+}
+
+impl Unit {
+    /// The unit for an encoder whose dense layers run at `p`: tiles under AMX, vectors where
+    /// the CPU has AVX-512 BF16 and the dense layers are not the f32 reference (whose attention
+    /// stays f32 too), none otherwise.
+    pub(crate) fn for_precision(p: Precision) -> Option<Unit> {
+        match p {
+            Precision::Amx => Some(Unit::Tiles),
+            Precision::Bf16 | Precision::Int8 if Precision::Bf16.available() => Some(Unit::Vectors),
+            _ => None,
+        }
+    }
+}
 
 /// Bytes per tile: 16 rows of 64.
 const TILE: usize = 1024;
@@ -71,9 +101,15 @@ pub(crate) struct Head<'a> {
 ///
 /// # Panics
 ///
-/// If the rows or `out` are shorter than the shapes say, or the CPU lacks AMX (callers ask
-/// [`super::ready`] and AVX-512 BF16 first).
-pub(crate) fn attend(head: &Head, scratch: &mut Scratch, out: &mut [f32], out_rs: usize) {
+/// If the rows or `out` are shorter than the shapes say, or the CPU lacks the unit (AMX for
+/// tiles, AVX-512 BF16 for both: callers take the unit from [`Unit::for_precision`]).
+pub(crate) fn attend(
+    head: &Head,
+    unit: Unit,
+    scratch: &mut Scratch,
+    out: &mut [f32],
+    out_rs: usize,
+) {
     let len = head.len;
     if len == 0 {
         return;
@@ -86,30 +122,38 @@ pub(crate) fn attend(head: &Head, scratch: &mut Scratch, out: &mut [f32], out_rs
         "head rows out of bounds"
     );
     assert!((len - 1) * out_rs + HEAD <= out.len(), "context rows out of bounds");
-    assert!(super::super::lowp::Precision::Amx.available(), "tile attention without AMX");
+    let tiles = unit == Unit::Tiles;
+    let needs = if tiles { Precision::Amx } else { Precision::Bf16 };
+    assert!(needs.available(), "{unit:?} attention on a CPU without {needs:?}");
     scratch.k.fit(width / ROWS * TILE);
     scratch.v.fit(width / ROWS * TILE);
     scratch.scores.fit(ROWS * width * 4);
     scratch.p.fit(ROWS * width * 2);
     scratch.ctx.fit(ROWS * HEAD * 4);
-    // SAFETY: the CPU has AVX-512 BW and AMX (asserted); the layouts read rows below `len`
-    // (asserted inside the rows) and write inside the buffers just sized. The configuration
-    // is valid for palette 1 and holds until the release after the last strip (no other tile
-    // code runs on this thread in between).
+    // SAFETY: the CPU has AVX-512 BW and BF16, and AMX for tiles (asserted); the layouts read
+    // rows below `len` (asserted inside the rows) and write inside the buffers just sized. The
+    // configuration is valid for palette 1 and holds until the release after the last strip
+    // (no other tile code runs on this thread in between).
     #[cfg(target_arch = "x86_64")]
     unsafe {
         lay_out_k(head, width, scratch.k.bytes_mut());
         lay_out_v(head, width, scratch.v.bytes_mut());
-        asm!("ldtilecfg [{}]", in(reg) &CONFIG, options(nostack, readonly));
+        if tiles {
+            asm!("ldtilecfg [{}]", in(reg) &CONFIG, options(nostack, readonly));
+        }
     }
     let mut inv = [0.0f32; ROWS];
     for strip in 0..strips {
         let r0 = strip * ROWS;
-        // SAFETY: tiles configured above; Q rows r0..r0+16 are readable (asserted), the K
-        // tiles and the scores strip hold `width` columns.
+        // SAFETY: the unit is there (tiles configured above); Q rows r0..r0+16 are readable
+        // (asserted), the K tiles and the scores strip hold `width` columns.
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            scores(head, r0, &scratch.k, &mut scratch.scores, width)
+            if tiles {
+                scores(head, r0, &scratch.k, &mut scratch.scores, width)
+            } else {
+                scores_vectors(head, r0, &scratch.k, &mut scratch.scores, width)
+            }
         };
         let rows = (len - r0).min(ROWS);
         let (scores, p) = (scratch.scores.floats_mut(), scratch.p.bytes_mut());
@@ -119,8 +163,8 @@ pub(crate) fn attend(head: &Head, scratch: &mut Scratch, out: &mut [f32], out_rs
                 #[cfg(target_arch = "x86_64")]
                 {
                     let row = &scores[r * width..][..len];
-                    // SAFETY: AVX-512 F/BW/BF16 come with AMX here (asserted above); `pr` holds
-                    // `width` >= `len` rounded up to 16 bf16.
+                    // SAFETY: AVX-512 F/BW/BF16 are there for either unit (asserted above); `pr`
+                    // holds `width` >= `len` rounded up to 16 bf16.
                     inv[r] = 1.0 / unsafe { softmax_row(row, pr) };
                 }
             } else {
@@ -130,7 +174,11 @@ pub(crate) fn attend(head: &Head, scratch: &mut Scratch, out: &mut [f32], out_rs
         // SAFETY: as above; the probabilities strip and the V tiles hold `width` tokens.
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            context(&scratch.p, &scratch.v, &mut scratch.ctx, width)
+            if tiles {
+                context(&scratch.p, &scratch.v, &mut scratch.ctx, width)
+            } else {
+                context_vectors(&scratch.p, &scratch.v, &mut scratch.ctx, width)
+            }
         };
         let ctx = scratch.ctx.floats_mut();
         for r in 0..rows {
@@ -138,11 +186,11 @@ pub(crate) fn attend(head: &Head, scratch: &mut Scratch, out: &mut [f32], out_rs
             o.iter_mut().zip(&ctx[r * HEAD..][..HEAD]).for_each(|(o, c)| *o = c * inv[r]);
         }
     }
-    // SAFETY: releases the tile state configured above.
     #[cfg(target_arch = "x86_64")]
-    unsafe {
-        asm!("tilerelease", options(nostack, nomem))
-    };
+    if tiles {
+        // SAFETY: releases the tile state configured above.
+        unsafe { asm!("tilerelease", options(nostack, nomem)) };
+    }
 }
 
 /// A softmax row before its division, fused: `p` gets `e^(x - max)` of each score rounded to
@@ -338,10 +386,117 @@ unsafe fn context(p: &Lines, v: &Lines, ctx: &mut Lines, width: usize) {
     }
 }
 
+/// Query rows per register block of the vector kernels: 8 rows x 2 column groups are 16
+/// accumulators, with room for the two B registers and a broadcast in AVX-512's 32.
+const VEC_ROWS: usize = 8;
+
+/// [`scores`] with `vdpbf16ps`: each K tile's pair-row `i` is one register (16 keys, dims 2i
+/// and 2i + 1), multiplied by the query row's dims 2i and 2i + 1 broadcast.
+///
+/// # Safety
+///
+/// AVX-512 F/BF16 present; Q rows `r0..r0 + 16` are readable; `k` holds `width / 16` tiles and
+/// `strip` 16 rows of `width` floats.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn scores_vectors(head: &Head, r0: usize, k: &Lines, strip: &mut Lines, width: usize) {
+    let q = head.rows[r0 * head.rs + head.q..].as_ptr();
+    let (k, s) = (k.bytes().as_ptr(), strip.floats_mut().as_mut_ptr());
+    for half in (0..ROWS).step_by(VEC_ROWS) {
+        for j in (0..width / ROWS).step_by(2) {
+            let mut c = [[_mm512_setzero_ps(); 2]; VEC_ROWS];
+            for i in 0..HEAD / 2 {
+                // SAFETY: pair-row i of tiles j and j + 1 (width / 16 is even), and 4 bytes of
+                // Q's dims 2i and 2i + 1 in rows below r0 + 16: inside the contract's buffers.
+                unsafe {
+                    let b = [
+                        as_bh(_mm512_loadu_si512(k.add(j * TILE + i * 64).cast())),
+                        as_bh(_mm512_loadu_si512(k.add((j + 1) * TILE + i * 64).cast())),
+                    ];
+                    for (r, cr) in c.iter_mut().enumerate() {
+                        let at = q.add((half + r) * head.rs + 4 * i);
+                        let a = as_bh(_mm512_set1_epi32(at.cast::<i32>().read_unaligned()));
+                        cr[0] = _mm512_dpbf16_ps(cr[0], a, b[0]);
+                        cr[1] = _mm512_dpbf16_ps(cr[1], a, b[1]);
+                    }
+                }
+            }
+            for (r, cr) in c.iter().enumerate() {
+                // SAFETY: columns 16j..16j + 32 of strip row half + r, inside `strip`.
+                unsafe {
+                    let row = s.add((half + r) * width + j * ROWS);
+                    _mm512_storeu_ps(row, cr[0]);
+                    _mm512_storeu_ps(row.add(ROWS), cr[1]);
+                }
+            }
+        }
+    }
+}
+
+/// [`context`] with `vdpbf16ps`: for each pair of tokens, the two V tiles' pair-rows (dims
+/// 0-15 and 16-31, the two tokens' values side by side) times the probability row's two
+/// tokens broadcast.
+///
+/// # Safety
+///
+/// AVX-512 F/BF16 present; `p` holds 16 rows of `width` bf16, `v` two tiles per 32 of `width`,
+/// `ctx` 16 rows of 32 floats.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn context_vectors(p: &Lines, v: &Lines, ctx: &mut Lines, width: usize) {
+    let (p, v, c) = (p.bytes().as_ptr(), v.bytes().as_ptr(), ctx.floats_mut().as_mut_ptr());
+    for half in (0..ROWS).step_by(VEC_ROWS) {
+        let mut acc = [[_mm512_setzero_ps(); 2]; VEC_ROWS];
+        for t in 0..width / 2 {
+            let (s, i) = (t / ROWS, t % ROWS);
+            // SAFETY: pair-row i of tiles 2s and 2s + 1 (two per 32 tokens of `width`), and 4
+            // bytes of probability row half + r at token 2t, inside the contract's buffers.
+            unsafe {
+                let b = [
+                    as_bh(_mm512_loadu_si512(v.add(2 * s * TILE + i * 64).cast())),
+                    as_bh(_mm512_loadu_si512(v.add((2 * s + 1) * TILE + i * 64).cast())),
+                ];
+                for (r, ar) in acc.iter_mut().enumerate() {
+                    let at = p.add((half + r) * width * 2 + 4 * t);
+                    let a = as_bh(_mm512_set1_epi32(at.cast::<i32>().read_unaligned()));
+                    ar[0] = _mm512_dpbf16_ps(ar[0], a, b[0]);
+                    ar[1] = _mm512_dpbf16_ps(ar[1], a, b[1]);
+                }
+            }
+        }
+        for (r, ar) in acc.iter().enumerate() {
+            // SAFETY: the 32 floats of context row half + r, inside `ctx`.
+            unsafe {
+                let row = c.add((half + r) * HEAD);
+                _mm512_storeu_ps(row, ar[0]);
+                _mm512_storeu_ps(row.add(16), ar[1]);
+            }
+        }
+    }
+}
+
+/// The same 512 bits seen as 32 bf16.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn as_bh(x: __m512i) -> __m512bh {
+    // SAFETY: both types are 512 bits of plain data; the transmute only renames them.
+    unsafe { std::mem::transmute::<__m512i, __m512bh>(x) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::lowp::{Precision, bf16_bits};
+    use crate::embed::lowp::bf16_bits;
+
+    /// The units this CPU runs: the tests check each (none on a CPU without AVX-512 BF16,
+    /// where the f32 attention runs instead).
+    fn units() -> Vec<Unit> {
+        [(Unit::Tiles, Precision::Amx), (Unit::Vectors, Precision::Bf16)]
+            .into_iter()
+            .filter(|(_, p)| p.available())
+            .map(|(u, _)| u)
+            .collect()
+    }
 
     /// xorshift in [-scale, scale).
     fn values(seed: &mut u64, n: usize, scale: f32) -> Vec<f32> {
@@ -419,39 +574,62 @@ mod tests {
     const TOLERANCE: f64 = 6e-3;
 
     #[test]
-    fn tile_attention_matches_the_f64_softmax_at_odd_lengths() {
-        if !Precision::Amx.available() {
-            return; // nothing to check on this CPU; the f32 attention runs instead
-        }
-        let mut seed = 59;
-        for len in [1, 2, 15, 16, 17, 31, 32, 33, 47, 100, 256, 300] {
-            let text = Text::new(&mut seed, len, 2);
-            let mut scratch = Scratch::default();
-            for head in 0..2 {
-                // Context rows wider than a head, as in the encoder, with sentinels between.
-                let out_rs = 40;
-                let mut out = vec![7.0f32; len * out_rs];
-                attend(&text.head(head), &mut scratch, &mut out, out_rs);
-                let want = text.reference(head);
-                for t in 0..len {
-                    for d in 0..HEAD {
-                        let (got, want) = (out[t * out_rs + d] as f64, want[t * HEAD + d]);
-                        assert!(
-                            (got - want).abs() <= TOLERANCE,
-                            "len {len} head {head} token {t} dim {d}: {got} against {want}"
-                        );
+    fn bf16_attention_matches_the_f64_softmax_at_odd_lengths_on_each_unit() {
+        for unit in units() {
+            let mut seed = 59;
+            for len in [1, 2, 15, 16, 17, 31, 32, 33, 47, 100, 256, 300] {
+                let text = Text::new(&mut seed, len, 2);
+                let mut scratch = Scratch::default();
+                for head in 0..2 {
+                    // Context rows wider than a head, as in the encoder, with sentinels between.
+                    let out_rs = 40;
+                    let mut out = vec![7.0f32; len * out_rs];
+                    attend(&text.head(head), unit, &mut scratch, &mut out, out_rs);
+                    let want = text.reference(head);
+                    for t in 0..len {
+                        for d in 0..HEAD {
+                            let (got, want) = (out[t * out_rs + d] as f64, want[t * HEAD + d]);
+                            assert!(
+                                (got - want).abs() <= TOLERANCE,
+                                "{unit:?} len {len} head {head} token {t} dim {d}: {got} against \
+                                 {want}"
+                            );
+                        }
+                        let gap = &out[t * out_rs + HEAD..][..out_rs - HEAD];
+                        assert!(gap.iter().all(|&x| x == 7.0), "{unit:?} wrote past the head");
                     }
-                    assert!(out[t * out_rs + HEAD..][..out_rs - HEAD].iter().all(|&x| x == 7.0));
                 }
             }
         }
     }
 
     #[test]
-    fn tile_attention_gives_the_same_results_on_several_threads() {
-        if !Precision::Amx.available() {
-            return;
+    fn the_vector_unit_gives_the_tiles_results_within_the_order_of_their_sums() {
+        let [Unit::Tiles, Unit::Vectors] = units()[..] else {
+            return; // only a CPU with AMX runs both
+        };
+        let mut seed = 67;
+        for len in [3, 16, 77, 256] {
+            let text = Text::new(&mut seed, len, 1);
+            let run = |unit| {
+                let mut out = vec![0.0f32; len * HEAD];
+                attend(&text.head(0), unit, &mut Scratch::default(), &mut out, HEAD);
+                out
+            };
+            for (a, b) in run(Unit::Tiles).iter().zip(run(Unit::Vectors)) {
+                assert!((a - b).abs() <= 1e-4 * (1.0 + a.abs()), "len {len}: {a} against {b}");
+            }
         }
+    }
+
+    #[test]
+    fn bf16_attention_gives_the_same_results_on_several_threads_on_each_unit() {
+        for unit in units() {
+            same_results_on_several_threads(unit);
+        }
+    }
+
+    fn same_results_on_several_threads(unit: Unit) {
         let mut seed = 61;
         let texts: Vec<Text> =
             [5, 40, 129, 256].iter().map(|&l| Text::new(&mut seed, l, 3)).collect();
@@ -459,7 +637,7 @@ mod tests {
             (0..texts.len()).flat_map(|t| (0..3).map(move |h| (t, h))).collect();
         let run = |&(t, h): &(usize, usize), scratch: &mut Scratch| {
             let mut out = vec![0.0f32; texts[t].len * HEAD];
-            attend(&texts[t].head(h), scratch, &mut out, HEAD);
+            attend(&texts[t].head(h), unit, scratch, &mut out, HEAD);
             out
         };
         let mut scratch = Scratch::default();
@@ -469,6 +647,6 @@ mod tests {
             use rayon::prelude::*;
             jobs.par_iter().map_init(Scratch::default, |s, j| run(j, s)).collect()
         });
-        assert_eq!(alone, threaded, "each head's sums run in one fixed order");
+        assert_eq!(alone, threaded, "{unit:?}: each head's sums run in one fixed order");
     }
 }
