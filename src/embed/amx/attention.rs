@@ -623,6 +623,16 @@ mod tests {
     }
 
     #[test]
+    fn attention_runs_in_bf16_wherever_the_dense_layers_do_not_run_in_f32() {
+        assert_eq!(Unit::for_precision(Precision::F32), None, "the reference stays f32");
+        assert_eq!(Unit::for_precision(Precision::Amx), Some(Unit::Tiles));
+        // Without AVX-512 BF16 (an int8-only CPU) attention stays f32.
+        let vectors = Precision::Bf16.available().then_some(Unit::Vectors);
+        assert_eq!(Unit::for_precision(Precision::Int8), vectors);
+        assert_eq!(Unit::for_precision(Precision::Bf16), vectors);
+    }
+
+    #[test]
     fn bf16_attention_gives_the_same_results_on_several_threads_on_each_unit() {
         for unit in units() {
             same_results_on_several_threads(unit);
