@@ -32,8 +32,8 @@ pub(crate) struct EvalArgs {
     #[arg(short, long)]
     k: Option<usize>,
     /// Compare with a recorded run: a hit that became a miss or a worse rank exits 1. A
-    /// `{encoder}` in FILE is replaced by the local model's arithmetic (amx, int8, bf16, f32),
-    /// to keep a baseline per arithmetic.
+    /// `{encoder}` in FILE is replaced by the local model's arithmetic (amx, int8,
+    /// int8-f32-attention, bf16, f32), to keep a baseline per arithmetic.
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// Record this run as the baseline (the --baseline file) instead of comparing.

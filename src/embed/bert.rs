@@ -323,6 +323,11 @@ impl Encoder {
         self.precision
     }
 
+    /// Where attention's products run in bf16 (`None`: in f32; see [`amx::attention::Unit`]).
+    pub(crate) fn attention_unit(&self) -> Option<amx::attention::Unit> {
+        self.attention16
+    }
+
     /// The width of every output vector (the model's hidden size; 384 for MiniLM).
     pub(crate) fn hidden(&self) -> usize {
         self.d.hidden

@@ -175,13 +175,17 @@ impl LocalEmbedder {
         self.encoder.hidden()
     }
 
-    /// The encoder's arithmetic, as chosen at load: `amx`, `int8`, `bf16` or `f32`.
+    /// The encoder's arithmetic, as chosen at load: `amx`, `int8`, `bf16` or `f32`, and
+    /// `int8-f32-attention` for int8 on a CPU without AVX-512 BF16 (Ice Lake, Cascade Lake),
+    /// whose attention stays f32: its ranks differ from int8's with bf16 attention, and
+    /// `eval` keeps a baseline per name.
     pub(crate) fn precision(&self) -> &'static str {
-        match self.encoder.precision() {
-            Precision::F32 => "f32",
-            Precision::Int8 => "int8",
-            Precision::Bf16 => "bf16",
-            Precision::Amx => "amx",
+        match (self.encoder.precision(), self.encoder.attention_unit()) {
+            (Precision::F32, _) => "f32",
+            (Precision::Int8, Some(_)) => "int8",
+            (Precision::Int8, None) => "int8-f32-attention",
+            (Precision::Bf16, _) => "bf16",
+            (Precision::Amx, _) => "amx",
         }
     }
 
