@@ -55,6 +55,18 @@ cp -r tests/fixtures/vault "$tmp/vault"
 # The reading view's notes of real Obsidian syntax (an image, embeds, callouts, heading links).
 mkdir -p "$tmp/vault/Obsidian"
 cp tests/fixtures/obsidian/render-* "$tmp/vault/Obsidian/"
+# A clip a note embeds, for the player's byte ranges: two seconds of a 440 Hz tone, 8 kHz mono.
+python3 - "$tmp/vault/Obsidian/render-chime.wav" <<'PY'
+import math, struct, sys, wave
+with wave.open(sys.argv[1], "wb") as w:
+    w.setnchannels(1)
+    w.setsampwidth(2)
+    w.setframerate(8000)
+    tone = (int(8000 * math.sin(2 * math.pi * 440 * i / 8000)) for i in range(16000))
+    w.writeframes(b"".join(struct.pack("<h", s) for s in tone))
+PY
+printf '# A clip\n\nThe chime, two seconds of it:\n\n![[render-chime.wav]]\n' \
+  > "$tmp/vault/Obsidian/render-clip.md"
 # Every way a note could try to run script: each must arrive inert.
 cat > "$tmp/vault/Inbox/XSS.md" <<'MD'
 # Hostile note

@@ -119,6 +119,9 @@ codes! {
     NotGranted = ("not_granted", 403),
     /// The request body is larger than `server.max_body_bytes`.
     PayloadTooLarge = ("payload_too_large", 413),
+    /// A `Range` that starts past an attachment's last byte; ask for bytes before its length
+    /// (the answer's `Content-Range` gives it), or leave `Range` out for the whole file.
+    RangeNotSatisfiable = ("range_not_satisfiable", 416),
     /// The request body stopped arriving before it was whole; send all of it, promptly.
     RequestTimeout = ("request_timeout", 408),
     /// The index is still building; ask again rather than recording no results.

@@ -601,6 +601,29 @@ try:
     ok(d.execute_script("return document.contentType") == "application/pdf", "not opened as a PDF")
     d.save_screenshot(os.path.join(SHOTS, "pdf-viewer-desktop.png"))
 
+    step("an embedded clip plays from byte ranges: it loads, seeks, and a range answers 206")
+    d.get(BASE + "/ui/note?path=Obsidian/render-clip.md")
+    audio = d.find_element(By.CSS_SELECTOR, "#note-body audio.embed-audio")
+    wait(d).until(lambda d: d.execute_script("return arguments[0].readyState", audio) >= 1)
+    duration = d.execute_script("return arguments[0].duration", audio)
+    ok(abs(duration - 2.0) < 0.05, f"the clip lasts {duration} s, not 2")
+    sought = d.execute_async_script(
+        "const [a, done] = arguments;"
+        "a.addEventListener('seeked', () => done(a.currentTime), {once: true});"
+        "a.currentTime = 1.5;",
+        audio,
+    )
+    ok(abs(sought - 1.5) < 0.05, f"the player sought to {sought} s, not 1.5")
+    # What Safari's player needs before it plays anything: the range it asks for, not the file.
+    part = d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0], {headers: {Range: 'bytes=0-3'}})"
+        ".then(async r => done([r.status, r.headers.get('content-range'), await r.text()]));",
+        audio.get_attribute("src"),
+    )
+    ok(part[0] == 206 and part[2] == "RIFF", f"a range of the clip answered {part}")
+    ok((part[1] or "").startswith("bytes 0-3/"), f"Content-Range {part[1]}")
+
     step("create, rename (links rewritten) and delete a note")
     d.get(BASE + "/ui/new?path=Inbox/Made%20in%20Browser")
     axe(d, "the new-note form")

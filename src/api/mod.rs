@@ -29,6 +29,7 @@ mod patch;
 mod periodic;
 mod preview;
 mod prose;
+mod ranges;
 mod readiness;
 pub(crate) mod render;
 pub mod rest;

@@ -23,6 +23,18 @@ pub(crate) fn read_attachment(
     plain(t, path, v.read_attachment(path))
 }
 
+/// Reads the bytes of an attachment that `pick` chooses from its length (a byte range).
+pub(crate) fn read_attachment_span(
+    desk: &dyn Desk,
+    t: &Target,
+    vault: Option<&str>,
+    path: &str,
+    pick: impl FnOnce(&crate::vault::attachment::Extent) -> crate::vault::attachment::Span,
+) -> Result<crate::vault::attachment::SpanRead> {
+    let (v, path) = locate(desk, t, vault, path)?;
+    plain(t, path, v.read_attachment_span(path, pick))
+}
+
 /// Reads a canvas's own JSON (`vault::canvas::CanvasSource`).
 pub(crate) fn read_canvas_source(
     desk: &dyn Desk,

@@ -91,6 +91,38 @@ pub(crate) struct AttachmentRead {
     pub(crate) etag: String,
 }
 
+/// What an attachment's file is, before any of its bytes are read: what a caller's choice of
+/// bytes ([`Span`]) is made against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Extent {
+    /// Its length in bytes.
+    pub(crate) total: u64,
+    /// When it was last modified, where the file system says.
+    pub(crate) modified: Option<std::time::SystemTime>,
+}
+
+/// Which bytes of an attachment a caller wants, chosen once its [`Extent`] is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Span {
+    /// All of it.
+    Whole,
+    /// These bytes, first and last included.
+    Bytes(std::ops::RangeInclusive<u64>),
+    /// None: the caller asked for bytes past the end.
+    Beyond,
+}
+
+/// An attachment read as a [`Span`] chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SpanRead {
+    /// The whole file, with its hash.
+    Whole(AttachmentRead, Extent),
+    /// Part of it: `bytes` are the file's from `start` on.
+    Part { path: String, kind: AttachmentType, extent: Extent, start: u64, bytes: Vec<u8> },
+    /// Nothing, since the span lay past the end.
+    Beyond { path: String, extent: Extent },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
 //! Attachments end to end on the real binary: an image, an SVG and an audio file served over
-//! REST with their media types and ETags, every write of one refused (with the vault
+//! REST with their media types and ETags, a clip by the byte ranges a player asks for, every write of one refused (with the vault
 //! unchanged), hidden, traversing and symlinked attachment paths refused, and MCP's
 //! `vault_read` answering a large image with image content scaled to the bound.
 
@@ -117,6 +117,61 @@ fn attachments_are_served_read_only_with_their_media_type_and_etag() {
     }
     let r = s.call("GET", "/vault/Home/missing.png", &[], None);
     assert_eq!((r.status, r.code().as_str()), (404, "not_found"), "{}", r.body);
+}
+
+#[test]
+fn a_player_gets_the_byte_range_it_asks_for_and_a_range_past_the_end_is_416_with_the_length() {
+    let (v, s, _big) = served();
+    let clip: String = (0..1000u32).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    std::fs::write(v.root().join("Home/clip.mp4"), &clip).unwrap();
+    let get = |range: &[(&str, &str)]| s.call("GET", "/vault/Home/clip.mp4", range, None);
+
+    // Safari's first request of a video, then an open end and a suffix: each its bytes, 206.
+    for (range, from, to) in [("bytes=0-1", 0, 1), ("bytes=990-", 990, 999), ("bytes=-3", 997, 999)]
+    {
+        let r = get(&[("Range", range)]);
+        assert_eq!(r.status, 206, "{range}: {}", r.body);
+        assert_eq!(r.body, clip[from..=to], "{range}");
+        let content_range = format!("bytes {from}-{to}/1000");
+        assert_eq!(r.header("content-range"), Some(content_range.as_str()), "{range}");
+        assert_eq!(r.header("content-type"), Some("video/mp4"), "{range}");
+        assert_eq!(r.header("accept-ranges"), Some("bytes"), "{range}");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{range}");
+    }
+
+    // Without Range, or with one that does not parse or asks for two parts: all of it, 200,
+    // saying ranges are taken.
+    for range in [&[][..], &[("Range", "bytes=x-y")][..], &[("Range", "bytes=0-1,5-6")][..]] {
+        let r = get(range);
+        assert_eq!((r.status, r.body.len()), (200, 1000), "{range:?}");
+        assert_eq!(r.header("accept-ranges"), Some("bytes"), "{range:?}");
+        assert!(r.header("etag").is_some(), "{range:?}");
+    }
+
+    // If-Range: the file's own Last-Modified keeps the range; an entity tag or another date
+    // is answered with the whole file, which is right whatever changed.
+    let modified = get(&[]).header("last-modified").expect("Last-Modified").to_string();
+    let r = get(&[("Range", "bytes=5-9"), ("If-Range", &modified)]);
+    assert_eq!((r.status, r.body.as_str()), (206, &clip[5..=9]));
+    for validator in ["\"abc\"", "Mon, 01 Jan 2001 00:00:00 GMT"] {
+        let r = get(&[("Range", "bytes=5-9"), ("If-Range", validator)]);
+        assert_eq!((r.status, r.body.len()), (200, 1000), "{validator}");
+    }
+
+    // Past the end: 416 with the length, in the closed error table, and nothing changes.
+    let before = v.snapshot();
+    let r = get(&[("Range", "bytes=1000-")]);
+    assert_eq!((r.status, r.code().as_str()), (416, "range_not_satisfiable"), "{}", r.body);
+    assert_eq!(r.header("content-range"), Some("bytes */1000"));
+    assert!(r.json()["error"].as_str().unwrap().contains("1000 bytes long"), "{}", r.body);
+    assert_eq!(v.snapshot(), before);
+
+    // An image takes ranges too, under the same gate.
+    let r = s.call("GET", "/vault/Home/diagram.svg", &[("Range", "bytes=0-3")], None);
+    assert_eq!((r.status, r.body.as_str()), (206, "<svg"));
+    assert!(r.header("content-security-policy").is_some());
+    let r = s.call("GET", "/vault/Home/link.png", &[("Range", "bytes=0-3")], None);
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_path"), "{}", r.body);
 }
 
 #[test]

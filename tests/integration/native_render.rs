@@ -82,6 +82,16 @@ fn the_web_page_shows_images_embeds_callouts_math_and_mermaid() {
     assert_eq!(img.status, 200, "{}", img.body);
     assert_eq!(img.header("content-type"), Some("image/png"));
     assert!(img.body.contains("PNG"), "{:?}", img.body);
+    assert_eq!(img.header("accept-ranges"), Some("bytes"));
+    // A player's range request is answered with that range, as REST's is.
+    let url = "/ui/attachment?vault=main&path=render-pixel.png";
+    let part = browser(&s, "GET", url, &[cookie[0], ("Range", "bytes=1-3")], "");
+    assert_eq!((part.status, part.body.as_str()), (206, "PNG"), "{}", part.body);
+    let length = img.header("content-length").unwrap();
+    assert_eq!(part.header("content-range"), Some(format!("bytes 1-3/{length}").as_str()));
+    let past = browser(&s, "GET", url, &[cookie[0], ("Range", "bytes=999999-")], "");
+    assert_eq!(past.status, 416, "{}", past.body);
+    assert!(past.body.contains("range_not_satisfiable"), "{}", past.body);
     // Not without a session, and not outside the vault.
     let r = browser(&s, "GET", "/ui/attachment?vault=main&path=render-pixel.png", &[], "");
     assert_eq!(r.status, 303, "{}", r.body);

@@ -289,7 +289,7 @@ async fn read_route(
 ) -> Result<Response> {
     // An attachment is its bytes, whatever the Accept: it has no note forms.
     if crate::vault::attachment::kind_of(&path).is_some() {
-        return attachment(engine, target, path).await;
+        return attachment(engine, target, path, headers).await;
     }
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
     if flag(q, "map") {
@@ -410,23 +410,19 @@ async fn read_route(
     }
 }
 
-/// An attachment's bytes with its media type and ETag. An SVG is a document that can carry
-/// script: it is served under a CSP that runs none and loads nothing (inline styles only, which
-/// drawings use), and `nosniff` keeps every attachment the type its suffix says.
-async fn attachment(engine: Arc<Engine>, target: Target, path: String) -> Result<Response> {
-    let a = blocking(move || tools::read_attachment(&engine, &target, None, &path)).await?;
-    let mut resp = (
-        [(header::CONTENT_TYPE, a.kind.media_type), (header::X_CONTENT_TYPE_OPTIONS, "nosniff")],
-        a.bytes,
-    )
-        .into_response();
-    if a.kind.kind == crate::vault::attachment::AttachmentKind::Vector {
-        resp.headers_mut().insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(crate::api::sanitize::SVG_CSP),
-        );
-    }
-    Ok(with_etag(resp, Some(&a.etag)))
+/// An attachment's bytes, whole or the range a player asks for (`api::ranges`).
+async fn attachment(
+    engine: Arc<Engine>,
+    target: Target,
+    path: String,
+    headers: &HeaderMap,
+) -> Result<Response> {
+    let asked = crate::api::ranges::Asked::from_headers(headers);
+    let read = blocking(move || {
+        tools::read_attachment_span(&engine, &target, None, &path, |e| asked.span(e))
+    })
+    .await?;
+    Ok(crate::api::ranges::answer(read, crate::api::guard::refusal))
 }
 
 /// PATCH with mdvault's own whole-note kinds, `Target-Type` body or text; the plugin's

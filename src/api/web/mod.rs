@@ -646,32 +646,25 @@ async fn file(State(web): State<Web>, Query(q): Params) -> Response {
     }
 }
 
-/// `GET /ui/attachment?vault=&path=`: an attachment's bytes (an image a note embeds) with its
-/// media type, read through the path gate as REST's `/vault/` reads it, under the session.
-/// The gate's `nosniff` holds the browser to the suffix's type, and an SVG, which can carry script, gets
+/// `GET /ui/attachment?vault=&path=`: an attachment's bytes (an image a note embeds, or the
+/// range of a clip its player asks for) with its media type, read through the path gate as
+/// REST's `/vault/` reads it, under the session; `api::ranges` answers for both. The gate's
+/// `nosniff` holds the browser to the suffix's type, and an SVG, which can carry script, gets
 /// the policy that runs and loads nothing.
-async fn attachment(State(web): State<Web>, Query(q): Params) -> Response {
+async fn attachment(State(web): State<Web>, Query(q): Params, headers: HeaderMap) -> Response {
     let (vault, path) = match vault_and_path(&q) {
         Ok(x) => x,
         Err(e) => return error_response(&e, true),
     };
     let engine = web.engine.clone();
+    let asked = super::ranges::Asked::from_headers(&headers);
     let read = blocking(move || {
-        tools::read_attachment(&*engine, &Target::default(), vault.as_deref(), &path)
+        let (t, v) = (Target::default(), vault.as_deref());
+        tools::read_attachment_span(&*engine, &t, v, &path, |e| asked.span(e))
     })
     .await;
     match read {
-        Ok(a) => {
-            let mut resp = ([(header::CONTENT_TYPE, a.kind.media_type)], a.bytes).into_response();
-            // The gate adds `nosniff` to every answer of the page.
-            if a.kind.kind == crate::vault::attachment::AttachmentKind::Vector {
-                resp.headers_mut().insert(
-                    header::CONTENT_SECURITY_POLICY,
-                    HeaderValue::from_static(super::sanitize::SVG_CSP),
-                );
-            }
-            resp
-        }
+        Ok(r) => super::ranges::answer(r, |e| error_response(e, true)),
         Err(e) => error_response(&e, true),
     }
 }

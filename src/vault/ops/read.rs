@@ -1,5 +1,5 @@
 //! Reading a vault: a note or one section of it (`read`), an attachment's bytes
-//! (`read_attachment`), a note's map, a folder's listing, and the
+//! (`read_attachment`, or the part of them a byte range asks for), a note's map, a folder's listing, and the
 //! file table the indexer walks (`scan`, `stat`, `probe`, `read_bytes`, `all_files`).
 
 use std::collections::HashMap;
@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
-use crate::vault::attachment::{self, AttachmentRead};
+use crate::vault::attachment::{self, AttachmentRead, Extent, Span, SpanRead};
 use crate::vault::canvas::{self, Canvas};
 use crate::vault::edit::{self};
 use crate::vault::headings::{self};
@@ -245,13 +245,57 @@ impl Vault {
     /// (percent-encoding, another case) are forgiven; names are not looked up across the vault,
     /// since that lookup knows notes.
     pub(crate) fn read_attachment(&self, raw: &str) -> Result<AttachmentRead> {
+        match self.read_attachment_span(raw, |_| Span::Whole)? {
+            SpanRead::Whole(read, _) => Ok(read),
+            _ => Err(Error::new(ErrorCode::InternalError, "a whole read came back in part")),
+        }
+    }
+
+    /// Reads the bytes of an attachment that `pick` chooses once the file's length is known
+    /// (a byte range a player asks for); the file is opened once, so the length the choice
+    /// was made against is the one read. A span outside the file reads as [`SpanRead::Beyond`],
+    /// whatever the caller checked.
+    pub(crate) fn read_attachment_span(
+        &self,
+        raw: &str,
+        pick: impl FnOnce(&Extent) -> Span,
+    ) -> Result<SpanRead> {
+        use std::io::{Read, Seek, SeekFrom};
         let target = self.existing_target(raw, Access::ReadAttachment, Reach::Spelling)?;
-        let bytes = self.load_bytes(&target)?;
         // The gate let it through, so it has an attachment suffix.
         let kind = attachment::kind_of(&target.rel).ok_or_else(|| {
             Error::new(ErrorCode::InternalError, format!("{} is not an attachment", target.rel))
         })?;
-        Ok(AttachmentRead { etag: content_hash(&bytes), path: target.rel, bytes, kind })
+        let io = |e: std::io::Error| Error::read_io(&target.rel, &e);
+        let mut file = std::fs::File::open(&target.abs).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if meta.is_dir() {
+            return Err(Error::new(
+                ErrorCode::IsDirectory,
+                format!("{} is a folder; list it, or use the folder operations", target.rel),
+            ));
+        }
+        let extent = Extent { total: meta.len(), modified: meta.modified().ok() };
+        match pick(&extent) {
+            Span::Whole => {
+                let mut bytes = Vec::with_capacity(usize::try_from(extent.total).unwrap_or(0));
+                file.read_to_end(&mut bytes).map_err(io)?;
+                let etag = content_hash(&bytes);
+                Ok(SpanRead::Whole(AttachmentRead { etag, path: target.rel, bytes, kind }, extent))
+            }
+            Span::Bytes(r) if r.start() <= r.end() && *r.end() < extent.total => {
+                let len = usize::try_from(r.end() - r.start() + 1).map_err(|_| {
+                    Error::new(ErrorCode::InvalidRequest, "ask for fewer bytes at a time")
+                })?;
+                file.seek(SeekFrom::Start(*r.start())).map_err(io)?;
+                let mut bytes = vec![0; len];
+                // A file cut short since its length was read fails here as unreadable,
+                // rather than answering bytes that were never there.
+                file.read_exact(&mut bytes).map_err(io)?;
+                Ok(SpanRead::Part { path: target.rel, kind, extent, start: *r.start(), bytes })
+            }
+            Span::Bytes(_) | Span::Beyond => Ok(SpanRead::Beyond { path: target.rel, extent }),
+        }
     }
 
     /// Reads a note, or one section of it (`section` is a `::` heading target). A filed
