@@ -250,6 +250,26 @@ mod tests {
     }
 
     #[test]
+    fn a_search_of_several_vaults_reaches_each_of_them_and_no_other_in_both_arms() {
+        let f = fixture::Vaults::new(&[
+            ("a", &[("A.md", "# A\n\nThe boiler of vault a.\n")]),
+            ("b", &[("B.md", "# B\n\nThe boiler of vault b.\n")]),
+            ("c", &[("C.md", "# C\n\nThe boiler of vault c.\n")]),
+        ]);
+        let engine = f.engine();
+        engine.sync(None, false, &Silent).unwrap();
+        for mode in [crate::search::Mode::Lexical, crate::search::Mode::Dense] {
+            let mut req = SearchRequest::new("boiler");
+            req.mode = mode;
+            req.scope = VaultScope::Several(vec!["c".into(), "a".into()]);
+            let mut found: Vec<String> =
+                engine.search(&req).unwrap().results.into_iter().map(|h| h.vault).collect();
+            found.sort();
+            assert_eq!(found, ["a", "c"], "{mode:?}");
+        }
+    }
+
+    #[test]
     fn the_engine_keeps_the_front_doors_k_and_gives_a_measurement_the_k_it_asked_for() {
         let f = boilers(MAX_K + 4);
         let engine = f.engine();

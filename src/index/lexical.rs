@@ -53,8 +53,9 @@ const STEM_ENDINGS: &[&str] = &[
 pub(crate) struct Filter<'a> {
     /// Only chunks of this vault (exact name).
     pub(crate) vault: Option<&'a str>,
-    /// Only chunks of these vaults (empty: any). The store can outlive a vault's place in the
-    /// configuration; filtering here keeps such chunks from taking candidate places.
+    /// Only chunks of these vaults (empty: any): the configured ones, or the several a
+    /// client's grant reaches. The store can outlive a vault's place in the configuration;
+    /// filtering here keeps such chunks from taking candidate places.
     pub(crate) vaults: &'a [String],
     /// Only chunks under this folder: case-insensitive, whole path segments.
     pub(crate) prefix: Option<&'a str>,

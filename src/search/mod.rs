@@ -236,11 +236,11 @@ pub(crate) struct Searcher<'a> {
     pub(crate) reranker: Option<&'a Reranker>,
 }
 
-/// Where a search looks: the vault's position in the index (none: every vault), its name and
-/// the folder prefix, from the resolved scope.
+/// Where a search looks: the vaults' names and their positions in the index (none: every
+/// vault), and the folder prefix, from the resolved scope.
 struct Filter<'s> {
-    vault_idx: Option<u32>,
-    vault_name: Option<&'s str>,
+    vault_names: Option<&'s [String]>,
+    vault_idx: Option<Vec<u32>>,
     prefix: Option<&'s str>,
     /// The client's grant: what it cannot see is no candidate.
     grant: &'s crate::vault::grant::Grant,
@@ -385,22 +385,25 @@ impl Searcher<'_> {
     /// naming the top-level folders that are.
     fn filter<'s>(&self, req: &'s ScopedSearch) -> Result<Filter<'s>> {
         let scope = &req.scope;
-        let vault_name = scope.vaults().name();
+        let vault_names = scope.vaults().names();
         // The index holds the configured vaults in order, so a resolved vault is always there.
-        let vault_idx = match vault_name {
-            None => None,
-            Some(name) => {
-                Some(self.index.vault_names().iter().position(|v| v == name).ok_or_else(|| {
-                    Error::new(
-                        ErrorCode::InternalError,
-                        format!("vault '{name}' is configured but not in the index"),
-                    )
-                })? as u32)
-            }
+        let position = |name: &String| {
+            let at = self.index.vault_names().iter().position(|v| v == name);
+            at.map(|i| i as u32).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InternalError,
+                    format!("vault '{name}' is configured but not in the index"),
+                )
+            })
         };
+        let vault_idx =
+            vault_names.map(|names| names.iter().map(position).collect()).transpose()?;
         let prefix = scope.prefix();
         if let Some(p) = prefix {
-            let folders = self.index.folders(vault_name);
+            let folders = match vault_names {
+                None => self.index.folders(None),
+                Some(names) => names.iter().flat_map(|n| self.index.folders(Some(n))).collect(),
+            };
             if !folders.iter().any(|f| f.eq_ignore_ascii_case(p)) {
                 let top: Vec<&String> = folders.iter().filter(|f| !f.contains('/')).collect();
                 return Err(Error::new(
@@ -416,7 +419,7 @@ impl Searcher<'_> {
                 ));
             }
         }
-        Ok(Filter { vault_idx, vault_name, prefix, grant: &req.grant })
+        Ok(Filter { vault_names, vault_idx, prefix, grant: &req.grant })
     }
 
     /// Both arms' candidates, each already narrowed to the vault and prefix.
@@ -484,8 +487,12 @@ impl Searcher<'_> {
         notices: &mut Vec<String>,
     ) -> Result<Vec<Scored>> {
         let lexical_filter = lexical::Filter {
-            vault: filter.vault_name,
-            vaults: self.index.vault_names(),
+            // One vault is its own term; several are any of theirs, as every vault is.
+            vault: match filter.vault_names {
+                Some([one]) => Some(one.as_str()),
+                _ => None,
+            },
+            vaults: filter.vault_names.unwrap_or(self.index.vault_names()),
             prefix: filter.prefix,
             allow: &filter.grant.allow,
             deny: &filter.grant.deny,
@@ -530,7 +537,7 @@ impl Searcher<'_> {
                 // (the same data directory used with other `--vault`s): never results.
                 let keep = |key: &crate::index::dense::RowKey| {
                     key.vault != u32::MAX
-                        && filter.vault_idx.is_none_or(|v| key.vault == v)
+                        && filter.vault_idx.as_ref().is_none_or(|v| v.contains(&key.vault))
                         && filter.prefix.is_none_or(|p| under(&key.path, p))
                         && filter.grant.can_read(&key.path)
                 };

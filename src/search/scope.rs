@@ -60,6 +60,14 @@ impl SearchScope {
         let vaults = match &asked.scope {
             VaultScope::Every => VaultScope::Every,
             VaultScope::One(name) => VaultScope::One(vaults.get(Some(name))?.name().to_string()),
+            VaultScope::Several(names) => {
+                let named: Vec<&str> =
+                    names.iter().map(|n| Ok(vaults.get(Some(n))?.name())).collect::<Result<_>>()?;
+                // Configured order, each once, so the answer does not depend on how the
+                // caller listed them.
+                let ordered = vaults.names().into_iter().filter(|n| named.contains(n));
+                VaultScope::Several(ordered.map(str::to_string).collect())
+            }
         };
         let prefix = asked
             .prefix
@@ -84,16 +92,16 @@ impl SearchScope {
         &self.query
     }
 
-    /// Every vault, or one configured vault.
+    /// Every vault, one configured vault, or several.
     pub(crate) fn vaults(&self) -> &VaultScope {
         &self.vaults
     }
 
     /// The names of the vaults searched, in configured order.
     pub(crate) fn vault_names<'a>(&'a self, vaults: &'a Vaults) -> Vec<&'a str> {
-        match &self.vaults {
-            VaultScope::One(name) => vec![name.as_str()],
-            VaultScope::Every => vaults.names(),
+        match self.vaults.names() {
+            Some(names) => names.iter().map(String::as_str).collect(),
+            None => vaults.names(),
         }
     }
 
@@ -298,6 +306,24 @@ mod tests {
         let all = resolve(VaultScope::One("all".into())).unwrap();
         assert_eq!(all.vault_names(&vaults), vec!["all"]);
         assert_eq!(resolve(VaultScope::Every).unwrap().vault_names(&vaults), vec!["notes", "all"]);
+    }
+
+    #[test]
+    fn several_vaults_are_each_checked_and_kept_in_configured_order() {
+        let (vaults, settings, _d) = two_vaults();
+        let resolve = |names: &[&str]| {
+            let several = VaultScope::Several(names.iter().map(|n| n.to_string()).collect());
+            SearchScope::resolve(
+                &vaults,
+                &settings,
+                &asked("q", None, several, None),
+                Limit::Surface,
+            )
+        };
+        let s = resolve(&["all", "notes", "all"]).unwrap();
+        assert_eq!(s.vault_names(&vaults), vec!["notes", "all"]);
+        assert_eq!(s.vaults().name(), None);
+        assert_eq!(resolve(&["notes", "nope"]).unwrap_err().code(), ErrorCode::NotFound);
     }
 
     #[test]

@@ -79,8 +79,10 @@ pub(super) fn writable(v: &Vault, grant: &Grant, raw: &str, folder: bool) -> Res
     Ok(())
 }
 
-/// A search over "every vault" for a client limited to some: every vault when it reaches all
-/// of them, the one it reaches when that is one, else a refusal asking for one at a time.
+/// A search over "every vault" for a client limited to some means every vault it reaches:
+/// all of them, the one, or the several (a remote agent's connector searches with a query
+/// alone, and the owner ticked those vaults for it). It reaches at least one, since a grant
+/// names only configured vaults; were none left, the refusal names what it was granted.
 pub(super) fn vault_scope(grant: &Grant, vaults: &Vaults, asked: VaultScope) -> Result<VaultScope> {
     if grant.vaults.is_empty() || asked != VaultScope::Every {
         return Ok(asked);
@@ -88,12 +90,13 @@ pub(super) fn vault_scope(grant: &Grant, vaults: &Vaults, asked: VaultScope) -> 
     let names = vaults.names();
     let reached: Vec<&str> = names.iter().copied().filter(|n| grant.reaches(n)).collect();
     match reached.as_slice() {
+        [] => Err(grant.refused(format!(
+            "any configured vault (it reaches only {})",
+            grant.vaults.join(", ")
+        ))),
         _ if reached.len() == names.len() => Ok(VaultScope::Every),
         [one] => Ok(VaultScope::One(one.to_string())),
-        _ => Err(grant.refused(format!(
-            "every vault (it reaches only {}); search them one at a time with `vault`",
-            reached.join(", ")
-        ))),
+        _ => Ok(VaultScope::Several(reached.iter().map(|n| n.to_string()).collect())),
     }
 }
 

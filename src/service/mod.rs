@@ -264,10 +264,12 @@ fn scope(engine: &Engine, t: &Target, arg: Option<&str>) -> Result<VaultScope> {
             t.grant.check_vault(&name)?;
             Ok(VaultScope::One(name))
         }
+        // The caller's words never name several; only a grant narrows every vault to them.
+        (several @ VaultScope::Several(_), _) => Ok(several),
         (every, None) => grants::vault_scope(&t.grant, engine.vaults(), every),
     }
     .and_then(|s| {
-        if let Some(name) = s.name() {
+        for name in s.names().unwrap_or_default() {
             t.grant.check_vault(name)?;
         }
         Ok(s)

@@ -53,6 +53,14 @@ pub(crate) fn reindex(
     a: ReindexArgs,
 ) -> Result<Vec<(String, SyncReport)>> {
     t.grant.check_reindex()?;
-    let scope = scope(engine, t, a.vault.as_deref())?;
-    engine.sync(scope.name(), a.full, &crate::index::Silent)
+    match scope(engine, t, a.vault.as_deref())?.names() {
+        None => engine.sync(None, a.full, &crate::index::Silent),
+        Some(names) => {
+            let mut reports = Vec::with_capacity(names.len());
+            for name in names {
+                reports.extend(engine.sync(Some(name), a.full, &crate::index::Silent)?);
+            }
+            Ok(reports)
+        }
+    }
 }

@@ -190,14 +190,26 @@ pub enum VaultScope {
     Every,
     /// The configured vault of this name.
     One(String),
+    /// These configured vaults, two or more but not all, in configured order: what a
+    /// client's grant reaches when it asks for every vault.
+    Several(Vec<String>),
 }
 
 impl VaultScope {
-    /// The one vault's name; `None` for every vault.
+    /// The one vault's name; `None` for every vault or several.
     pub(crate) fn name(&self) -> Option<&str> {
         match self {
-            VaultScope::Every => None,
             VaultScope::One(name) => Some(name),
+            VaultScope::Every | VaultScope::Several(_) => None,
+        }
+    }
+
+    /// The vaults' names; `None` for every vault.
+    pub(crate) fn names(&self) -> Option<&[String]> {
+        match self {
+            VaultScope::Every => None,
+            VaultScope::One(name) => Some(std::slice::from_ref(name)),
+            VaultScope::Several(names) => Some(names),
         }
     }
 }

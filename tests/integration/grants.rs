@@ -427,3 +427,53 @@ fn a_clients_token_opens_no_web_page_and_its_sign_in_with_it_is_refused() {
     // And it still works where it is meant to: the revoke above did nothing.
     assert_eq!(s.call(&token, "GET", "/vault/Inbox/a.md", None).status, 200);
 }
+
+#[test]
+fn a_client_granted_two_of_three_vaults_searches_both_by_a_query_alone_and_never_the_third() {
+    let (home, work, play) = (TempVault::empty(), TempVault::empty(), TempVault::empty());
+    home.write("h.md", &format!("# H\n\n{WORD} at home.\n"));
+    work.write("w.md", &format!("# W\n\n{WORD} at work.\n"));
+    play.write("p.md", &format!("# P\n\n{WORD} at play.\n"));
+    let vaults: Vec<String> = [("home", &home), ("work", &work), ("play", &play)]
+        .iter()
+        .map(|(n, v)| format!("{n}={}", v.root().display()))
+        .collect();
+    let server = Server::start(&vaults, SERVER_ENV);
+    let data = server.data.path().to_str().unwrap().to_string();
+    let env = [("MDVAULT_API_KEY", crate::common::KEY), ("MDVAULT_VAULTS", &vaults.join(","))];
+    // The order given is not the configured one; the answer keeps the configured order.
+    let args =
+        ["token", "create", "two", "--vault", "play", "--vault", "home", "--json", "--data-dir"];
+    let o = mdvault_with(&[&args[..], &[data.as_str()]].concat(), &env, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let token =
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()["token"].as_str().unwrap().to_string();
+    let s = Setup { home, work, server };
+
+    // A connector's search names no vault: both granted vaults answer, the third never.
+    let (err, text) = s.tool(&token, "vault_search", json!({"query": WORD}));
+    assert!(!err && text.contains("h.md") && text.contains("p.md"), "{text}");
+    assert!(!text.contains("w.md"), "{text}");
+    let r = s.call(&token, "GET", &format!("/search?q={WORD}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let hits = r.json();
+    let vaults: Vec<&str> =
+        hits["results"].as_array().unwrap().iter().filter_map(|h| h["vault"].as_str()).collect();
+    assert!(vaults.contains(&"home") && vaults.contains(&"play"), "{vaults:?}");
+    assert!(!vaults.contains(&"work"), "{vaults:?}");
+    // The Local REST API's own search is one vault's, as the plugin's is: the client's first.
+    let r = s.call(&token, "POST", &format!("/search/simple/?query={WORD}"), None);
+    let hits = r.json();
+    let files: Vec<&str> =
+        hits.as_array().unwrap().iter().filter_map(|h| h["filename"].as_str()).collect();
+    assert_eq!(files, ["p.md"], "{}", r.body);
+    // Naming a vault still reaches that one alone, and the third is refused by name.
+    let (err, text) = s.tool(&token, "vault_search", json!({"query": WORD, "vault": "play"}));
+    assert!(!err && text.contains("p.md") && !text.contains("h.md"), "{text}");
+    s.tool_refused(&token, "vault_search", json!({"query": WORD, "vault": "work"}), "not_granted");
+    // A re-index without a vault passes over the granted vaults, in configured order.
+    let (err, text) = s.tool(&token, "vault_reindex", json!({}));
+    assert!(!err, "{text}");
+    let (at_home, at_play) = (text.find("home").unwrap(), text.find("play").unwrap());
+    assert!(at_home < at_play && !text.contains("work"), "{text}");
+}
