@@ -95,7 +95,8 @@ pub(crate) struct ReadArgs {
     #[serde(default)]
     pub(crate) vault: Option<String>,
     /// Vault-relative path of the note ("Projects/Alpha.md"); its name alone ("Alpha") or an
-    /// alias finds it anywhere in the vault when no other note answers to it.
+    /// alias finds it anywhere in the vault when no other note answers to it, and a link
+    /// copied from a note ("[[Alpha#Risks]]") reads the part it names.
     pub(crate) path: String,
     /// Only this section: a heading path from vault_map such as "Plan::Risks", or a unique
     /// heading name.

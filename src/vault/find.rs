@@ -16,6 +16,40 @@ use std::path::Path;
 use super::links::{self, LinkKind, PathSet};
 use percent_encoding::percent_decode_str;
 
+/// A path written the way a link is: the note it names, and the part of it the link's
+/// fragment picks, as a read's `section` takes it (`A::B` for `#A#B`, `^id` for `#^id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LinkPath {
+    /// The link's target: a path or a note name.
+    pub(crate) target: String,
+    /// The heading path or block the fragment names, if it names one.
+    pub(crate) section: Option<String>,
+}
+
+/// What a path means when it is written as a wikilink (`[[Boiler#Service|the boiler]]`,
+/// `![[Boiler]]`) or carries a link's fragment (`Boiler#Service`, `Home/Boiler.md#^ab12`), as
+/// agents copy them out of notes; read by the vault's own link parser (`links::links`), so a
+/// path means what the same link in a note means. `None` when it is written as neither.
+pub(crate) fn as_link(raw: &str) -> Option<LinkPath> {
+    let raw = raw.trim();
+    let unembedded = raw.strip_prefix('!').unwrap_or(raw);
+    let bracketed = unembedded.starts_with("[[") && unembedded.ends_with("]]");
+    if !bracketed && !raw.contains('#') {
+        return None;
+    }
+    let text = if bracketed { unembedded.to_string() } else { format!("[[{raw}]]") };
+    let found = links::links(&text);
+    let [link] = found.as_slice() else { return None };
+    let target = link.target.trim();
+    if link.kind != LinkKind::Wiki || link.span != (0..text.len()) || target.is_empty() {
+        return None;
+    }
+    let section = link.fragment.as_deref().map(|f| {
+        f.split('#').map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join("::")
+    });
+    Some(LinkPath { target: target.to_string(), section: section.filter(|s| !s.is_empty()) })
+}
+
 /// How many paths a `not_found` answer suggests.
 pub(crate) const SUGGESTIONS: usize = 3;
 
@@ -177,6 +211,24 @@ fn levenshtein(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_path_written_as_a_link_names_its_note_and_the_part_its_fragment_picks() {
+        let link = |raw: &str| as_link(raw).map(|l| (l.target, l.section));
+        let some = |t: &str, s: Option<&str>| Some((t.to_string(), s.map(str::to_string)));
+        assert_eq!(link("[[Boiler]]"), some("Boiler", None));
+        assert_eq!(link(" ![[Boiler|the boiler]] "), some("Boiler", None));
+        assert_eq!(link("[[Boiler#Service]]"), some("Boiler", Some("Service")));
+        assert_eq!(link("Boiler#Service#Gas"), some("Boiler", Some("Service::Gas")));
+        assert_eq!(link("Home/Boiler.md#^ab12"), some("Home/Boiler.md", Some("^ab12")));
+        assert_eq!(link("[[Boiler#]]"), some("Boiler", None));
+        // A plain path, two links, a heading of no note, and a link inside other words are
+        // not links to read.
+        for raw in ["Home/Boiler.md", "[[A]] and [[B]]", "#Service", "[[#Service]]", "see [[A]]"] {
+            assert_eq!(link(raw), None, "{raw}");
+        }
+    }
+
     use super::super::aliases;
     use super::*;
 

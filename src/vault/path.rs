@@ -115,6 +115,14 @@ pub(crate) enum Reading {
         /// The name as the caller wrote it.
         written: String,
     },
+    /// A path written as a link (`written`: `[[Boiler#Service]]`, `Boiler#Service`), read as
+    /// its note, and the part its fragment picks (`find::as_link`), which a read then reads.
+    ByLink {
+        /// The path as the caller wrote it.
+        written: String,
+        /// The heading path or `^block` its fragment names.
+        section: Option<String>,
+    },
 }
 
 impl Reading {
@@ -131,6 +139,21 @@ impl Reading {
             Reading::ByAlias { written } => {
                 Some(format!("'{written}' was found as an alias of {rel}"))
             }
+            Reading::ByLink { written, section: None } => {
+                Some(format!("the link '{written}' was read as {rel}; pass {rel} next time"))
+            }
+            Reading::ByLink { written, section: Some(section) } => Some(format!(
+                "the link '{written}' was read as {rel}, section {section}; pass the path {rel} \
+                 and the section {section} next time"
+            )),
+        }
+    }
+
+    /// The part of the note a link's fragment named, if the path was written as such a link.
+    pub(crate) fn section(&self) -> Option<&str> {
+        match self {
+            Reading::ByLink { section, .. } => section.as_deref(),
+            _ => None,
         }
     }
 

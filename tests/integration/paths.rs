@@ -1,6 +1,7 @@
 //! Paths as agents write them, on the real binary: an absolute path (read relative to the
 //! vault folder inside it, refused outside it without making a folder), a bare note name, an
-//! alias, a note named like its folder, a name several notes answer to, a name that misses,
+//! alias, a path copied from a wikilink (`[[Plan#Risks]]`: its note and section), a note named
+//! like its folder, a name several notes answer to, a name that misses,
 //! and a tool call without a required argument, over stdio MCP (`mdvault mcp`); and an
 //! absolute path over REST. The rules themselves have unit tests beside `vault::path`,
 //! `vault::find` and `vault::ops`; these check that every surface reaches them.
@@ -139,6 +140,38 @@ fn a_bare_name_an_alias_and_a_note_named_like_its_folder_reach_their_notes_over_
     assert!(!err && text.starts_with("created Plan.md"), "{text}");
     assert_eq!(v.read("Plan.md"), "# Root plan\n");
     assert!(v.read("Projects/Alpha/Plan.md").starts_with("# Plan\n"));
+}
+
+#[test]
+fn a_path_copied_from_a_link_reads_its_note_and_section_over_stdio_mcp_and_rest() {
+    let v = vault();
+    let mut m = Session::start(&v);
+    for path in ["[[Plan#Risks]]", "Plan#Risks", "![[Projects/Alpha/Plan.md#Risks|risks]]"] {
+        let (err, text) = m.tool("vault_read", json!({"path": path}));
+        assert!(!err, "{path}: {text}");
+        assert!(text.contains("- weather") && !text.contains("# Plan\n"), "{path}: {text}");
+        assert!(text.contains("section Risks"), "the reply says how it read it: {text}");
+    }
+    let (err, text) = m.tool("vault_read", json!({"path": "[[Boiler]]"}));
+    assert!(!err && text.contains("NB-7726041"), "{text}");
+    // An edit names its part in its own target: a part in the path is refused, saying so.
+    let before = files(&v);
+    let (err, text) = m.tool(
+        "vault_patch",
+        json!({"path": "Plan#Risks", "target": "Risks", "operation": "append", "content": "- x"}),
+    );
+    assert!(err && text.starts_with("Refused (invalid_request): "), "{text}");
+    assert!(text.contains("pass the path Projects/Alpha/Plan.md alone"), "{text}");
+    assert_eq!(files(&v), before);
+    let (err, text) = m.tool("vault_append", json!({"path": "[[Plan]]", "content": "- y"}));
+    assert!(!err, "{text}");
+    assert!(v.read("Projects/Alpha/Plan.md").ends_with("- y\n"));
+
+    // REST reads the same path the same way, percent-encoded as a client sends it.
+    let s = Server::start(&[format!("notes={}", v.root().display())], HASHING);
+    let r = s.call("GET", "/vault/%5B%5BPlan%23Risks%5D%5D", &[], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("- weather") && !r.body.contains("# Plan"), "{}", r.body);
 }
 
 #[test]

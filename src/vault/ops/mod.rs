@@ -220,7 +220,44 @@ impl Vault {
     /// each through the gate. The gate's refusal of the path as written stands when none of
     /// them exists, except a missing suffix or a folder, which are what a name looks like:
     /// those refusals name the nearest existing paths.
+    ///
+    /// With [`Reach::Name`], a path that names nothing as written but is written as a link
+    /// (`[[Boiler]]`, `Boiler#Service`: `find::as_link`) is read as that link's note. Only a
+    /// read takes the part a fragment names; an edit of one is refused, naming the path and
+    /// the part to pass instead, since an edit names its part in its own target.
     fn forgiving(&self, raw: &str, access: Access, reach: Reach) -> Result<Lookup> {
+        let literal = self.forgiving_path(raw, access, reach);
+        if reach != Reach::Name || matches!(literal, Ok(Lookup::Found(_))) {
+            return literal;
+        }
+        let Some(link) = find::as_link(raw) else { return literal };
+        match self.forgiving_path(&link.target, access, reach) {
+            Ok(Lookup::Found(mut t)) => {
+                if let Some(section) = &link.section
+                    && access != Access::Read
+                {
+                    return Err(Error::new(
+                        ErrorCode::InvalidRequest,
+                        format!(
+                            "'{}' names the part {section} of {}; pass the path {} alone, and \
+                             name {section} as the edit's target",
+                            raw.trim(),
+                            t.rel,
+                            t.rel
+                        ),
+                    ));
+                }
+                t.reading =
+                    Reading::ByLink { written: raw.trim().to_string(), section: link.section };
+                Ok(Lookup::Found(t))
+            }
+            // The link names nothing either: the caller hears about the path as written.
+            _ => literal,
+        }
+    }
+
+    /// [`Vault::forgiving`] for a path, before any reading of it as a link.
+    fn forgiving_path(&self, raw: &str, access: Access, reach: Reach) -> Result<Lookup> {
         let (path, reading) = self.unrooted(raw)?;
         let gate = |p: &str| {
             gate(&self.root, &self.suffixes, p, access).map(|mut t| {
@@ -623,6 +660,52 @@ mod tests {
         // A path as written says nothing more than the path.
         let plain = vault.read("Sub/Deep.md", None, &NoDocuments).unwrap();
         assert_eq!(plain.reading, Reading::AsWritten);
+    }
+
+    #[test]
+    fn a_path_written_as_a_link_reads_its_note_and_the_part_it_names_and_an_edit_says_how() {
+        let (dir, vault) = named_vault();
+        let read = vault.read("[[Deep]]", None, &NoDocuments).unwrap();
+        assert_eq!((read.path.as_str(), read.section.as_deref()), ("Sub/Deep.md", None));
+        let said = read.reading.sentence(&read.path).unwrap();
+        assert!(said.contains("the link '[[Deep]]' was read as Sub/Deep.md"), "{said}");
+        for raw in ["Deep#Log", "[[Deep#Log|the log]]", "![[Sub/Deep.md#Log]]", "deep.md#log"] {
+            let read = vault.read(raw, None, &NoDocuments).unwrap();
+            assert_eq!(read.path, "Sub/Deep.md", "{raw}");
+            assert_eq!(
+                (read.section.as_deref(), read.content.as_str()),
+                (Some("Deep::Log"), "## Log\n\nold\n"),
+                "{raw}"
+            );
+        }
+        // An alias is a link's target too, and the same section asked twice is one.
+        assert_eq!(vault.read("[[Boiler]]", None, &NoDocuments).unwrap().path, "Home/Heating.md");
+        assert!(vault.read("Deep#Log", Some("Log"), &NoDocuments).is_ok());
+        let err = vault.read("Deep#Log", Some("Deep"), &NoDocuments).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidRequest);
+        let err = vault.read("Deep#Nowhere", None, &NoDocuments).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoSuchHeading);
+        // A link to nothing is refused as the path was written.
+        let err = vault.read("[[Nothing]]", None, &NoDocuments).unwrap_err();
+        assert!(err.message().contains("[[Nothing]]"), "{}", err.message());
+
+        // An edit takes the link's note, but not a part named in the path: it says what to pass.
+        let before = snapshot(dir.path());
+        let err = vault.patch("Deep#Log", &append("- new"), None).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidRequest);
+        assert!(err.message().contains("pass the path Sub/Deep.md alone"), "{}", err.message());
+        assert_eq!(snapshot(dir.path()), before);
+        let change = vault.patch("[[Deep]]", &append("- new"), None).unwrap();
+        assert_eq!(change.path, "Sub/Deep.md");
+    }
+
+    #[test]
+    fn a_file_whose_name_holds_a_hash_is_read_as_written_before_any_link_reading() {
+        let (dir, vault) = named_vault();
+        std::fs::write(dir.path().join("C# notes.md"), "# C sharp\n").unwrap();
+        let read = vault.read("C# notes.md", None, &NoDocuments).unwrap();
+        assert_eq!((read.path.as_str(), &read.reading), ("C# notes.md", &Reading::AsWritten));
+        assert_eq!(read.section, None);
     }
 
     #[test]

@@ -298,8 +298,9 @@ impl Vault {
         }
     }
 
-    /// Reads a note, or one section of it (`section` is a `::` heading target). A filed
-    /// document reads as its extracted Markdown, whole.
+    /// Reads a note, or one section of it (`section` is a `::` heading target, or the part a
+    /// path written as a link names: `Boiler#Service`). A filed document reads as its
+    /// extracted Markdown, whole.
     pub fn read(
         &self,
         raw: &str,
@@ -307,6 +308,28 @@ impl Vault {
         docs: &dyn DocumentText,
     ) -> Result<NoteRead> {
         let target = self.existing_target(raw, Access::Read, Reach::Name)?;
+        let section = section.map(str::trim).filter(|s| !s.is_empty());
+        let linked = target.reading.section().map(str::to_string);
+        // A document's or a canvas's link fragment (`#page=3`) is no section of its text: only
+        // an asked one is.
+        let section = match (section, linked.as_deref()) {
+            (Some(asked), Some(named)) if asked != named => {
+                return Err(Error::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "'{}' names the section {named} and `section` names {asked}; name the \
+                         section once",
+                        raw.trim()
+                    ),
+                ));
+            }
+            (None, named)
+                if !self.suffixes.is_document(&target.rel) && !canvas::is_canvas(&target.rel) =>
+            {
+                named
+            }
+            (asked, _) => asked,
+        };
         if canvas::is_canvas(&target.rel) {
             return self.read_canvas(target, section);
         }
@@ -351,7 +374,6 @@ impl Vault {
         let content = self.load_text(&target)?;
         let etag = content_hash(content.as_bytes());
         let fm = frontmatter::parse(&content);
-        let section = section.map(str::trim).filter(|s| !s.is_empty());
         match section {
             None => {
                 let body = frontmatter::split(&content).1.to_string();
