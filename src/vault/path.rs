@@ -115,6 +115,11 @@ pub(crate) enum Reading {
         /// The name as the caller wrote it.
         written: String,
     },
+    /// A path with Windows' separator (`written`: `Home\Boiler.md`), read with `/`.
+    Slashed {
+        /// The path as the caller wrote it.
+        written: String,
+    },
     /// A path written as a link (`written`: `[[Boiler#Service]]`, `Boiler#Service`), read as
     /// its note, and the part its fragment picks (`find::as_link`), which a read then reads.
     ByLink {
@@ -139,6 +144,9 @@ impl Reading {
             Reading::ByAlias { written } => {
                 Some(format!("'{written}' was found as an alias of {rel}"))
             }
+            Reading::Slashed { written } => Some(format!(
+                "'{written}' was read as {rel}; separate folders with '/', so pass {rel} next time"
+            )),
             Reading::ByLink { written, section: None } => {
                 Some(format!("the link '{written}' was read as {rel}; pass {rel} next time"))
             }

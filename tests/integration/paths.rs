@@ -1,9 +1,9 @@
 //! Paths as agents write them, on the real binary: an absolute path (read relative to the
 //! vault folder inside it, refused outside it without making a folder), a bare note name, an
-//! alias, a path copied from a wikilink (`[[Plan#Risks]]`: its note and section), a note named
-//! like its folder, a name several notes answer to, a name that misses,
-//! and a tool call without a required argument, over stdio MCP (`mdvault mcp`); and an
-//! absolute path over REST. The rules themselves have unit tests beside `vault::path`,
+//! alias, a path copied from a wikilink (`[[Plan#Risks]]`: its note and section) or written
+//! with Windows' separators, a note named like its folder, a name several notes answer to, a
+//! name that misses, and a tool call without a required argument, over stdio MCP
+//! (`mdvault mcp`); and an absolute path over REST. The rules themselves have unit tests beside `vault::path`,
 //! `vault::find` and `vault::ops`; these check that every surface reaches them.
 
 use std::collections::BTreeMap;
@@ -154,6 +154,9 @@ fn a_path_copied_from_a_link_reads_its_note_and_section_over_stdio_mcp_and_rest(
     }
     let (err, text) = m.tool("vault_read", json!({"path": "[[Boiler]]"}));
     assert!(!err && text.contains("NB-7726041"), "{text}");
+    // A Windows agent's separator reads the same note, and the reply says to use '/'.
+    let (err, text) = m.tool("vault_read", json!({"path": "Projects\\Alpha\\Plan.md"}));
+    assert!(!err && text.contains("separate folders with '/'"), "{text}");
     // An edit names its part in its own target: a part in the path is refused, saying so.
     let before = files(&v);
     let (err, text) = m.tool(

@@ -221,18 +221,31 @@ impl Vault {
     /// them exists, except a missing suffix or a folder, which are what a name looks like:
     /// those refusals name the nearest existing paths.
     ///
-    /// With [`Reach::Name`], a path that names nothing as written but is written as a link
-    /// (`[[Boiler]]`, `Boiler#Service`: `find::as_link`) is read as that link's note. Only a
-    /// read takes the part a fragment names; an edit of one is refused, naming the path and
-    /// the part to pass instead, since an edit names its part in its own target.
+    /// With [`Reach::Name`], a path that names nothing as written is read two ways more:
+    /// with Windows' separator (`Home\Boiler.md`) as `/`, since the gate lets no path hold a
+    /// backslash, so no file's name can; and written as a link (`[[Boiler]]`,
+    /// `Boiler#Service`: `find::as_link`), as that link's note. Only a read takes the part a
+    /// fragment names; an edit of one is refused, naming the path and the part to pass instead,
+    /// since an edit names its part in its own target.
     fn forgiving(&self, raw: &str, access: Access, reach: Reach) -> Result<Lookup> {
         let literal = self.forgiving_path(raw, access, reach);
         if reach != Reach::Name || matches!(literal, Ok(Lookup::Found(_))) {
             return literal;
         }
-        let Some(link) = find::as_link(raw) else { return literal };
-        match self.forgiving_path(&link.target, access, reach) {
+        let slashed = raw.replace('\\', "/");
+        let link = find::as_link(&slashed);
+        let path = match &link {
+            Some(link) => link.target.as_str(),
+            None if slashed != raw => slashed.as_str(),
+            None => return literal,
+        };
+        let written = raw.trim().to_string();
+        match self.forgiving_path(path, access, reach) {
             Ok(Lookup::Found(mut t)) => {
+                let Some(link) = link else {
+                    t.reading = Reading::Slashed { written };
+                    return Ok(Lookup::Found(t));
+                };
                 if let Some(section) = &link.section
                     && access != Access::Read
                 {
@@ -247,8 +260,7 @@ impl Vault {
                         ),
                     ));
                 }
-                t.reading =
-                    Reading::ByLink { written: raw.trim().to_string(), section: link.section };
+                t.reading = Reading::ByLink { written, section: link.section };
                 Ok(Lookup::Found(t))
             }
             // The link names nothing either: the caller hears about the path as written.
@@ -256,7 +268,7 @@ impl Vault {
         }
     }
 
-    /// [`Vault::forgiving`] for a path, before any reading of it as a link.
+    /// [`Vault::forgiving`] for a path, before any reading of its separators or as a link.
     fn forgiving_path(&self, raw: &str, access: Access, reach: Reach) -> Result<Lookup> {
         let (path, reading) = self.unrooted(raw)?;
         let gate = |p: &str| {
@@ -697,6 +709,29 @@ mod tests {
         assert_eq!(snapshot(dir.path()), before);
         let change = vault.patch("[[Deep]]", &append("- new"), None).unwrap();
         assert_eq!(change.path, "Sub/Deep.md");
+    }
+
+    #[test]
+    fn windows_separators_read_and_edit_an_existing_note_but_never_name_a_new_one() {
+        let (dir, vault) = named_vault();
+        let read = vault.read("Sub\\Deep.md", None, &NoDocuments).unwrap();
+        assert_eq!(read.path, "Sub/Deep.md");
+        assert_eq!(read.reading, Reading::Slashed { written: "Sub\\Deep.md".into() });
+        let read = vault.read("Sub\\Deep#Log", None, &NoDocuments).unwrap();
+        assert_eq!(
+            (read.path.as_str(), read.section.as_deref()),
+            ("Sub/Deep.md", Some("Deep::Log"))
+        );
+        let change = vault.patch("sub\\deep", &append("- new"), None).unwrap();
+        assert!(change.message.contains("separate folders with '/'"), "{}", change.message);
+        // A new note is named as written, and a backslash is no name.
+        let before = snapshot(dir.path());
+        let err = vault.write("Sub\\New.md", "# New\n", false, None).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidPath);
+        // Nor does it open a way out of the vault.
+        let err = vault.read("..\\..\\etc\\passwd.md", None, &NoDocuments).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidPath);
+        assert_eq!(snapshot(dir.path()), before);
     }
 
     #[test]
