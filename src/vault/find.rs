@@ -24,6 +24,9 @@ pub(crate) struct LinkPath {
     pub(crate) target: String,
     /// The heading path or block the fragment names, if it names one.
     pub(crate) section: Option<String>,
+    /// Written in brackets (`[[...]]`), so a link beyond doubt; a bare `Name#part` may be a
+    /// file name holding a `#`.
+    pub(crate) bracketed: bool,
 }
 
 /// What a path means when it is written as a wikilink (`[[Boiler#Service|the boiler]]`,
@@ -47,7 +50,8 @@ pub(crate) fn as_link(raw: &str) -> Option<LinkPath> {
     let section = link.fragment.as_deref().map(|f| {
         f.split('#').map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join("::")
     });
-    Some(LinkPath { target: target.to_string(), section: section.filter(|s| !s.is_empty()) })
+    let section = section.filter(|s| !s.is_empty());
+    Some(LinkPath { target: target.to_string(), section, bracketed })
 }
 
 /// How many paths a `not_found` answer suggests.

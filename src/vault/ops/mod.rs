@@ -263,7 +263,14 @@ impl Vault {
                 t.reading = Reading::ByLink { written, section: link.section };
                 Ok(Lookup::Found(t))
             }
-            // The link names nothing either: the caller hears about the path as written.
+            // A link in brackets that names nothing is answered as the link it is: its target
+            // is what missed, and the nearest paths are the target's.
+            Ok(missing) if link.as_ref().is_some_and(|l| l.bracketed) => Ok(missing),
+            Err(e) if link.as_ref().is_some_and(|l| l.bracketed) => Err(Error::new(
+                e.code(),
+                format!("the link '{written}' names no file: {}", e.message()),
+            )),
+            // Otherwise the caller hears about the path as written.
             _ => literal,
         }
     }
@@ -697,9 +704,22 @@ mod tests {
         assert_eq!(err.code(), ErrorCode::InvalidRequest);
         let err = vault.read("Deep#Nowhere", None, &NoDocuments).unwrap_err();
         assert_eq!(err.code(), ErrorCode::NoSuchHeading);
-        // A link to nothing is refused as the path was written.
-        let err = vault.read("[[Nothing]]", None, &NoDocuments).unwrap_err();
-        assert!(err.message().contains("[[Nothing]]"), "{}", err.message());
+        // A link to nothing is refused as a link, with the paths nearest its target.
+        let err = vault.read("[[Deap]]", None, &NoDocuments).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::UnsupportedSuffix);
+        assert!(
+            err.message().starts_with("the link '[[Deap]]' names no file"),
+            "{}",
+            err.message()
+        );
+        assert!(err.message().contains("Sub/Deep.md"), "{}", err.message());
+        let err = vault.read("[[Sub/Nothing.md]]", None, &NoDocuments).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NotFound);
+        assert!(
+            err.message().starts_with("[[Sub/Nothing.md]] does not exist"),
+            "{}",
+            err.message()
+        );
 
         // An edit takes the link's note, but not a part named in the path: it says what to pass.
         let before = snapshot(dir.path());
