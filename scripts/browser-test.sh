@@ -149,13 +149,7 @@ MDVAULT_API_KEY="$key" MDVAULT_LOG=warn MDVAULT_EMBEDDING__MODEL_DIR="$model" \
   "$bin" serve --listen "127.0.0.1:$port" --data-dir "$tmp/data" --vault "$tmp/vault" \
   > "$tmp/server.log" 2>&1 &
 server=$!
-for _ in $(seq 1 300); do
-  if curl -fsS -H "Authorization: Bearer $key" "$base/readyz" >/dev/null 2>&1; then break; fi
-  kill -0 "$server" 2>/dev/null || { cat "$tmp/server.log" >&2; echo "browser test: the server exited" >&2; exit 1; }
-  sleep 1
-done
-curl -fsS -H "Authorization: Bearer $key" "$base/readyz" >/dev/null \
-  || { cat "$tmp/server.log" >&2; echo "browser test: the index was not ready within 5 minutes" >&2; exit 1; }
+./scripts/wait-ready.sh "browser test" "$base" "$key" "$server" "$tmp/server.log"
 
 rm -rf "$shots"
 mkdir -p "$shots"

@@ -85,29 +85,8 @@ HOME="$work/home" \
     </dev/null >"$work/server.log" 2>&1 &
 server_pid=$!
 
-# Wait for the first index build: /readyz answers 200 (503 while building).
-"$py" - "$base" "$key" "$server_pid" <<'PY' || { echo "--- server log ---" >&2; tail -50 "$work/server.log" >&2; exit 2; }
-import os, sys, time, urllib.request, urllib.error
-base, key, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
-deadline = time.time() + 300
-status = None
-while time.time() < deadline:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        sys.exit("fuzz-api.sh: the server exited before it was ready")
-    req = urllib.request.Request(base + "/readyz", headers={"Authorization": "Bearer " + key})
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            if r.status == 200:
-                sys.exit(0)
-    except urllib.error.HTTPError as e:
-        status = e.code
-    except OSError:
-        pass
-    time.sleep(0.5)
-sys.exit(f"fuzz-api.sh: /readyz was not 200 within 300 s (last status {status})")
-PY
+# Wait for the first index build.
+./scripts/wait-ready.sh fuzz-api.sh "$base" "$key" "$server_pid" "$work/server.log"
 echo "fuzz-api.sh: ready; running schemathesis $("$st" --version | awk '{print $NF}')" >&2
 
 # A fixed seed, so a clean clone passes or fails the same way every time; FUZZ_SEED=random

@@ -158,19 +158,8 @@ HOME="$work/home" \
     </dev/null >"$work/server.log" 2>&1 &
 server_pid=$!
 
-# Wait for the first index build: /readyz answers 200 (503 while building).
-ready=""
-for _ in $(seq 1 600); do
-    kill -0 "$server_pid" 2>/dev/null || break
-    code="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "$base/readyz" || true)"
-    if [[ "$code" == 200 ]]; then ready=1; break; fi
-    sleep 0.5
-done
-if [[ -z "$ready" ]]; then
-    echo "lra-clients.sh: the server was not ready; its log:" >&2
-    tail -50 "$work/server.log" >&2
-    exit 2
-fi
+# Wait for the first index build.
+./scripts/wait-ready.sh lra-clients.sh "$base" "$key" "$server_pid" "$work/server.log"
 
 verbose=()
 [[ "${LRA_VERBOSE:-0}" == 1 ]] && verbose=(--verbose)

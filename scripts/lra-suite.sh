@@ -128,16 +128,7 @@ start_server() {
         "$bin" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" --vault "fixture=$dir/vault" \
         </dev/null >"$dir/server.log" 2>&1 &
     server_pid=$!
-    local code
-    for _ in $(seq 1 600); do
-        kill -0 "$server_pid" 2>/dev/null || break
-        code="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "$base/readyz" || true)"
-        if [[ "$code" == 200 ]]; then return 0; fi
-        sleep 0.5
-    done
-    echo "lra-suite.sh: the server was not ready; its log:" >&2
-    tail -50 "$dir/server.log" >&2
-    exit 2
+    ./scripts/wait-ready.sh lra-suite.sh "$base" "$key" "$server_pid" "$dir/server.log"
 }
 
 stop_server() {

@@ -43,7 +43,7 @@ npm_pinned mcp-conformance.sh "the conformance suite" mcp-conformance "$NPM_MANI
 suite_js="$cache/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
 exec python3 - "$bin" "$node" "$suite_js" <<'PY'
-import glob, http.server, json, os, shutil, socket, subprocess, sys, tempfile, threading, time
+import glob, http.server, json, os, shutil, socket, subprocess, sys, tempfile, threading
 import urllib.error, urllib.request
 
 BIN, NODE, SUITE = sys.argv[1:4]
@@ -131,7 +131,8 @@ try:
     vault, data, results = (os.path.join(work, d) for d in ("vault", "data", "results"))
     shutil.copytree("tests/fixtures/vault", vault)
     port = free_port()
-    log = open(os.path.join(work, "server.log"), "w")
+    log_path = os.path.join(work, "server.log")
+    log = open(log_path, "w")
     server = subprocess.Popen(
         [BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data,
          "--vault", f"fixture={vault}"],
@@ -141,20 +142,14 @@ try:
              "MDVAULT_LOG": "warn"},
         stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     upstream = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        if server.poll() is not None or time.time() > deadline:
-            print(f"mcp-conformance: the server did not start; its log is in {work}",
-                  file=sys.stderr)
-            KEEP = True
-            sys.exit(2)
-        try:
-            req = urllib.request.Request(upstream + "/readyz",
-                                         headers={"Authorization": "Bearer " + KEY})
-            urllib.request.urlopen(req, timeout=2)
-            break
-        except OSError:
-            time.sleep(0.1)
+    # The one wait of every test script (scripts/wait-ready.sh).
+    waited = subprocess.run(["./scripts/wait-ready.sh", "mcp-conformance", upstream, KEY,
+                             str(server.pid), log_path, "120"])
+    if waited.returncode != 0:
+        print(f"mcp-conformance: the server did not start; its log is in {work}",
+              file=sys.stderr)
+        KEEP = True
+        sys.exit(2)
     Proxy.upstream = upstream
     proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
     threading.Thread(target=proxy.serve_forever, daemon=True).start()

@@ -60,7 +60,7 @@ venv="${MDVAULT_PYENV:-$(./scripts/pyenv.sh | tail -n 1)}"
 
 bridge="$cache/node_modules/mcp-remote/dist/proxy.js"
 exec python3 - "$bin" "$node" "$cache/mcp_ts_client.mjs" "$bridge" "$cache/mcp_oauth_client.mjs" "$venv/bin/python" <<'PY'
-import os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request, zlib
+import os, shutil, socket, struct, subprocess, sys, tempfile, zlib
 
 BIN, NODE, CLIENT, BRIDGE, OAUTH_CLIENT, VENV_PYTHON = sys.argv[1:7]
 KEEP = os.environ.get("MCP_TS_KEEP") == "1"
@@ -99,27 +99,23 @@ def vault(at):
 def start_server(name, root):
     """`mdvault serve` on `root` with the key, ready; the process and its address."""
     port = free_port()
-    log = open(os.path.join(work, f"{name}-serve.log"), "w")
+    log_path = os.path.join(work, f"{name}-serve.log")
+    log = open(log_path, "w")
     proc = subprocess.Popen(
         [BIN, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir",
          os.path.join(work, f"{name}-data"), "--vault", f"fixture={root}"],
         env={**base_env, "MDVAULT_API_KEY": KEY}, stdin=subprocess.DEVNULL, stdout=log,
         stderr=log)
     upstream = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        if proc.poll() is not None or time.time() > deadline:
-            print(f"mcp-ts-sdk: the server did not start; its log is in {work}", file=sys.stderr)
-            global KEEP
-            KEEP = True
-            sys.exit(2)
-        try:
-            req = urllib.request.Request(upstream + "/readyz",
-                                         headers={"Authorization": "Bearer " + KEY})
-            urllib.request.urlopen(req, timeout=2)
-            return proc, upstream
-        except OSError:
-            time.sleep(0.1)
+    # The one wait of every test script (scripts/wait-ready.sh).
+    waited = subprocess.run(["./scripts/wait-ready.sh", "mcp-ts-sdk", upstream, KEY,
+                             str(proc.pid), log_path, "120"])
+    if waited.returncode != 0:
+        print(f"mcp-ts-sdk: the server did not start; its log is in {work}", file=sys.stderr)
+        global KEEP
+        KEEP = True
+        sys.exit(2)
+    return proc, upstream
 
 
 def free_port():
