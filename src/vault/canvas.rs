@@ -170,6 +170,38 @@ pub(crate) fn rewrite_inbound(
             }
         }
     }
+    applied(json, edits)
+}
+
+/// Repoints the links in the text nodes of a canvas that moved from `from` to `to`, as a moved
+/// note's own links are (`links::rewrite_outbound`): a relative link (`[n](../B/n.md)`) is
+/// written again so that it still leads where it led. File nodes hold vault paths, which a
+/// move of the canvas leaves right. Returns (the new JSON, text nodes changed); a canvas that
+/// is not valid JSON Canvas is left alone.
+pub(crate) fn rewrite_outbound(
+    json: &str,
+    from: &str,
+    to: &str,
+    before: &PathSet,
+    after: &PathSet,
+) -> (String, usize) {
+    if from == to || Canvas::parse(json).is_err() {
+        return (json.to_string(), 0);
+    }
+    let Some(nodes) = node_strings(json) else { return (json.to_string(), 0) };
+    let edits = nodes
+        .into_iter()
+        .filter_map(|node| {
+            let (span, text) = node.text?;
+            let (new, n) = links::rewrite_outbound(&text, from, to, before, after);
+            (n > 0).then(|| (span, quoted(&new)))
+        })
+        .collect();
+    applied(json, edits)
+}
+
+/// `json` with each span replaced by its new literal; (the new JSON, how many spans).
+fn applied(json: &str, mut edits: Vec<(Range<usize>, String)>) -> (String, usize) {
     let changed = edits.len();
     edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
     let mut out = json.to_string();

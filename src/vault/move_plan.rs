@@ -66,9 +66,10 @@ impl Plan {
             .map(|rel| plan.scan(rel, fs::read(&vault.root.join(rel)).ok()))
             .collect();
         plan.files = files;
-        // A document or attachment has no links of its own to rewrite, and a canvas names
-        // files by their vault paths, which do not change when it moves.
-        if Suffixes::is_note(from)
+        // A document or attachment has no links of its own to rewrite. A canvas names files by
+        // their vault paths, which do not change when it moves, but its text nodes' links are
+        // a note's.
+        if (Suffixes::is_note(from) || canvas::is_canvas(from))
             && let Ok(bytes) = fs::read(&vault.root.join(from))
             && let Ok(text) = std::str::from_utf8(&bytes)
         {
@@ -144,9 +145,14 @@ impl Plan {
     }
 
     /// The moved note's text with its relative links and self-links pointing where they
-    /// should from `to`.
+    /// should from `to` (a canvas's: those of its text nodes).
     fn outbound(&self, text: &str) -> String {
-        links::rewrite_outbound(text, &self.from, &self.to, &self.before, &self.after).0
+        let rewrite = if canvas::is_canvas(&self.from) {
+            canvas::rewrite_outbound
+        } else {
+            links::rewrite_outbound
+        };
+        rewrite(text, &self.from, &self.to, &self.before, &self.after).0
     }
 }
 

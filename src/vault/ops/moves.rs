@@ -40,8 +40,9 @@ impl Vault {
                 ),
             ));
         }
-        // Only a note's bytes change in a move; every other kind keeps them.
-        let verbatim = from_kind != "note";
+        // Only a note's bytes change in a move, and a canvas's when a text node's link must
+        // (see below); every other kind keeps them.
+        let (note, canvas) = (from_kind == "note", from_kind == "canvas");
         if from.rel == to.rel {
             return Err(Error::new(
                 ErrorCode::InvalidRequest,
@@ -64,9 +65,7 @@ impl Vault {
         let plan = planned.map(|plan| plan.confirm(self));
 
         let mut bumped = false;
-        let moved_text = if verbatim {
-            None
-        } else {
+        let moved_text = if note {
             // The moved note keeps its bytes: only link targets and the timestamp change.
             let mut new = utf8(&from, source_bytes.clone())?;
             if let Some(plan) = &plan {
@@ -79,6 +78,13 @@ impl Vault {
                 bumped = true;
             }
             Some(new)
+        } else if canvas && let Some(plan) = &plan {
+            // A canvas has no timestamp; it is written only when a link of its own moved, and
+            // is otherwise renamed as it is.
+            let old = utf8(&from, source_bytes.clone())?;
+            Some(plan.moved_text(&old)).filter(|new| *new != old)
+        } else {
+            None
         };
         let (links_changed, canvases_changed) = plan.as_ref().map_or((0, 0), Plan::changed);
         let rewrites = plan.map(|plan| plan.into_rewrites(self)).unwrap_or_default();
@@ -94,7 +100,7 @@ impl Vault {
         result?;
 
         let mut message = format!("moved {} to {}", from.rel, to.rel);
-        if !verbatim && !bumped {
+        if note && !bumped {
             message.push_str(NO_BUMP);
         }
         if update_links {
@@ -448,6 +454,35 @@ mod tests {
         let vault = Vault::open("t", root, &settings()).unwrap();
         vault.move_file("Notes/N.md", "Deep/er/N.md", true, None).unwrap();
         assert_eq!(read(root, "Deep/er/N.md"), "![](../../img/a.png) ![[a.png]]\n");
+    }
+
+    #[test]
+    fn a_moved_canvas_keeps_its_text_nodes_relative_links_and_is_else_renamed_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "B/n.md", "# N\n");
+        let canvas = r#"{"nodes":[
+  {"id":"1","type":"text","text":"See [n](../B/n.md) and [[n]]","x":0,"y":0,"width":9,"height":9},
+  {"id":"2","type":"file","file":"B/n.md","x":20,"y":0,"width":9,"height":9}
+],"edges":[]}"#;
+        write(root, "A/plan.canvas", canvas);
+        let plain = r#"{"nodes":[{"id":"1","type":"text","text":"[[n]]","x":0,"y":0,"width":9,"height":9}]}"#;
+        write(root, "A/plain.canvas", plain);
+        let vault = Vault::open("t", root, &settings()).unwrap();
+
+        let change = vault.move_file("A/plan.canvas", "C/D/plan.canvas", true, None).unwrap();
+        let moved = read(root, "C/D/plan.canvas");
+        // Only the relative link changed: the file node's vault path and the wikilink still
+        // lead to B/n.md, and the JSON around them is as Obsidian wrote it.
+        assert_eq!(moved, canvas.replace("../B/n.md", "../../B/n.md"));
+        assert!(!change.message.contains("timestamp"), "{}", change.message);
+        assert_eq!(change.etag.as_deref(), Some(content_hash(moved.as_bytes()).as_str()));
+
+        vault.move_file("A/plain.canvas", "C/plain.canvas", true, None).unwrap();
+        assert_eq!(read(root, "C/plain.canvas"), plain);
+        // Without link updates, its bytes go as they are.
+        vault.move_file("C/D/plan.canvas", "plan.canvas", false, None).unwrap();
+        assert_eq!(read(root, "plan.canvas"), moved);
     }
 
     #[test]
