@@ -150,10 +150,7 @@ pub(crate) fn rewrite_inbound(
     before: &PathSet,
     after: &PathSet,
 ) -> (String, usize) {
-    if from == to || Canvas::parse(json).is_err() {
-        return (json.to_string(), 0);
-    }
-    let Some(nodes) = node_strings(json) else { return (json.to_string(), 0) };
+    let Some(nodes) = movable_nodes(json, from, to) else { return (json.to_string(), 0) };
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     for node in nodes {
         // A file node holds the vault path itself, not a link to resolve: Obsidian writes the
@@ -185,10 +182,7 @@ pub(crate) fn rewrite_outbound(
     before: &PathSet,
     after: &PathSet,
 ) -> (String, usize) {
-    if from == to || Canvas::parse(json).is_err() {
-        return (json.to_string(), 0);
-    }
-    let Some(nodes) = node_strings(json) else { return (json.to_string(), 0) };
+    let Some(nodes) = movable_nodes(json, from, to) else { return (json.to_string(), 0) };
     let edits = nodes
         .into_iter()
         .filter_map(|node| {
@@ -198,6 +192,15 @@ pub(crate) fn rewrite_outbound(
         })
         .collect();
     applied(json, edits)
+}
+
+/// The node strings a move from `from` to `to` may edit; `None` when nothing moved, or when
+/// the canvas is not valid JSON Canvas, which a move leaves alone.
+fn movable_nodes(json: &str, from: &str, to: &str) -> Option<Vec<NodeStrings>> {
+    if from == to || Canvas::parse(json).is_err() {
+        return None;
+    }
+    node_strings(json)
 }
 
 /// `json` with each span replaced by its new literal; (the new JSON, how many spans).
