@@ -6,8 +6,9 @@
 //! rename reaches exactly the tags the listing counts. The frontmatter is read as it is written,
 //! not parsed and rendered again, so its formatting, quoting and comments stay: a block list
 //! (`- a`), a flow list (`[a, "b"]`), or one string of tags split at commas and spaces, `#`
-//! optional, as `tags::note_tags` reads the parsed value. A quoted entry with escapes (`"a\x"`,
-//! `'it''s'`) is left alone: its bytes are not its text. A merge (renaming onto a tag the note
+//! optional, as `tags::note_tags` reads the parsed value. A quoted entry with escapes
+//! (`"caf\u00e9"`, `'it''s'`) is read as YAML reads it and, when renamed, written again whole,
+//! double-quoted; in one string of tags it is left alone. A merge (renaming onto a tag the note
 //! already lists) keeps one frontmatter entry of it.
 //!
 //! Pure text: the notes are handed in; the walk and the writes are `ops/retag.rs`'s.
@@ -91,8 +92,12 @@ impl Retag {
 pub(crate) struct Entry {
     /// The entry's bytes: a list item's scalar (quotes included), or one token of a string.
     raw: Range<usize>,
-    /// The tag's bytes (no `#`, no quotes); `None` when the entry is no tag we can rewrite.
+    /// The tag's bytes (no `#`, no quotes); `None` when the entry is no tag, or is one only
+    /// once its escapes are read (see `escaped`).
     pub(crate) tag: Option<Range<usize>>,
+    /// A quoted entry with escapes (`"caf\u00e9"`), whose bytes are not its text: the tag it
+    /// reads as (no `#`), and whether a `#` led it. A rename writes the whole entry again.
+    escaped: Option<(String, bool)>,
     /// The entry is a whole plain (unquoted) scalar: a new name YAML would read as another
     /// type (`true`, `1e5`) must be quoted.
     plain: bool,
@@ -136,8 +141,8 @@ fn block_entries(text: &str, lines: Range<usize>) -> Vec<Entry> {
         let item = item.trim_start_matches([' ', '\t']);
         let at = whole.end - item.len();
         if let Some((raw, content, plain)) = scalar(text, at, whole.end, false) {
-            let tag = tag_in(text, content);
-            out.push(Entry { raw, tag, plain, line: Some(whole) });
+            let (tag, escaped) = (tag_in(text, content.clone()), escaped_tag(text, &raw, &content));
+            out.push(Entry { raw, tag, escaped, plain, line: Some(whole) });
         }
     }
     out
@@ -156,8 +161,9 @@ fn flow_entries(text: &str, mut at: usize, end: usize) -> Vec<Entry> {
         match scalar(text, at, end, true) {
             Some((raw, content, plain)) => {
                 at = raw.end.max(at + 1);
-                let tag = tag_in(text, content);
-                out.push(Entry { raw, tag, plain, line: None });
+                let (tag, escaped) =
+                    (tag_in(text, content.clone()), escaped_tag(text, &raw, &content));
+                out.push(Entry { raw, tag, escaped, plain, line: None });
             }
             None => return out,
         }
@@ -178,7 +184,7 @@ fn string_entries(text: &str, at: usize, end: usize) -> Vec<Entry> {
             continue;
         }
         let tag = tag_in(text, Some(raw.clone()));
-        out.push(Entry { plain: plain && raw == whole, raw, tag, line: None });
+        out.push(Entry { plain: plain && raw == whole, raw, tag, escaped: None, line: None });
     }
     out
 }
@@ -192,6 +198,33 @@ fn tag_in(text: &str, content: Option<Range<usize>>) -> Option<Range<usize>> {
     let t2 = t.trim_start_matches('#');
     let start = content.start + lead + (t.len() - t2.len());
     is_tag(t2).then_some(start..start + t2.len())
+}
+
+/// The tag a quoted scalar with escapes reads as (`content` is `None` for one), by the same
+/// YAML reader the parsed frontmatter uses, and whether a `#` led it.
+fn escaped_tag(
+    text: &str,
+    raw: &Range<usize>,
+    content: &Option<Range<usize>>,
+) -> Option<(String, bool)> {
+    if content.is_some() {
+        return None;
+    }
+    let read: String = serde_saphyr::from_str(&text[raw.clone()]).ok()?;
+    let t = read.trim();
+    let bare = t.trim_start_matches('#');
+    is_tag(bare).then(|| (bare.to_string(), bare.len() != t.len()))
+}
+
+impl Entry {
+    /// The tag the entry reads as, whether written plainly or with escapes.
+    fn tag_text<'t>(&'t self, text: &'t str) -> Option<&'t str> {
+        match (&self.tag, &self.escaped) {
+            (Some(at), _) => Some(&text[at.clone()]),
+            (None, Some((tag, _))) => Some(tag),
+            (None, None) => None,
+        }
+    }
 }
 
 /// The YAML scalar starting at `at` (before `end`): its bytes, its content's bytes (`None`
@@ -290,24 +323,37 @@ pub(crate) fn rename(text: &str, r: &Retag) -> Option<(String, usize)> {
 fn frontmatter_edits(text: &str, r: &Retag, edits: &mut Vec<(Range<usize>, String)>) -> usize {
     let entries = frontmatter_entries(text);
     let new: Vec<Option<String>> =
-        entries.iter().map(|e| e.tag.as_ref().and_then(|t| r.renamed(&text[t.clone()]))).collect();
+        entries.iter().map(|e| e.tag_text(text).and_then(|t| r.renamed(t))).collect();
     // The tags the list keeps as they are: a renamed entry repeating one of them goes.
     let mut seen: HashSet<String> = entries
         .iter()
         .zip(&new)
         .filter(|(_, n)| n.is_none())
-        .filter_map(|(e, _)| e.tag.as_ref().map(|t| text[t.clone()].to_lowercase()))
+        .filter_map(|(e, _)| e.tag_text(text).map(str::to_lowercase))
         .collect();
     let mut dropped = vec![false; entries.len()];
     let mut count = 0;
     for (i, (entry, new)) in entries.iter().zip(&new).enumerate() {
-        let (Some(tag), Some(new)) = (&entry.tag, new) else { continue };
+        let (Some(old), Some(new)) = (entry.tag_text(text), new) else { continue };
         count += 1;
         if !seen.insert(new.to_lowercase()) {
             dropped[i] = true;
-        } else if text[tag.clone()] != **new {
-            let quoted = entry.plain && frontmatter::needs_quotes(new);
-            edits.push((tag.clone(), if quoted { format!("\"{new}\"") } else { new.clone() }));
+        } else if old != new.as_str() {
+            match (&entry.tag, &entry.escaped) {
+                (Some(tag), _) => {
+                    let quoted = entry.plain && frontmatter::needs_quotes(new);
+                    let written = if quoted { format!("\"{new}\"") } else { new.clone() };
+                    edits.push((tag.clone(), written));
+                }
+                // Written again whole, double-quoted as JSON quotes it, which YAML reads.
+                (None, Some((_, hash))) => {
+                    let text = if *hash { format!("#{new}") } else { new.clone() };
+                    let quoted =
+                        serde_json::to_string(&text).unwrap_or_else(|_| format!("\"{text}\""));
+                    edits.push((entry.raw.clone(), quoted));
+                }
+                (None, None) => {}
+            }
         }
     }
     let mut i = 0;
@@ -419,7 +465,7 @@ mod tests {
             ),
             ("---\ntags: [\n  old,\n  b\n]\n---\n", "---\ntags: [\n  new,\n  b\n]\n---\n"),
             ("---\nold: old\naliases: [old]\n---\n", "---\nold: old\naliases: [old]\n---\n"),
-            ("---\ntags: [\"o\\x6cd\"]\n---\n", "---\ntags: [\"o\\x6cd\"]\n---\n"),
+            ("---\ntags: [\"o\\x6cd\"]\n---\n", "---\ntags: [\"new\"]\n---\n"),
         ];
         let r = retag("old", "new");
         for (text, want) in table {
@@ -457,9 +503,28 @@ mod tests {
     }
 
     #[test]
+    fn a_quoted_entry_with_escapes_is_read_as_yaml_reads_it_and_written_again_whole() {
+        let r = retag("café", "cafe/paris");
+        let text = "---\ntags:\n  - \"caf\\u00e9\"\n  - b\n---\n";
+        assert_eq!(
+            rename(text, &r).unwrap(),
+            ("---\ntags:\n  - \"cafe/paris\"\n  - b\n---\n".into(), 1)
+        );
+        let r = retag("old", "new");
+        let text = "---\ntags: [\"#o\\x6cd\", b]\n---\n";
+        assert_eq!(rename(text, &r).unwrap().0, "---\ntags: [\"#new\", b]\n---\n");
+        // Onto a tag the list has, it goes, as a plain entry would.
+        let text = "---\ntags:\n  - new\n  - \"o\\x6cd\"\n---\n";
+        assert_eq!(rename(text, &r).unwrap().0, "---\ntags:\n  - new\n---\n");
+        // Inside one string of tags, escapes leave the string as it is.
+        assert_eq!(rename("---\ntags: \"o\\x6cd b\"\n---\n", &r), None);
+    }
+
+    #[test]
     fn the_entries_read_as_written_are_the_tags_the_parsed_frontmatter_gives() {
         let notes = [
             "---\ntags:\n  - a\n  - \"#b\"\n  - 'c/d'\n  - #comment\n  - two words\n---\n",
+            "---\ntags:\n  - \"caf\\u00e9\"\n  - 'it''s'\n  - \"#o\\x6cd\"\n---\n",
             "---\ntags: [a, \"#b\", 'c']  # x\n---\n",
             "---\ntags: a, #b c\n---\n",
             "---\ntags: \"a, #b c\"\n---\n",
@@ -468,11 +533,8 @@ mod tests {
             "---\ntitle: none\n---\n",
         ];
         for text in notes {
-            let written: Vec<&str> = frontmatter_entries(text)
-                .iter()
-                .filter_map(|e| e.tag.clone())
-                .map(|t| &text[t])
-                .collect();
+            let entries = frontmatter_entries(text);
+            let written: Vec<&str> = entries.iter().filter_map(|e| e.tag_text(text)).collect();
             let parsed = tags::note_tags(&frontmatter::parse(text), "");
             assert_eq!(written, parsed, "in {text:?}");
         }
