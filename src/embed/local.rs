@@ -125,8 +125,17 @@ impl LocalEmbedder {
             _ => Vec::new(),
         };
         let calibration: Vec<&[u32]> = calibration.iter().map(|e| e.get_ids()).collect();
-        let encoder = Encoder::new(&config, &weights, precision, &calibration).map_err(bad)?;
-        let digest: String = Sha256::digest(&weights).iter().map(|b| format!("{b:02x}")).collect();
+        // The weights' digest (90 MB of SHA-256, about 40 ms) is taken on a second thread while
+        // the encoder is built from the same bytes: a one-shot `mdvault search` pays the longer
+        // of the two, not their sum.
+        let (encoder, digest) = std::thread::scope(|s| {
+            let digest = s.spawn(|| Sha256::digest(&weights));
+            let encoder = Encoder::new(&config, &weights, precision, &calibration);
+            (encoder, digest.join())
+        });
+        let encoder = encoder.map_err(bad)?;
+        let digest = digest.map_err(|_| bad("the weights' digest failed".into()))?;
+        let digest: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         drop(weights);
 
         let mut tokenizer =
