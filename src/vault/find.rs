@@ -37,7 +37,12 @@ pub(crate) fn as_link(raw: &str) -> Option<LinkPath> {
     let raw = raw.trim();
     let unembedded = raw.strip_prefix('!').unwrap_or(raw);
     let bracketed = unembedded.starts_with("[[") && unembedded.ends_with("]]");
-    if !bracketed && !raw.contains('#') {
+    // Unbracketed, a `#` is a fragment only when what follows it is no file name: `C# notes.md`
+    // names a note that is not there, not a heading of `C`.
+    let fragment_names_a_file = raw.split_once('#').is_some_and(|(_, after)| {
+        after.rsplit_once('.').is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("md"))
+    });
+    if !bracketed && (!raw.contains('#') || fragment_names_a_file) {
         return None;
     }
     let text = if bracketed { unembedded.to_string() } else { format!("[[{raw}]]") };
@@ -228,7 +233,14 @@ mod tests {
         assert_eq!(link("[[Boiler#]]"), some("Boiler", None));
         // A plain path, two links, a heading of no note, and a link inside other words are
         // not links to read.
-        for raw in ["Home/Boiler.md", "[[A]] and [[B]]", "#Service", "[[#Service]]", "see [[A]]"] {
+        for raw in [
+            "Home/Boiler.md",
+            "[[A]] and [[B]]",
+            "#Service",
+            "[[#Service]]",
+            "see [[A]]",
+            "C# notes.md",
+        ] {
             assert_eq!(link(raw), None, "{raw}");
         }
     }
