@@ -1,6 +1,7 @@
 //! The small HTTP helpers every REST route shares: headers, query pairs, bodies held to
 //! their limits, `ETag`s, the 204-or-confirmation answer of a write, and the refusals of a
-//! file verb on a folder. Shapes only; the routes that use them are `rest/` and `patch.rs`.
+//! file verb on a folder. Shapes only; the routes that use them are `rest/` and `patch.rs`, and
+//! `ranges.rs` takes its `ETag`.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;

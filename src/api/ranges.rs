@@ -70,11 +70,8 @@ fn same_second(if_range: &str, modified: Option<std::time::SystemTime>) -> bool 
 pub(super) fn answer(read: SpanRead, refuse: impl FnOnce(&Error) -> Response) -> Response {
     let (mut resp, kind, extent) = match read {
         SpanRead::Whole(a, extent) => {
-            let mut resp = ([(header::CONTENT_TYPE, a.kind.media_type)], a.bytes).into_response();
-            if let Ok(v) = HeaderValue::from_str(&format!("\"{}\"", a.etag)) {
-                resp.headers_mut().insert(header::ETAG, v);
-            }
-            (resp, a.kind, extent)
+            let resp = ([(header::CONTENT_TYPE, a.kind.media_type)], a.bytes).into_response();
+            (super::common::with_etag(resp, Some(&a.etag)), a.kind, extent)
         }
         SpanRead::Part { kind, extent, start, bytes, .. } => {
             let end = start + bytes.len() as u64 - 1;

@@ -146,9 +146,9 @@ const LAYERS: &[&[&str]] = &[
 /// and the limits, and only `mod` mounts it.
 #[rustfmt::skip]
 const API_LAYERS: &[&str] = &[
-    "sanitize", "render", "accept", "compat", "logic", "limits", "admission", "tls", "preview", "ranges",
+    "sanitize", "render", "accept", "compat", "logic", "limits", "admission", "tls", "preview",
     "guard", "prose", "mcp",
-    "common", "oauth", "patch", "periodic", "readiness", "rest", "web", "mod",
+    "common", "ranges", "oauth", "patch", "periodic", "readiness", "rest", "web", "mod",
 ];
 
 /// The `crate::NAME` and `super::NAME` modules a source text names outside comments.
