@@ -172,6 +172,15 @@ pub(super) fn with_etag(mut resp: Response, etag: Option<&str>) -> Response {
     resp
 }
 
+/// Whether `If-None-Match` names `etag` (quoted, as sent in `ETag`) or is `*`: the copy the
+/// client holds is current, and a `304` answers it. A weak form of the tag matches too, as the
+/// comparison for `If-None-Match` is the weak one (RFC 9110 §13.1.2).
+pub(super) fn none_match(request: &HeaderMap, etag: &str) -> bool {
+    request.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').map(str::trim).any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
+    })
+}
+
 /// Whether the client asked for a confirmation of a write: `Accept` naming JSON or plain text.
 /// Without one a write is answered 204, as the Local REST API answers its clients.
 pub(super) fn wants_confirmation(h: &HeaderMap) -> bool {
@@ -229,5 +238,20 @@ mod tests {
         assert_eq!(e.code().as_str(), "invalid_request");
         assert!(e.message().contains("k is given more than once"), "{}", e.message());
         assert_eq!(pairs(&Some("q=a&k=5".into())).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn if_none_match_names_the_tag_in_a_list_or_weakly() {
+        let headers = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.append(header::IF_NONE_MATCH, v.parse().unwrap());
+            h
+        };
+        let tag = "\"abc\"";
+        assert!(none_match(&headers("\"x\", \"abc\""), tag));
+        assert!(none_match(&headers("W/\"abc\""), tag));
+        assert!(none_match(&headers("*"), tag));
+        assert!(!none_match(&headers("\"abcd\""), tag));
+        assert!(!none_match(&HeaderMap::new(), tag));
     }
 }

@@ -4,12 +4,13 @@
 //! page's `/ui/attachment`. Ranges matter to players: Safari, on a phone above all, will not
 //! play audio or video from a server that answers its `Range: bytes=0-1` with the whole file.
 
+use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use http_range_header::{ParsedRanges, RangeUnsatisfiableError};
 
 use crate::error::{Error, ErrorCode};
-use crate::vault::attachment::{AttachmentKind, AttachmentType, Extent, Span, SpanRead};
+use crate::vault::attachment::{AttachmentKind, AttachmentType, Extent, Opened, Span, SpanRead};
 
 /// What a request asks of an attachment's bytes, read from its headers once.
 pub(super) struct Asked {
@@ -63,21 +64,31 @@ fn same_second(if_range: &str, modified: Option<std::time::SystemTime>) -> bool 
     }
 }
 
-/// The answer to a span read: the whole file (200, with its `ETag`), the part asked for
-/// (206, with `Content-Range`), or `range_not_satisfiable` (416, with the length in
-/// `Content-Range`) made by the surface's own `refuse`. Every answer says ranges are taken,
-/// and carries `Last-Modified` where the file system gives it, for a later `If-Range`.
-pub(super) fn answer(read: SpanRead, refuse: impl FnOnce(&Error) -> Response) -> Response {
+/// The answer to a span read: the whole file (200, with its `ETag`, or 304 when the request's
+/// `If-None-Match` already names it), the part asked for (206, with `Content-Range`), or
+/// `range_not_satisfiable` (416, with the length in `Content-Range`) made by the surface's own
+/// `refuse`. The bytes are sent as they are read from the open file, so a long video costs a
+/// buffer, not its length in memory. Every answer says ranges are taken, and carries
+/// `Last-Modified` where the file system gives it, for a later `If-Range`.
+pub(super) fn answer(
+    read: SpanRead,
+    request: &HeaderMap,
+    refuse: impl FnOnce(&Error) -> Response,
+) -> Response {
     let (mut resp, kind, extent) = match read {
-        SpanRead::Whole(a, extent) => {
-            let resp = ([(header::CONTENT_TYPE, a.kind.media_type)], a.bytes).into_response();
-            (super::common::with_etag(resp, Some(&a.etag)), a.kind, extent)
+        SpanRead::Whole { kind, extent, etag, body } => {
+            let quoted = format!("\"{etag}\"");
+            // A phone shows a note's images again and again: the tag it holds costs a 304.
+            let resp = if super::common::none_match(request, &quoted) {
+                StatusCode::NOT_MODIFIED.into_response()
+            } else {
+                sent(StatusCode::OK, kind, body)
+            };
+            (super::common::with_etag(resp, Some(&etag)), kind, extent)
         }
-        SpanRead::Part { kind, extent, start, bytes, .. } => {
-            let end = start + bytes.len() as u64 - 1;
-            let mut resp =
-                (StatusCode::PARTIAL_CONTENT, [(header::CONTENT_TYPE, kind.media_type)], bytes)
-                    .into_response();
+        SpanRead::Part { kind, extent, start, body } => {
+            let end = start + body.len - 1;
+            let mut resp = sent(StatusCode::PARTIAL_CONTENT, kind, body);
             insert(
                 &mut resp,
                 header::CONTENT_RANGE,
@@ -114,6 +125,22 @@ pub(super) fn answer(read: SpanRead, refuse: impl FnOnce(&Error) -> Response) ->
             HeaderValue::from_static(super::sanitize::SVG_CSP),
         );
     }
+    resp
+}
+
+/// How many bytes are read from the file per piece of the body sent.
+const PIECE: usize = 256 * 1024;
+
+/// An answer whose body is `body.len` bytes of the open file, read a piece at a time as the
+/// client takes them. Its `Content-Length` is given, since a stream has no length of its own;
+/// a file cut short meanwhile ends the body early, which the client sees as a broken answer
+/// rather than as short bytes.
+fn sent(status: StatusCode, kind: AttachmentType, body: Opened) -> Response {
+    let file = tokio::io::AsyncReadExt::take(tokio::fs::File::from_std(body.file), body.len);
+    let stream = tokio_util::io::ReaderStream::with_capacity(file, PIECE);
+    let mut resp = (status, [(header::CONTENT_TYPE, kind.media_type)], Body::from_stream(stream))
+        .into_response();
+    resp.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(body.len));
     resp
 }
 

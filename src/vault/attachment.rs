@@ -112,13 +112,24 @@ pub(crate) enum Span {
     Beyond,
 }
 
-/// An attachment read as a [`Span`] chose.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Bytes of an attachment still to be read: its file, opened once through the gate and placed
+/// at the first of them, and how many follow. A surface sends them as it reads them, so a video
+/// a phone plays is never held in memory whole.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    /// The file, its position at the first byte to send.
+    pub(crate) file: std::fs::File,
+    /// How many bytes to send from there.
+    pub(crate) len: u64,
+}
+
+/// An attachment opened as a [`Span`] chose.
+#[derive(Debug)]
 pub(crate) enum SpanRead {
-    /// The whole file, with its hash.
-    Whole(AttachmentRead, Extent),
-    /// Part of it: `bytes` are the file's from `start` on.
-    Part { path: String, kind: AttachmentType, extent: Extent, start: u64, bytes: Vec<u8> },
+    /// The whole file, with the hash of its bytes (read through once to compute it).
+    Whole { kind: AttachmentType, extent: Extent, etag: String, body: Opened },
+    /// Part of it, from `start` on.
+    Part { kind: AttachmentType, extent: Extent, start: u64, body: Opened },
     /// Nothing, since the span lay past the end.
     Beyond { path: String, extent: Extent },
 }

@@ -1,5 +1,6 @@
 //! Attachments end to end on the real binary: an image, an SVG and an audio file served over
-//! REST with their media types and ETags, a clip by the byte ranges a player asks for, every write of one refused (with the vault
+//! REST with their media types and ETags, a clip by the byte ranges a player asks for, a long
+//! video sent without being held whole, every write of one refused (with the vault
 //! unchanged), hidden, traversing and symlinked attachment paths refused, and MCP's
 //! `vault_read` answering a large image with image content scaled to the bound.
 
@@ -172,6 +173,41 @@ fn a_player_gets_the_byte_range_it_asks_for_and_a_range_past_the_end_is_416_with
     assert!(r.header("content-security-policy").is_some());
     let r = s.call("GET", "/vault/Home/link.png", &[("Range", "bytes=0-3")], None);
     assert_eq!((r.status, r.code().as_str()), (400, "invalid_path"), "{}", r.body);
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_long_video_is_sent_as_it_is_read_never_held_whole_and_a_held_copy_costs_a_304() {
+    let (v, s, _big) = served();
+    // 192 MiB, as a phone's recording might be: far above what sending it may hold.
+    const LEN: usize = 192 << 20;
+    let film: Vec<u8> = (0..LEN).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(v.root().join("Home/film.mp4"), &film).unwrap();
+    let etag = format!("\"{}\"", mdvault::vault::content_hash(&film));
+    let before = s.peak_resident();
+
+    // Whole (a download) and from the start with an open end (a browser's player): every
+    // byte, with the length given up front and the whole file's tag.
+    let r = s.call("GET", "/vault/Home/film.mp4", &[], None);
+    assert_eq!((r.status, r.body.len()), (200, LEN));
+    assert!(r.body.as_bytes() == film.as_slice(), "the bytes sent are the file's");
+    assert_eq!(r.header("content-length"), Some(LEN.to_string().as_str()));
+    assert_eq!(r.header("etag"), Some(etag.as_str()));
+    let r = s.call("GET", "/vault/Home/film.mp4", &[("Range", "bytes=0-")], None);
+    assert_eq!((r.status, r.body.len()), (206, LEN));
+    assert_eq!(r.header("content-range"), Some(format!("bytes 0-{}/{LEN}", LEN - 1).as_str()));
+    assert_eq!(r.header("content-length"), Some(LEN.to_string().as_str()));
+    let grew = s.peak_resident().saturating_sub(before);
+    assert!(grew < 64 << 20, "sending {LEN} bytes grew the server by {grew} bytes");
+
+    // A client holding the tag is told its copy is current, with no bytes.
+    for held in [etag.clone(), format!("W/{etag}"), format!("\"other\", {etag}")] {
+        let r = s.call("GET", "/vault/Home/film.mp4", &[("If-None-Match", &held)], None);
+        assert_eq!((r.status, r.body.len()), (304, 0), "{held}");
+        assert_eq!(r.header("etag"), Some(etag.as_str()), "{held}");
+    }
+    let r = s.call("GET", "/vault/Home/film.mp4", &[("If-None-Match", "\"stale\"")], None);
+    assert_eq!((r.status, r.body.len()), (200, LEN));
 }
 
 #[test]

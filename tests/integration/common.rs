@@ -294,6 +294,15 @@ impl Server {
         http_call(&self.base, method, path, Some(KEY), headers, body)
     }
 
+    /// The most memory the server's process has held so far (`VmHWM`), in bytes.
+    #[cfg(target_os = "linux")]
+    pub fn peak_resident(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM");
+        let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        kib * 1024
+    }
+
     /// Sends SIGTERM and waits (up to a minute) for the process to end; how long it took.
     pub fn terminate(&mut self) -> std::time::Duration {
         let started = std::time::Instant::now();

@@ -83,8 +83,16 @@ fn the_web_page_shows_images_embeds_callouts_math_and_mermaid() {
     assert_eq!(img.header("content-type"), Some("image/png"));
     assert!(img.body.contains("PNG"), "{:?}", img.body);
     assert_eq!(img.header("accept-ranges"), Some("bytes"));
-    // A player's range request is answered with that range, as REST's is.
+    // The browser may keep it for this user and asks again with its tag: a 304, no bytes.
+    assert_eq!(img.header("cache-control"), Some("private, no-cache"));
+    let etag = img.header("etag").expect("an ETag").to_string();
     let url = "/ui/attachment?vault=main&path=render-pixel.png";
+    let again = browser(&s, "GET", url, &[cookie[0], ("If-None-Match", &etag)], "");
+    assert_eq!((again.status, again.body.as_str()), (304, ""));
+    assert_eq!(again.header("cache-control"), Some("private, no-cache"));
+    // The note's page itself is never stored.
+    assert_eq!(r.header("cache-control"), Some("no-store"));
+    // A player's range request is answered with that range, as REST's is.
     let part = browser(&s, "GET", url, &[cookie[0], ("Range", "bytes=1-3")], "");
     assert_eq!((part.status, part.body.as_str()), (206, "PNG"), "{}", part.body);
     let length = img.header("content-length").unwrap();

@@ -422,7 +422,7 @@ async fn attachment(
         tools::read_attachment_span(&engine, &target, None, &path, |e| asked.span(e))
     })
     .await?;
-    Ok(crate::api::ranges::answer(read, crate::api::guard::refusal))
+    Ok(crate::api::ranges::answer(read, headers, crate::api::guard::refusal))
 }
 
 /// PATCH with mdvault's own whole-note kinds, `Target-Type` body or text; the plugin's

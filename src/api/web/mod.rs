@@ -664,7 +664,17 @@ async fn attachment(State(web): State<Web>, Query(q): Params, headers: HeaderMap
     })
     .await;
     match read {
-        Ok(r) => super::ranges::answer(r, |e| error_response(e, true)),
+        Ok(r) => {
+            let mut resp = super::ranges::answer(r, &headers, |e| error_response(e, true));
+            // Pages are `no-store`, but a phone that fetched a note's photos again at every
+            // visit would pay for them each time: this browser alone may keep an attachment,
+            // and asks before using it, which costs a 304 while the file is unchanged.
+            if resp.status().is_success() || resp.status() == StatusCode::NOT_MODIFIED {
+                resp.headers_mut()
+                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));
+            }
+            resp
+        }
         Err(e) => error_response(&e, true),
     }
 }

@@ -162,7 +162,27 @@ struct Written {
 
 /// Lowercase hex sha256 of some bytes: the etag of a note.
 pub fn content_hash(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+    hex(&Sha256::digest(bytes))
+}
+
+/// [`content_hash`] of what a reader holds, read through a small buffer rather than into
+/// memory (an attachment may be a video of gigabytes), with the number of bytes read.
+pub(crate) fn content_hash_of(mut r: impl std::io::Read) -> std::io::Result<(String, u64)> {
+    let (mut hasher, mut buf, mut read) = (Sha256::new(), vec![0; 64 * 1024], 0u64);
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return Ok((hex(&hasher.finalize()), read)),
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                read += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn hex(digest: &[u8]) -> String {
     let mut out = String::with_capacity(64);
     for b in digest {
         out.push_str(&format!("{b:02x}"));
@@ -863,5 +883,44 @@ mod tests {
             let via = format!("{}/Sub/Sub.md", link.display());
             assert_eq!(linked.read(&via, None, &NoDocuments).unwrap().path, "Sub/Sub.md");
         }
+    }
+
+    #[test]
+    fn an_attachment_opens_at_the_span_chosen_from_its_length_with_the_whole_files_hash() {
+        use crate::vault::attachment::{Span, SpanRead};
+        use std::io::Read;
+        let (dir, vault) = named_vault();
+        let clip: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("Sub/clip.mp4"), &clip).unwrap();
+        let sent = |mut body: crate::vault::attachment::Opened| {
+            let mut out = Vec::new();
+            (&mut body.file).take(body.len).read_to_end(&mut out).unwrap();
+            out
+        };
+
+        let SpanRead::Whole { etag, body, extent, .. } = vault
+            .read_attachment_span("Sub/clip.mp4", |e| {
+                assert_eq!(e.total, 100_000, "the choice is made against the file's length");
+                Span::Whole
+            })
+            .unwrap()
+        else {
+            panic!("a whole read")
+        };
+        assert_eq!((etag, extent.total), (content_hash(&clip), 100_000));
+        assert_eq!(sent(body), clip, "the hash pass left the file at its start");
+
+        let part = vault.read_attachment_span("Sub/clip.mp4", |_| Span::Bytes(70_000..=70_009));
+        let SpanRead::Part { start, body, .. } = part.unwrap() else { panic!("a part") };
+        assert_eq!((start, sent(body)), (70_000, clip[70_000..=70_009].to_vec()));
+
+        // A span the caller chose past the end opens nothing, whatever it checked.
+        for span in [Span::Beyond, Span::Bytes(99_990..=100_000)] {
+            let r = vault.read_attachment_span("Sub/clip.mp4", |_| span.clone()).unwrap();
+            assert!(matches!(r, SpanRead::Beyond { .. }), "{r:?}");
+        }
+        // The MCP read is whole, in memory, with the same tag.
+        let read = vault.read_attachment("Sub/clip.mp4").unwrap();
+        assert_eq!((read.bytes, read.etag), (clip.clone(), content_hash(&clip)));
     }
 }

@@ -8,14 +8,14 @@ use serde_json::{Map, Value};
 
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
-use crate::vault::attachment::{self, AttachmentRead, Extent, Span, SpanRead};
+use crate::vault::attachment::{self, AttachmentRead, Extent, Opened, Span, SpanRead};
 use crate::vault::canvas::{self, Canvas};
 use crate::vault::edit::{self};
 use crate::vault::headings::{self};
 use crate::vault::path::{Access, Reading, Suffixes, Target};
 use crate::vault::{Vault, frontmatter};
 
-use super::{Reach, content_hash, rel_string};
+use super::{Reach, content_hash, content_hash_of, rel_string};
 
 /// A note as read: whole, or one section of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -236,38 +236,76 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
+/// A file whose length changed between reading its length and reading its bytes: its tag
+/// would name bytes that were never sent together.
+fn changed_while_read(path: &str) -> Error {
+    Error::new(
+        ErrorCode::Unreadable,
+        format!("{path} changed while it was read; ask for it again once it is written"),
+    )
+}
+
 fn rfc3339_seconds(t: std::time::SystemTime) -> String {
     chrono::DateTime::<chrono::Utc>::from(t).format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 impl Vault {
-    /// Reads an attachment that must exist, through the gate. Other spellings of the path
-    /// (percent-encoding, another case) are forgiven; names are not looked up across the vault,
-    /// since that lookup knows notes.
+    /// Reads an attachment that must exist, through the gate, whole into memory (MCP sends
+    /// it in one message). Other spellings of the path (percent-encoding, another case) are
+    /// forgiven; names are not looked up across the vault, since that lookup knows notes.
     pub(crate) fn read_attachment(&self, raw: &str) -> Result<AttachmentRead> {
-        match self.read_attachment_span(raw, |_| Span::Whole)? {
-            SpanRead::Whole(read, _) => Ok(read),
-            _ => Err(Error::new(ErrorCode::InternalError, "a whole read came back in part")),
-        }
+        use std::io::Read;
+        let (path, kind, mut file, extent) = self.open_attachment(raw)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(extent.total).unwrap_or(0));
+        file.read_to_end(&mut bytes).map_err(|e| Error::read_io(&path, &e))?;
+        Ok(AttachmentRead { etag: content_hash(&bytes), path, bytes, kind })
     }
 
-    /// Reads the bytes of an attachment that `pick` chooses once the file's length is known
-    /// (a byte range a player asks for); the file is opened once, so the length the choice
-    /// was made against is the one read. A span outside the file reads as [`SpanRead::Beyond`],
-    /// whatever the caller checked.
+    /// Opens an attachment at the bytes `pick` chooses once the file's length is known (a
+    /// byte range a player asks for), for a surface to send as it reads. The file is opened
+    /// once, so the length the choice was made against is the one read. A span outside the
+    /// file opens as [`SpanRead::Beyond`], whatever the caller checked.
     pub(crate) fn read_attachment_span(
         &self,
         raw: &str,
         pick: impl FnOnce(&Extent) -> Span,
     ) -> Result<SpanRead> {
-        use std::io::{Read, Seek, SeekFrom};
+        use std::io::{Seek, SeekFrom};
+        let (path, kind, mut file, extent) = self.open_attachment(raw)?;
+        let io = |e: std::io::Error| Error::read_io(&path, &e);
+        match pick(&extent) {
+            Span::Whole => {
+                // The tag is the hash of every byte, so the file is read through once before
+                // it is sent; from the page cache, the second pass costs little.
+                let (etag, read) = content_hash_of(&mut file).map_err(io)?;
+                if read != extent.total {
+                    return Err(changed_while_read(&path));
+                }
+                file.seek(SeekFrom::Start(0)).map_err(io)?;
+                let body = Opened { file, len: extent.total };
+                Ok(SpanRead::Whole { kind, extent, etag, body })
+            }
+            Span::Bytes(r) if r.start() <= r.end() && *r.end() < extent.total => {
+                file.seek(SeekFrom::Start(*r.start())).map_err(io)?;
+                let body = Opened { file, len: r.end() - r.start() + 1 };
+                Ok(SpanRead::Part { kind, extent, start: *r.start(), body })
+            }
+            Span::Bytes(_) | Span::Beyond => Ok(SpanRead::Beyond { path, extent }),
+        }
+    }
+
+    /// An existing attachment's file through the gate, with its path, type and extent.
+    fn open_attachment(
+        &self,
+        raw: &str,
+    ) -> Result<(String, attachment::AttachmentType, std::fs::File, Extent)> {
         let target = self.existing_target(raw, Access::ReadAttachment, Reach::Spelling)?;
         // The gate let it through, so it has an attachment suffix.
         let kind = attachment::kind_of(&target.rel).ok_or_else(|| {
             Error::new(ErrorCode::InternalError, format!("{} is not an attachment", target.rel))
         })?;
         let io = |e: std::io::Error| Error::read_io(&target.rel, &e);
-        let mut file = std::fs::File::open(&target.abs).map_err(io)?;
+        let file = std::fs::File::open(&target.abs).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if meta.is_dir() {
             return Err(Error::new(
@@ -276,26 +314,7 @@ impl Vault {
             ));
         }
         let extent = Extent { total: meta.len(), modified: meta.modified().ok() };
-        match pick(&extent) {
-            Span::Whole => {
-                let mut bytes = Vec::with_capacity(usize::try_from(extent.total).unwrap_or(0));
-                file.read_to_end(&mut bytes).map_err(io)?;
-                let etag = content_hash(&bytes);
-                Ok(SpanRead::Whole(AttachmentRead { etag, path: target.rel, bytes, kind }, extent))
-            }
-            Span::Bytes(r) if r.start() <= r.end() && *r.end() < extent.total => {
-                let len = usize::try_from(r.end() - r.start() + 1).map_err(|_| {
-                    Error::new(ErrorCode::InvalidRequest, "ask for fewer bytes at a time")
-                })?;
-                file.seek(SeekFrom::Start(*r.start())).map_err(io)?;
-                let mut bytes = vec![0; len];
-                // A file cut short since its length was read fails here as unreadable,
-                // rather than answering bytes that were never there.
-                file.read_exact(&mut bytes).map_err(io)?;
-                Ok(SpanRead::Part { path: target.rel, kind, extent, start: *r.start(), bytes })
-            }
-            Span::Bytes(_) | Span::Beyond => Ok(SpanRead::Beyond { path: target.rel, extent }),
-        }
+        Ok((target.rel, kind, file, extent))
     }
 
     /// Reads a note, or one section of it (`section` is a `::` heading target, or the part a
