@@ -10,9 +10,11 @@ use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::engine::Engine;
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
-use crate::vault::attachment::{AttachmentKind, AttachmentRead};
+use crate::vault::attachment::{
+    AttachmentKind, AttachmentRead, AttachmentType, Opened, Span, SpanRead,
+};
 
 /// The longest side, in pixels, of an image sent to a model: vision models scale larger images
 /// down to about this themselves (and bill them by the tile), so more pixels only cost base64
@@ -46,10 +48,83 @@ pub(crate) enum Preview {
     Described(String),
 }
 
-/// `vault_read` of an attachment: read through the gate, then [`preview`]ed. Decoding and
+/// The most bytes of an attachment MCP holds in memory to send it: an image past it is
+/// described rather than decoded, and `?original` refuses it (`attachment_too_large`). A
+/// phone's photo is a few megabytes; base64 makes the message a third larger again, and the
+/// client holds all of it. REST's `/vault/` sends any length, by ranges, as it reads.
+pub(crate) const MAX_WHOLE: u64 = 32 * 1024 * 1024;
+
+/// `vault_read` of an attachment: opened through the gate and [`preview`]ed. Only an image is
+/// read into memory, and only up to [`MAX_WHOLE`]; audio, video and the rest are described
+/// from their length and hash, which is read through without being held. Decoding and
 /// scaling are CPU work: the caller runs this on a blocking thread, as it does the read.
 pub(crate) fn read(e: &Engine, t: &Target, a: tools::ReadArgs) -> Result<Preview> {
-    Ok(preview(&tools::read_attachment(e, t, a.vault.as_deref(), &a.path)?))
+    let (path, kind, etag, body) = opened(e, t, a.vault.as_deref(), &a.path)?;
+    let len = body.len;
+    if kind.kind == AttachmentKind::Image && len <= MAX_WHOLE {
+        let bytes = body.into_bytes().map_err(|e| Error::read_io(&path, &e))?;
+        return Ok(preview(&AttachmentRead { path, bytes, kind, etag }));
+    }
+    let why = not_shown(kind.kind).unwrap_or(
+        "it is larger than MCP reads into memory; its bytes are at REST's /vault/, by ranges",
+    );
+    Ok(described(&path, kind, len, &etag, why))
+}
+
+/// `?original`: an attachment's bytes as they are, up to [`MAX_WHOLE`].
+pub(crate) fn original(
+    e: &Engine,
+    t: &Target,
+    vault: Option<&str>,
+    path: &str,
+) -> Result<AttachmentRead> {
+    let (path, kind, etag, body) = opened(e, t, vault, path)?;
+    if body.len > MAX_WHOLE {
+        return Err(Error::new(
+            ErrorCode::AttachmentTooLarge,
+            format!(
+                "{path} is {} bytes, more than the {MAX_WHOLE} MCP sends in one message; fetch \
+                 it over REST's /vault/{path}, which sends it by ranges, or read it without \
+                 ?original for a description",
+                body.len
+            ),
+        ));
+    }
+    let bytes = body.into_bytes().map_err(|e| Error::read_io(&path, &e))?;
+    Ok(AttachmentRead { path, bytes, kind, etag })
+}
+
+/// An attachment opened whole through the gate: its path, type, hash (read through once, not
+/// held) and the open file.
+fn opened(
+    e: &Engine,
+    t: &Target,
+    vault: Option<&str>,
+    path: &str,
+) -> Result<(String, AttachmentType, String, Opened)> {
+    match tools::read_attachment_span(e, t, vault, path, |_| Span::Whole)? {
+        SpanRead::Whole { path, kind, etag, body, .. } => Ok((path, kind, etag, body)),
+        _ => Err(Error::new(ErrorCode::InternalError, "a whole read came back in part")),
+    }
+}
+
+/// Why a kind of attachment is never sent as an image, or `None` for a raster image.
+fn not_shown(kind: AttachmentKind) -> Option<&'static str> {
+    match kind {
+        AttachmentKind::Image => None,
+        // An SVG can carry script and needs a renderer: never decoded here.
+        AttachmentKind::Vector => Some("an SVG is not rendered here"),
+        AttachmentKind::Audio => Some("audio is not sent here"),
+        AttachmentKind::Video => Some("video is not sent here"),
+    }
+}
+
+/// The sentence that stands for an attachment not sent as an image.
+fn described(path: &str, kind: AttachmentType, len: u64, etag: &str, why: &str) -> Preview {
+    Preview::Described(format!(
+        "{path} is an attachment ({}, {len} bytes, etag {etag}); {why}",
+        kind.media_type
+    ))
 }
 
 /// A preview as tool content: the caption and the image (base64), or the description.
@@ -70,22 +145,11 @@ pub(crate) fn content(p: Preview) -> CallToolResult {
 /// longest side is at most [`MAX_SIDE`] (sent unchanged when it already fits); everything else,
 /// and an image that does not decode, is described.
 pub(crate) fn preview(a: &AttachmentRead) -> Preview {
-    let described = |why: &str| {
-        Preview::Described(format!(
-            "{} is an attachment ({}, {} bytes, etag {}); {why}",
-            a.path,
-            a.kind.media_type,
-            a.bytes.len(),
-            a.etag
-        ))
-    };
-    let format = match a.kind.kind {
-        AttachmentKind::Image => ImageFormat::from_mime_type(a.kind.media_type),
-        // An SVG can carry script and needs a renderer: never decoded here.
-        AttachmentKind::Vector => return described("an SVG is not rendered here"),
-        AttachmentKind::Audio => return described("audio is not sent here"),
-        AttachmentKind::Video => return described("video is not sent here"),
-    };
+    let described = |why: &str| described(&a.path, a.kind, a.bytes.len() as u64, &a.etag, why);
+    if let Some(why) = not_shown(a.kind.kind) {
+        return described(why);
+    }
+    let format = ImageFormat::from_mime_type(a.kind.media_type);
     let Some(format) = format.filter(|f| f.reading_enabled()) else {
         return described("this image format is not decoded here");
     };

@@ -76,7 +76,7 @@ pub(super) fn answer(
     refuse: impl FnOnce(&Error) -> Response,
 ) -> Response {
     let (mut resp, kind, extent) = match read {
-        SpanRead::Whole { kind, extent, etag, body } => {
+        SpanRead::Whole { kind, extent, etag, body, .. } => {
             let quoted = format!("\"{etag}\"");
             // A phone shows a note's images again and again: the tag it holds costs a 304.
             let resp = if super::common::none_match(request, &quoted) {

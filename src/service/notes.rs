@@ -12,17 +12,6 @@ pub(crate) fn read(desk: &dyn Desk, t: &Target, a: ReadArgs) -> Result<NoteRead>
     plain(t, path, v.read(path, section, &*desk.documents()))
 }
 
-/// Reads an attachment's bytes (an image, audio or video; `vault::attachment`).
-pub(crate) fn read_attachment(
-    desk: &dyn Desk,
-    t: &Target,
-    vault: Option<&str>,
-    path: &str,
-) -> Result<crate::vault::attachment::AttachmentRead> {
-    let (v, path) = locate(desk, t, vault, path)?;
-    plain(t, path, v.read_attachment(path))
-}
-
 /// Reads the bytes of an attachment that `pick` chooses from its length (a byte range).
 pub(crate) fn read_attachment_span(
     desk: &dyn Desk,

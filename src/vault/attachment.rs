@@ -4,8 +4,8 @@
 //! [`kind_of`] is the one rule for which names are attachments and what media type they are
 //! served as; the gate ([`super::path::gate`]) asks it to let [`Access::ReadAttachment`](super::path::Access::ReadAttachment)
 //! through and to refuse every write of one (`attachment_read_only`), and the surfaces ask it
-//! which answer an attachment gets. `Vault::read_attachment` (in `ops/read.rs`) is the one
-//! read.
+//! which answer an attachment gets. `Vault::read_attachment_span` (in `ops/read.rs`) is the
+//! one read.
 
 /// What sort of attachment a file is: decides how a surface that cannot send the bytes as they
 /// are (MCP) shows it.
@@ -123,11 +123,23 @@ pub(crate) struct Opened {
     pub(crate) len: u64,
 }
 
+impl Opened {
+    /// All of its bytes, in memory. A file cut short since it was opened fails
+    /// (`UnexpectedEof`) rather than reading as fewer bytes.
+    pub(crate) fn into_bytes(self) -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        let mut bytes = vec![0; usize::try_from(self.len).map_err(std::io::Error::other)?];
+        let mut file = self.file;
+        file.read_exact(&mut bytes)?;
+        Ok(bytes)
+    }
+}
+
 /// An attachment opened as a [`Span`] chose.
 #[derive(Debug)]
 pub(crate) enum SpanRead {
     /// The whole file, with the hash of its bytes (read through once to compute it).
-    Whole { kind: AttachmentType, extent: Extent, etag: String, body: Opened },
+    Whole { path: String, kind: AttachmentType, extent: Extent, etag: String, body: Opened },
     /// Part of it, from `start` on.
     Part { kind: AttachmentType, extent: Extent, start: u64, body: Opened },
     /// Nothing, since the span lay past the end.

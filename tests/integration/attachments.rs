@@ -1,6 +1,6 @@
 //! Attachments end to end on the real binary: an image, an SVG and an audio file served over
 //! REST with their media types and ETags, a clip by the byte ranges a player asks for, a long
-//! video sent without being held whole, every write of one refused (with the vault
+//! video sent (and described over MCP) without being held whole, every write of one refused (with the vault
 //! unchanged), hidden, traversing and symlinked attachment paths refused, and MCP's
 //! `vault_read` answering a large image with image content scaled to the bound.
 
@@ -177,7 +177,7 @@ fn a_player_gets_the_byte_range_it_asks_for_and_a_range_past_the_end_is_416_with
 
 #[test]
 #[cfg(target_os = "linux")]
-fn a_long_video_is_sent_as_it_is_read_never_held_whole_and_a_held_copy_costs_a_304() {
+fn a_long_video_is_never_held_whole_by_rest_or_mcp_and_a_held_copy_costs_a_304() {
     let (v, s, _big) = served();
     // 192 MiB, as a phone's recording might be: far above what sending it may hold.
     const LEN: usize = 192 << 20;
@@ -197,6 +197,20 @@ fn a_long_video_is_sent_as_it_is_read_never_held_whole_and_a_held_copy_costs_a_3
     assert_eq!((r.status, r.body.len()), (206, LEN));
     assert_eq!(r.header("content-range"), Some(format!("bytes 0-{}/{LEN}", LEN - 1).as_str()));
     assert_eq!(r.header("content-length"), Some(LEN.to_string().as_str()));
+    // MCP describes it from its length and hash, and will not send it whole in a message.
+    let r = mcp(
+        &s,
+        "/mcp",
+        "tools/call",
+        json!({"name": "vault_read", "arguments": {"path": "Home/film.mp4"}}),
+    );
+    let text = r["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{r}"));
+    let (bytes, tag) = (format!("{LEN} bytes"), etag.trim_matches('"'));
+    assert!(text.contains("video/mp4") && text.contains(&bytes) && text.contains(tag), "{text}");
+    let uri = "mdvault://main/Home/film.mp4?original";
+    let r = mcp(&s, "/mcp", "resources/read", json!({ "uri": uri }));
+    let message = r["error"]["message"].as_str().unwrap_or_else(|| panic!("not refused: {r}"));
+    assert!(message.contains("attachment_too_large") && message.contains("/vault/"), "{message}");
     let grew = s.peak_resident().saturating_sub(before);
     assert!(grew < 64 << 20, "sending {LEN} bytes grew the server by {grew} bytes");
 

@@ -317,7 +317,7 @@ pub(crate) fn read(e: &Engine, t: &Target, uri: &str) -> Result<Vec<ResourceCont
     };
     if let Some(kind) = attachment::kind_of(&at.path) {
         if at.original {
-            let a = tools::read_attachment(e, t, None, &raw)?;
+            let a = preview::original(e, t, None, &raw)?;
             return Ok(vec![blob(&a.bytes, kind.media_type)]);
         }
         let args = tools::ReadArgs { vault: None, path: raw, section: None };

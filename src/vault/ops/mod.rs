@@ -898,7 +898,7 @@ mod tests {
             out
         };
 
-        let SpanRead::Whole { etag, body, extent, .. } = vault
+        let SpanRead::Whole { path, etag, body, extent, .. } = vault
             .read_attachment_span("Sub/clip.mp4", |e| {
                 assert_eq!(e.total, 100_000, "the choice is made against the file's length");
                 Span::Whole
@@ -907,7 +907,10 @@ mod tests {
         else {
             panic!("a whole read")
         };
-        assert_eq!((etag, extent.total), (content_hash(&clip), 100_000));
+        assert_eq!(
+            (path.as_str(), etag, extent.total),
+            ("Sub/clip.mp4", content_hash(&clip), 100_000)
+        );
         assert_eq!(sent(body), clip, "the hash pass left the file at its start");
 
         let part = vault.read_attachment_span("Sub/clip.mp4", |_| Span::Bytes(70_000..=70_009));
@@ -919,8 +922,9 @@ mod tests {
             let r = vault.read_attachment_span("Sub/clip.mp4", |_| span.clone()).unwrap();
             assert!(matches!(r, SpanRead::Beyond { .. }), "{r:?}");
         }
-        // The MCP read is whole, in memory, with the same tag.
-        let read = vault.read_attachment("Sub/clip.mp4").unwrap();
-        assert_eq!((read.bytes, read.etag), (clip.clone(), content_hash(&clip)));
+        // Read whole into memory (as MCP does), the same bytes.
+        let whole = vault.read_attachment_span("Sub/clip.mp4", |_| Span::Whole).unwrap();
+        let SpanRead::Whole { body, .. } = whole else { panic!("a whole read") };
+        assert_eq!(body.into_bytes().unwrap(), clip);
     }
 }

@@ -1,5 +1,5 @@
 //! Reading a vault: a note or one section of it (`read`), an attachment's bytes
-//! (`read_attachment`, or the part of them a byte range asks for), a note's map, a folder's listing, and the
+//! (`read_attachment_span`: all of them, or the part a byte range asks for), a note's map, a folder's listing, and the
 //! file table the indexer walks (`scan`, `stat`, `probe`, `read_bytes`, `all_files`).
 
 use std::collections::HashMap;
@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::docs::{Extraction, Verdict};
 use crate::error::{Error, ErrorCode, Result};
-use crate::vault::attachment::{self, AttachmentRead, Extent, Opened, Span, SpanRead};
+use crate::vault::attachment::{self, Extent, Opened, Span, SpanRead};
 use crate::vault::canvas::{self, Canvas};
 use crate::vault::edit::{self};
 use crate::vault::headings::{self};
@@ -250,19 +250,11 @@ fn rfc3339_seconds(t: std::time::SystemTime) -> String {
 }
 
 impl Vault {
-    /// Reads an attachment that must exist, through the gate, whole into memory (MCP sends
-    /// it in one message). Other spellings of the path (percent-encoding, another case) are
-    /// forgiven; names are not looked up across the vault, since that lookup knows notes.
-    pub(crate) fn read_attachment(&self, raw: &str) -> Result<AttachmentRead> {
-        use std::io::Read;
-        let (path, kind, mut file, extent) = self.open_attachment(raw)?;
-        let mut bytes = Vec::with_capacity(usize::try_from(extent.total).unwrap_or(0));
-        file.read_to_end(&mut bytes).map_err(|e| Error::read_io(&path, &e))?;
-        Ok(AttachmentRead { etag: content_hash(&bytes), path, bytes, kind })
-    }
-
-    /// Opens an attachment at the bytes `pick` chooses once the file's length is known (a
-    /// byte range a player asks for), for a surface to send as it reads. The file is opened
+    /// Opens an attachment that must exist, through the gate, at the bytes `pick` chooses once
+    /// the file's length is known (all of them, or a byte range a player asks for), for a
+    /// surface to send as it reads. Other spellings of the path (percent-encoding, another
+    /// case) are forgiven; names are not looked up across the vault, since that lookup knows
+    /// notes. The file is opened
     /// once, so the length the choice was made against is the one read. A span outside the
     /// file opens as [`SpanRead::Beyond`], whatever the caller checked.
     pub(crate) fn read_attachment_span(
@@ -283,7 +275,7 @@ impl Vault {
                 }
                 file.seek(SeekFrom::Start(0)).map_err(io)?;
                 let body = Opened { file, len: extent.total };
-                Ok(SpanRead::Whole { kind, extent, etag, body })
+                Ok(SpanRead::Whole { path, kind, extent, etag, body })
             }
             Span::Bytes(r) if r.start() <= r.end() && *r.end() < extent.total => {
                 file.seek(SeekFrom::Start(*r.start())).map_err(io)?;
