@@ -36,14 +36,25 @@ impl Asked {
     /// The bytes to read from a file of this extent.
     pub(super) fn span(&self, extent: &Extent) -> Span {
         let Some(ranges) = &self.ranges else { return Span::Whole };
-        // An `If-Range` the file no longer matches asks for the whole file. Only a date can
-        // match: the entity tag of an attachment is the hash of all its bytes, which a range
-        // read does not compute, so a tag is answered as a changed file would be.
-        if let Some(v) = &self.if_range
-            && !same_second(v, extent.modified)
-        {
-            return Span::Whole;
+        let span = self.ranged(ranges, extent);
+        // An `If-Range` the file no longer matches asks for the whole file. A date is checked
+        // here; an entity tag (Chromium's media cache resumes a video with the one it holds)
+        // is the hash of all the file's bytes, so it is checked as the file is read. A weak
+        // tag never matches: `If-Range` compares strongly (RFC 9110 §13.1.5).
+        match self.if_range.as_deref().map(str::trim) {
+            None => span,
+            Some(_) if span == Span::Whole => Span::Whole,
+            Some(tag) if tag.starts_with('"') => match tag[1..].strip_suffix('"') {
+                Some(etag) => Span::IfTagged { etag: etag.to_string(), then: Box::new(span) },
+                None => Span::Whole,
+            },
+            Some(date) if same_second(date, extent.modified) => span,
+            Some(_) => Span::Whole,
         }
+    }
+
+    /// The bytes the ranges name in a file of this extent, whatever `If-Range` says.
+    fn ranged(&self, ranges: &ParsedRanges, extent: &Extent) -> Span {
         match ranges.validate(extent.total) {
             Ok(v) if v.len() == 1 => Span::Bytes(v[0].clone()),
             // Several ranges would need a multipart answer, which no player asks for; the
@@ -210,8 +221,20 @@ mod tests {
         let other = httpdate::fmt_http_date(e.modified.unwrap() + Duration::from_secs(1));
         assert_eq!(asked(Some("bytes=0-1"), Some(&same)).span(&e), Span::Bytes(0..=1));
         assert_eq!(asked(Some("bytes=0-1"), Some(&other)).span(&e), Span::Whole);
-        assert_eq!(asked(Some("bytes=0-1"), Some("\"abc\"")).span(&e), Span::Whole);
         let unknown = Extent { modified: None, ..e };
         assert_eq!(asked(Some("bytes=0-1"), Some(&same)).span(&unknown), Span::Whole);
+    }
+
+    #[test]
+    fn if_range_with_a_strong_tag_keeps_the_range_only_if_the_file_hashes_to_it() {
+        let e = extent(100);
+        let tagged = |then: Span| Span::IfTagged { etag: "abc".into(), then: Box::new(then) };
+        assert_eq!(asked(Some("bytes=0-1"), Some("\"abc\"")).span(&e), tagged(Span::Bytes(0..=1)));
+        assert_eq!(asked(Some("bytes=100-"), Some(" \"abc\" ")).span(&e), tagged(Span::Beyond));
+        // A weak tag, a malformed one, or a range that asks for all of it: the whole file.
+        for tag in ["W/\"abc\"", "\"abc", "abc"] {
+            assert_eq!(asked(Some("bytes=0-1"), Some(tag)).span(&e), Span::Whole, "{tag}");
+        }
+        assert_eq!(asked(Some("bytes=0-1,4-5"), Some("\"abc\"")).span(&e), Span::Whole);
     }
 }

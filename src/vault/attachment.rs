@@ -110,6 +110,9 @@ pub(crate) enum Span {
     Bytes(std::ops::RangeInclusive<u64>),
     /// None: the caller asked for bytes past the end.
     Beyond,
+    /// `then` if the file's bytes hash to `etag` (a player resuming the copy it holds, with
+    /// `If-Range`), else all of it: the hash is known only once the file is read through.
+    IfTagged { etag: String, then: Box<Span> },
 }
 
 /// Bytes of an attachment still to be read: its file, opened once through the gate and placed

@@ -917,6 +917,16 @@ mod tests {
         let SpanRead::Part { start, body, .. } = part.unwrap() else { panic!("a part") };
         assert_eq!((start, sent(body)), (70_000, clip[70_000..=70_009].to_vec()));
 
+        // A range held by its tag is kept while the file hashes to it, else all of it is sent.
+        let held =
+            |etag: &str| Span::IfTagged { etag: etag.into(), then: Box::new(Span::Bytes(5..=9)) };
+        let r = vault.read_attachment_span("Sub/clip.mp4", |_| held(&content_hash(&clip)));
+        let SpanRead::Part { start, body, .. } = r.unwrap() else { panic!("a part") };
+        assert_eq!((start, sent(body)), (5, clip[5..=9].to_vec()));
+        let r = vault.read_attachment_span("Sub/clip.mp4", |_| held("stale")).unwrap();
+        let SpanRead::Whole { etag, body, .. } = r else { panic!("the whole file") };
+        assert_eq!((etag, sent(body)), (content_hash(&clip), clip.clone()));
+
         // A span the caller chose past the end opens nothing, whatever it checked.
         for span in [Span::Beyond, Span::Bytes(99_990..=100_000)] {
             let r = vault.read_attachment_span("Sub/clip.mp4", |_| span.clone()).unwrap();

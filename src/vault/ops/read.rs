@@ -265,15 +265,29 @@ impl Vault {
         use std::io::{Seek, SeekFrom};
         let (path, kind, mut file, extent) = self.open_attachment(raw)?;
         let io = |e: std::io::Error| Error::read_io(&path, &e);
-        match pick(&extent) {
+        // The tag is the hash of every byte: the file is read through once to compute it,
+        // before any byte is sent; from the page cache, the second pass costs little.
+        let hash = |file: &mut std::fs::File| -> Result<String> {
+            let (etag, read) = content_hash_of(&mut *file).map_err(io)?;
+            file.seek(SeekFrom::Start(0)).map_err(io)?;
+            if read != extent.total {
+                return Err(changed_while_read(&path));
+            }
+            Ok(etag)
+        };
+        let (span, known) = match pick(&extent) {
+            Span::IfTagged { etag, then } => {
+                let now = hash(&mut file)?;
+                if now == etag { (*then, None) } else { (Span::Whole, Some(now)) }
+            }
+            span => (span, None),
+        };
+        match span {
             Span::Whole => {
-                // The tag is the hash of every byte, so the file is read through once before
-                // it is sent; from the page cache, the second pass costs little.
-                let (etag, read) = content_hash_of(&mut file).map_err(io)?;
-                if read != extent.total {
-                    return Err(changed_while_read(&path));
-                }
-                file.seek(SeekFrom::Start(0)).map_err(io)?;
+                let etag = match known {
+                    Some(etag) => etag,
+                    None => hash(&mut file)?,
+                };
                 let body = Opened { file, len: extent.total };
                 Ok(SpanRead::Whole { path, kind, extent, etag, body })
             }
@@ -282,7 +296,9 @@ impl Vault {
                 let body = Opened { file, len: r.end() - r.start() + 1 };
                 Ok(SpanRead::Part { kind, extent, start: *r.start(), body })
             }
-            Span::Bytes(_) | Span::Beyond => Ok(SpanRead::Beyond { path, extent }),
+            Span::Bytes(_) | Span::Beyond | Span::IfTagged { .. } => {
+                Ok(SpanRead::Beyond { path, extent })
+            }
         }
     }
 
