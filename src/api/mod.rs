@@ -34,6 +34,7 @@ mod readiness;
 pub(crate) mod render;
 pub mod rest;
 pub(crate) mod sanitize;
+mod scale;
 pub(crate) mod tls;
 pub(crate) mod web;
 

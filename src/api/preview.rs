@@ -3,12 +3,11 @@
 //! sentence saying what it is. The one rule for that choice is [`preview`]; [`content`] makes it
 //! the tool's answer (rmcp's image content: base64 and a `mimeType`).
 
-use std::io::Cursor;
-
 use base64::Engine as _;
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::ImageFormat;
 use rmcp::model::{CallToolResult, ContentBlock};
 
+use super::scale::Fitted;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
@@ -20,17 +19,6 @@ use crate::vault::attachment::{
 /// down to about this themselves (and bill them by the tile), so more pixels only cost base64
 /// bytes in the context; a screenshot's or photo's text stays legible at this size.
 pub(crate) const MAX_SIDE: u32 = 1024;
-
-/// The widest or tallest image decoded at all: a small file can declare an enormous canvas
-/// (a decompression bomb), and the decoder refuses one past this before allocating it.
-const MAX_DECODED_SIDE: u32 = 16_384;
-
-/// The most memory one decode may take (a 16k square RGBA is 1 GiB, so this is the binding
-/// limit for large images): enough for a 64-megapixel photo.
-const MAX_DECODE_BYTES: u64 = 256 * 1024 * 1024;
-
-/// JPEG quality for a scaled-down photo: the usual web default, visually lossless at this size.
-const JPEG_QUALITY: u8 = 85;
 
 /// What to send for an attachment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,13 +141,14 @@ pub(crate) fn preview(a: &AttachmentRead) -> Preview {
     let Some(format) = format.filter(|f| f.reading_enabled()) else {
         return described("this image format is not decoded here");
     };
-    match scaled(&a.bytes, format) {
-        Ok(Scaled::Fits { width, height }) => Preview::Image {
+    let square = super::scale::Bound { width: MAX_SIDE, height: MAX_SIDE };
+    match super::scale::fit(&a.bytes, format, square) {
+        Ok(Fitted::Fits { width, height }) => Preview::Image {
             bytes: a.bytes.clone(),
             media_type: a.kind.media_type,
             caption: format!("{}: {width}x{height} pixels, etag {}", a.path, a.etag),
         },
-        Ok(Scaled::Shrunk { bytes, media_type, from, to }) => Preview::Image {
+        Ok(Fitted::Shrunk { bytes, media_type, from, to }) => Preview::Image {
             bytes,
             media_type,
             caption: format!(
@@ -171,50 +160,12 @@ pub(crate) fn preview(a: &AttachmentRead) -> Preview {
     }
 }
 
-/// An image after [`scaled`].
-enum Scaled {
-    /// Within the bound already: the source bytes do.
-    Fits { width: u32, height: u32 },
-    /// Scaled down and re-encoded.
-    Shrunk { bytes: Vec<u8>, media_type: &'static str, from: (u32, u32), to: (u32, u32) },
-}
-
-/// Decodes `bytes` (under the decode limits) and, when its longest side passes [`MAX_SIDE`],
-/// scales it to fit, keeping its aspect ratio, and re-encodes it: a JPEG stays JPEG (a photo;
-/// PNG would be several times larger), anything else becomes PNG (lossless, keeps alpha).
-fn scaled(bytes: &[u8], format: ImageFormat) -> image::ImageResult<Scaled> {
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
-    let mut limits = Limits::default();
-    limits.max_image_width = Some(MAX_DECODED_SIDE);
-    limits.max_image_height = Some(MAX_DECODED_SIDE);
-    limits.max_alloc = Some(MAX_DECODE_BYTES);
-    reader.limits(limits);
-    let image = reader.decode()?;
-    let from = (image.width(), image.height());
-    if from.0.max(from.1) <= MAX_SIDE {
-        return Ok(Scaled::Fits { width: from.0, height: from.1 });
-    }
-    let small = image.resize(MAX_SIDE, MAX_SIDE, image::imageops::FilterType::Triangle);
-    let to = (small.width(), small.height());
-    let mut out = Cursor::new(Vec::new());
-    let media_type = if format == ImageFormat::Jpeg {
-        let rgb = DynamicImage::ImageRgb8(small.to_rgb8());
-        rgb.write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
-            &mut out,
-            JPEG_QUALITY,
-        ))?;
-        "image/jpeg"
-    } else {
-        small.write_to(&mut out, ImageFormat::Png)?;
-        "image/png"
-    };
-    Ok(Scaled::Shrunk { bytes: out.into_inner(), media_type, from, to })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::vault::attachment::kind_of;
+    use image::DynamicImage;
+    use std::io::Cursor;
 
     fn attachment(path: &str, bytes: Vec<u8>) -> AttachmentRead {
         AttachmentRead {

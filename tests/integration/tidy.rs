@@ -146,7 +146,7 @@ const LAYERS: &[&[&str]] = &[
 /// and the limits, and only `mod` mounts it.
 #[rustfmt::skip]
 const API_LAYERS: &[&str] = &[
-    "sanitize", "render", "accept", "compat", "logic", "limits", "admission", "tls", "preview",
+    "sanitize", "render", "accept", "compat", "logic", "limits", "admission", "tls", "scale", "preview",
     "guard", "prose", "mcp",
     "common", "ranges", "oauth", "patch", "periodic", "readiness", "rest", "web", "mod",
 ];
