@@ -94,7 +94,7 @@ pub(crate) fn html(text: &str, found: &HashMap<render::EmbedKey, Found>) -> Stri
         first_line,
         &render::Anchors::of(text),
         &render::Links::AsWritten,
-        &render::Embeds { found, file_url: &file_url },
+        &render::Embeds { found, file_url: &file_url, fitted_url: None },
     )
 }
 

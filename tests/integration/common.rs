@@ -348,8 +348,11 @@ impl Drop for Server {
 #[derive(Debug)]
 pub struct Reply {
     pub status: u16,
+    /// The body as text (invalid UTF-8 replaced).
     pub body: String,
     pub headers: Vec<(String, String)>,
+    /// The body as sent: an image's bytes.
+    pub bytes: Vec<u8>,
 }
 
 impl Reply {
@@ -430,7 +433,7 @@ pub fn parse_response(raw: &[u8]) -> Reply {
         }
         body = out;
     }
-    Reply { status, body: String::from_utf8_lossy(&body).into_owned(), headers }
+    Reply { status, body: String::from_utf8_lossy(&body).into_owned(), headers, bytes: body }
 }
 
 /// A port nobody is listening on right now.

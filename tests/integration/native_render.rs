@@ -64,11 +64,18 @@ fn the_web_page_shows_images_embeds_callouts_math_and_mermaid() {
     assert_eq!(r.status, 200, "{}", r.body);
     let page = &r.body;
     shows_the_reading_view(page);
-    let src = "src=\"/ui/attachment?vault=main&amp;path=render-pixel.png\"";
+    // Each image is fetched fitted to twice its shown width (a rung of `fitted::rung`), and
+    // links to its original.
+    let original = "/ui/attachment?vault=main&amp;path=render-pixel.png";
+    let link = format!(
+        "<a class=\"embed-image-link\" href=\"{original}\" \
+         title=\"Open render-pixel.png at full size\" rel=\"noopener noreferrer\">"
+    );
+    let src = format!("src=\"{original}&amp;fit=320\"");
     for want in [
-        format!("<img class=\"embed-image\" {src} alt=\"\" width=\"120\">"),
-        format!("<img class=\"embed-image\" {src} alt=\"\" width=\"96\" height=\"64\">"),
-        format!("<img class=\"embed-image\" {src} alt=\"A pixel\" width=\"60\">"),
+        format!("{link}<img class=\"embed-image\" {src} alt=\"\" width=\"120\"></a>"),
+        format!("{link}<img class=\"embed-image\" {src} alt=\"\" width=\"96\" height=\"64\"></a>"),
+        format!("{link}<img class=\"embed-image\" {src} alt=\"A pixel\" width=\"60\"></a>"),
         "href=\"/ui/note?vault=main&amp;path=render-boiler.md#service\"".to_string(),
         "href=\"/ui/note?vault=main&amp;path=render-boiler.md#gas\"".to_string(),
         "href=\"/ui/note?vault=main&amp;path=render-boiler.md#parts\"".to_string(),
@@ -153,4 +160,71 @@ fn obsidian_help_s_embeds_render_and_every_note_renders_over_rest() {
         notes += 1;
     }
     assert!(notes > 100, "{notes} notes");
+}
+
+/// A phone's portrait photo: stored `width` x `height` on its side, with EXIF orientation 6
+/// (shown turned 90° clockwise), the stored left half red and the right half blue.
+fn photo_on_its_side(width: u32, height: u32) -> Vec<u8> {
+    use image::ImageEncoder as _;
+    let img = image::RgbImage::from_fn(width, height, |x, _| {
+        if x < width / 2 { image::Rgb([255, 0, 0]) } else { image::Rgb([0, 0, 255]) }
+    });
+    let mut out = Vec::new();
+    let mut encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 90);
+    // A little-endian TIFF header and one IFD entry: Orientation (0x0112), SHORT, 1, value 6.
+    let exif = b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0".to_vec();
+    encoder.set_exif_metadata(exif).unwrap();
+    encoder.write_image(img.as_raw(), width, height, image::ExtendedColorType::Rgb8).unwrap();
+    out
+}
+
+#[test]
+fn a_phone_fetches_a_notes_photo_fitted_to_its_shown_width_upright_and_only_once() {
+    let v =
+        TempVault::copy_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/obsidian"));
+    let original = photo_on_its_side(3000, 2000);
+    std::fs::write(v.root().join("photo.jpg"), &original).unwrap();
+    v.write("photos.md", "# Photos\n\n![[photo.jpg]]\n\n![[photo.jpg|300]]\n");
+    let s = Server::start(&[format!("main={}", v.root().display())], HASHING);
+    let session = sign_in(&s);
+    let cookie = ("Cookie", session.as_str());
+
+    let page = browser(&s, "GET", "/ui/note?path=photos.md", &[cookie], "").body;
+    let at = "/ui/attachment?vault=main&amp;path=photo.jpg";
+    for want in [format!("src=\"{at}&amp;fit=1600\""), format!("src=\"{at}&amp;fit=640\"")] {
+        assert!(page.contains(&want), "{want}\nnot in\n{page}");
+    }
+
+    // Fitted: upright (2000 x 3000 as shown), 640 wide, a JPEG far smaller than the original.
+    let url = "/ui/attachment?vault=main&path=photo.jpg&fit=640";
+    let r = browser(&s, "GET", url, &[cookie], "");
+    assert_eq!((r.status, r.header("content-type")), (200, Some("image/jpeg")), "{}", r.body);
+    let shown = image::load_from_memory(&r.bytes).unwrap().to_rgb8();
+    assert_eq!((shown.width(), shown.height()), (640, 960));
+    let (top, bottom) = (shown.get_pixel(320, 100), shown.get_pixel(320, 860));
+    assert!(top[0] > 200 && bottom[2] > 200, "not upright: top {top:?}, bottom {bottom:?}");
+    assert!(r.bytes.len() * 4 < original.len(), "{} of {} bytes", r.bytes.len(), original.len());
+    assert_eq!(r.header("cache-control"), Some("private, no-cache"));
+
+    // Shown again, the browser asks with its tag and is sent nothing.
+    let etag = r.header("etag").expect("an ETag").to_string();
+    let again = browser(&s, "GET", url, &[cookie, ("If-None-Match", &etag)], "");
+    assert_eq!((again.status, again.bytes.len()), (304, 0));
+    // Another width is another copy, with its own tag; one the photo fits already is the
+    // original's bytes, which the browser turns upright itself.
+    let url = "/ui/attachment?vault=main&path=photo.jpg&fit=2048";
+    let wide = browser(&s, "GET", url, &[cookie], "");
+    assert!(wide.bytes == original, "2,000 pixels wide upright fits in 2,048");
+    assert_ne!(wide.header("etag"), Some(etag.as_str()));
+
+    // The original is a tap away, byte for byte; a small image is sent as it is; a width that
+    // is no width is refused, saying what fit takes.
+    let r = browser(&s, "GET", "/ui/attachment?vault=main&path=photo.jpg", &[cookie], "");
+    assert!(r.bytes == original, "the original's bytes");
+    let pixel = std::fs::read(v.root().join("render-pixel.png")).unwrap();
+    let url = "/ui/attachment?vault=main&path=render-pixel.png&fit=320";
+    assert!(browser(&s, "GET", url, &[cookie], "").bytes == pixel);
+    let r = browser(&s, "GET", "/ui/attachment?vault=main&path=photo.jpg&fit=0", &[cookie], "");
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("width in pixels"), "{}", r.body);
 }

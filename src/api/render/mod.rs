@@ -315,7 +315,14 @@ pub(crate) struct Embeds<'a> {
     pub(crate) found: &'a HashMap<EmbedKey, Found>,
     /// The URL that serves an attachment by vault path, through the path gate.
     pub(crate) file_url: &'a dyn Fn(&str) -> String,
+    /// The URL of a raster image fitted to the width it is shown at (`None` when no width is
+    /// given), or `None` to show the original; the image then links to the original. A
+    /// surface without fitted images gives no function.
+    pub(crate) fitted_url: Option<&'a FittedUrl<'a>>,
 }
+
+/// The URL of an image by vault path fitted to the CSS width it is shown at, if any.
+pub(crate) type FittedUrl<'a> = dyn Fn(&str, Option<u32>) -> Option<String> + 'a;
 
 /// The embeds of the shown text, once each, in order.
 pub(crate) fn embed_keys(shown: &Shown) -> Vec<EmbedKey> {
@@ -762,10 +769,26 @@ impl<'s, 'r> Walk<'s, 'r> {
                                 attrs.push_str(&format!(" height=\"{h}\""));
                             }
                         }
-                        format!(
-                            "<img class=\"embed-image\" src=\"{src}\" alt=\"{}\"{attrs}>",
-                            esc(&alt)
-                        )
+                        let fitted = (kind.kind == AttachmentKind::Image)
+                            .then_some(self.embeds.fitted_url)
+                            .flatten()
+                            .and_then(|f| f(path, size.map(|s| s.width)));
+                        let img = |src: &str| {
+                            format!(
+                                "<img class=\"embed-image\" src=\"{src}\" alt=\"{}\"{attrs}>",
+                                esc(&alt)
+                            )
+                        };
+                        match fitted {
+                            // A tap on the fitted copy opens the original, to zoom into. The
+                            // title names the link when the image has no alt text to.
+                            Some(small) => format!(
+                                "<a class=\"embed-image-link\" href=\"{src}\" title=\"Open {} at full size\">{}</a>",
+                                esc(path.rsplit('/').next().unwrap_or(path)),
+                                img(&esc(&small))
+                            ),
+                            None => img(&src),
+                        }
                     }
                     // Obsidian plays an embedded recording in place; the source is the
                     // same gated route an image's is.
@@ -878,7 +901,7 @@ mod tests {
     fn no_embeds() -> Embeds<'static> {
         static NONE: std::sync::LazyLock<HashMap<EmbedKey, Found>> =
             std::sync::LazyLock::new(HashMap::new);
-        Embeds { found: &NONE, file_url: &|p| format!("/vault/{p}") }
+        Embeds { found: &NONE, file_url: &|p| format!("/vault/{p}"), fitted_url: None }
     }
 
     fn render(md: &str, resolved: &[(&str, bool, Option<&str>)]) -> String {
@@ -1120,7 +1143,11 @@ mod tests {
             file_url: &|p| format!("/ui/attachment?path={p}"),
             new_url: &|t| format!("/ui/new?path={t}"),
         };
-        let embeds = Embeds { found: &found, file_url: &|p| format!("/ui/attachment?path={p}") };
+        let embeds = Embeds {
+            found: &found,
+            file_url: &|p| format!("/ui/attachment?path={p}"),
+            fitted_url: None,
+        };
         note_html(&Shown::note(md), 1, &Anchors::of(md), &links, &embeds)
     }
 
@@ -1179,7 +1206,7 @@ mod tests {
         // A Markdown image, keyed as such, takes its size after a `|` in its alt text.
         let key = (("boiler.png".to_string(), false), None);
         let map = HashMap::from([(key, png("img/boiler.png"))]);
-        let embeds = Embeds { found: &map, file_url: &|p| format!("/vault/{p}") };
+        let embeds = Embeds { found: &map, file_url: &|p| format!("/vault/{p}"), fitted_url: None };
         let md = "![A boiler|120](boiler.png) ![Just alt](boiler.png)";
         let html = note_html(&Shown::note(md), 1, &Anchors::of(md), &Links::AsWritten, &embeds);
         assert!(

@@ -24,6 +24,7 @@ pub(crate) mod bundle;
 pub(crate) mod clients;
 pub(crate) mod consent;
 pub(crate) mod editor;
+pub(crate) mod fitted;
 pub(crate) mod health;
 pub(crate) mod pages;
 pub(crate) mod results;
@@ -556,8 +557,14 @@ async fn note(State(web): State<Web>, Query(q): Params) -> Response {
             file_url: &|p| url::attachment(&v, p),
             new_url: &new_url,
         };
-        let embeds =
-            render::Embeds { found: &gathered.found, file_url: &|p| url::attachment(&v, p) };
+        let fitted_url = |p: &str, shown: Option<u32>| {
+            fitted::rung(shown).map(|w| format!("{}&fit={w}", url::attachment(&v, p)))
+        };
+        let embeds = render::Embeds {
+            found: &gathered.found,
+            file_url: &|p| url::attachment(&v, p),
+            fitted_url: Some(&fitted_url),
+        };
         let body_html = render::note_html(&shown, first_line, &own, &links, &embeds);
         let obsidian_vault = engine
             .vaults()
@@ -646,9 +653,10 @@ async fn file(State(web): State<Web>, Query(q): Params) -> Response {
     }
 }
 
-/// `GET /ui/attachment?vault=&path=`: an attachment's bytes (an image a note embeds, or the
-/// range of a clip its player asks for) with its media type, read through the path gate as
-/// REST's `/vault/` reads it, under the session; `api::ranges` answers for both. The gate's
+/// `GET /ui/attachment?vault=&path=[&fit=N]`: an attachment's bytes (an image a note embeds,
+/// fitted to a width with `fit` (`fitted.rs`), or the range of a clip its player asks for) with
+/// its media type, read through the path gate as REST's `/vault/` reads it, under the session;
+/// `api::ranges` answers for both. The gate's
 /// `nosniff` holds the browser to the suffix's type, and an SVG, which can carry script, gets
 /// the policy that runs and loads nothing.
 async fn attachment(State(web): State<Web>, Query(q): Params, headers: HeaderMap) -> Response {
@@ -656,6 +664,21 @@ async fn attachment(State(web): State<Web>, Query(q): Params, headers: HeaderMap
         Ok(x) => x,
         Err(e) => return error_response(&e, true),
     };
+    let fit = match fitted::asked(param(&q, "fit")) {
+        Ok(fit) => fit,
+        Err(e) => return error_response(&e, true),
+    };
+    if let Some(width) = fit {
+        let (engine, vault, path, headers) =
+            (web.engine.clone(), vault.clone(), path.clone(), headers.clone());
+        let answer =
+            blocking(move || fitted::answer(&engine, vault.as_deref(), &path, width, &headers));
+        match answer.await {
+            Ok(Some(resp)) => return resp,
+            Ok(None) => {}
+            Err(e) => return error_response(&e, true),
+        }
+    }
     let engine = web.engine.clone();
     let asked = super::ranges::Asked::from_headers(&headers);
     let read = blocking(move || {
