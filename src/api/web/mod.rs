@@ -81,6 +81,8 @@ pub(crate) struct Web {
     policy: Arc<Policy>,
     sessions: Sessions,
     searches: Searches,
+    /// The queue in front of fitting images (`fitted.rs`).
+    fitting: fitted::Fitting,
     /// The credentials file (the clients page lists and revokes clients there).
     credentials: Arc<Credentials>,
     /// OAuth's door, for the consent page; `None` when OAuth is off.
@@ -137,7 +139,9 @@ pub(crate) fn router(
     door: Option<crate::api::oauth::Door>,
 ) -> Router {
     let sessions = Sessions::new(credentials.clone(), api_key);
-    let web = Web { engine, policy: Arc::new(policy), sessions, searches, credentials, door };
+    let fitting = fitted::Fitting::for_this_machine();
+    let policy = Arc::new(policy);
+    let web = Web { engine, policy, sessions, searches, fitting, credentials, door };
     Router::new()
         .route("/ui", get(|| async { redirect("/ui/") }))
         .route("/ui/", get(home))
@@ -669,11 +673,8 @@ async fn attachment(State(web): State<Web>, Query(q): Params, headers: HeaderMap
         Err(e) => return error_response(&e, true),
     };
     if let Some(width) = fit {
-        let (engine, vault, path, headers) =
-            (web.engine.clone(), vault.clone(), path.clone(), headers.clone());
-        let answer =
-            blocking(move || fitted::answer(&engine, vault.as_deref(), &path, width, &headers));
-        match answer.await {
+        let (engine, asked) = (web.engine.clone(), headers.clone());
+        match web.fitting.answer(engine, vault.clone(), path.clone(), width, asked).await {
             Ok(Some(resp)) => return resp,
             Ok(None) => {}
             Err(e) => return error_response(&e, true),
