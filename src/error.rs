@@ -122,9 +122,6 @@ codes! {
     /// A `Range` that starts past an attachment's last byte; ask for bytes before its length
     /// (the answer's `Content-Range` gives it), or leave `Range` out for the whole file.
     RangeNotSatisfiable = ("range_not_satisfiable", 416),
-    /// An attachment larger than MCP sends whole in one message (`api::preview::MAX_WHOLE`);
-    /// fetch its bytes over REST's `/vault/`, which sends them by ranges as they are read.
-    AttachmentTooLarge = ("attachment_too_large", 413),
     /// The request body stopped arriving before it was whole; send all of it, promptly.
     RequestTimeout = ("request_timeout", 408),
     /// The index is still building; ask again rather than recording no results.

@@ -36,30 +36,23 @@ pub(crate) enum Preview {
     Described(String),
 }
 
-/// The most bytes of an attachment MCP holds in memory to send it: an image past it is
-/// described rather than decoded, and `?original` refuses it (`attachment_too_large`). A
-/// phone's photo is a few megabytes; base64 makes the message a third larger again, and the
-/// client holds all of it. REST's `/vault/` sends any length, by ranges, as it reads.
-pub(crate) const MAX_WHOLE: u64 = 32 * 1024 * 1024;
-
 /// `vault_read` of an attachment: opened through the gate and [`preview`]ed. Only an image is
-/// read into memory, and only up to [`MAX_WHOLE`]; audio, video and the rest are described
-/// from their length and hash, which is read through without being held. Decoding and
-/// scaling are CPU work: the caller runs this on a blocking thread, as it does the read.
+/// read into memory (the decoder's limits bound what it may allocate); audio, video and the
+/// rest are described from their length and hash, which is read through without being held.
+/// Decoding and scaling are CPU work: the caller runs this on a blocking thread, as it does
+/// the read.
 pub(crate) fn read(e: &Engine, t: &Target, a: tools::ReadArgs) -> Result<Preview> {
     let (path, kind, etag, body) = opened(e, t, a.vault.as_deref(), &a.path)?;
-    let len = body.len;
-    if kind.kind == AttachmentKind::Image && len <= MAX_WHOLE {
-        let bytes = body.into_bytes().map_err(|e| Error::read_io(&path, &e))?;
-        return Ok(preview(&AttachmentRead { path, bytes, kind, etag }));
+    match not_shown(kind.kind) {
+        Some(why) => Ok(described(&path, kind, body.len, &etag, why)),
+        None => {
+            let bytes = body.into_bytes().map_err(|e| Error::read_io(&path, &e))?;
+            Ok(preview(&AttachmentRead { path, bytes, kind, etag }))
+        }
     }
-    let why = not_shown(kind.kind).unwrap_or(
-        "it is larger than MCP reads into memory; its bytes are at REST's /vault/, by ranges",
-    );
-    Ok(described(&path, kind, len, &etag, why))
 }
 
-/// `?original`: an attachment's bytes as they are, up to [`MAX_WHOLE`].
+/// `?original`: an attachment's bytes as they are.
 pub(crate) fn original(
     e: &Engine,
     t: &Target,
@@ -67,17 +60,6 @@ pub(crate) fn original(
     path: &str,
 ) -> Result<AttachmentRead> {
     let (path, kind, etag, body) = opened(e, t, vault, path)?;
-    if body.len > MAX_WHOLE {
-        return Err(Error::new(
-            ErrorCode::AttachmentTooLarge,
-            format!(
-                "{path} is {} bytes, more than the {MAX_WHOLE} MCP sends in one message; fetch \
-                 it over REST's /vault/{path}, which sends it by ranges, or read it without \
-                 ?original for a description",
-                body.len
-            ),
-        ));
-    }
     let bytes = body.into_bytes().map_err(|e| Error::read_io(&path, &e))?;
     Ok(AttachmentRead { path, bytes, kind, etag })
 }

@@ -33,10 +33,9 @@ const OPENAPI_METHODS: &[&str] =
 const PROBED_METHODS: &[&str] = &["GET", "PUT", "POST", "PATCH", "DELETE", "OPTIONS", "TRACE"];
 
 /// Codes no REST route answers: they are met over MCP only (`out_of_scope`, from
-/// `/mcp/only/<scope>` tool calls; `attachment_too_large`, from `resources/read` of a long
-/// attachment's `?original`, which REST sends by ranges).
+/// `/mcp/only/<scope>` tool calls).
 /// A new code must either be documented on some operation or be added here, deliberately.
-const NOT_ANSWERED_BY_REST: &[&str] = &["attachment_too_large", "out_of_scope"];
+const NOT_ANSWERED_BY_REST: &[&str] = &["out_of_scope"];
 
 fn openapi_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("openapi.yaml")

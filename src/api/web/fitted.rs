@@ -3,7 +3,7 @@
 //! a note of camera photos fetches hundreds of kilobytes each, not the several megabytes of the
 //! original. [`rung`] is the one rule for which width the page asks for; the original stays a
 //! tap away (the image links to it). Only JPEG, PNG and WebP are fitted: an animated GIF, an
-//! SVG, a format this build does not decode and a file past `preview::MAX_WHOLE` are answered
+//! SVG, a format this build does not decode and a file past [`MAX_FITTED_BYTES`] are answered
 //! as they are.
 
 use std::sync::Arc;
@@ -26,6 +26,10 @@ use crate::vault::attachment::{Span, SpanRead};
 /// (4.9 MB) is sent as 336 KB at 1,600, made in 0.21-0.28 s here; at 2,048 it was 539 KB in
 /// 0.46 s, the scale no longer a halving.
 const RUNGS: [u32; 4] = [320, 640, 1024, 1600];
+
+/// The longest file fitted: a photo is a few megabytes, and a longer file (a scan of
+/// gigapixels, a RAW export) is sent as it is rather than held in memory to decode.
+const MAX_FITTED_BYTES: u64 = 32 * 1024 * 1024;
 
 /// The most pixels wide a caller may ask for: past it an image is better fetched as it is.
 const MAX_FIT: u32 = 16_384;
@@ -125,7 +129,7 @@ fn answer(
         "image/webp" => ImageFormat::WebP,
         _ => return Ok(None),
     };
-    if body.len > crate::api::preview::MAX_WHOLE {
+    if body.len > MAX_FITTED_BYTES {
         return Ok(None);
     }
     let tag = format!("{etag}-fit{width}");
