@@ -125,18 +125,22 @@ pub(super) fn answer(
     let h = resp.headers_mut();
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    last_modified(&mut resp, &extent);
+    if is_vector(kind) {
+        let csp = HeaderValue::from_static(super::sanitize::SVG_CSP);
+        resp.headers_mut().insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    resp
+}
+
+/// Marks an answer with the file's `Last-Modified`, where the file system gives it: what a
+/// later `If-Range` names.
+pub(super) fn last_modified(resp: &mut Response, extent: &Extent) {
     if let Some(m) = extent.modified
         && let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(m))
     {
-        h.insert(header::LAST_MODIFIED, v);
+        resp.headers_mut().insert(header::LAST_MODIFIED, v);
     }
-    if is_vector(kind) {
-        h.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(super::sanitize::SVG_CSP),
-        );
-    }
-    resp
 }
 
 /// How many bytes are read from the file per piece of the body sent.

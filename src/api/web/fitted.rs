@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use image::ImageFormat;
 use tokio::sync::Semaphore;
@@ -17,7 +17,7 @@ use crate::api::scale::{self, Bound, Fitted};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
-use crate::vault::attachment::{Span, SpanRead};
+use crate::vault::attachment::{self, Span, SpanRead};
 
 /// The widths the page asks for, in pixels. An image shown `w` CSS pixels wide gets the first
 /// rung of at least twice that (a phone's screen has two or three pixels to a CSS pixel), and
@@ -118,16 +118,17 @@ fn answer(
     width: u32,
     request: &HeaderMap,
 ) -> Result<Option<Response>> {
+    // The suffix says the format, so a file this never fits is not read through for nothing.
+    let format = match attachment::kind_of(path).map(|k| k.media_type) {
+        Some("image/jpeg") => ImageFormat::Jpeg,
+        Some("image/png") => ImageFormat::Png,
+        Some("image/webp") => ImageFormat::WebP,
+        _ => return Ok(None),
+    };
     let read =
         tools::read_attachment_span(engine, &Target::default(), vault, path, |_| Span::Whole)?;
     let SpanRead::Whole { path, kind, extent, etag, body } = read else {
         return Err(Error::new(ErrorCode::InternalError, "a whole read came back in part"));
-    };
-    let format = match kind.media_type {
-        "image/jpeg" => ImageFormat::Jpeg,
-        "image/png" => ImageFormat::Png,
-        "image/webp" => ImageFormat::WebP,
-        _ => return Ok(None),
     };
     if body.len > MAX_FITTED_BYTES {
         return Ok(None);
@@ -150,13 +151,7 @@ fn answer(
         }
     };
     let mut resp = crate::api::common::with_etag(resp, Some(&tag));
-    let h = resp.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));
-    if let Some(m) = extent.modified
-        && let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(m))
-    {
-        h.insert(header::LAST_MODIFIED, v);
-    }
+    crate::api::ranges::last_modified(&mut resp, &extent);
     Ok(Some(resp))
 }
 

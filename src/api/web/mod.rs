@@ -672,35 +672,38 @@ async fn attachment(State(web): State<Web>, Query(q): Params, headers: HeaderMap
         Ok(fit) => fit,
         Err(e) => return error_response(&e, true),
     };
-    if let Some(width) = fit {
-        let (engine, asked) = (web.engine.clone(), headers.clone());
-        match web.fitting.answer(engine, vault.clone(), path.clone(), width, asked).await {
-            Ok(Some(resp)) => return resp,
-            Ok(None) => {}
-            Err(e) => return error_response(&e, true),
+    let fitted = match fit {
+        Some(width) => {
+            let (engine, asked) = (web.engine.clone(), headers.clone());
+            web.fitting.answer(engine, vault.clone(), path.clone(), width, asked).await
         }
-    }
-    let engine = web.engine.clone();
-    let asked = super::ranges::Asked::from_headers(&headers);
-    let read = blocking(move || {
-        let (t, v) = (Target::default(), vault.as_deref());
-        tools::read_attachment_span(&*engine, &t, v, &path, |e| asked.span(e))
-    })
-    .await;
-    match read {
-        Ok(r) => {
-            let mut resp = super::ranges::answer(r, &headers, |e| error_response(e, true));
-            // Pages are `no-store`, but a phone that fetched a note's photos again at every
-            // visit would pay for them each time: this browser alone may keep an attachment,
-            // and asks before using it, which costs a 304 while the file is unchanged.
-            if resp.status().is_success() || resp.status() == StatusCode::NOT_MODIFIED {
-                resp.headers_mut()
-                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));
+        None => Ok(None),
+    };
+    let mut resp = match fitted {
+        Ok(Some(resp)) => resp,
+        Ok(None) => {
+            let engine = web.engine.clone();
+            let asked = super::ranges::Asked::from_headers(&headers);
+            let read = blocking(move || {
+                let (t, v) = (Target::default(), vault.as_deref());
+                tools::read_attachment_span(&*engine, &t, v, &path, |e| asked.span(e))
+            })
+            .await;
+            match read {
+                Ok(r) => super::ranges::answer(r, &headers, |e| error_response(e, true)),
+                Err(e) => error_response(&e, true),
             }
-            resp
         }
         Err(e) => error_response(&e, true),
+    };
+    // Pages are `no-store`, but a phone that fetched a note's photos again at every visit
+    // would pay for them each time: this browser alone may keep an attachment, fitted or not,
+    // and asks before using it, which costs a 304 while the file is unchanged.
+    if resp.status().is_success() || resp.status() == StatusCode::NOT_MODIFIED {
+        resp.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));
     }
+    resp
 }
 
 async fn new_form(State(web): State<Web>, Query(q): Params) -> Response {
