@@ -27,6 +27,7 @@ pub(crate) mod fs;
 pub(crate) mod grant;
 pub mod headings;
 mod journal;
+mod known_hashes;
 pub mod links;
 pub(crate) mod literal;
 mod lock;
@@ -82,6 +83,9 @@ pub struct Vault {
     journal: Option<Arc<Journal>>,
     /// The notes' aliases as last read (`aliases::AliasCache`), for [`Vault::link_paths`].
     aliases: aliases::AliasCache,
+    /// The attachments' hashes as last read (`known_hashes::KnownHashes`), so an unchanged
+    /// file's tag is not read through again.
+    hashes: known_hashes::KnownHashes,
 }
 
 impl Vault {
@@ -116,6 +120,7 @@ impl Vault {
             write_lock: lock::WriteLock::new(&root_lock_path),
             journal: None,
             aliases: aliases::AliasCache::default(),
+            hashes: known_hashes::KnownHashes::default(),
         })
     }
 

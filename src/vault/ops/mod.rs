@@ -937,4 +937,42 @@ mod tests {
         let SpanRead::Whole { body, .. } = whole else { panic!("a whole read") };
         assert_eq!(body.into_bytes().unwrap(), clip);
     }
+
+    #[test]
+    fn an_attachments_hash_is_reused_for_the_same_file_and_read_again_once_it_changes() {
+        use crate::vault::attachment::{Span, SpanRead};
+        use crate::vault::known_hashes::{KnownHashes, Stamp};
+        let (dir, mut vault) = named_vault();
+        vault.hashes = KnownHashes::with_settle(std::time::Duration::ZERO);
+        let abs = dir.path().join("Sub/clip.mp4");
+        std::fs::write(&abs, vec![7u8; 4096]).unwrap();
+        let tag = |vault: &Vault| match vault.read_attachment_span("Sub/clip.mp4", |_| Span::Whole)
+        {
+            Ok(SpanRead::Whole { etag, .. }) => etag,
+            other => panic!("a whole read: {other:?}"),
+        };
+        assert_eq!(tag(&vault), content_hash(&[7u8; 4096]));
+
+        // What is remembered for this very file is what a read answers, unread.
+        let stamp = Stamp::of(&std::fs::metadata(&abs).unwrap());
+        vault.hashes.remember(&stamp, &stamp, std::time::SystemTime::now(), "remembered");
+        assert_eq!(tag(&vault), "remembered");
+
+        // Rewritten in place at the same length: read again (once the file system's clock has
+        // moved, so the change time differs).
+        use std::os::unix::fs::MetadataExt;
+        let ctime = |p: &std::path::Path| {
+            let m = std::fs::metadata(p).unwrap();
+            (m.ctime(), m.ctime_nsec())
+        };
+        let probe = dir.path().join("probe");
+        while {
+            std::fs::write(&probe, b"").unwrap();
+            ctime(&probe) <= ctime(&abs)
+        } {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        std::fs::write(&abs, vec![8u8; 4096]).unwrap();
+        assert_eq!(tag(&vault), content_hash(&[8u8; 4096]));
+    }
 }

@@ -12,6 +12,7 @@ use crate::vault::attachment::{self, Extent, Opened, Span, SpanRead};
 use crate::vault::canvas::{self, Canvas};
 use crate::vault::edit::{self};
 use crate::vault::headings::{self};
+use crate::vault::known_hashes::Stamp;
 use crate::vault::path::{Access, Reading, Suffixes, Target};
 use crate::vault::{Vault, frontmatter};
 
@@ -263,16 +264,25 @@ impl Vault {
         pick: impl FnOnce(&Extent) -> Span,
     ) -> Result<SpanRead> {
         use std::io::{Seek, SeekFrom};
-        let (path, kind, mut file, extent) = self.open_attachment(raw)?;
+        let (path, kind, mut file, meta) = self.open_attachment(raw)?;
+        let extent = Extent { total: meta.len(), modified: meta.modified().ok() };
+        let stamp = Stamp::of(&meta);
         let io = |e: std::io::Error| Error::read_io(&path, &e);
         // The tag is the hash of every byte: the file is read through once to compute it,
-        // before any byte is sent; from the page cache, the second pass costs little.
+        // before any byte is sent (from the page cache, the second pass costs little), unless
+        // this very version of the file was hashed before.
         let hash = |file: &mut std::fs::File| -> Result<String> {
+            if let Some(known) = self.hashes.get(&stamp) {
+                return Ok(known);
+            }
+            let began = std::time::SystemTime::now();
             let (etag, read) = content_hash_of(&mut *file).map_err(io)?;
             file.seek(SeekFrom::Start(0)).map_err(io)?;
             if read != extent.total {
                 return Err(changed_while_read(&path));
             }
+            let after = Stamp::of(&file.metadata().map_err(io)?);
+            self.hashes.remember(&stamp, &after, began, &etag);
             Ok(etag)
         };
         let (span, known) = match pick(&extent) {
@@ -302,11 +312,12 @@ impl Vault {
         }
     }
 
-    /// An existing attachment's file through the gate, with its path, type and extent.
+    /// An existing attachment's file through the gate, with its path, type and what `fstat`
+    /// said of it.
     fn open_attachment(
         &self,
         raw: &str,
-    ) -> Result<(String, attachment::AttachmentType, std::fs::File, Extent)> {
+    ) -> Result<(String, attachment::AttachmentType, std::fs::File, std::fs::Metadata)> {
         let target = self.existing_target(raw, Access::ReadAttachment, Reach::Spelling)?;
         // The gate let it through, so it has an attachment suffix.
         let kind = attachment::kind_of(&target.rel).ok_or_else(|| {
@@ -321,8 +332,7 @@ impl Vault {
                 format!("{} is a folder; list it, or use the folder operations", target.rel),
             ));
         }
-        let extent = Extent { total: meta.len(), modified: meta.modified().ok() };
-        Ok((target.rel, kind, file, extent))
+        Ok((target.rel, kind, file, meta))
     }
 
     /// Reads a note, or one section of it (`section` is a `::` heading target, or the part a
