@@ -1,6 +1,6 @@
 //! How much of the server one client, or all of them together, may hold: how long a request
 //! head and a request body may take to arrive, how many connections are open at once (which of
-//! them give way is `admission`'s), and how many searches run at once.
+//! them give way is `admission`'s), and how many searches and image decodes run at once.
 //!
 //! Every number is a named constant here with its reason, so that the accept loop (`mod.rs`)
 //! and the two ways into search (`rest/` and `mcp/`) apply the same ones. None of them is
@@ -163,6 +163,46 @@ impl Searches {
     }
 }
 
+/// The queue in front of decoding images, shared by the page (fitting a note's photos to the
+/// screen, `web/fitted.rs`) and MCP (`vault_read`'s and `resources/read`'s previews): at most one
+/// image per core at once. A note of thirty photos asks for thirty at the same moment, and an
+/// agent reads several images in parallel calls; each decode holds tens of megabytes (a
+/// 12-megapixel photo is 36 MB of pixels before it is scaled), so the rest wait their turn
+/// rather than take the machine's memory and every core from searches. Unlike a search, an
+/// image waits as long as it takes: the page's images arrive as they are done. One per
+/// server, cloned into each surface.
+#[derive(Debug, Clone)]
+pub(crate) struct Images(Arc<Semaphore>);
+
+impl Images {
+    /// One image at a time per core of this machine.
+    pub(crate) fn for_this_machine() -> Images {
+        Images::new(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    fn new(turns: usize) -> Images {
+        Images(Arc::new(Semaphore::new(turns.max(1))))
+    }
+
+    /// Runs `work` once a turn is free, on a blocking thread that holds the turn until it ends
+    /// (a client that gives up does not free a core still decoding).
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let turn = self.0.clone().acquire_owned().await.map_err(|_| {
+            Error::new(ErrorCode::InternalError, "the image queue closed; ask again")
+        })?;
+        let work = move || {
+            let _turn = turn;
+            work()
+        };
+        tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+            Err(Error::new(ErrorCode::InternalError, format!("decoding the image failed: {e}")))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +251,35 @@ mod tests {
         let e = searches.enter().await.unwrap_err();
         assert_eq!((e.code(), e.code().http_status()), (ErrorCode::Busy, 503));
         assert!(e.message().contains("ask again"), "{}", e.message());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn images_past_the_turns_wait_and_every_one_is_answered() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let images = Images::new(2);
+        let (running, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let asked: Vec<_> = (0..8)
+            .map(|i| {
+                let (images, running, most) = (images.clone(), running.clone(), most.clone());
+                tokio::spawn(async move {
+                    images
+                        .run(move || {
+                            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(now, Ordering::SeqCst);
+                            // Long enough for the other seven to be asking meanwhile.
+                            std::thread::sleep(std::time::Duration::from_millis(30));
+                            running.fetch_sub(1, Ordering::SeqCst);
+                            Ok(i)
+                        })
+                        .await
+                })
+            })
+            .collect();
+        let mut answered = Vec::new();
+        for a in asked {
+            answered.push(a.await.unwrap().unwrap());
+        }
+        assert_eq!(answered, (0..8).collect::<Vec<_>>());
+        assert_eq!(most.load(Ordering::SeqCst), 2, "at most two at once, and two did run");
     }
 }

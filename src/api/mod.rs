@@ -124,6 +124,8 @@ pub(crate) fn serve(
     // One search queue for every surface: the page's searches wait in line with REST's and
     // MCP's, so the cores are never oversubscribed.
     let searches = limits::Searches::for_this_machine();
+    // And one queue for decoding images: the page's fitted photos and MCP's previews.
+    let images = limits::Images::for_this_machine();
     // With `server.tls`, the certificate is made (or read back) before the port opens, so a
     // server that cannot serve what it was asked to does not start at all.
     let tls = if engine.config().server.tls {
@@ -162,14 +164,20 @@ pub(crate) fn serve(
         policy.clone(),
         api_key.trim(),
         searches.clone(),
+        images.clone(),
         credentials,
         door.clone(),
     );
     if let Some(door) = door {
         router = router.merge(oauth::router(door));
     }
-    let router =
-        router.fallback_service(rest::router(engine.clone(), policy, searches, certificate));
+    let router = router.fallback_service(rest::router(
+        engine.clone(),
+        policy,
+        searches,
+        images,
+        certificate,
+    ));
     let signal = watch_for_shutdown()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
@@ -381,10 +389,14 @@ pub(crate) fn serve_stdio(engine: Arc<Engine>) -> Result<(), StartError> {
     let rt = runtime()?;
     rt.block_on(async move {
         let _background = engine.start_background();
-        let service = mcp::VaultMcp::new(engine, limits::Searches::for_this_machine())
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| StartError(format!("the MCP session did not start: {e}")))?;
+        let service = mcp::VaultMcp::new(
+            engine,
+            limits::Searches::for_this_machine(),
+            limits::Images::for_this_machine(),
+        )
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| StartError(format!("the MCP session did not start: {e}")))?;
         service
             .waiting()
             .await

@@ -78,6 +78,12 @@ fn opened(
     }
 }
 
+/// Whether a preview of `path` decodes an image (and so waits for a turn in
+/// `limits::Images`): a raster image does; every other attachment is described.
+pub(crate) fn decodes(path: &str) -> bool {
+    crate::vault::attachment::kind_of(path).is_some_and(|k| not_shown(k.kind).is_none())
+}
+
 /// Why a kind of attachment is never sent as an image, or `None` for a raster image.
 fn not_shown(kind: AttachmentKind) -> Option<&'static str> {
     match kind {

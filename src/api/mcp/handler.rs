@@ -20,6 +20,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, tool_handler};
 
 use super::{INSTRUCTIONS, VaultMcp, completion, logging, prompts, refusal, resources, target};
+use crate::engine::Engine;
+use crate::service::Target;
 
 impl VaultMcp {
     /// Every tool's name, in the router's order: what a grant's tool list may name.
@@ -75,7 +77,10 @@ impl ServerHandler for VaultMcp {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> std::result::Result<ReadResourceResponse, ErrorData> {
-        let read = self.run(&ctx, move |e, t| resources::read(e, t, &request.uri)).await;
+        let decodes = resources::decodes(&request.uri);
+        let read = move |e: &Engine, t: &Target| resources::read(e, t, &request.uri);
+        let read =
+            if decodes { self.run_decoding(&ctx, read).await } else { self.run(&ctx, read).await };
         Ok(ReadResourceResult::new(read.map_err(|e| resources::rpc_error(&e))?).into())
     }
 

@@ -33,7 +33,7 @@ use budget::{ANSWER_BUDGET, Paged};
 use output::{changed, paged, typed};
 use serde_json::Value;
 
-use super::limits::Searches;
+use super::limits::{Images, Searches};
 use super::prose::*;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
@@ -78,14 +78,17 @@ pub(crate) struct VaultMcp {
     engine: Arc<Engine>,
     /// The search queue; over HTTP the one REST searches wait in too.
     searches: Searches,
+    /// The image queue; over HTTP the one the page's fitted images wait in too.
+    images: Images,
     /// The session's log level (`logging/setLevel`).
     logging: logging::Logging,
 }
 
 impl VaultMcp {
-    /// A server over this engine whose searches wait in `searches`.
-    pub(crate) fn new(engine: Arc<Engine>, searches: Searches) -> VaultMcp {
-        VaultMcp { engine, searches, logging: logging::Logging::default() }
+    /// A server over this engine whose searches wait in `searches` and image previews in
+    /// `images`.
+    pub(crate) fn new(engine: Arc<Engine>, searches: Searches, images: Images) -> VaultMcp {
+        VaultMcp { engine, searches, images, logging: logging::Logging::default() }
     }
 
     /// Runs a shared tool function on the blocking pool with the request's target.
@@ -99,6 +102,16 @@ impl VaultMcp {
         tokio::task::spawn_blocking(move || f(&engine, &target)).await.unwrap_or_else(|e| {
             Err(Error::new(ErrorCode::InternalError, format!("the tool failed unexpectedly: {e}")))
         })
+    }
+
+    /// [`VaultMcp::run`] for work that decodes an image, in one of the server's image turns.
+    async fn run_decoding<T, F>(&self, ctx: &RequestContext<RoleServer>, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine, &Target) -> Result<T> + Send + 'static,
+    {
+        let (target, engine) = (target(ctx), self.engine.clone());
+        self.images.run(move || f(&engine, &target)).await
     }
 }
 
@@ -272,7 +285,13 @@ impl VaultMcp {
     ) -> CallToolResult {
         let Paged { args: a, offset } = take!(args);
         if crate::vault::attachment::kind_of(&a.path).is_some() {
-            let shown = self.run(&ctx, move |e, t| super::preview::read(e, t, a)).await;
+            let decodes = super::preview::decodes(&a.path);
+            let read = move |e: &Engine, t: &Target| super::preview::read(e, t, a);
+            let shown = if decodes {
+                self.run_decoding(&ctx, read).await
+            } else {
+                self.run(&ctx, read).await
+            };
             return shown.map_or_else(|e| refusal(&e), super::preview::content);
         }
         let read = self.run(&ctx, move |e, t| tools::read(e, t, a)).await;

@@ -305,6 +305,12 @@ pub(crate) fn list(
     Ok((resources, next.map(|c| c.encode())))
 }
 
+/// Whether `resources/read` of `uri` decodes an image: a preview of a raster image (not its
+/// `?original` bytes). A URI that does not parse decodes nothing; `read` refuses it.
+pub(crate) fn decodes(uri: &str) -> bool {
+    Address::parse(uri).is_ok_and(|at| !at.original && preview::decodes(&at.path))
+}
+
 /// `resources/read`: the file `uri` names, in the form its kind and query ask for.
 pub(crate) fn read(e: &Engine, t: &Target, uri: &str) -> Result<Vec<ResourceContents>> {
     let at = Address::parse(uri)?;
@@ -395,6 +401,22 @@ mod tests {
         for (raw, path, original) in cases {
             let at = Address::parse(raw).unwrap_or_else(|e| panic!("{raw}: {}", e.message()));
             assert_eq!((at.path.as_str(), at.original), (path, original), "{raw}");
+        }
+    }
+
+    #[test]
+    fn only_a_raster_images_preview_waits_for_an_image_turn() {
+        let cases = [
+            ("mdvault://main/Home/boiler.png", true),
+            ("mdvault://main/Home/photo.JPG", true),
+            ("mdvault://main/Home/boiler.png?original", false),
+            ("mdvault://main/Home/plan.svg", false),
+            ("mdvault://main/Home/clip.mp4", false),
+            ("mdvault://main/Home/Boiler.md", false),
+            ("mdvault://main/../boiler.png", false),
+        ];
+        for (uri, decodes) in cases {
+            assert_eq!(super::decodes(uri), decodes, "{uri}");
         }
     }
 

@@ -39,7 +39,7 @@ use tower::ServiceExt;
 
 use super::common::{body_bytes, too_large};
 use super::guard::Access;
-use super::limits::Searches;
+use super::limits::{Images, Searches};
 use super::mcp::VaultMcp;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
@@ -228,6 +228,7 @@ pub(crate) fn router(
     engine: Arc<Engine>,
     policy: super::guard::Policy,
     searches: Searches,
+    images: Images,
     certificate: Option<String>,
 ) -> Router {
     let max_body = engine.config().server.max_body_bytes as usize;
@@ -244,7 +245,7 @@ pub(crate) fn router(
         .with_max_request_body_bytes(max_body)
         .disable_allowed_hosts();
     let mcp = StreamableHttpService::new(
-        move || Ok(VaultMcp::new(factory_engine.clone(), factory_searches.clone())),
+        move || Ok(VaultMcp::new(factory_engine.clone(), factory_searches.clone(), images.clone())),
         Arc::new(NeverSessionManager::default()),
         config,
     );

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use image::ImageFormat;
-use tokio::sync::Semaphore;
 
+use crate::api::limits::Images;
 use crate::api::scale::{self, Bound, Fitted};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
@@ -44,52 +44,16 @@ pub(crate) fn rung(shown: Option<u32>) -> Option<u32> {
     }
 }
 
-/// The page's image fitting, at most one image per core at once: a note of thirty photos asks
-/// for thirty at the same moment, and each decode holds tens of megabytes (a 12-megapixel photo
-/// is 36 MB of pixels before it is scaled), so the rest wait their turn rather than take the
-/// machine's memory and every core from searches. One per server, cloned into each request.
-#[derive(Clone)]
-pub(crate) struct Fitting(Arc<Semaphore>);
-
-impl Fitting {
-    /// One image at a time per core of this machine.
-    pub(crate) fn for_this_machine() -> Fitting {
-        Fitting::new(std::thread::available_parallelism().map_or(1, |n| n.get()))
-    }
-
-    fn new(turns: usize) -> Fitting {
-        Fitting(Arc::new(Semaphore::new(turns.max(1))))
-    }
-
-    /// [`answer`] in its turn.
-    pub(super) async fn answer(
-        &self,
-        engine: Arc<Engine>,
-        vault: Option<String>,
-        path: String,
-        width: u32,
-        request: HeaderMap,
-    ) -> Result<Option<Response>> {
-        self.run(move || answer(&engine, vault.as_deref(), &path, width, &request)).await
-    }
-
-    /// Runs `work` once a turn is free, on a blocking thread that holds the turn until it ends
-    /// (a browser that gives up does not free a core still decoding).
-    async fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce() -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let turn = self.0.clone().acquire_owned().await.map_err(|_| {
-            Error::new(ErrorCode::InternalError, "the image queue closed; ask again")
-        })?;
-        let work = move || {
-            let _turn = turn;
-            work()
-        };
-        tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
-            Err(Error::new(ErrorCode::InternalError, format!("fitting the image failed: {e}")))
-        })
-    }
+/// [`answer`] in one of the server's image turns ([`Images`]).
+pub(super) async fn answer_in_turn(
+    images: &Images,
+    engine: Arc<Engine>,
+    vault: Option<String>,
+    path: String,
+    width: u32,
+    request: HeaderMap,
+) -> Result<Option<Response>> {
+    images.run(move || answer(&engine, vault.as_deref(), &path, width, &request)).await
 }
 
 /// The `fit` a request asks for: a width in pixels, 1 to [`MAX_FIT`].
@@ -110,7 +74,7 @@ pub(super) fn asked(fit: Option<&str>) -> Result<Option<u32>> {
 /// narrower already), or a 304 when `If-None-Match` holds its tag, which is the original's
 /// hash and the width, so the check costs a read of the file but no decoding. `None` when the
 /// file is not one this fits; the caller answers it as it is. Decoding is CPU work, run by
-/// [`Fitting::answer`] on a blocking thread in its turn.
+/// [`answer_in_turn`] on a blocking thread in its turn.
 fn answer(
     engine: &Engine,
     vault: Option<&str>,
@@ -179,35 +143,5 @@ mod tests {
             assert_eq!(e.code(), ErrorCode::InvalidRequest, "{bad}");
             assert!(e.message().contains("width in pixels"), "{bad}: {}", e.message());
         }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn images_past_the_turns_wait_and_every_one_is_answered() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let fitting = Fitting::new(2);
-        let (running, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let asked: Vec<_> = (0..8)
-            .map(|i| {
-                let (fitting, running, most) = (fitting.clone(), running.clone(), most.clone());
-                tokio::spawn(async move {
-                    fitting
-                        .run(move || {
-                            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-                            most.fetch_max(now, Ordering::SeqCst);
-                            // Long enough for the other seven to be asking meanwhile.
-                            std::thread::sleep(std::time::Duration::from_millis(30));
-                            running.fetch_sub(1, Ordering::SeqCst);
-                            Ok(i)
-                        })
-                        .await
-                })
-            })
-            .collect();
-        let mut answered = Vec::new();
-        for a in asked {
-            answered.push(a.await.unwrap().unwrap());
-        }
-        assert_eq!(answered, (0..8).collect::<Vec<_>>());
-        assert_eq!(most.load(Ordering::SeqCst), 2, "at most two at once, and two did run");
     }
 }

@@ -45,7 +45,7 @@ use maud::Markup;
 use super::render;
 
 use super::guard::Policy;
-use super::limits::Searches;
+use super::limits::{Images, Searches};
 use super::tls::OverTls;
 use crate::auth::Credentials;
 use crate::auth::sessions::Revoke;
@@ -81,8 +81,8 @@ pub(crate) struct Web {
     policy: Arc<Policy>,
     sessions: Sessions,
     searches: Searches,
-    /// The queue in front of fitting images (`fitted.rs`).
-    fitting: fitted::Fitting,
+    /// The server's queue in front of decoding images (fitting them, `fitted.rs`).
+    images: Images,
     /// The credentials file (the clients page lists and revokes clients there).
     credentials: Arc<Credentials>,
     /// OAuth's door, for the consent page; `None` when OAuth is off.
@@ -128,20 +128,21 @@ pub(crate) mod url {
 
 /// The page's router, mounted in front of REST by `api::serve` (its routes all start `/ui`,
 /// but for `/favicon.ico`).
-/// `searches` is the server's one search queue, shared with REST and MCP; `credentials` is the
+/// `searches` is the server's one search queue, shared with REST and MCP, and `images` its queue
+/// for decoding images, shared with MCP; `credentials` is the
 /// data directory's credentials file, where the sessions are kept.
 pub(crate) fn router(
     engine: Arc<Engine>,
     policy: Policy,
     api_key: &str,
     searches: Searches,
+    images: Images,
     credentials: Arc<Credentials>,
     door: Option<crate::api::oauth::Door>,
 ) -> Router {
     let sessions = Sessions::new(credentials.clone(), api_key);
-    let fitting = fitted::Fitting::for_this_machine();
     let policy = Arc::new(policy);
-    let web = Web { engine, policy, sessions, searches, fitting, credentials, door };
+    let web = Web { engine, policy, sessions, searches, images, credentials, door };
     Router::new()
         .route("/ui", get(|| async { redirect("/ui/") }))
         .route("/ui/", get(home))
@@ -675,7 +676,8 @@ async fn attachment(State(web): State<Web>, Query(q): Params, headers: HeaderMap
     let fitted = match fit {
         Some(width) => {
             let (engine, asked) = (web.engine.clone(), headers.clone());
-            web.fitting.answer(engine, vault.clone(), path.clone(), width, asked).await
+            fitted::answer_in_turn(&web.images, engine, vault.clone(), path.clone(), width, asked)
+                .await
         }
         None => Ok(None),
     };
