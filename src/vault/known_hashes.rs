@@ -6,16 +6,16 @@
 //! it holds (`If-None-Match`), or a page shown again with its photos, read the whole file each
 //! time before answering: 0.38 s for 500 MB from the page cache, far more from a disk.
 //!
-//! The rule (decided here, once): a hash is reused only for the same file (device and inode)
-//! with the same length, modification time and change time as when it was hashed. The change
-//! time cannot be set by a program, so restoring an mtime after an edit (`touch -r`, an
-//! archive tool) still misses. A clock tick can hold two writes, so a file is remembered only
+//! The rule (decided here, once): a hash is reused only for the same path naming the same file
+//! (device and inode) with the same length, modification time and change time as when it was
+//! hashed. The change time cannot be set by a program, so restoring an mtime after an edit
+//! (`touch -r`, an archive tool) still misses. Where the system has no inode or change time
+//! (not Unix), the path, length and modification time decide. A clock tick can hold two writes, so a file is remembered only
 //! when both its times were already `settle` old when the hash began, and only when the
 //! file's times and length are unchanged once its bytes are read; this is the rule git uses
 //! for its "racily clean" entries.
 
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
@@ -37,7 +37,9 @@ pub(crate) struct Stamp {
 }
 
 impl Stamp {
+    #[cfg(unix)]
     pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
         Stamp {
             dev: meta.dev(),
             ino: meta.ino(),
@@ -45,6 +47,17 @@ impl Stamp {
             mtime: (meta.mtime(), meta.mtime_nsec()),
             ctime: (meta.ctime(), meta.ctime_nsec()),
         }
+    }
+
+    #[cfg(not(unix))]
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
+        let since = |t: std::io::Result<SystemTime>| {
+            t.ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map_or((0, 0), |d| {
+                (i64::try_from(d.as_secs()).unwrap_or(i64::MAX), i64::from(d.subsec_nanos()))
+            })
+        };
+        let mtime = since(meta.modified());
+        Stamp { dev: 0, ino: 0, len: meta.len(), mtime, ctime: mtime }
     }
 
     /// The later of the two times, as a `SystemTime` (the epoch for a time before it).
@@ -69,7 +82,7 @@ pub(crate) struct KnownHashes {
 
 #[derive(Debug, Default)]
 struct Seen {
-    by_file: HashMap<(u64, u64), (Stamp, String, u64)>,
+    by_file: HashMap<String, (Stamp, String, u64)>,
     clock: u64,
 }
 
@@ -84,12 +97,12 @@ impl KnownHashes {
         KnownHashes { settle, seen: Mutex::default() }
     }
 
-    /// The hash remembered for exactly this version of the file, if any.
-    pub(crate) fn get(&self, stamp: &Stamp) -> Option<String> {
+    /// The hash remembered for exactly this version of the file at `path`, if any.
+    pub(crate) fn get(&self, path: &str, stamp: &Stamp) -> Option<String> {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         seen.clock += 1;
         let clock = seen.clock;
-        match seen.by_file.get_mut(&(stamp.dev, stamp.ino)) {
+        match seen.by_file.get_mut(path) {
             Some((known, hash, used)) if known == stamp => {
                 *used = clock;
                 Some(hash.clone())
@@ -98,27 +111,34 @@ impl KnownHashes {
         }
     }
 
-    /// Remembers `hash` for the file stamped `before` when its bytes were read (begun at
-    /// `began`), if it was already settled then and is unchanged `after`; else forgets any
-    /// older hash of that file.
-    pub(crate) fn remember(&self, before: &Stamp, after: &Stamp, began: SystemTime, hash: &str) {
+    /// Remembers `hash` for the file at `path` stamped `before` when its bytes were read
+    /// (begun at `began`), if it was already settled then and is unchanged `after`; else
+    /// forgets any older hash of it.
+    pub(crate) fn remember(
+        &self,
+        path: &str,
+        before: &Stamp,
+        after: &Stamp,
+        began: SystemTime,
+        hash: &str,
+    ) {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        let key = (before.dev, before.ino);
         let settled = before.latest() + self.settle <= began;
         if before != after || !settled {
-            seen.by_file.remove(&key);
+            seen.by_file.remove(path);
             return;
         }
         if seen.by_file.len() >= KEPT
-            && !seen.by_file.contains_key(&key)
-            && let Some(oldest) = seen.by_file.iter().min_by_key(|(_, e)| e.2).map(|(k, _)| *k)
+            && !seen.by_file.contains_key(path)
+            && let Some(oldest) =
+                seen.by_file.iter().min_by_key(|(_, e)| e.2).map(|(k, _)| k.clone())
         {
             // A linear scan when full: microseconds, against a file read through.
             seen.by_file.remove(&oldest);
         }
         seen.clock += 1;
         let clock = seen.clock;
-        seen.by_file.insert(key, (*before, hash.to_string(), clock));
+        seen.by_file.insert(path.to_string(), (*before, hash.to_string(), clock));
     }
 }
 
@@ -132,14 +152,16 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn a_settled_unchanged_file_is_remembered_and_any_change_to_it_is_missed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("clip.mp4");
         std::fs::write(&path, b"0123456789").unwrap();
         let known = KnownHashes::with_settle(Duration::ZERO);
         let first = stamp(&path);
-        known.remember(&first, &first, SystemTime::now(), "h1");
-        assert_eq!(known.get(&first).as_deref(), Some("h1"));
+        known.remember("clip.mp4", &first, &first, SystemTime::now(), "h1");
+        assert_eq!(known.get("clip.mp4", &first).as_deref(), Some("h1"));
+        assert_eq!(known.get("moved.mp4", &first), None, "another path is another file");
 
         // Same length, the old mtime put back: the change time still tells them apart, once
         // the file system's clock (coarser than its nanoseconds) has moved on.
@@ -157,7 +179,7 @@ mod tests {
         drop(file);
         let second = stamp(&path);
         assert_eq!((second.len, second.mtime), (first.len, first.mtime));
-        assert_eq!(known.get(&second), None);
+        assert_eq!(known.get("clip.mp4", &second), None);
     }
 
     #[test]
@@ -167,16 +189,17 @@ mod tests {
         std::fs::write(&path, b"fresh").unwrap();
         let now = stamp(&path);
         let known = KnownHashes::with_settle(Duration::from_secs(3600));
-        known.remember(&now, &now, SystemTime::now(), "h");
-        assert_eq!(known.get(&now), None, "written within the hour");
+        known.remember("photo.jpg", &now, &now, SystemTime::now(), "h");
+        assert_eq!(known.get("photo.jpg", &now), None, "written within the hour");
 
         let known = KnownHashes::with_settle(Duration::ZERO);
-        known.remember(&now, &now, SystemTime::now(), "h");
+        known.remember("photo.jpg", &now, &now, SystemTime::now(), "h");
         std::fs::write(&path, b"fresher!").unwrap();
         let after = stamp(&path);
-        known.remember(&now, &after, SystemTime::now(), "h2");
-        assert_eq!(known.get(&now), None, "changed while read: the old hash is forgotten too");
-        assert_eq!(known.get(&after), None);
+        known.remember("photo.jpg", &now, &after, SystemTime::now(), "h2");
+        let forgotten = known.get("photo.jpg", &now);
+        assert_eq!(forgotten, None, "changed while read: the old hash is forgotten too");
+        assert_eq!(known.get("photo.jpg", &after), None);
     }
 
     #[test]
@@ -184,13 +207,15 @@ mod tests {
         let known = KnownHashes::with_settle(Duration::ZERO);
         let at = |ino: u64| Stamp { dev: 1, ino, len: 1, mtime: (1, 0), ctime: (1, 0) };
         let long_ago = SystemTime::UNIX_EPOCH + Duration::from_secs(100);
+        let name = |ino: u64| format!("{ino}.png");
         for ino in 0..KEPT as u64 {
-            known.remember(&at(ino), &at(ino), long_ago, &ino.to_string());
+            known.remember(&name(ino), &at(ino), &at(ino), long_ago, &ino.to_string());
         }
-        assert_eq!(known.get(&at(0)).as_deref(), Some("0"));
-        known.remember(&at(KEPT as u64), &at(KEPT as u64), long_ago, "new");
-        assert_eq!(known.get(&at(0)).as_deref(), Some("0"), "used last, kept");
-        assert_eq!(known.get(&at(1)), None, "used least, forgotten");
-        assert_eq!(known.get(&at(KEPT as u64)).as_deref(), Some("new"));
+        assert_eq!(known.get(&name(0), &at(0)).as_deref(), Some("0"));
+        let last = KEPT as u64;
+        known.remember(&name(last), &at(last), &at(last), long_ago, "new");
+        assert_eq!(known.get(&name(0), &at(0)).as_deref(), Some("0"), "used last, kept");
+        assert_eq!(known.get(&name(1), &at(1)), None, "used least, forgotten");
+        assert_eq!(known.get(&name(last), &at(last)).as_deref(), Some("new"));
     }
 }

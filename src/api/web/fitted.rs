@@ -72,9 +72,10 @@ pub(super) fn asked(fit: Option<&str>) -> Result<Option<u32>> {
 
 /// The answer to `fit`: the image at most `width` pixels wide (the original bytes when it is
 /// narrower already), or a 304 when `If-None-Match` holds its tag, which is the original's
-/// hash and the width, so the check costs a read of the file but no decoding. `None` when the
-/// file is not one this fits; the caller answers it as it is. Decoding is CPU work, run by
-/// [`answer_in_turn`] on a blocking thread in its turn.
+/// hash and the width, so the check costs no decoding (and no read of the file once its hash
+/// is remembered, `vault/known_hashes.rs`). `None` when the file is not one this fits; the
+/// caller answers it as it is. Decoding is CPU work, run by [`answer_in_turn`] on a blocking
+/// thread in its turn.
 fn answer(
     engine: &Engine,
     vault: Option<&str>,

@@ -272,7 +272,7 @@ impl Vault {
         // before any byte is sent (from the page cache, the second pass costs little), unless
         // this very version of the file was hashed before.
         let hash = |file: &mut std::fs::File| -> Result<String> {
-            if let Some(known) = self.hashes.get(&stamp) {
+            if let Some(known) = self.hashes.get(&path, &stamp) {
                 return Ok(known);
             }
             let began = std::time::SystemTime::now();
@@ -282,7 +282,7 @@ impl Vault {
                 return Err(changed_while_read(&path));
             }
             let after = Stamp::of(&file.metadata().map_err(io)?);
-            self.hashes.remember(&stamp, &after, began, &etag);
+            self.hashes.remember(&path, &stamp, &after, began, &etag);
             Ok(etag)
         };
         let (span, known) = match pick(&extent) {
