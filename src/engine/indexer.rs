@@ -15,7 +15,7 @@
 //! vault a caller means (the caller names it).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -76,6 +76,47 @@ pub(crate) struct Indexer {
     jobs: SyncSender<Job>,
     running: Running,
     failing: Failing,
+    waiting: Waiting,
+}
+
+/// How many re-indexes of paths (a write's, the watcher's) are queued and not yet begun. While
+/// any is, the job in hand stops embedding before its next batch and is taken up again after
+/// them ([`Yielding`]), so a note written during a first build of an hour is searchable by its
+/// words within a batch, not when the build ends.
+type Waiting = Arc<AtomicUsize>;
+
+/// The progress of a job that gives way to waiting re-indexes: interrupted while any waits,
+/// and remembering that it was.
+struct Yielding<'a> {
+    inner: &'a dyn Progress,
+    waiting: &'a AtomicUsize,
+    gave_way: AtomicBool,
+}
+
+impl<'a> Yielding<'a> {
+    fn new(inner: &'a dyn Progress, waiting: &'a AtomicUsize) -> Yielding<'a> {
+        Yielding { inner, waiting, gave_way: AtomicBool::new(false) }
+    }
+
+    fn gave_way(&self) -> bool {
+        self.gave_way.load(Ordering::SeqCst)
+    }
+}
+
+impl Progress for Yielding<'_> {
+    fn files(&self, done: usize, total: usize) {
+        self.inner.files(done, total);
+    }
+    fn embedded(&self, done: usize, total: usize) {
+        self.inner.embedded(done, total);
+    }
+    fn interrupted(&self) -> bool {
+        let now = self.inner.interrupted() || self.waiting.load(Ordering::SeqCst) > 0;
+        if now {
+            self.gave_way.store(true, Ordering::SeqCst);
+        }
+        now
+    }
 }
 
 /// Why the last index job failed, until one succeeds: the index is behind the vault (a full
@@ -104,6 +145,7 @@ pub(crate) fn start(
     let shared = state.clone();
     let running = state.running.clone();
     let failing = state.failing.clone();
+    let waiting = state.waiting.clone();
     let thread = std::thread::Builder::new()
         .name("mdvault-indexer".into())
         .spawn(move || {
@@ -114,7 +156,7 @@ pub(crate) fn start(
             Error::new(ErrorCode::InternalError, format!("cannot start the indexer thread: {e}"))
         })?;
     Ok((
-        Indexer { jobs: tx.clone(), running, failing },
+        Indexer { jobs: tx.clone(), running, failing, waiting },
         IndexerThread { jobs: tx, state, thread: Some(thread) },
     ))
 }
@@ -131,6 +173,8 @@ struct State {
     running: Running,
     /// The last job's failure, cleared by the next job that succeeds.
     failing: Failing,
+    /// Re-indexes of paths queued and not yet begun.
+    waiting: Waiting,
 }
 
 impl State {
@@ -142,27 +186,53 @@ impl State {
 }
 
 fn run(index: &Index, vaults: &Vaults, rx: &Receiver<Job>, state: &State) {
-    // Jobs taken off the queue early while folding updates; they run before anything newer.
-    let mut taken: VecDeque<Job> = VecDeque::new();
+    // Jobs taken off the queue early (while folding updates, or behind a job that gave way);
+    // they run before anything newer. `true`: a re-index still counted as waiting.
+    let mut taken: VecDeque<(Job, bool)> = VecDeque::new();
     loop {
-        let job = match taken.pop_front() {
-            Some(job) => job,
+        let (job, counted) = match taken.pop_front() {
+            Some(taken) => taken,
             None => match rx.recv() {
-                Ok(job) => job,
+                Ok(job) => {
+                    let counted = is_update(&job);
+                    (job, counted)
+                }
                 Err(_) => break,
             },
         };
+        if counted {
+            begun(&state.waiting);
+        }
         if matches!(job, Job::Stop) || state.stopping.load(Ordering::SeqCst) {
             break;
         }
         state.busy.store(true, Ordering::SeqCst);
         let job = match job {
-            Job::Update { vault, paths, answer: None } => fold(rx, vault, paths, &mut taken),
+            Job::Update { vault, paths, answer: None } => {
+                fold(rx, vault, paths, &mut taken, &state.waiting)
+            }
             other => other,
         };
-        run_one(index, vaults, job, state);
+        if let Some(again) = run_one(index, vaults, job, state) {
+            // It gave way: what is queued now runs first, then it again, to go on embedding
+            // where it stopped.
+            while let Ok(next) = rx.try_recv() {
+                let counted = is_update(&next);
+                taken.push_back((next, counted));
+            }
+            taken.push_back((again, false));
+        }
         state.busy.store(false, Ordering::SeqCst);
     }
+}
+
+fn is_update(job: &Job) -> bool {
+    matches!(job, Job::Update { .. })
+}
+
+/// One queued re-index has begun.
+fn begun(waiting: &AtomicUsize) {
+    let _ = waiting.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
 }
 
 /// Folds the queued updates of `vault` that nobody waits for into one job: a burst of watcher
@@ -172,11 +242,13 @@ fn fold(
     rx: &Receiver<Job>,
     vault: String,
     mut paths: Vec<String>,
-    taken: &mut VecDeque<Job>,
+    taken: &mut VecDeque<(Job, bool)>,
+    waiting: &AtomicUsize,
 ) -> Job {
     while let Ok(next) = rx.try_recv() {
         match next {
             Job::Update { vault: v, paths: more, answer: None } if v == vault => {
+                begun(waiting);
                 for path in more {
                     if !paths.contains(&path) {
                         paths.push(path);
@@ -184,7 +256,8 @@ fn fold(
                 }
             }
             other => {
-                taken.push_back(other);
+                let counted = is_update(&other);
+                taken.push_back((other, counted));
                 break;
             }
         }
@@ -193,44 +266,61 @@ fn fold(
 }
 
 /// Runs one job and answers it (or logs the outcome when nobody waits), clearing `busy` once
-/// the index is written and before anyone is told.
-fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) {
+/// the index is written and before anyone is told. A job that gave way to waiting re-indexes
+/// is not answered: it comes back, to be run again after them.
+fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) -> Option<Job> {
     let busy = &state.busy;
     let (what, vault, result, answer) = match job {
-        Job::Stop => return,
+        Job::Stop => return None,
         Job::Sync { vault, pass, answer } => {
             let clock = Arc::new(ProgressClock::new(&vault));
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(clock.clone());
-            let result = match &answer {
-                Some(tx) => {
-                    let relay = Relay(tx.clone());
-                    let both = Both(&relay, &*clock);
-                    vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &both))
+            let relay = answer.as_ref().map(|tx| Relay(tx.clone()));
+            let both;
+            let shown: &dyn Progress = match &relay {
+                Some(relay) => {
+                    both = Both(relay, &*clock);
+                    &both
                 }
-                None => vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, &*clock)),
+                None => &*clock,
             };
+            // Only a pass over changed files gives way: run again, it walks the files' stats
+            // and goes on embedding. A full pass would read every file again, and a re-embed
+            // would replace every vector again.
+            let yielding = Yielding::new(shown, &state.waiting);
+            let progress: &dyn Progress = if pass == Pass::Changed { &yielding } else { shown };
+            let result = vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, progress));
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
             state.ended(&result);
+            if result.is_ok() && yielding.gave_way() {
+                return Some(Job::Sync { vault, pass, answer });
+            }
             if let Some(tx) = answer {
                 busy.store(false, Ordering::SeqCst);
                 let _ = tx.send(PassMsg::Done(result));
-                return;
+                return None;
             }
             ("pass over", vault, result, None)
         }
         Job::Update { vault, paths, answer } => {
-            let mut searchable = |_: &SyncReport| {
-                if let Some(a) = &answer {
-                    let _ = a.send(UpdateMsg::Searchable);
-                }
-            };
             let clock = Arc::new(ProgressClock::new(&vault));
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(clock.clone());
-            let result = vaults
-                .get(Some(&vault))
-                .and_then(|v| index.update_paths(v, &paths, &mut searchable, &*clock));
+            let yielding = Yielding::new(&*clock, &state.waiting);
+            let result = {
+                let mut searchable = |_: &SyncReport| {
+                    if let Some(a) = &answer {
+                        let _ = a.send(UpdateMsg::Searchable);
+                    }
+                };
+                vaults
+                    .get(Some(&vault))
+                    .and_then(|v| index.update_paths(v, &paths, &mut searchable, &yielding))
+            };
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
             state.ended(&result);
+            if result.is_ok() && yielding.gave_way() {
+                return Some(Job::Update { vault, paths, answer });
+            }
             ("re-index of", vault, result, answer)
         }
     };
@@ -249,6 +339,7 @@ fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) {
         (None, Ok(_)) => {}
         (None, Err(e)) => tracing::warn!("{what} {vault} failed: {e}"),
     }
+    None
 }
 
 fn gone() -> Error {
@@ -342,17 +433,29 @@ impl Indexer {
     fn queue_update(&self, vault: &str, paths: Vec<String>) -> Option<Receiver<UpdateMsg>> {
         let (tx, rx) = mpsc::channel();
         let job = Job::Update { vault: vault.to_string(), paths, answer: Some(tx) };
+        // Counted before it is sent, so the thread never takes it up uncounted.
+        self.waiting.fetch_add(1, Ordering::SeqCst);
         match self.jobs.try_send(job) {
             Ok(()) => Some(rx),
             // A disconnected queue: the receiver sees the sender dropped and reports it.
-            Err(TrySendError::Full(_)) => None,
-            Err(TrySendError::Disconnected(_)) => Some(mpsc::channel().1),
+            Err(TrySendError::Full(_)) => {
+                begun(&self.waiting);
+                None
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                begun(&self.waiting);
+                Some(mpsc::channel().1)
+            }
         }
     }
 
     /// Queues paths of `vault` to re-index and returns at once (the watcher).
     pub(crate) fn notify(&self, vault: &str, paths: Vec<String>) {
-        let _ = self.jobs.send(Job::Update { vault: vault.to_string(), paths, answer: None });
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let job = Job::Update { vault: vault.to_string(), paths, answer: None };
+        if self.jobs.send(job).is_err() {
+            begun(&self.waiting);
+        }
     }
 }
 

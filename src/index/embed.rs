@@ -224,30 +224,36 @@ impl Index {
         Ok(v)
     }
 
-    /// Embeds every chunk whose embed text has no vector yet; returns how many texts.
+    /// Embeds every chunk whose embed text has no vector yet, or those before `progress`
+    /// says it is [`Progress::interrupted`]; returns how many texts.
     pub(crate) fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
         self.writable()?;
         let total = self.store.texts_missing_vectors()?;
-        let done = self.embed_pages(total, false, progress, |after| {
+        let (done, finished) = self.embed_pages(total, false, progress, |after| {
             self.store.chunks_missing_vectors(after, EMBED_PAGE_CHUNKS)
         })?;
         // Only the indexer thread commits chunks, and it is here: none came in meanwhile.
-        self.texts_pending.store(false, Ordering::SeqCst);
+        if finished {
+            self.texts_pending.store(false, Ordering::SeqCst);
+        }
         Ok(done)
     }
 
     /// Embeds every text of one vault again, replacing the stored vectors; returns how many.
     pub(super) fn re_embed(&self, vault: &str, progress: &dyn Progress) -> Result<usize> {
         let total = self.store.vault_texts(vault)?;
-        self.embed_pages(total, true, progress, |after| {
+        // Never interrupted: a re-embed begun again would replace every vector again.
+        let (done, _) = self.embed_pages(total, true, progress, |after| {
             self.store.vault_chunk_texts(vault, after, EMBED_PAGE_CHUNKS)
-        })
+        })?;
+        Ok(done)
     }
 
     /// Embeds the distinct embed texts of the chunks `page` yields (a page of chunks with ids
     /// above the argument, in id order, empty at the end), committing as it goes; with
     /// `replace`, the new vectors overwrite stored ones. `total` is the distinct texts expected,
-    /// for progress. Returns how many texts.
+    /// for progress. Returns how many texts, and whether it went to the end: without
+    /// `replace`, it stops before a batch once `progress` is [`Progress::interrupted`].
     ///
     /// Memory stays bounded at any vault size: one page of texts is held at a time, and the
     /// vectors added to the in-memory overlay are moved into the vectors file whenever they
@@ -258,7 +264,7 @@ impl Index {
         replace: bool,
         progress: &dyn Progress,
         page: impl Fn(i64) -> Result<Vec<(ChunkInfo, String)>>,
-    ) -> Result<usize> {
+    ) -> Result<(usize, bool)> {
         let mut done = 0;
         let mut after = 0;
         // A re-embed pages through every chunk, so a text shared by chunks on two pages would
@@ -286,6 +292,9 @@ impl Index {
                 texts.push((info.embed_hash, embed));
             }
             for part in texts.chunks(TEXTS_PER_EMBED) {
+                if !replace && progress.interrupted() {
+                    return Ok((done, false));
+                }
                 self.embed_part(part, replace, done, total.max(done + part.len()))?;
                 done += part.len();
                 progress.embedded(done, total.max(done));
@@ -300,7 +309,7 @@ impl Index {
                 tracing::warn!("{e}");
             }
         }
-        Ok(done)
+        Ok((done, true))
     }
 
     /// Embeds and stores one batch of texts, and gives every chunk of those texts still in
@@ -466,7 +475,7 @@ mod tests {
         let total = index.store().texts_missing_vectors().unwrap();
         assert_eq!(total, 9, "the copies share one text");
 
-        let embedded = index.embed_pages(total, false, &Silent, page).unwrap();
+        let (embedded, _) = index.embed_pages(total, false, &Silent, page).unwrap();
         // The copies' pages no longer list them once n3's page has embedded their text, so
         // their rows come from the page that embedded it.
         assert_eq!(embedded, 9, "each text embedded once");
@@ -490,7 +499,7 @@ mod tests {
         assert!(on["z1/n3.md"] > on["n3.md"] && on["z2/n3.md"] > on["n3.md"], "{on:?}");
         let total = index.store().vault_texts("v").unwrap();
         assert_eq!(total, 9);
-        let again = index.embed_pages(total, true, &Silent, page).unwrap();
+        let (again, _) = index.embed_pages(total, true, &Silent, page).unwrap();
         assert_eq!(again, 9, "each text embedded once, not once per page it is on");
         assert_eq!(index.counts(), (11, 11));
         let copies = copy_scores(&index);

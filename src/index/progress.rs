@@ -115,6 +115,9 @@ impl Progress for Both<'_> {
         self.0.embedded(done, total);
         self.1.embedded(done, total);
     }
+    fn interrupted(&self) -> bool {
+        self.0.interrupted() || self.1.interrupted()
+    }
 }
 
 /// Progress callbacks for a long sync (a terminal bar, or log lines).
@@ -123,6 +126,12 @@ pub trait Progress: Sync {
     fn files(&self, done: usize, total: usize);
     /// `done` of `total` texts embedded.
     fn embedded(&self, done: usize, total: usize);
+    /// Whether the embedding of pending texts should stop before its next batch, to let
+    /// waiting work in (a write's re-index queued behind a build). The texts left stay
+    /// pending for the next job that embeds.
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// A progress sink that shows nothing.

@@ -768,6 +768,57 @@ fn a_small_notes_write_answers_lexical_while_its_vectors_wait_and_search_finds_i
     assert!(paths.contains(&"Inbox/Slip.md"), "the answer said lexical, but search missed it");
 }
 
+/// A note written while the first build embeds a large vault is searchable by its words within
+/// a batch of the embedding, not when the build ends: the build gives way to the write's
+/// re-index at its next batch and goes on after it.
+#[test]
+fn a_note_written_during_a_first_build_is_found_by_its_words_while_the_build_goes_on() {
+    // 520 notes, eight batches of 64 texts, each batch held 1.5 s by the embedder: a build of
+    // about 12 s, and the words committed within a second.
+    let url = crate::common::fake_embedding_endpoint_slow(
+        16,
+        "SNAIL",
+        std::time::Duration::from_millis(1500),
+    );
+    let v = TempVault::fixture();
+    for i in 0..520 {
+        v.write(&format!("Bulk/Item {i}.md"), &format!("# Item {i}\n\nSNAIL bulk item {i}.\n"));
+    }
+    let env = [
+        ("MDVAULT_EMBEDDING__BACKEND", "http"),
+        ("MDVAULT_EMBEDDING__URL", url.as_str()),
+        ("MDVAULT_EMBEDDING__MODEL", "toy"),
+        ("MDVAULT_EMBEDDING__DIMS", "16"),
+    ];
+    let s = Server::spawn(&[spec("fixture", &v)], &env);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while s.call("GET", "/search?q=boiler&k=1", &[], None).status != 200 {
+        assert!(std::time::Instant::now() < deadline, "never searchable by words");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let r = s.call(
+        "PUT",
+        "/vault/Inbox/Written.md",
+        &[("Content-Type", "text/markdown"), ("Accept", "application/json")],
+        Some(b"# Written\n\nThe zorblaxian ledger, written during the build.\n"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let indexed = r.json()["indexed"].as_str().unwrap_or_default().to_string();
+    assert!(indexed == "lexical" || indexed == "queued", "{indexed}: {}", r.body);
+    let found = |s: &Server| {
+        let hits = s.call("GET", "/search?q=zorblaxian&k=3", &[], None).json();
+        hits["results"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|h| h["path"].as_str() == Some("Inbox/Written.md")))
+    };
+    while !found(&s) {
+        assert!(std::time::Instant::now() < deadline, "the written note was never found");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let ready = s.call("GET", "/readyz", &[], None).json();
+    assert_eq!(ready["status"], "building", "found only once the build ended: {ready}");
+}
+
 /// A write answers once its bytes are on disk and its re-index has had at most the bounded
 /// wait (1.5 s): a large note whose vectors take longer answers early, saying how far its
 /// re-index got, is found by its words at once and by its meaning once the embedding ends.
