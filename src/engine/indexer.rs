@@ -66,6 +66,9 @@ enum Job {
     Sync { vault: String, pass: Pass, answer: Option<mpsc::Sender<PassMsg>> },
     /// Re-index some paths of one vault.
     Update { vault: String, paths: Vec<String>, answer: Option<Answer> },
+    /// Go on embedding what re-indexes that gave way left (their words are in), then tell the
+    /// writers who wait for the end. One at most waits in line: a later one joins it.
+    Embed { vault: String, answers: Vec<Answer> },
     /// End the thread (what is still queued is abandoned).
     Stop,
 }
@@ -220,9 +223,22 @@ fn run(index: &Index, vaults: &Vaults, rx: &Receiver<Job>, state: &State) {
                 let counted = is_update(&next);
                 taken.push_back((next, counted));
             }
-            taken.push_back((again, false));
+            requeue(&mut taken, again);
         }
         state.busy.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Puts a job that gave way back in line, last; the writers of an embedding left over join the
+/// one already waiting, so a burst of writes during a build leaves one such job, not one each.
+fn requeue(taken: &mut VecDeque<(Job, bool)>, again: Job) {
+    let Job::Embed { vault, answers } = again else {
+        taken.push_back((again, false));
+        return;
+    };
+    match taken.iter_mut().find(|(j, _)| matches!(j, Job::Embed { .. })) {
+        Some((Job::Embed { answers: held, .. }, _)) => held.extend(answers),
+        _ => taken.push_back((Job::Embed { vault, answers }, false)),
     }
 }
 
@@ -319,9 +335,30 @@ fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) -> Option<Jo
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
             state.ended(&result);
             if result.is_ok() && yielding.gave_way() {
-                return Some(Job::Update { vault, paths, answer });
+                // Its words are in; the embedding left is any embedding job's to finish (the
+                // job it gave way to embeds what is pending). A writer waiting for the end
+                // hears it once that is done.
+                return answer.map(|a| Job::Embed { vault, answers: vec![a] });
             }
             ("re-index of", vault, result, answer)
+        }
+        Job::Embed { vault, answers } => {
+            let clock = Arc::new(ProgressClock::new(&vault));
+            *state.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(clock.clone());
+            let yielding = Yielding::new(&*clock, &state.waiting);
+            let result = index
+                .embed_pending(&yielding)
+                .map(|n| SyncReport { texts_embedded: n, ..SyncReport::default() });
+            *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            state.ended(&result);
+            if result.is_ok() && yielding.gave_way() {
+                return Some(Job::Embed { vault, answers });
+            }
+            busy.store(false, Ordering::SeqCst);
+            for a in answers {
+                let _ = a.send(UpdateMsg::Done(result.clone()));
+            }
+            return None;
         }
     };
     busy.store(false, Ordering::SeqCst);
@@ -472,5 +509,35 @@ impl Drop for IndexerThread {
         {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writers_left_waiting_by_jobs_that_gave_way_join_the_one_embedding_in_line() {
+        let answer = || mpsc::channel::<UpdateMsg>().0;
+        let update = |path: &str| Job::Update {
+            vault: "v".into(),
+            paths: vec![path.to_string()],
+            answer: Some(answer()),
+        };
+        let mut taken: VecDeque<(Job, bool)> = VecDeque::new();
+        taken.push_back((update("a.md"), true));
+        requeue(&mut taken, Job::Embed { vault: "v".into(), answers: vec![answer()] });
+        requeue(&mut taken, Job::Sync { vault: "v".into(), pass: Pass::Changed, answer: None });
+        requeue(&mut taken, Job::Embed { vault: "v".into(), answers: vec![answer(), answer()] });
+        let kinds: Vec<String> = taken
+            .iter()
+            .map(|(j, counted)| match j {
+                Job::Update { .. } => format!("update {counted}"),
+                Job::Embed { answers, .. } => format!("embed for {}", answers.len()),
+                Job::Sync { .. } => format!("sync {counted}"),
+                Job::Stop => "stop".into(),
+            })
+            .collect();
+        assert_eq!(kinds, ["update true", "embed for 3", "sync false"]);
     }
 }

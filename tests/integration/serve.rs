@@ -817,6 +817,17 @@ fn a_note_written_during_a_first_build_is_found_by_its_words_while_the_build_goe
     }
     let ready = s.call("GET", "/readyz", &[], None).json();
     assert_eq!(ready["status"], "building", "found only once the build ended: {ready}");
+    // The build went on where it stopped and ended with every text embedded, the written
+    // note's included.
+    let ready = loop {
+        let ready = s.call("GET", "/readyz", &[], None).json();
+        if ready["status"] == "ready" {
+            break ready;
+        }
+        assert!(std::time::Instant::now() < deadline, "the build never ended: {ready}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(ready["index"]["vectors"], ready["index"]["chunks"], "{ready}");
 }
 
 /// A write answers once its bytes are on disk and its re-index has had at most the bounded
