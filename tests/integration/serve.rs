@@ -740,14 +740,18 @@ fn served_with_a_slow_embedder() -> (TempVault, Server) {
         std::time::Duration::from_secs(8),
     );
     let v = TempVault::fixture();
-    let env = [
+    let s = Server::start(&[spec("fixture", &v)], &toy_embedder_env(&url));
+    (v, s)
+}
+
+/// The environment that points a server at a fake embedding endpoint of 16 dimensions.
+fn toy_embedder_env(url: &str) -> [(&'static str, &str); 4] {
+    [
         ("MDVAULT_EMBEDDING__BACKEND", "http"),
-        ("MDVAULT_EMBEDDING__URL", url.as_str()),
+        ("MDVAULT_EMBEDDING__URL", url),
         ("MDVAULT_EMBEDDING__MODEL", "toy"),
         ("MDVAULT_EMBEDDING__DIMS", "16"),
-    ];
-    let s = Server::start(&[spec("fixture", &v)], &env);
-    (v, s)
+    ]
 }
 
 #[test]
@@ -784,13 +788,7 @@ fn a_note_written_during_a_first_build_is_found_by_its_words_while_the_build_goe
     for i in 0..520 {
         v.write(&format!("Bulk/Item {i}.md"), &format!("# Item {i}\n\nSNAIL bulk item {i}.\n"));
     }
-    let env = [
-        ("MDVAULT_EMBEDDING__BACKEND", "http"),
-        ("MDVAULT_EMBEDDING__URL", url.as_str()),
-        ("MDVAULT_EMBEDDING__MODEL", "toy"),
-        ("MDVAULT_EMBEDDING__DIMS", "16"),
-    ];
-    let s = Server::spawn(&[spec("fixture", &v)], &env);
+    let s = Server::spawn(&[spec("fixture", &v)], &toy_embedder_env(&url));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while s.call("GET", "/search?q=boiler&k=1", &[], None).status != 200 {
         assert!(std::time::Instant::now() < deadline, "never searchable by words");
