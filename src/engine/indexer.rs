@@ -190,20 +190,18 @@ impl State {
 
 fn run(index: &Index, vaults: &Vaults, rx: &Receiver<Job>, state: &State) {
     // Jobs taken off the queue early (while folding updates, or behind a job that gave way);
-    // they run before anything newer. `true`: a re-index still counted as waiting.
-    let mut taken: VecDeque<(Job, bool)> = VecDeque::new();
+    // they run before anything newer. Every update among them is still counted as waiting (a
+    // job put back after giving way is never an update: see `requeue`).
+    let mut taken: VecDeque<Job> = VecDeque::new();
     loop {
-        let (job, counted) = match taken.pop_front() {
-            Some(taken) => taken,
+        let job = match taken.pop_front() {
+            Some(job) => job,
             None => match rx.recv() {
-                Ok(job) => {
-                    let counted = is_update(&job);
-                    (job, counted)
-                }
+                Ok(job) => job,
                 Err(_) => break,
             },
         };
-        if counted {
+        if is_update(&job) {
             begun(&state.waiting);
         }
         if matches!(job, Job::Stop) || state.stopping.load(Ordering::SeqCst) {
@@ -219,26 +217,25 @@ fn run(index: &Index, vaults: &Vaults, rx: &Receiver<Job>, state: &State) {
         if let Some(again) = run_one(index, vaults, job, state) {
             // It gave way: what is queued now runs first, then it again, to go on embedding
             // where it stopped.
-            while let Ok(next) = rx.try_recv() {
-                let counted = is_update(&next);
-                taken.push_back((next, counted));
-            }
+            taken.extend(rx.try_iter());
             requeue(&mut taken, again);
         }
         state.busy.store(false, Ordering::SeqCst);
     }
 }
 
-/// Puts a job that gave way back in line, last; the writers of an embedding left over join the
-/// one already waiting, so a burst of writes during a build leaves one such job, not one each.
-fn requeue(taken: &mut VecDeque<(Job, bool)>, again: Job) {
+/// Puts a job that gave way (a pass, or an [`Job::Embed`]; never an update, whose leftover
+/// is an `Embed`) back in line, last; the writers of an embedding left over join the one
+/// already waiting, so a burst of writes during a build leaves one such job, not one each.
+fn requeue(taken: &mut VecDeque<Job>, again: Job) {
+    debug_assert!(!is_update(&again), "an update that gave way is put back as an Embed");
     let Job::Embed { vault, answers } = again else {
-        taken.push_back((again, false));
+        taken.push_back(again);
         return;
     };
-    match taken.iter_mut().find(|(j, _)| matches!(j, Job::Embed { .. })) {
-        Some((Job::Embed { answers: held, .. }, _)) => held.extend(answers),
-        _ => taken.push_back((Job::Embed { vault, answers }, false)),
+    match taken.iter_mut().find(|j| matches!(j, Job::Embed { .. })) {
+        Some(Job::Embed { answers: held, .. }) => held.extend(answers),
+        _ => taken.push_back(Job::Embed { vault, answers }),
     }
 }
 
@@ -258,7 +255,7 @@ fn fold(
     rx: &Receiver<Job>,
     vault: String,
     mut paths: Vec<String>,
-    taken: &mut VecDeque<(Job, bool)>,
+    taken: &mut VecDeque<Job>,
     waiting: &AtomicUsize,
 ) -> Job {
     while let Ok(next) = rx.try_recv() {
@@ -272,8 +269,7 @@ fn fold(
                 }
             }
             other => {
-                let counted = is_update(&other);
-                taken.push_back((other, counted));
+                taken.push_back(other);
                 break;
             }
         }
@@ -524,20 +520,20 @@ mod tests {
             paths: vec![path.to_string()],
             answer: Some(answer()),
         };
-        let mut taken: VecDeque<(Job, bool)> = VecDeque::new();
-        taken.push_back((update("a.md"), true));
+        let mut taken: VecDeque<Job> = VecDeque::new();
+        taken.push_back(update("a.md"));
         requeue(&mut taken, Job::Embed { vault: "v".into(), answers: vec![answer()] });
         requeue(&mut taken, Job::Sync { vault: "v".into(), pass: Pass::Changed, answer: None });
         requeue(&mut taken, Job::Embed { vault: "v".into(), answers: vec![answer(), answer()] });
         let kinds: Vec<String> = taken
             .iter()
-            .map(|(j, counted)| match j {
-                Job::Update { .. } => format!("update {counted}"),
+            .map(|j| match j {
+                Job::Update { .. } => "update".to_string(),
                 Job::Embed { answers, .. } => format!("embed for {}", answers.len()),
-                Job::Sync { .. } => format!("sync {counted}"),
+                Job::Sync { .. } => "sync".into(),
                 Job::Stop => "stop".into(),
             })
             .collect();
-        assert_eq!(kinds, ["update true", "embed for 3", "sync false"]);
+        assert_eq!(kinds, ["update", "embed for 3", "sync"]);
     }
 }
