@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use super::owner::Ownership;
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::{Both, Index, Pass, PassProgress, Progress, ProgressClock, SyncReport};
+use crate::index::{Both, Index, Pass, PassProgress, Progress, ProgressClock, Reached, SyncReport};
 use crate::vault::{Indexed, Vaults};
 
 /// Jobs that may wait in the queue. A watcher burst beyond this blocks the watcher (which
@@ -168,7 +168,8 @@ pub(crate) fn start(
 #[derive(Default)]
 struct State {
     /// A job is writing the index right now (cleared before its caller hears the answer, so a
-    /// caller that drops the engine right after finds the thread idle).
+    /// caller that drops the engine right after finds the thread idle; a writer answered while
+    /// its job goes on embedding other jobs' texts, `Reached::Vectors`, finds it busy).
     busy: AtomicBool,
     /// The handle was dropped: queued jobs are abandoned (their callers hear "stopped").
     stopping: AtomicBool,
@@ -318,15 +319,25 @@ fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) -> Option<Jo
             let clock = Arc::new(ProgressClock::new(&vault));
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(clock.clone());
             let yielding = Yielding::new(&*clock, &state.waiting);
+            let mut answer = answer;
             let result = {
-                let mut searchable = |_: &SyncReport| {
-                    if let Some(a) = &answer {
-                        let _ = a.send(UpdateMsg::Searchable);
+                let mut reached = |at: Reached, report: &SyncReport| match at {
+                    Reached::Words => {
+                        if let Some(a) = &answer {
+                            let _ = a.send(UpdateMsg::Searchable);
+                        }
+                    }
+                    // Its writer is answered now: the rest of the job embeds other jobs'
+                    // texts (a first build's), which may take minutes.
+                    Reached::Vectors => {
+                        if let Some(a) = answer.take() {
+                            let _ = a.send(UpdateMsg::Done(Ok(report.clone())));
+                        }
                     }
                 };
                 vaults
                     .get(Some(&vault))
-                    .and_then(|v| index.update_paths(v, &paths, &mut searchable, &yielding))
+                    .and_then(|v| index.update_paths(v, &paths, &mut reached, &yielding))
             };
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
             state.ended(&result);

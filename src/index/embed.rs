@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::catalog::Catalog;
 use super::dense::{Dense, RowKey};
@@ -18,7 +18,7 @@ use crate::embed::EmbedError;
 use crate::error::{Error, ErrorCode, Result};
 
 /// Distinct texts per embedding call during a sync.
-const TEXTS_PER_EMBED: usize = 64;
+pub(super) const TEXTS_PER_EMBED: usize = 64;
 /// Chunks read from the store per page of an embedding pass: a few megabytes of text, so a
 /// first build of a million chunks holds one page, not gigabytes, and the page queries stay
 /// few next to the embedding.
@@ -77,6 +77,27 @@ impl QueryVectors {
         }
         self.clock += 1;
         self.by_text.insert(text.to_string(), (vector, self.clock));
+    }
+}
+
+/// A write's own texts: their first batch never gives way. A note's few chunks take a
+/// fraction of a second, while a writer whose texts gave way to the next write would wait for
+/// the end of a first build (its texts, newest in id order, would come last), and in a burst of
+/// writes each would give way to the next. A large note's later batches do give way.
+struct FirstBatchHolds<'a> {
+    inner: &'a dyn Progress,
+    asked: AtomicBool,
+}
+
+impl Progress for FirstBatchHolds<'_> {
+    fn files(&self, done: usize, total: usize) {
+        self.inner.files(done, total);
+    }
+    fn embedded(&self, done: usize, total: usize) {
+        self.inner.embedded(done, total);
+    }
+    fn interrupted(&self) -> bool {
+        self.asked.swap(true, Ordering::SeqCst) && self.inner.interrupted()
     }
 }
 
@@ -237,6 +258,25 @@ impl Index {
             self.texts_pending.store(false, Ordering::SeqCst);
         }
         Ok(done)
+    }
+
+    /// Embeds those of `hashes` still without a vector (a write's own texts, ahead of any
+    /// other text waiting for one), or, past the first batch, those before `progress` says it
+    /// is [`Progress::interrupted`]; returns how many, and whether it got through them all.
+    pub(super) fn embed_texts(
+        &self,
+        hashes: &[TextHash],
+        progress: &dyn Progress,
+    ) -> Result<(usize, bool)> {
+        if hashes.is_empty() {
+            return Ok((0, true));
+        }
+        let chunks = self.store.chunks_of_texts_missing_vectors(hashes)?;
+        let progress = FirstBatchHolds { inner: progress, asked: AtomicBool::new(false) };
+        self.embed_pages(chunks.len(), false, &progress, |after| {
+            let page = chunks.iter().filter(|(info, _)| info.id > after);
+            Ok(page.take(EMBED_PAGE_CHUNKS).cloned().collect())
+        })
     }
 
     /// Embeds every text of one vault again, replacing the stored vectors; returns how many.
@@ -544,7 +584,7 @@ mod tests {
         // store's new vector is, and the file is left as it is (one edit is not worth a rewrite).
         std::fs::write(root.path().join("n3.md"), "# Note 3\n\nNow about otters.\n").unwrap();
         let index = open_at(data.path());
-        index.update_paths(&vault, &["n3.md".into()], &mut |_| {}, &Silent).unwrap();
+        index.update_paths(&vault, &["n3.md".into()], &mut |_, _| {}, &Silent).unwrap();
         assert_eq!(index.dense().len(), n);
         assert_eq!(index.dense().overlay_len(), 1);
         drop(index);

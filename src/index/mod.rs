@@ -52,6 +52,7 @@ pub use progress::{Both, PassProgress, Progress, ProgressClock, Silent, human_se
 pub use settings::IndexSettings;
 use settings::suffix_of;
 use store::{ChunkInfo, FileKind, Store, TextHash};
+pub(crate) use sync::Reached;
 pub use sync::{Pass, SyncReport};
 
 /// A chunk's key in the dense rows.

@@ -863,6 +863,35 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
 
+    /// One chunk for each of `hashes` whose text has no vector yet, in id order, with its
+    /// text: what a write's re-index embeds before anything else still without a vector.
+    pub(crate) fn chunks_of_texts_missing_vectors(
+        &self,
+        hashes: &[TextHash],
+    ) -> Result<Vec<(ChunkInfo, String)>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
+                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases, chunks.text
+                 FROM chunks JOIN files ON files.id = chunks.file_id
+                 WHERE chunks.embed_hash = ?1
+                   AND NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = ?1)
+                 ORDER BY chunks.id LIMIT 1",
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut out = Vec::with_capacity(hashes.len());
+        for hash in hashes {
+            let row = stmt
+                .query_row([&hash[..]], |r| Ok((info_from_row(r)?, r.get::<_, String>(10)?)))
+                .optional()
+                .map_err(|e| db_err(&self.path, e))?;
+            out.extend(row);
+        }
+        out.sort_by_key(|(info, _)| info.id);
+        Ok(out)
+    }
+
     /// Up to `limit` chunks of one vault with ids above `after`, in id order, with their
     /// texts, vector or not: a page of what a forced re-embed embeds.
     pub(crate) fn vault_chunk_texts(

@@ -87,6 +87,17 @@ impl Pass {
     }
 }
 
+/// How far a write's re-index has got, as [`Index::update_paths`] tells its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reached {
+    /// The paths' chunks and lexical entries are committed: a search finds their words.
+    Words,
+    /// Their texts have vectors too, so every search mode finds them, and the job goes on to
+    /// embed texts other jobs left without one (a first build's, for minutes). Not heard when
+    /// none waits: the job's end, which comes at once, says as much.
+    Vectors,
+}
+
 impl Index {
     /// Brings one vault up to date. A full pass re-reads and re-chunks every file of this vault
     /// (and of no other); vectors are keyed by their text, so unchanged texts keep theirs and
@@ -192,7 +203,12 @@ impl Index {
         } else {
             let written: Vec<TextHash> = written.into_iter().collect();
             report.texts_reused = self.store.present_vectors(&written)?.len();
-            report.texts_embedded = self.embed_pending(progress)?;
+            // None can be waiting when the last embedding pass finished and no chunk came
+            // since (this pass wrote none): the count reads every chunk row, 0.4 s at a
+            // million, which a reconcile pass that found nothing changed would pay each time.
+            if self.texts_pending.load(Ordering::SeqCst) {
+                report.texts_embedded = self.embed_pending(progress)?;
+            }
         }
         if full {
             self.store.prune_vectors()?;
@@ -219,19 +235,21 @@ impl Index {
     }
 
     /// Re-indexes some paths of a vault (a write, watcher events): changed files are
-    /// re-chunked, vanished ones removed, new vectors embedded. `searchable` is called once the
-    /// files' chunks and lexical entries are committed (a search finds their words from then
-    /// on) and before their texts are embedded, which for a large note takes seconds. Only the
-    /// indexer thread calls this.
+    /// re-chunked, vanished ones removed, new vectors embedded. `reached` hears
+    /// [`Reached::Words`] once the files' chunks and lexical entries are committed (a search
+    /// finds their words from then on), before their texts are embedded, which for a large
+    /// note takes seconds; then [`Reached::Vectors`] once those texts have theirs, if texts
+    /// other jobs left without one are to be embedded after them. Only the indexer thread
+    /// calls this.
     pub(crate) fn update_paths(
         &self,
         vault: &Vault,
         paths: &[String],
-        searchable: &mut dyn FnMut(&SyncReport),
+        reached: &mut dyn FnMut(Reached, &SyncReport),
         progress: &dyn Progress,
     ) -> Result<SyncReport> {
         self.writable()?;
-        self.update_paths_locked(vault, paths, searchable, progress)
+        self.update_paths_locked(vault, paths, reached, progress)
     }
 
     /// Refuses a write on a read-only index: a reader's jobs go to the owner.
@@ -250,7 +268,7 @@ impl Index {
         &self,
         vault: &Vault,
         paths: &[String],
-        searchable: &mut dyn FnMut(&SyncReport),
+        reached: &mut dyn FnMut(Reached, &SyncReport),
         progress: &dyn Progress,
     ) -> Result<SyncReport> {
         let started = Instant::now();
@@ -302,17 +320,31 @@ impl Index {
                 Err(e) => report.failed.push((stat.path.clone(), e.message().to_string())),
             }
         }
+        // Whether texts other jobs left without a vector wait (a first build's, one that gave
+        // way): read before this job's chunks set it.
+        let others_pending = self.texts_pending.load(Ordering::SeqCst);
         self.commit_files(&mut batch, &mut pending, false)?;
         let written: Vec<TextHash> = written.into_iter().collect();
-        report.texts_reused = self.store.present_vectors(&written)?.len();
-        searchable(&report);
-        // Every text still without a vector, not only these paths': during a first build this
-        // job may be the one that embeds most of the vault, so it reports its progress too.
-        // When none can be left (this job committed no chunk and the last embedding pass
-        // finished), it does not look: counting them reads every chunk row, and the watcher's
-        // echo of a write the write's own refresh already indexed would pay that each time.
-        if self.texts_pending.load(Ordering::SeqCst) {
-            report.texts_embedded = self.embed_pending(progress)?;
+        let present = self.store.present_vectors(&written)?;
+        report.texts_reused = present.len();
+        reached(Reached::Words, &report);
+        // These paths' own texts first: during a first build thousands of texts wait, and in
+        // id order a note just written would come last, so its writer would hear only that
+        // its words are in, and a search by meaning would miss it until the build ended.
+        let own: Vec<TextHash> = written.into_iter().filter(|h| !present.contains(h)).collect();
+        let (embedded, finished) = self.embed_texts(&own, progress)?;
+        report.texts_embedded = embedded;
+        // Then every other text still without a vector: during a first build this job may be
+        // the one that embeds most of the vault, so it reports its progress too. When none
+        // can be left (none was before this job, whose own are now in), it does not look:
+        // counting them reads every chunk row, which a write at a million chunks would pay
+        // each time.
+        if finished && others_pending {
+            report.seconds = started.elapsed().as_secs_f64();
+            reached(Reached::Vectors, &report);
+            report.texts_embedded += self.embed_pending(progress)?;
+        } else if finished {
+            self.texts_pending.store(false, Ordering::SeqCst);
         }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -501,6 +533,7 @@ mod tests {
     use crate::embed::Embedder;
     use crate::embed::hashing::HashingEmbedder;
     use crate::index::IndexSettings;
+    use crate::index::embed::TEXTS_PER_EMBED;
 
     /// Every progress event of a job, in order.
     #[derive(Default)]
@@ -585,7 +618,7 @@ mod tests {
         vault.write("new.md", "# New\n\nThe heron waits by the weir.\n", false, None).unwrap();
         let paths = vec!["new.md".to_string()];
         let first = Events::default();
-        let report = index.update_paths(&vault, &paths, &mut |_| {}, &first).unwrap();
+        let report = index.update_paths(&vault, &paths, &mut |_, _| {}, &first).unwrap();
         assert_eq!((report.files_chunked, report.texts_embedded), (1, 1));
         assert!(!first.embedding().is_empty(), "the refresh embedded: {:?}", first.0);
         let generation = index.store().generation().unwrap();
@@ -593,9 +626,10 @@ mod tests {
 
         // Then the watcher reports the same path.
         let echo = Events::default();
-        let mut searchable = 0;
-        let report = index.update_paths(&vault, &paths, &mut |_| searchable += 1, &echo).unwrap();
-        assert_eq!(searchable, 1, "the waiting writer still hears it");
+        let mut heard = Vec::new();
+        let report =
+            index.update_paths(&vault, &paths, &mut |at, _| heard.push(at), &echo).unwrap();
+        assert_eq!(heard, [Reached::Words], "the waiting writer still hears it");
         assert_eq!(report.files_unchanged, 1);
         assert_eq!(report.files_chunked + report.chunks_written + report.texts_embedded, 0);
         assert_eq!(echo.embedding(), Vec::<String>::new(), "no embedding pass, not even a count");
@@ -659,8 +693,106 @@ mod tests {
         index.sync(&vault, Pass::Words, &Silent).unwrap();
         assert_eq!(index.counts(), (3, 0));
         let paths = vec!["n0.md".to_string()];
-        let report = index.update_paths(&vault, &paths, &mut |_| {}, &Silent).unwrap();
+        let report = index.update_paths(&vault, &paths, &mut |_, _| {}, &Silent).unwrap();
         assert_eq!((report.files_chunked, report.texts_embedded), (0, 3));
         assert_eq!(index.counts(), (3, 3));
+    }
+
+    #[test]
+    fn a_writes_own_texts_are_embedded_and_heard_of_before_the_texts_a_build_left_waiting() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        for i in 0..150 {
+            std::fs::write(
+                root.path().join(format!("n{i:03}.md")),
+                format!("# N{i}\n\nText {i}.\n"),
+            )
+            .unwrap();
+        }
+        // A first build's words are in and its texts wait for their vectors.
+        index.sync(&vault, Pass::Words, &Silent).unwrap();
+        assert_eq!(index.counts(), (150, 0));
+
+        // The note comes last in id order, yet its writer hears of its vectors while the
+        // build's are still to be embedded.
+        vault.write("new.md", "# New\n\nThe heron waits by the weir.\n", false, None).unwrap();
+        let paths = vec!["new.md".to_string()];
+        let mut heard = Vec::new();
+        let report = index
+            .update_paths(
+                &vault,
+                &paths,
+                &mut |at, report| heard.push((at, report.texts_embedded, index.counts())),
+                &Silent,
+            )
+            .unwrap();
+        assert_eq!(
+            heard,
+            [(Reached::Words, 0, (151, 0)), (Reached::Vectors, 1, (151, 1))],
+            "words, then the note's own vector, before any of the build's"
+        );
+        assert_eq!(report.texts_embedded, 151);
+        assert_eq!(index.counts(), (151, 151));
+
+        // With nothing else waiting, the job's end is its answer: no second word, no count.
+        vault.write("new.md", "# New\n\nThe heron flies off.\n", true, None).unwrap();
+        let events = Events::default();
+        let mut heard = Vec::new();
+        let report =
+            index.update_paths(&vault, &paths, &mut |at, _| heard.push(at), &events).unwrap();
+        assert_eq!(heard, [Reached::Words]);
+        assert_eq!(report.texts_embedded, 1);
+        assert_eq!(events.embedding(), ["embedded 0/1", "embedded 1/1"], "its own text alone");
+        assert_eq!(index.counts(), (151, 151));
+    }
+
+    /// A job with a write waiting behind it from the start.
+    struct Waited;
+
+    impl Progress for Waited {
+        fn files(&self, _: usize, _: usize) {}
+        fn embedded(&self, _: usize, _: usize) {}
+        fn interrupted(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_writes_first_batch_of_texts_never_gives_way_and_a_large_notes_later_batches_do() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        for i in 0..20 {
+            std::fs::write(
+                root.path().join(format!("n{i:03}.md")),
+                format!("# N{i}\n\nText {i}.\n"),
+            )
+            .unwrap();
+        }
+        index.sync(&vault, Pass::Words, &Silent).unwrap();
+
+        // Another write waits: this one still embeds its own text, then leaves the build's.
+        vault.write("new.md", "# New\n\nThe heron waits by the weir.\n", false, None).unwrap();
+        let mut heard = Vec::new();
+        let paths = vec!["new.md".to_string()];
+        let report =
+            index.update_paths(&vault, &paths, &mut |at, _| heard.push(at), &Waited).unwrap();
+        assert_eq!(heard, [Reached::Words, Reached::Vectors]);
+        assert_eq!((report.texts_embedded, index.counts()), (1, (21, 1)));
+
+        // A note of more texts than a batch gives way after its first.
+        let sections = TEXTS_PER_EMBED + 10;
+        let big: String = (0..sections)
+            .map(|i| {
+                format!("## Part {i}\n\nThe heron's ledger, page {i}. {}\n\n", "Reeds. ".repeat(60))
+            })
+            .collect();
+        vault.write("big.md", &format!("# Big\n\n{big}"), false, None).unwrap();
+        let mut heard = Vec::new();
+        let paths = vec!["big.md".to_string()];
+        let report =
+            index.update_paths(&vault, &paths, &mut |at, _| heard.push(at), &Waited).unwrap();
+        assert!(report.chunks_written > TEXTS_PER_EMBED, "{report:?}");
+        assert_eq!(heard, [Reached::Words], "its writer has not heard of its vectors");
+        assert_eq!(report.texts_embedded, TEXTS_PER_EMBED);
     }
 }

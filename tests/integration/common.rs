@@ -494,6 +494,16 @@ pub fn counting_embedding_endpoint(dims: usize) -> (String, Embedded) {
     (serve_embeddings(dims, "", std::time::Duration::ZERO, Some(seen.clone())), seen)
 }
 
+/// [`fake_embedding_endpoint_slow`] that also records every input, in the order it came.
+pub fn recording_embedding_endpoint_slow(
+    dims: usize,
+    marker: &'static str,
+    delay: std::time::Duration,
+) -> (String, Embedded) {
+    let seen = Embedded::default();
+    (serve_embeddings(dims, marker, delay, Some(seen.clone())), seen)
+}
+
 fn serve_embeddings(
     dims: usize,
     marker: &'static str,
