@@ -180,7 +180,7 @@ impl Images {
         Images::new(std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
-    fn new(turns: usize) -> Images {
+    pub(crate) fn new(turns: usize) -> Images {
         Images(Arc::new(Semaphore::new(turns.max(1))))
     }
 

@@ -44,7 +44,10 @@ pub(crate) fn rung(shown: Option<u32>) -> Option<u32> {
     }
 }
 
-/// [`answer`] in one of the server's image turns ([`Images`]).
+/// The answer to `fit` (see [`prepare`]): the read and the `If-None-Match` check on a blocking
+/// thread of their own, and only the decoding in one of the server's image turns
+/// ([`Images`]). A phone that opens a note again revalidates each of its photos, and each 304
+/// costs no decoding, so it must not wait behind other clients' decodes for a turn.
 pub(super) async fn answer_in_turn(
     images: &Images,
     engine: Arc<Engine>,
@@ -53,7 +56,15 @@ pub(super) async fn answer_in_turn(
     width: u32,
     request: HeaderMap,
 ) -> Result<Option<Response>> {
-    images.run(move || answer(&engine, vault.as_deref(), &path, width, &request)).await
+    let prepared = crate::api::common::blocking(move || {
+        prepare(&engine, vault.as_deref(), &path, width, &request)
+    })
+    .await?;
+    match prepared {
+        Prepared::NotFitted => Ok(None),
+        Prepared::Unchanged(resp) => Ok(Some(resp)),
+        Prepared::ToFit(fit) => images.run(move || fit.answer()).await.map(Some),
+    }
 }
 
 /// The `fit` a request asks for: a width in pixels, 1 to [`MAX_FIT`].
@@ -70,41 +81,70 @@ pub(super) fn asked(fit: Option<&str>) -> Result<Option<u32>> {
     }
 }
 
-/// The answer to `fit`: the image at most `width` pixels wide (the original bytes when it is
-/// narrower already), or a 304 when `If-None-Match` holds its tag, which is the original's
-/// hash and the width, so the check costs no decoding (and no read of the file once its hash
-/// is remembered, `vault/known_hashes.rs`). `None` when the file is not one this fits; the
-/// caller answers it as it is. Decoding is CPU work, run by [`answer_in_turn`] on a blocking
-/// thread in its turn.
-fn answer(
+/// How far a `fit` request gets before its turn.
+enum Prepared {
+    /// Not a file this fits: the caller answers it as it is.
+    NotFitted,
+    /// A 304: `If-None-Match` holds the fitted image's tag.
+    Unchanged(Response),
+    /// An image to decode and scale, in a turn.
+    ToFit(ToFit),
+}
+
+/// A whole read of an image to fit, with its format and the fitted answer's tag.
+struct ToFit {
+    read: SpanRead,
+    format: ImageFormat,
+    width: u32,
+    tag: String,
+}
+
+/// Reads what a `fit` request names and answers what needs no decoding. The fitted image's tag
+/// is the original's hash and the width, so a 304 costs no decoding (and no read of the file
+/// once its hash is remembered, `vault/known_hashes.rs`).
+fn prepare(
     engine: &Engine,
     vault: Option<&str>,
     path: &str,
     width: u32,
     request: &HeaderMap,
-) -> Result<Option<Response>> {
+) -> Result<Prepared> {
     // The suffix says the format, so a file this never fits is not read through for nothing.
     let format = match attachment::kind_of(path).map(|k| k.media_type) {
         Some("image/jpeg") => ImageFormat::Jpeg,
         Some("image/png") => ImageFormat::Png,
         Some("image/webp") => ImageFormat::WebP,
-        _ => return Ok(None),
+        _ => return Ok(Prepared::NotFitted),
     };
     let read =
         tools::read_attachment_span(engine, &Target::default(), vault, path, |_| Span::Whole)?;
-    let SpanRead::Whole { path, kind, extent, etag, body } = read else {
+    let SpanRead::Whole { extent, etag, body, .. } = &read else {
         return Err(Error::new(ErrorCode::InternalError, "a whole read came back in part"));
     };
     if body.len > MAX_FITTED_BYTES {
-        return Ok(None);
+        return Ok(Prepared::NotFitted);
     }
     let tag = format!("{etag}-fit{width}");
-    let resp = if crate::api::common::none_match(request, &format!("\"{tag}\"")) {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
+    if crate::api::common::none_match(request, &format!("\"{tag}\"")) {
+        let mut resp =
+            crate::api::common::with_etag(StatusCode::NOT_MODIFIED.into_response(), Some(&tag));
+        crate::api::ranges::last_modified(&mut resp, extent);
+        return Ok(Prepared::Unchanged(resp));
+    }
+    Ok(Prepared::ToFit(ToFit { read, format, width, tag }))
+}
+
+impl ToFit {
+    /// The image at most `width` pixels wide, or the original bytes when it is narrower
+    /// already or not decodable here. CPU work: run in a turn.
+    fn answer(self) -> Result<Response> {
+        let ToFit { read, format, width, tag } = self;
+        let SpanRead::Whole { path, kind, extent, body, .. } = read else {
+            return Err(Error::new(ErrorCode::InternalError, "a whole read came back in part"));
+        };
         let bytes = body.into_bytes().map_err(|e| Error::read_io(&path, &e))?;
         let bound = Bound { width, height: u32::MAX };
-        match scale::fit(&bytes, format, bound) {
+        let resp = match scale::fit(&bytes, format, bound) {
             Ok(Fitted::Shrunk { bytes, media_type, .. }) => {
                 ([(header::CONTENT_TYPE, media_type)], bytes).into_response()
             }
@@ -113,11 +153,11 @@ fn answer(
             Ok(Fitted::Fits { .. }) | Err(_) => {
                 ([(header::CONTENT_TYPE, kind.media_type)], bytes).into_response()
             }
-        }
-    };
-    let mut resp = crate::api::common::with_etag(resp, Some(&tag));
-    crate::api::ranges::last_modified(&mut resp, &extent);
-    Ok(Some(resp))
+        };
+        let mut resp = crate::api::common::with_etag(resp, Some(&tag));
+        crate::api::ranges::last_modified(&mut resp, &extent);
+        Ok(resp)
+    }
 }
 
 #[cfg(test)]
@@ -144,5 +184,46 @@ mod tests {
             assert_eq!(e.code(), ErrorCode::InvalidRequest, "{bad}");
             assert!(e.message().contains("width in pixels"), "{bad}: {}", e.message());
         }
+    }
+
+    #[tokio::test]
+    async fn a_fitted_images_revalidation_is_answered_while_every_image_turn_is_taken() {
+        let f = crate::engine::fixture::Vaults::new(&[("v", &[("Note.md", "# Note\n")])]);
+        let photo = image::RgbImage::from_fn(800, 600, |x, y| image::Rgb([x as u8, y as u8, 90]));
+        photo.save(f.roots[0].path().join("photo.png")).unwrap();
+        let engine = Arc::new(f.engine());
+        let images = Images::new(1);
+        let ask = |headers: HeaderMap| {
+            answer_in_turn(&images, engine.clone(), None, "photo.png".into(), 320, headers)
+        };
+        let first = ask(HeaderMap::new()).await.unwrap().expect("a PNG is fitted");
+        assert_eq!(first.status(), StatusCode::OK);
+        let tag = first.headers()[header::ETAG].clone();
+
+        // Another client's decode holds the only turn until told to end.
+        let (started, turn_taken) = tokio::sync::oneshot::channel();
+        let (end, ended) = std::sync::mpsc::channel::<()>();
+        let holder = images.clone();
+        let held = tokio::spawn(async move {
+            holder
+                .run(move || {
+                    let _ = started.send(());
+                    let _ = ended.recv();
+                    Ok(())
+                })
+                .await
+        });
+        turn_taken.await.unwrap();
+
+        let mut again = HeaderMap::new();
+        again.insert(header::IF_NONE_MATCH, tag.clone());
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(10), ask(again))
+            .await
+            .expect("the 304 waited for an image turn");
+        let answer = answer.unwrap().unwrap();
+        assert_eq!(answer.status(), StatusCode::NOT_MODIFIED);
+        assert_eq!(answer.headers()[header::ETAG], tag);
+        end.send(()).unwrap();
+        held.await.unwrap().unwrap();
     }
 }
