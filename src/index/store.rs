@@ -217,6 +217,15 @@ pub(crate) struct Applied {
     pub(crate) added: Vec<i64>,
 }
 
+/// The columns [`info_from_row`] reads, in its order: every query that makes a [`ChunkInfo`]
+/// selects these first, and a chunk's text after them comes at index 10.
+macro_rules! chunk_info_columns {
+    () => {
+        "chunks.id, files.vault, files.path, files.kind, files.title, files.description,
+         chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases"
+    };
+}
+
 /// A chunk with what search needs to show it (no vector).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkInfo {
@@ -652,9 +661,13 @@ impl Store {
         for part in ids.chunks(500) {
             let marks = vec!["?"; part.len()].join(",");
             let sql = format!(
-                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
-                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases
+                concat!(
+                    "SELECT ",
+                    chunk_info_columns!(),
+                    "
                  FROM chunks JOIN files ON files.id = chunks.file_id WHERE chunks.id IN ({marks})"
+                ),
+                marks = marks
             );
             let mut stmt = conn.prepare_cached(&sql).map_err(|e| db_err(&self.path, e))?;
             let rows = stmt
@@ -719,12 +732,13 @@ impl Store {
     pub fn all_chunk_infos(&self) -> Result<Vec<ChunkInfo>> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare(
-                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
-                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases
+            .prepare(concat!(
+                "SELECT ",
+                chunk_info_columns!(),
+                "
                  FROM chunks JOIN files ON files.id = chunks.file_id
-                 ORDER BY files.vault, files.path, chunks.ord",
-            )
+                 ORDER BY files.vault, files.path, chunks.ord"
+            ))
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt.query_map([], info_from_row).map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
@@ -846,14 +860,15 @@ impl Store {
     ) -> Result<Vec<(ChunkInfo, String)>> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
-                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases, chunks.text
+            .prepare_cached(concat!(
+                "SELECT ",
+                chunk_info_columns!(),
+                ", chunks.text
                  FROM chunks JOIN files ON files.id = chunks.file_id
                  WHERE chunks.id > ?1
                    AND NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)
-                 ORDER BY chunks.id LIMIT ?2",
-            )
+                 ORDER BY chunks.id LIMIT ?2"
+            ))
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
             .query_map(rusqlite::params![after, limit as i64], |r| {
@@ -871,14 +886,15 @@ impl Store {
     ) -> Result<Vec<(ChunkInfo, String)>> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
-                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases, chunks.text
+            .prepare_cached(concat!(
+                "SELECT ",
+                chunk_info_columns!(),
+                ", chunks.text
                  FROM chunks JOIN files ON files.id = chunks.file_id
                  WHERE chunks.embed_hash = ?1
                    AND NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = ?1)
-                 ORDER BY chunks.id LIMIT 1",
-            )
+                 ORDER BY chunks.id LIMIT 1"
+            ))
             .map_err(|e| db_err(&self.path, e))?;
         let mut out = Vec::with_capacity(hashes.len());
         for hash in hashes {
@@ -902,13 +918,14 @@ impl Store {
     ) -> Result<Vec<(ChunkInfo, String)>> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT chunks.id, files.vault, files.path, files.kind, files.title, files.description,
-                        chunks.breadcrumb, chunks.line, chunks.embed_hash, files.aliases, chunks.text
+            .prepare_cached(concat!(
+                "SELECT ",
+                chunk_info_columns!(),
+                ", chunks.text
                  FROM chunks JOIN files ON files.id = chunks.file_id
                  WHERE files.vault = ?1 AND chunks.id > ?2
-                 ORDER BY chunks.id LIMIT ?3",
-            )
+                 ORDER BY chunks.id LIMIT ?3"
+            ))
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
             .query_map(rusqlite::params![vault, after, limit as i64], |r| {
