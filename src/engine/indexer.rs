@@ -62,8 +62,14 @@ impl Progress for Relay {
 
 /// One unit of index work.
 enum Job {
-    /// A pass over one vault.
-    Sync { vault: String, pass: Pass, answer: Option<mpsc::Sender<PassMsg>> },
+    /// A pass over one vault; `walked` is what a pass that gave way while embedding had
+    /// done, to go on from.
+    Sync {
+        vault: String,
+        pass: Pass,
+        answer: Option<mpsc::Sender<PassMsg>>,
+        walked: Option<SyncReport>,
+    },
     /// Re-index some paths of one vault.
     Update { vault: String, paths: Vec<String>, answer: Option<Answer> },
     /// Go on embedding what re-indexes that gave way left (their words are in), then tell the
@@ -285,7 +291,7 @@ fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) -> Option<Jo
     let busy = &state.busy;
     let (what, vault, result, answer) = match job {
         Job::Stop => return None,
-        Job::Sync { vault, pass, answer } => {
+        Job::Sync { vault, pass, answer, walked } => {
             let clock = Arc::new(ProgressClock::new(&vault));
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(clock.clone());
             let relay = answer.as_ref().map(|tx| Relay(tx.clone()));
@@ -297,16 +303,19 @@ fn run_one(index: &Index, vaults: &Vaults, job: Job, state: &State) -> Option<Jo
                 }
                 None => &*clock,
             };
-            // Only a pass over changed files gives way: run again, it walks the files' stats
-            // and goes on embedding. A full pass would read every file again, and a re-embed
-            // would replace every vector again.
+            // Only a pass over changed files gives way: run again, it goes on embedding from
+            // what it had done (`Index::resume_sync`). A full pass would read every file
+            // again, and a re-embed would replace every vector again.
             let yielding = Yielding::new(shown, &state.waiting);
             let progress: &dyn Progress = if pass == Pass::Changed { &yielding } else { shown };
-            let result = vaults.get(Some(&vault)).and_then(|v| index.sync(v, pass, progress));
+            let result = vaults.get(Some(&vault)).and_then(|v| match walked {
+                Some(report) => index.resume_sync(v, report, progress),
+                None => index.sync(v, pass, progress),
+            });
             *state.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
             state.ended(&result);
             if result.is_ok() && yielding.gave_way() {
-                return Some(Job::Sync { vault, pass, answer });
+                return Some(Job::Sync { vault, pass, answer, walked: result.ok() });
             }
             if let Some(tx) = answer {
                 busy.store(false, Ordering::SeqCst);
@@ -415,7 +424,7 @@ impl Indexer {
     ) -> Result<SyncReport> {
         let (tx, rx) = mpsc::channel();
         self.jobs
-            .send(Job::Sync { vault: vault.to_string(), pass, answer: Some(tx) })
+            .send(Job::Sync { vault: vault.to_string(), pass, answer: Some(tx), walked: None })
             .map_err(|_| gone())?;
         loop {
             match rx.recv().map_err(|_| gone())? {
@@ -432,6 +441,7 @@ impl Indexer {
             vault: vault.to_string(),
             pass: Pass::Changed,
             answer: None,
+            walked: None,
         });
     }
 
@@ -534,7 +544,10 @@ mod tests {
         let mut taken: VecDeque<Job> = VecDeque::new();
         taken.push_back(update("a.md"));
         requeue(&mut taken, Job::Embed { vault: "v".into(), answers: vec![answer()] });
-        requeue(&mut taken, Job::Sync { vault: "v".into(), pass: Pass::Changed, answer: None });
+        requeue(
+            &mut taken,
+            Job::Sync { vault: "v".into(), pass: Pass::Changed, answer: None, walked: None },
+        );
         requeue(&mut taken, Job::Embed { vault: "v".into(), answers: vec![answer(), answer()] });
         let kinds: Vec<String> = taken
             .iter()

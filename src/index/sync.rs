@@ -203,15 +203,44 @@ impl Index {
         } else {
             let written: Vec<TextHash> = written.into_iter().collect();
             report.texts_reused = self.store.present_vectors(&written)?.len();
-            // None can be waiting when the last embedding pass finished and no chunk came
-            // since (this pass wrote none): the count and the first page read every chunk
-            // row, 3.2 s of a 4.2 s pass that found nothing changed at a million chunks,
-            // which each reconcile pass paid.
-            if self.texts_pending.load(Ordering::SeqCst) {
-                report.texts_embedded = self.embed_pending(progress)?;
-            }
         }
-        if full {
+        self.embed_and_record(vault, pass, report, started, progress)
+    }
+
+    /// Goes on with a [`Pass::Changed`] that gave way while embedding (`report` is what it
+    /// said then): only its embedding and the build's record are left. Its files are not walked
+    /// again: it committed them before it embedded anything, and the writes it gave way to
+    /// were re-indexed by their own jobs; a walk of 200k files took a second at each burst of
+    /// writes during a first build.
+    pub(crate) fn resume_sync(
+        &self,
+        vault: &Vault,
+        report: SyncReport,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
+        self.writable()?;
+        self.embed_and_record(vault, Pass::Changed, report, Instant::now(), progress)
+    }
+
+    /// The end of a pass whose files are in: every text still without a vector embedded
+    /// (added to `report`'s), the vectors file refreshed and the build recorded. `started` is
+    /// when this run of the pass began (a resumed pass adds its time to what `report` has).
+    fn embed_and_record(
+        &self,
+        vault: &Vault,
+        pass: Pass,
+        mut report: SyncReport,
+        started: Instant,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
+        // None can be waiting when the last embedding pass finished and no chunk came since
+        // (this pass wrote none): the count and the first page read every chunk row, 3.2 s of
+        // a 4.2 s pass that found nothing changed at a million chunks, which each reconcile
+        // pass paid.
+        if pass != Pass::ReEmbed && self.texts_pending.load(Ordering::SeqCst) {
+            report.texts_embedded += self.embed_pending(progress)?;
+        }
+        if pass.is_full() {
             self.store.prune_vectors()?;
             self.store.prune_extractions()?;
         }
@@ -219,7 +248,7 @@ impl Index {
         if let Err(e) = self.refresh_vectors_file(report.texts_embedded) {
             tracing::warn!("{e}");
         }
-        report.seconds = started.elapsed().as_secs_f64();
+        report.seconds += started.elapsed().as_secs_f64();
         let last = coverage::LastBuild {
             at: crate::vault::now_timestamp(),
             seconds: report.seconds,
@@ -795,5 +824,35 @@ mod tests {
         assert!(report.chunks_written > TEXTS_PER_EMBED, "{report:?}");
         assert_eq!(heard, [Reached::Words], "its writer has not heard of its vectors");
         assert_eq!(report.texts_embedded, TEXTS_PER_EMBED);
+    }
+
+    #[test]
+    fn a_pass_that_gave_way_goes_on_embedding_without_walking_its_files_again() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        let notes = TEXTS_PER_EMBED * 2 + 5;
+        for i in 0..notes {
+            std::fs::write(
+                root.path().join(format!("n{i:03}.md")),
+                format!("# N{i}\n\nText {i}.\n"),
+            )
+            .unwrap();
+        }
+        // A write waits from the start: the pass commits its files, then gives way at once.
+        let first = index.sync(&vault, Pass::Changed, &Waited).unwrap();
+        assert_eq!((first.files_chunked, first.texts_embedded), (notes, 0));
+        assert_eq!(index.counts(), (notes, 0));
+
+        let events = Events::default();
+        let report = index.resume_sync(&vault, first, &events).unwrap();
+        assert_eq!((report.files_seen, report.files_chunked), (notes, notes), "what it walked");
+        assert_eq!(report.texts_embedded, notes);
+        assert_eq!(index.counts(), (notes, notes));
+        let walked: Vec<String> =
+            events.0.lock().unwrap().iter().filter(|e| e.starts_with("files")).cloned().collect();
+        assert_eq!(walked, Vec::<String>::new(), "no file walked again");
+        let last = index.store().meta(&coverage::LastBuild::key("v")).unwrap().unwrap();
+        let last: coverage::LastBuild = serde_json::from_str(&last).unwrap();
+        assert_eq!((last.files_chunked, last.texts_embedded), (notes, notes));
     }
 }
