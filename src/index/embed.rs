@@ -31,7 +31,7 @@ const OVERLAY_ROWS_MAX: usize = 131_072;
 /// or in it but no longer used) exceed this many or [`VECTORS_REWRITE_FRACTION`]: below, the
 /// memory they take is small and a rewrite (seconds at a million rows) is not worth it; a
 /// single edit never triggers one.
-const VECTORS_REWRITE_ROWS: usize = 2048;
+pub(super) const VECTORS_REWRITE_ROWS: usize = 2048;
 /// ... or one in this many of the rows. Every search reads a row beside the file in f32 (1,536
 /// bytes at 384 dimensions) where a row of the file costs its int8 code (392 bytes), so one
 /// in 80 keeps the extra reading near 5% of the scan. (One in 20 let a million-row index carry
@@ -80,6 +80,61 @@ impl QueryVectors {
     }
 }
 
+/// What is known of the chunks whose embed text has no vector yet. It is decided where chunks
+/// are committed and where an embedding pass ends or gives way, and every job that would
+/// otherwise look reads it: finding them is a read of every chunk row (3.2 s at a million
+/// chunks), and during a first build each burst of writes made the pass give way and look
+/// again, so with a save every two seconds a million-chunk build stood still.
+///
+/// It can trust a chunk id as a place because chunk ids are never reused (`AUTOINCREMENT`),
+/// a chunk's text never changes under its id (a changed file's chunks are new rows), and a
+/// vector is removed only when no chunk refers to it, or all of them at open when the model
+/// changed (before any place is kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Unembedded {
+    /// Every chunk's text has a vector.
+    None,
+    /// Only chunks with ids above this one can lack a vector: chunks came in when none did
+    /// (0, anywhere: at open, when nothing is known). A pass counts those and pages from here.
+    Above(i64),
+    /// An embedding pass gave way here; the next one goes on from it.
+    From(Place),
+}
+
+impl Unembedded {
+    /// After a commit that added chunks (`first` the lowest new id): with none waiting
+    /// before, only those can be; otherwise what was known stays true, as new ids are higher.
+    pub(super) fn with_added(self, first: i64) -> Unembedded {
+        match self {
+            Unembedded::None => Unembedded::Above(first - 1),
+            known => known,
+        }
+    }
+}
+
+/// Where an embedding pass over the texts without vectors stands: every chunk with an id up
+/// to `after` has a vector, and it has embedded `done` of the `total` it counted when it
+/// began (later writes may bring more; progress shows the larger).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Place {
+    pub(super) after: i64,
+    pub(super) done: usize,
+    pub(super) total: usize,
+}
+
+impl Place {
+    fn start(after: i64, total: usize) -> Place {
+        Place { after, done: 0, total }
+    }
+}
+
+/// How a run of [`Index::embed_pages`] ended: `done` counts from its `from.done`, and
+/// `stopped` is where to go on when it gave way (`None` when it reached the end).
+struct Run {
+    done: usize,
+    stopped: Option<Place>,
+}
+
 /// A write's own texts: their first batch never gives way. A note's few chunks take a
 /// fraction of a second, while a writer whose texts gave way to the next write would wait for
 /// the end of a first build (its texts, newest in id order, would come last), and in a burst of
@@ -102,6 +157,15 @@ impl Progress for FirstBatchHolds<'_> {
 }
 
 impl Index {
+    /// What is known of the chunks still without a vector.
+    pub(super) fn unembedded(&self) -> Unembedded {
+        *self.unembedded.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn set_unembedded(&self, known: Unembedded) {
+        *self.unembedded.lock().unwrap_or_else(|p| p.into_inner()) = known;
+    }
+
     /// The dense rows for `catalog`: the vectors file's rows whose chunk still has the same
     /// text, plus, from the store, the vectors the file lacks. The owner rewrites the file
     /// from the store first when it is missing or unusable, and after when too much of it was
@@ -246,18 +310,27 @@ impl Index {
     }
 
     /// Embeds every chunk whose embed text has no vector yet, or those before `progress`
-    /// says it is [`Progress::interrupted`]; returns how many texts.
+    /// says it is [`Progress::interrupted`]; returns how many texts. It begins where
+    /// [`Unembedded`] says (a pass that gave way goes on from its place, with its count) and
+    /// leaves there where it ended.
     pub(crate) fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
         self.writable()?;
-        let total = self.store.texts_missing_vectors()?;
-        let (done, finished) = self.embed_pages(total, false, progress, |after| {
+        let from = match self.unembedded() {
+            Unembedded::None => return Ok(0),
+            Unembedded::Above(after) => {
+                Place::start(after, self.store.texts_missing_vectors(after)?)
+            }
+            Unembedded::From(place) => place,
+        };
+        let run = self.embed_pages(from, false, progress, |after| {
             self.store.chunks_missing_vectors(after, EMBED_PAGE_CHUNKS)
         })?;
         // Only the indexer thread commits chunks, and it is here: none came in meanwhile.
-        if finished {
-            self.texts_pending.store(false, Ordering::SeqCst);
-        }
-        Ok(done)
+        self.set_unembedded(match run.stopped {
+            None => Unembedded::None,
+            Some(place) => Unembedded::From(place),
+        });
+        Ok(run.done - from.done)
     }
 
     /// Embeds those of `hashes` still without a vector (a write's own texts, ahead of any
@@ -273,47 +346,50 @@ impl Index {
         }
         let chunks = self.store.chunks_of_texts_missing_vectors(hashes)?;
         let progress = FirstBatchHolds { inner: progress, asked: AtomicBool::new(false) };
-        self.embed_pages(chunks.len(), false, &progress, |after| {
+        let run = self.embed_pages(Place::start(0, chunks.len()), false, &progress, |after| {
             let page = chunks.iter().filter(|(info, _)| info.id > after);
             Ok(page.take(EMBED_PAGE_CHUNKS).cloned().collect())
-        })
+        })?;
+        Ok((run.done, run.stopped.is_none()))
     }
 
     /// Embeds every text of one vault again, replacing the stored vectors; returns how many.
     pub(super) fn re_embed(&self, vault: &str, progress: &dyn Progress) -> Result<usize> {
         let total = self.store.vault_texts(vault)?;
         // Never interrupted: a re-embed begun again would replace every vector again.
-        let (done, _) = self.embed_pages(total, true, progress, |after| {
+        let run = self.embed_pages(Place::start(0, total), true, progress, |after| {
             self.store.vault_chunk_texts(vault, after, EMBED_PAGE_CHUNKS)
         })?;
-        Ok(done)
+        Ok(run.done)
     }
 
     /// Embeds the distinct embed texts of the chunks `page` yields (a page of chunks with ids
-    /// above the argument, in id order, empty at the end), committing as it goes; with
-    /// `replace`, the new vectors overwrite stored ones. `total` is the distinct texts expected,
-    /// for progress. Returns how many texts, and whether it went to the end: without
-    /// `replace`, it stops before a batch once `progress` is [`Progress::interrupted`].
+    /// above the argument, in id order, empty at the end), from `from`'s place on, committing
+    /// as it goes; with `replace`, the new vectors overwrite stored ones. `from`'s total is
+    /// the distinct texts expected, for progress. Without `replace`, it stops before a batch
+    /// once `progress` is [`Progress::interrupted`], and says where to go on.
     ///
     /// Memory stays bounded at any vault size: one page of texts is held at a time, and the
     /// vectors added to the in-memory overlay are moved into the vectors file whenever they
     /// pass [`Index::overlay_is_full`].
     fn embed_pages(
         &self,
-        total: usize,
+        from: Place,
         replace: bool,
         progress: &dyn Progress,
         page: impl Fn(i64) -> Result<Vec<(ChunkInfo, String)>>,
-    ) -> Result<(usize, bool)> {
-        let mut done = 0;
-        let mut after = 0;
+    ) -> Result<Run> {
+        let Place { mut after, mut done, total } = from;
         // A re-embed pages through every chunk, so a text shared by chunks on two pages would
         // be embedded twice; the texts already replaced are skipped.
         let mut replaced: HashSet<TextHash> = HashSet::new();
-        progress.embedded(0, total);
+        progress.embedded(done, total.max(done));
         loop {
             let chunks = page(after)?;
             let Some(last) = chunks.last() else { break };
+            // Where to go on if it gives way within this page: the page's start (the texts
+            // of it already embedded are not asked for again).
+            let page_start = after;
             after = last.0.id;
             // One embedding per distinct text, however many chunks share it.
             let mut texts: Vec<(TextHash, String)> = Vec::new();
@@ -333,7 +409,8 @@ impl Index {
             }
             for part in texts.chunks(TEXTS_PER_EMBED) {
                 if !replace && progress.interrupted() {
-                    return Ok((done, false));
+                    let place = Place { after: page_start, done, total };
+                    return Ok(Run { done, stopped: Some(place) });
                 }
                 self.embed_part(part, replace, done, total.max(done + part.len()))?;
                 done += part.len();
@@ -349,7 +426,7 @@ impl Index {
                 tracing::warn!("{e}");
             }
         }
-        Ok((done, true))
+        Ok(Run { done, stopped: None })
     }
 
     /// Embeds and stores one batch of texts, and gives every chunk of those texts still in
@@ -512,17 +589,59 @@ mod tests {
         let page = |after| index.store().chunks_missing_vectors(after, TEST_PAGE);
         let on = pages_of(page);
         assert!(on["z1/n3.md"] > on["n3.md"] && on["z2/n3.md"] > on["n3.md"], "{on:?}");
-        let total = index.store().texts_missing_vectors().unwrap();
+        let total = index.store().texts_missing_vectors(0).unwrap();
         assert_eq!(total, 9, "the copies share one text");
 
-        let (embedded, _) = index.embed_pages(total, false, &Silent, page).unwrap();
+        let embedded =
+            index.embed_pages(Place::start(0, total), false, &Silent, page).unwrap().done;
         // The copies' pages no longer list them once n3's page has embedded their text, so
         // their rows come from the page that embedded it.
         assert_eq!(embedded, 9, "each text embedded once");
         assert_eq!(index.counts(), (11, 11), "every chunk has its row");
-        assert_eq!(index.store().texts_missing_vectors().unwrap(), 0);
+        assert_eq!(index.store().texts_missing_vectors(0).unwrap(), 0);
         let copies = copy_scores(&index);
         assert!(copies.iter().all(|s| *s == copies[0]), "the same text, the same vector");
+    }
+
+    /// A job a write comes to wait behind once it has embedded `batches` batches.
+    struct WaitedAfter {
+        batches: usize,
+        asked: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Progress for WaitedAfter {
+        fn files(&self, _: usize, _: usize) {}
+        fn embedded(&self, _: usize, _: usize) {}
+        fn interrupted(&self) -> bool {
+            self.asked.fetch_add(1, Ordering::SeqCst) >= self.batches
+        }
+    }
+
+    #[test]
+    fn a_pass_that_gave_way_goes_on_from_the_page_it_stopped_in_and_not_from_the_first_chunk() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (index, _vault) = with_copies_across_pages(root.path(), data.path());
+        let asked = std::sync::Mutex::new(Vec::new());
+        let page = |after| {
+            asked.lock().unwrap().push(after);
+            index.store().chunks_missing_vectors(after, TEST_PAGE)
+        };
+        let total = index.store().texts_missing_vectors(0).unwrap();
+        // Pages of two chunks, a batch each: it gives way before its fourth batch.
+        let waited = WaitedAfter { batches: 3, asked: Default::default() };
+        let first = index.embed_pages(Place::start(0, total), false, &waited, page).unwrap();
+        let place = first.stopped.expect("it gave way");
+        assert_eq!((first.done, place.done, place.total), (place.done, first.done, 9));
+        assert!(0 < place.done && place.done < 9, "{place:?}");
+        let starts = std::mem::take(&mut *asked.lock().unwrap());
+        assert_eq!(place.after, starts[starts.len() - 1], "the start of the page it stopped in");
+        assert!(place.after > 0);
+
+        let rest = index.embed_pages(place, false, &Silent, page).unwrap();
+        assert_eq!((rest.done, rest.stopped), (9, None));
+        assert_eq!(asked.lock().unwrap()[0], place.after, "no page below its place read again");
+        assert_eq!(index.counts(), (11, 11));
+        assert_eq!(index.store().texts_missing_vectors(0).unwrap(), 0);
     }
 
     #[test]
@@ -539,7 +658,7 @@ mod tests {
         assert!(on["z1/n3.md"] > on["n3.md"] && on["z2/n3.md"] > on["n3.md"], "{on:?}");
         let total = index.store().vault_texts("v").unwrap();
         assert_eq!(total, 9);
-        let (again, _) = index.embed_pages(total, true, &Silent, page).unwrap();
+        let again = index.embed_pages(Place::start(0, total), true, &Silent, page).unwrap().done;
         assert_eq!(again, 9, "each text embedded once, not once per page it is on");
         assert_eq!(index.counts(), (11, 11));
         let copies = copy_scores(&index);

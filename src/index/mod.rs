@@ -33,7 +33,6 @@ pub(crate) mod watch;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
@@ -191,11 +190,9 @@ pub struct Index {
     seen_version: Mutex<i64>,
     /// Query vectors by query text (see [`QueryVectors`]).
     query_vectors: Mutex<QueryVectors>,
-    /// Whether some chunk may have an embed text with no vector: set when chunks are
-    /// committed (and at open, when nothing is known), cleared when an embedding pass has
-    /// embedded every such text. While it is clear, a re-index job that committed no chunk
-    /// skips counting the texts still to embed, a read of every chunk row.
-    texts_pending: AtomicBool,
+    /// Which chunks may have an embed text with no vector (see [`embed::Unembedded`]): only
+    /// the indexer thread changes it, and no job looks for such texts while it says none.
+    unembedded: Mutex<embed::Unembedded>,
 }
 
 /// The model identity stored with the vectors.
@@ -301,7 +298,7 @@ impl Index {
             vectors_path: std::path::PathBuf::new(),
             seen_version: Mutex::new(seen),
             query_vectors: Mutex::new(QueryVectors::default()),
-            texts_pending: AtomicBool::new(true),
+            unembedded: Mutex::new(embed::Unembedded::Above(0)),
         }
     }
 

@@ -9,9 +9,9 @@
 //! compares them with the store.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use super::embed::Unembedded;
 use super::store::{self, Batch, FileKind, FileStatus, FileUpdate, NewChunk};
 use super::{
     Index, Silent, Slot, TextHash, chunker, coverage, hash_prefix, lexical, row_key, text_hash,
@@ -237,8 +237,15 @@ impl Index {
         // (this pass wrote none): the count and the first page read every chunk row, 3.2 s of
         // a 4.2 s pass that found nothing changed at a million chunks, which each reconcile
         // pass paid.
-        if pass != Pass::ReEmbed && self.texts_pending.load(Ordering::SeqCst) {
+        if pass != Pass::ReEmbed && self.unembedded() != Unembedded::None {
             report.texts_embedded += self.embed_pending(progress)?;
+            if let Unembedded::From(_) = self.unembedded() {
+                // It gave way to a write, and its caller will resume it: the vectors file and
+                // the build's record wait for its end. Rewriting the file here took a second
+                // or more at each write during a million-chunk build, and held that write.
+                report.seconds += started.elapsed().as_secs_f64();
+                return Ok(report);
+            }
         }
         if pass.is_full() {
             self.store.prune_vectors()?;
@@ -352,7 +359,7 @@ impl Index {
         }
         // Whether texts other jobs left without a vector wait (a first build's, one that gave
         // way): read before this job's chunks set it.
-        let others_pending = self.texts_pending.load(Ordering::SeqCst);
+        let others_pending = self.unembedded() != Unembedded::None;
         self.commit_files(&mut batch, &mut pending, false)?;
         let written: Vec<TextHash> = written.into_iter().collect();
         let present = self.store.present_vectors(&written)?;
@@ -374,7 +381,7 @@ impl Index {
             reached(Reached::Vectors, &report);
             report.texts_embedded += self.embed_pending(progress)?;
         } else if finished {
-            self.texts_pending.store(false, Ordering::SeqCst);
+            self.set_unembedded(Unembedded::None);
         }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -498,9 +505,10 @@ impl Index {
         }
         let upserts = b.upserts.clone();
         let applied = self.store.apply(b)?;
-        if !applied.added.is_empty() {
-            // New chunks may bring texts with no vector; the next embedding pass looks.
-            self.texts_pending.store(true, Ordering::SeqCst);
+        if let Some(first) = applied.added.iter().min() {
+            // New chunks may bring texts with no vector; the next embedding pass looks (from
+            // them on, when none lacked one before).
+            self.set_unembedded(self.unembedded().with_added(*first));
         }
         if upserts.is_empty() && applied.removed.is_empty() {
             // Only mtimes moved (the watcher seeing a write the indexer already took in): no
@@ -563,7 +571,7 @@ mod tests {
     use crate::embed::Embedder;
     use crate::embed::hashing::HashingEmbedder;
     use crate::index::IndexSettings;
-    use crate::index::embed::TEXTS_PER_EMBED;
+    use crate::index::embed::{TEXTS_PER_EMBED, VECTORS_REWRITE_ROWS};
 
     /// Every progress event of a job, in order.
     #[derive(Default)]
@@ -824,6 +832,88 @@ mod tests {
         assert!(report.chunks_written > TEXTS_PER_EMBED, "{report:?}");
         assert_eq!(heard, [Reached::Words], "its writer has not heard of its vectors");
         assert_eq!(report.texts_embedded, TEXTS_PER_EMBED);
+    }
+
+    /// A job a write comes to wait behind once it has embedded `batches` batches.
+    struct WaitedAfter(usize, std::sync::atomic::AtomicUsize);
+
+    impl Progress for WaitedAfter {
+        fn files(&self, _: usize, _: usize) {}
+        fn embedded(&self, _: usize, _: usize) {}
+        fn interrupted(&self) -> bool {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= self.0
+        }
+    }
+
+    #[test]
+    fn an_embedding_pass_keeps_its_place_and_count_across_the_writes_it_gives_way_to() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        let notes = TEXTS_PER_EMBED * 2 + 5;
+        for i in 0..notes {
+            let text = format!("# N{i}\n\nText {i}.\n");
+            std::fs::write(root.path().join(format!("n{i:03}.md")), text).unwrap();
+        }
+        index.sync(&vault, Pass::Words, &Silent).unwrap();
+        assert_eq!(index.unembedded(), Unembedded::Above(0), "nothing known at open");
+
+        // A write comes after one batch of the build's texts.
+        let first = index.embed_pending(&WaitedAfter(1, Default::default())).unwrap();
+        assert_eq!(first, TEXTS_PER_EMBED);
+        let Unembedded::From(place) = index.unembedded() else { panic!("it gave way") };
+        assert_eq!((place.done, place.total), (TEXTS_PER_EMBED, notes));
+
+        // The write embeds its own text, then gives way again at once: the place stands.
+        vault.write("new.md", "# New\n\nThe heron waits by the weir.\n", false, None).unwrap();
+        let paths = vec!["new.md".to_string()];
+        index.update_paths(&vault, &paths, &mut |_, _| {}, &Waited).unwrap();
+        assert_eq!(index.unembedded(), Unembedded::From(place), "a new chunk comes above it");
+
+        // The pass goes on with its count, and ends with nothing left to look for.
+        let events = Events::default();
+        let rest = index.embed_pending(&events).unwrap();
+        assert_eq!(rest, notes - TEXTS_PER_EMBED);
+        let said = events.embedding();
+        assert_eq!(said.first().unwrap(), &format!("embedded {TEXTS_PER_EMBED}/{notes}"));
+        assert_eq!(said.last().unwrap(), &format!("embedded {notes}/{notes}"));
+        assert_eq!(index.unembedded(), Unembedded::None);
+        assert_eq!(index.counts(), (notes + 1, notes + 1));
+        assert_eq!(index.embed_pending(&events).unwrap(), 0, "none to look for");
+
+        // Chunks that come in when none lacked a vector: only they are counted.
+        std::fs::write(root.path().join("later.md"), "# Later\n\nOtters.\n").unwrap();
+        index.sync(&vault, Pass::Words, &Silent).unwrap();
+        let Unembedded::Above(after) = index.unembedded() else { panic!("only the new") };
+        assert_eq!(index.store().texts_missing_vectors(after).unwrap(), 1);
+        let events = Events::default();
+        assert_eq!(index.embed_pending(&events).unwrap(), 1);
+        assert_eq!(events.embedding(), ["embedded 0/1", "embedded 1/1"]);
+        assert_eq!(index.unembedded(), Unembedded::None);
+    }
+
+    #[test]
+    fn a_pass_that_gave_way_leaves_the_vectors_file_and_the_builds_record_to_its_end() {
+        let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (vault, index) = (vault(root.path()), index(data.path()));
+        let notes = VECTORS_REWRITE_ROWS + 100;
+        for i in 0..notes {
+            let text = format!("# N{i}\n\nText {i}.\n");
+            std::fs::write(root.path().join(format!("n{i:04}.md")), text).unwrap();
+        }
+        // It gives way after embedding more texts than a finished pass rewrites the file for.
+        let batches = VECTORS_REWRITE_ROWS / TEXTS_PER_EMBED + 1;
+        let first = index.sync(&vault, Pass::Changed, &WaitedAfter(batches, Default::default()));
+        let first = first.unwrap();
+        assert_eq!(first.texts_embedded, batches * TEXTS_PER_EMBED);
+        assert_eq!(index.dense().overlay_len(), first.texts_embedded, "the file is as it was");
+        let key = coverage::LastBuild::key("v");
+        assert_eq!(index.store().meta(&key).unwrap(), None, "no build recorded yet");
+
+        let report = index.resume_sync(&vault, first, &Silent).unwrap();
+        assert_eq!(report.texts_embedded, notes);
+        assert_eq!(index.dense().overlay_len(), 0, "every vector moved into the file");
+        assert_eq!(index.dense().base_rows(), notes);
+        assert!(index.store().meta(&key).unwrap().is_some());
     }
 
     #[test]

@@ -5,13 +5,14 @@ use super::{Store, db_err};
 use crate::error::Result;
 
 impl Store {
-    /// How many distinct embed texts have no vector yet (an embedding pass's total).
-    pub(crate) fn texts_missing_vectors(&self) -> Result<usize> {
+    /// How many distinct embed texts of the chunks with ids above `after` have no vector yet
+    /// (an embedding pass's total; 0 for all chunks).
+    pub(crate) fn texts_missing_vectors(&self, after: i64) -> Result<usize> {
         self.lock()
             .query_row(
-                "SELECT COUNT(DISTINCT embed_hash) FROM chunks
-                 WHERE NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)",
-                [],
+                "SELECT COUNT(DISTINCT embed_hash) FROM chunks WHERE chunks.id > ?1
+                   AND NOT EXISTS (SELECT 1 FROM vectors WHERE vectors.hash = chunks.embed_hash)",
+                [after],
                 |r| r.get::<_, i64>(0),
             )
             .map(|n| n as usize)
