@@ -491,6 +491,7 @@ mod tests {
 
     use super::*;
     use crate::embed::Embedder;
+    use crate::index::progress::WaitedAfter;
     use crate::index::{IndexSettings, Pass, QueryVectors, Silent};
     use crate::vault::Vault;
 
@@ -603,20 +604,6 @@ mod tests {
         assert!(copies.iter().all(|s| *s == copies[0]), "the same text, the same vector");
     }
 
-    /// A job a write comes to wait behind once it has embedded `batches` batches.
-    struct WaitedAfter {
-        batches: usize,
-        asked: std::sync::atomic::AtomicUsize,
-    }
-
-    impl Progress for WaitedAfter {
-        fn files(&self, _: usize, _: usize) {}
-        fn embedded(&self, _: usize, _: usize) {}
-        fn interrupted(&self) -> bool {
-            self.asked.fetch_add(1, Ordering::SeqCst) >= self.batches
-        }
-    }
-
     #[test]
     fn a_pass_that_gave_way_goes_on_from_the_page_it_stopped_in_and_not_from_the_first_chunk() {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -628,7 +615,7 @@ mod tests {
         };
         let total = index.store().texts_missing_vectors(0).unwrap();
         // Pages of two chunks, a batch each: it gives way before its fourth batch.
-        let waited = WaitedAfter { batches: 3, asked: Default::default() };
+        let waited = WaitedAfter::new(3);
         let first = index.embed_pages(Place::start(0, total), false, &waited, page).unwrap();
         let place = first.stopped.expect("it gave way");
         assert_eq!((first.done, place.done, place.total), (place.done, first.done, 9));

@@ -158,6 +158,30 @@ impl Progress for Silent {
     fn embedded(&self, _: usize, _: usize) {}
 }
 
+/// A job a write comes to wait behind once it has embedded `batches` batches: it says it is
+/// interrupted from the next batch on (tests of giving way).
+#[cfg(test)]
+pub(crate) struct WaitedAfter {
+    batches: usize,
+    asked: std::sync::atomic::AtomicUsize,
+}
+
+#[cfg(test)]
+impl WaitedAfter {
+    pub(crate) fn new(batches: usize) -> WaitedAfter {
+        WaitedAfter { batches, asked: Default::default() }
+    }
+}
+
+#[cfg(test)]
+impl Progress for WaitedAfter {
+    fn files(&self, _: usize, _: usize) {}
+    fn embedded(&self, _: usize, _: usize) {}
+    fn interrupted(&self) -> bool {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= self.batches
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

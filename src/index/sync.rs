@@ -572,6 +572,7 @@ mod tests {
     use crate::embed::hashing::HashingEmbedder;
     use crate::index::IndexSettings;
     use crate::index::embed::{TEXTS_PER_EMBED, VECTORS_REWRITE_ROWS};
+    use crate::index::progress::WaitedAfter;
 
     /// Every progress event of a job, in order.
     #[derive(Default)]
@@ -834,17 +835,6 @@ mod tests {
         assert_eq!(report.texts_embedded, TEXTS_PER_EMBED);
     }
 
-    /// A job a write comes to wait behind once it has embedded `batches` batches.
-    struct WaitedAfter(usize, std::sync::atomic::AtomicUsize);
-
-    impl Progress for WaitedAfter {
-        fn files(&self, _: usize, _: usize) {}
-        fn embedded(&self, _: usize, _: usize) {}
-        fn interrupted(&self) -> bool {
-            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= self.0
-        }
-    }
-
     #[test]
     fn an_embedding_pass_keeps_its_place_and_count_across_the_writes_it_gives_way_to() {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -858,7 +848,7 @@ mod tests {
         assert_eq!(index.unembedded(), Unembedded::Above(0), "nothing known at open");
 
         // A write comes after one batch of the build's texts.
-        let first = index.embed_pending(&WaitedAfter(1, Default::default())).unwrap();
+        let first = index.embed_pending(&WaitedAfter::new(1)).unwrap();
         assert_eq!(first, TEXTS_PER_EMBED);
         let Unembedded::From(place) = index.unembedded() else { panic!("it gave way") };
         assert_eq!((place.done, place.total), (TEXTS_PER_EMBED, notes));
@@ -902,7 +892,7 @@ mod tests {
         }
         // It gives way after embedding more texts than a finished pass rewrites the file for.
         let batches = VECTORS_REWRITE_ROWS / TEXTS_PER_EMBED + 1;
-        let first = index.sync(&vault, Pass::Changed, &WaitedAfter(batches, Default::default()));
+        let first = index.sync(&vault, Pass::Changed, &WaitedAfter::new(batches));
         let first = first.unwrap();
         assert_eq!(first.texts_embedded, batches * TEXTS_PER_EMBED);
         assert_eq!(index.dense().overlay_len(), first.texts_embedded, "the file is as it was");
