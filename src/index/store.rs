@@ -791,9 +791,7 @@ impl Store {
             ))
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
-            .query_map(rusqlite::params![after, limit as i64], |r| {
-                Ok((info_from_row(r)?, r.get::<_, String>(10)?))
-            })
+            .query_map(rusqlite::params![after, limit as i64], info_and_text)
             .map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
@@ -819,7 +817,7 @@ impl Store {
         let mut out = Vec::with_capacity(hashes.len());
         for hash in hashes {
             let row = stmt
-                .query_row([&hash[..]], |r| Ok((info_from_row(r)?, r.get::<_, String>(10)?)))
+                .query_row([&hash[..]], info_and_text)
                 .optional()
                 .map_err(|e| db_err(&self.path, e))?;
             out.extend(row);
@@ -848,12 +846,15 @@ impl Store {
             ))
             .map_err(|e| db_err(&self.path, e))?;
         let rows = stmt
-            .query_map(rusqlite::params![vault, after, limit as i64], |r| {
-                Ok((info_from_row(r)?, r.get::<_, String>(10)?))
-            })
+            .query_map(rusqlite::params![vault, after, limit as i64], info_and_text)
             .map_err(|e| db_err(&self.path, e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| db_err(&self.path, e))
     }
+}
+
+/// A chunk's info and its text: the columns [`chunk_info_columns`] names, then `chunks.text`.
+fn info_and_text(r: &rusqlite::Row<'_>) -> rusqlite::Result<(ChunkInfo, String)> {
+    Ok((info_from_row(r)?, r.get::<_, String>(10)?))
 }
 
 fn info_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkInfo> {

@@ -594,6 +594,14 @@ mod tests {
         }
     }
 
+    /// `count` notes `n0000.md`... of one short line each: one text apiece.
+    fn one_line_notes(root: &std::path::Path, count: usize) {
+        for i in 0..count {
+            let text = format!("# N{i}\n\nText {i}.\n");
+            std::fs::write(root.join(format!("n{i:04}.md")), text).unwrap();
+        }
+    }
+
     fn vault(root: &std::path::Path) -> Vault {
         let vs = crate::config::VaultSettings {
             doc_suffixes: vec![".pdf".into()],
@@ -741,13 +749,7 @@ mod tests {
     fn a_writes_own_texts_are_embedded_and_heard_of_before_the_texts_a_build_left_waiting() {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (vault, index) = (vault(root.path()), index(data.path()));
-        for i in 0..150 {
-            std::fs::write(
-                root.path().join(format!("n{i:03}.md")),
-                format!("# N{i}\n\nText {i}.\n"),
-            )
-            .unwrap();
-        }
+        one_line_notes(root.path(), 150);
         // A first build's words are in and its texts wait for their vectors.
         index.sync(&vault, Pass::Words, &Silent).unwrap();
         assert_eq!(index.counts(), (150, 0));
@@ -785,36 +787,20 @@ mod tests {
         assert_eq!(index.counts(), (151, 151));
     }
 
-    /// A job with a write waiting behind it from the start.
-    struct Waited;
-
-    impl Progress for Waited {
-        fn files(&self, _: usize, _: usize) {}
-        fn embedded(&self, _: usize, _: usize) {}
-        fn interrupted(&self) -> bool {
-            true
-        }
-    }
-
     #[test]
     fn a_writes_first_batch_of_texts_never_gives_way_and_a_large_notes_later_batches_do() {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (vault, index) = (vault(root.path()), index(data.path()));
-        for i in 0..20 {
-            std::fs::write(
-                root.path().join(format!("n{i:03}.md")),
-                format!("# N{i}\n\nText {i}.\n"),
-            )
-            .unwrap();
-        }
+        one_line_notes(root.path(), 20);
         index.sync(&vault, Pass::Words, &Silent).unwrap();
 
         // Another write waits: this one still embeds its own text, then leaves the build's.
         vault.write("new.md", "# New\n\nThe heron waits by the weir.\n", false, None).unwrap();
         let mut heard = Vec::new();
         let paths = vec!["new.md".to_string()];
-        let report =
-            index.update_paths(&vault, &paths, &mut |at, _| heard.push(at), &Waited).unwrap();
+        let report = index
+            .update_paths(&vault, &paths, &mut |at, _| heard.push(at), &WaitedAfter::new(0))
+            .unwrap();
         assert_eq!(heard, [Reached::Words, Reached::Vectors]);
         assert_eq!((report.texts_embedded, index.counts()), (1, (21, 1)));
 
@@ -828,8 +814,9 @@ mod tests {
         vault.write("big.md", &format!("# Big\n\n{big}"), false, None).unwrap();
         let mut heard = Vec::new();
         let paths = vec!["big.md".to_string()];
-        let report =
-            index.update_paths(&vault, &paths, &mut |at, _| heard.push(at), &Waited).unwrap();
+        let report = index
+            .update_paths(&vault, &paths, &mut |at, _| heard.push(at), &WaitedAfter::new(0))
+            .unwrap();
         assert!(report.chunks_written > TEXTS_PER_EMBED, "{report:?}");
         assert_eq!(heard, [Reached::Words], "its writer has not heard of its vectors");
         assert_eq!(report.texts_embedded, TEXTS_PER_EMBED);
@@ -840,10 +827,7 @@ mod tests {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (vault, index) = (vault(root.path()), index(data.path()));
         let notes = TEXTS_PER_EMBED * 2 + 5;
-        for i in 0..notes {
-            let text = format!("# N{i}\n\nText {i}.\n");
-            std::fs::write(root.path().join(format!("n{i:03}.md")), text).unwrap();
-        }
+        one_line_notes(root.path(), notes);
         index.sync(&vault, Pass::Words, &Silent).unwrap();
         assert_eq!(index.unembedded(), Unembedded::Above(0), "nothing known at open");
 
@@ -856,7 +840,7 @@ mod tests {
         // The write embeds its own text, then gives way again at once: the place stands.
         vault.write("new.md", "# New\n\nThe heron waits by the weir.\n", false, None).unwrap();
         let paths = vec!["new.md".to_string()];
-        index.update_paths(&vault, &paths, &mut |_, _| {}, &Waited).unwrap();
+        index.update_paths(&vault, &paths, &mut |_, _| {}, &WaitedAfter::new(0)).unwrap();
         assert_eq!(index.unembedded(), Unembedded::From(place), "a new chunk comes above it");
 
         // The pass goes on with its count, and ends with nothing left to look for.
@@ -886,10 +870,7 @@ mod tests {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (vault, index) = (vault(root.path()), index(data.path()));
         let notes = VECTORS_REWRITE_ROWS + 100;
-        for i in 0..notes {
-            let text = format!("# N{i}\n\nText {i}.\n");
-            std::fs::write(root.path().join(format!("n{i:04}.md")), text).unwrap();
-        }
+        one_line_notes(root.path(), notes);
         // It gives way after embedding more texts than a finished pass rewrites the file for.
         let batches = VECTORS_REWRITE_ROWS / TEXTS_PER_EMBED + 1;
         let first = index.sync(&vault, Pass::Changed, &WaitedAfter::new(batches));
@@ -911,15 +892,9 @@ mod tests {
         let (root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (vault, index) = (vault(root.path()), index(data.path()));
         let notes = TEXTS_PER_EMBED * 2 + 5;
-        for i in 0..notes {
-            std::fs::write(
-                root.path().join(format!("n{i:03}.md")),
-                format!("# N{i}\n\nText {i}.\n"),
-            )
-            .unwrap();
-        }
+        one_line_notes(root.path(), notes);
         // A write waits from the start: the pass commits its files, then gives way at once.
-        let first = index.sync(&vault, Pass::Changed, &Waited).unwrap();
+        let first = index.sync(&vault, Pass::Changed, &WaitedAfter::new(0)).unwrap();
         assert_eq!((first.files_chunked, first.texts_embedded), (notes, 0));
         assert_eq!(index.counts(), (notes, 0));
 

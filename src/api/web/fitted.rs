@@ -17,7 +17,7 @@ use crate::api::scale::{self, Bound, Fitted};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::service::{self as tools, Target};
-use crate::vault::attachment::{self, Span, SpanRead};
+use crate::vault::attachment::{self, AttachmentType, Extent, Opened, Span, SpanRead};
 
 /// The widths the page asks for, in pixels. An image shown `w` CSS pixels wide gets the first
 /// rung of at least twice that (a phone's screen has two or three pixels to a CSS pixel), and
@@ -93,7 +93,10 @@ enum Prepared {
 
 /// A whole read of an image to fit, with its format and the fitted answer's tag.
 struct ToFit {
-    read: SpanRead,
+    path: String,
+    kind: AttachmentType,
+    extent: Extent,
+    body: Opened,
     format: ImageFormat,
     width: u32,
     tag: String,
@@ -118,7 +121,7 @@ fn prepare(
     };
     let read =
         tools::read_attachment_span(engine, &Target::default(), vault, path, |_| Span::Whole)?;
-    let SpanRead::Whole { extent, etag, body, .. } = &read else {
+    let SpanRead::Whole { path, kind, extent, etag, body } = read else {
         return Err(Error::new(ErrorCode::InternalError, "a whole read came back in part"));
     };
     if body.len > MAX_FITTED_BYTES {
@@ -128,20 +131,17 @@ fn prepare(
     if crate::api::common::none_match(request, &format!("\"{tag}\"")) {
         let mut resp =
             crate::api::common::with_etag(StatusCode::NOT_MODIFIED.into_response(), Some(&tag));
-        crate::api::ranges::last_modified(&mut resp, extent);
+        crate::api::ranges::last_modified(&mut resp, &extent);
         return Ok(Prepared::Unchanged(resp));
     }
-    Ok(Prepared::ToFit(ToFit { read, format, width, tag }))
+    Ok(Prepared::ToFit(ToFit { path, kind, extent, body, format, width, tag }))
 }
 
 impl ToFit {
     /// The image at most `width` pixels wide, or the original bytes when it is narrower
     /// already or not decodable here. CPU work: run in a turn.
     fn answer(self) -> Result<Response> {
-        let ToFit { read, format, width, tag } = self;
-        let SpanRead::Whole { path, kind, extent, body, .. } = read else {
-            return Err(Error::new(ErrorCode::InternalError, "a whole read came back in part"));
-        };
+        let ToFit { path, kind, extent, body, format, width, tag } = self;
         let bytes = body.into_bytes().map_err(|e| Error::read_io(&path, &e))?;
         let bound = Bound { width, height: u32::MAX };
         let resp = match scale::fit(&bytes, format, bound) {
